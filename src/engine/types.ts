@@ -1,0 +1,50 @@
+// The engine's input: one group (the N roll-outs of one question at one step), in the shape of
+// SPEC §2.1 after parsing. Field names are camelCase here; the log readers map the wire names.
+
+/** Where a roll-out's record lives on disk, so its text can be read back on demand. */
+export interface RecordSource {
+  file: string;
+  /** 1-based line number of the record. */
+  line: number;
+  /** Byte offset and length of the record's line (without the newline). */
+  offset: number;
+  length: number;
+}
+
+export interface Verification {
+  /** T3RL: the tool's verdict when logged. */
+  valid?: boolean | null;
+  /** T3RL: the tool's output, compared with the roll-out's answer by §3.2 when `valid` is absent. */
+  toolOutput?: string | null;
+}
+
+export interface Rollout {
+  response: string;
+  /** Pre-extracted answer; when absent (undefined or null) it is extracted from `response`. */
+  answer?: string | null;
+  /** Mean token log-probability (natural log): CoRE's confidence c_i. */
+  meanLogprob?: number | null;
+  /** The reward the training loop actually used (for the mismatch check of SPEC §5). */
+  reward?: number | null;
+  verification?: Verification | null;
+  sampleIdx?: number | null;
+  source?: RecordSource;
+}
+
+export interface OutcomeCheck {
+  answer: string;
+  passed: number;
+  trials: number;
+}
+
+export interface Group {
+  run?: string;
+  step: number;
+  questionId: string;
+  prompt?: string;
+  /** Diagnostics only: never an input to any operator. */
+  groundTruth?: string | null;
+  rollouts: Rollout[];
+  /** MS-TTRL outcome self-verification results (SPEC §4.6). */
+  outcomeChecks?: OutcomeCheck[];
+}
