@@ -1,0 +1,158 @@
+// Answer extraction from a model response (SPEC §3.1).
+// Priority: last \boxed / \fbox (an unclosed last box means a truncated generation: no answer),
+// then "final answer is X" / "Final Answer: X", then "answer is X" / "answer: X", then a bare
+// multiple-choice letter response, then (opts.lastNumber, default true) the last number.
+
+export interface ExtractOptions {
+  /** Fall back to the last number in the text (SPEC §3.1: configurable, on by default). */
+  lastNumber?: boolean;
+}
+
+const BOX_RE = /\\(?:boxed|fbox)(?![A-Za-z])/g;
+
+/** Result of reading one box: its content, or `unclosed` when braces never balance. */
+type BoxRead = { kind: 'ok'; content: string } | { kind: 'unclosed' };
+
+/** Reads the box whose command ends at `pos` (just after `\boxed` / `\fbox`). */
+function readBox(text: string, pos: number): BoxRead {
+  let i = pos;
+  while (i < text.length && (text[i] === ' ' || text[i] === '\t')) i++;
+  if (text[i] === '{') return readBraced(text, i);
+  // `\boxed 5`: no braces, the argument runs to the next whitespace or math delimiter.
+  if (i === pos) return { kind: 'unclosed' }; // `\boxed` glued to non-brace text is not a box
+  let j = i;
+  while (j < text.length && !/[\s$]/.test(text[j]!)) j++;
+  if (j === i) return { kind: 'unclosed' };
+  return { kind: 'ok', content: text.slice(i, j) };
+}
+
+/** Balanced-brace read from text[open] === '{'; escaped braces `\{` `\}` are counted as text. */
+function readBraced(text: string, open: number): BoxRead {
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    const c = text[i];
+    if (c === '\\') {
+      i++; // skip the escaped character (\{, \}, \\)
+      continue;
+    }
+    if (c === '{') depth++;
+    else if (c === '}') {
+      depth--;
+      if (depth === 0) return { kind: 'ok', content: text.slice(open + 1, i) };
+    }
+  }
+  return { kind: 'unclosed' };
+}
+
+/** The last box's content; `undefined` when there is no box, `null` when the last is unclosed. */
+export function lastBox(text: string): string | null | undefined {
+  let last = -1;
+  for (const m of text.matchAll(BOX_RE)) last = m.index! + m[0].length;
+  if (last < 0) return undefined;
+  const r = readBox(text, last);
+  return r.kind === 'ok' ? r.content.trim() : null;
+}
+
+/** Strips the decoration models put around a stated answer: markdown bold, `$`, a final period. */
+export function cleanStated(s: string): string {
+  let t = s.trim();
+  // Stop at the end of the line: what follows is usually more prose.
+  const nl = t.indexOf('\n');
+  if (nl >= 0) t = t.slice(0, nl).trim();
+  for (let k = 0; k < 3; k++) {
+    const before = t;
+    t = t.replace(/^\*\*|\*\*$/g, '').trim();
+    t = t.replace(/^\$+|\$+$/g, '').trim();
+    t = t.replace(/^\\\(|\\\)$/g, '').replace(/^\\\[|\\\]$/g, '').trim();
+    t = t.replace(/[.。;,!]+$/, '').trim();
+    if (t === before) break;
+  }
+  return t.replace(/\*\*/g, '').trim();
+}
+
+const CHOICE_ONLY = /^(?:\(([A-Da-d])\)|\*\*([A-Da-d])\*\*|([A-Da-d])[.)]?)$/;
+
+/** A multiple-choice letter if the whole stated answer is one (`B`, `(B)`, `B.`, `**B**`, `(B) text`). */
+function choiceLetter(s: string): string | null {
+  const t = s.trim();
+  const m = CHOICE_ONLY.exec(t);
+  if (m) return (m[1] ?? m[2] ?? m[3])!.toUpperCase();
+  // "(D) 4.5 eV" / "D) text": a letter in option syntax followed by the option's text.
+  const opt = /^\(([A-D])\)\s|^([A-D])\)\s/.exec(t);
+  if (opt) return (opt[1] ?? opt[2])!;
+  return null;
+}
+
+/** Number-like tokens, longest forms first: LaTeX fraction, mixed number, a/b, decimal/integer. */
+const NUMBER_RE =
+  /-?\\[dtc]?frac\s*\{\s*-?\d+\s*\}\s*\{\s*\d+\s*\}|-?\d+\s+\d+\s*\/\s*\d+(?![\d.])|-?\d+(?:\.\d+)?\s*\/\s*\d+(?:\.\d+)?|-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])|-?\d*\.?\d+(?:[eE][-+]?\d+)?/g;
+
+/** The last number in free text (SPEC §3.1 fallback); mixed numbers become `a\frac{b}{c}`. */
+export function lastNumber(text: string): string | null {
+  let last: string | null = null;
+  for (const m of text.matchAll(NUMBER_RE)) last = m[0];
+  if (last === null) return null;
+  const mixed = /^(-?\d+)\s+(\d+)\s*\/\s*(\d+)$/.exec(last);
+  if (mixed) {
+    const [, w, n, d] = mixed;
+    // Only a proper fraction after a whole number reads as a mixed number ("4 4/9").
+    if (BigInt(n!) < BigInt(d!)) return `${w}\\frac{${n}}{${d}}`;
+    return `${n}/${d}`;
+  }
+  return last.replace(/\s+/g, '');
+}
+
+/** The text stated after the last match of `re` (which must have the `g` flag). */
+function afterLast(text: string, re: RegExp): string | null {
+  let end = -1;
+  for (const m of text.matchAll(re)) end = m.index! + m[0].length;
+  return end < 0 ? null : text.slice(end);
+}
+
+/** Words of prose; a stated answer with several of them is a sentence, not an answer. */
+function isProse(s: string): boolean {
+  const stripped = s.replace(/\\[A-Za-z]+/g, ' ').replace(/\$[^$]*\$/g, ' ');
+  return (stripped.match(/[A-Za-z]{2,}/g) ?? []).length >= 2;
+}
+
+/** Reduces a stated answer ("The largest $n$ is 34") to its answer part. */
+function refineStated(raw: string): string | null {
+  const box = lastBox(raw);
+  if (box !== undefined) return box;
+  const t = cleanStated(raw);
+  if (t === '') return null;
+  const letter = choiceLetter(t);
+  if (letter) return letter;
+  if (!isProse(t)) return t;
+  // A sentence: take what follows its last " is " / "=" and retry, else its last number.
+  const tail = afterLast(t, /\s(?:is|are|equals|=)\s/g);
+  if (tail !== null) {
+    const c = cleanStated(tail);
+    const l = choiceLetter(c);
+    if (l) return l;
+    if (c !== '' && !isProse(c)) return c;
+  }
+  return lastNumber(t);
+}
+
+/**
+ * Extracts the answer of a response (SPEC §3.1). `null`: no extractable answer (including a
+ * truncated, unclosed last box); `""`: the empty box `\boxed{}`.
+ */
+export function extractAnswer(response: string, opts?: ExtractOptions): string | null {
+  const text = response.replace(/\r\n?/g, '\n');
+  const box = lastBox(text);
+  if (box !== undefined) return box;
+  const stated =
+    afterLast(text, /final\s+answer\s*(?:is|:)\s*(?:\*\*)?\s*:?/gi) ??
+    afterLast(text, /\banswer\s*(?:is|:)\s*(?:\*\*)?\s*:?/gi);
+  if (stated !== null) {
+    const r = refineStated(stated);
+    if (r !== null) return r;
+  }
+  // A response that is only a choice letter ("**B**", "(B)", "B.").
+  const whole = choiceLetter(cleanStated(text));
+  if (whole && text.trim().length <= 8) return whole;
+  if (opts?.lastNumber === false) return null;
+  return lastNumber(text);
+}

@@ -1,0 +1,28 @@
+// Public API of the answers module (SPEC §3): extraction, equivalence, answer classes.
+// Other parts of the engine code against exactly these names.
+import { explainPair } from './classes';
+
+export { extractAnswer } from './extract';
+export type { ExtractOptions } from './extract';
+export { answersEqual, formClasses } from './classes';
+export type { AnswerClass, AnswerClasses } from './classes';
+
+export interface EqualityExplanation {
+  equal: boolean;
+  reason: string;
+  left: { normalised: string; type: string; rewrites: string[] };
+  right: { normalised: string; type: string; rewrites: string[] };
+  timedOut?: boolean;
+}
+
+/** Why two answers were judged equal or not (shown by the extension; SPEC §3.2). */
+export function explainEquality(a: string, b: string): EqualityExplanation {
+  const r = explainPair(a, b);
+  return {
+    equal: r.equal,
+    reason: r.reason,
+    left: { ...r.left, rewrites: [...r.left.rewrites] },
+    right: { ...r.right, rewrites: [...r.right.rewrites] },
+    ...(r.timedOut ? { timedOut: true } : {}),
+  };
+}

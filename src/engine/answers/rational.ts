@@ -1,0 +1,127 @@
+// Exact rationals on BigInt (SPEC §3.2: "exact rationals compare exactly").
+// Always normalised: gcd(num, den) = 1 and den > 0.
+
+export interface Rational {
+  readonly n: bigint;
+  readonly d: bigint;
+}
+
+function gcd(a: bigint, b: bigint): bigint {
+  if (a < 0n) a = -a;
+  if (b < 0n) b = -b;
+  while (b !== 0n) [a, b] = [b, a % b];
+  return a;
+}
+
+export function rat(n: bigint, d: bigint = 1n): Rational {
+  if (d === 0n) throw new RangeError('zero denominator');
+  if (d < 0n) {
+    n = -n;
+    d = -d;
+  }
+  const g = gcd(n, d);
+  return g > 1n ? { n: n / g, d: d / g } : { n, d };
+}
+
+export const ZERO = rat(0n);
+export const ONE = rat(1n);
+
+export const add = (a: Rational, b: Rational): Rational => rat(a.n * b.d + b.n * a.d, a.d * b.d);
+export const sub = (a: Rational, b: Rational): Rational => rat(a.n * b.d - b.n * a.d, a.d * b.d);
+export const mul = (a: Rational, b: Rational): Rational => rat(a.n * b.n, a.d * b.d);
+export const neg = (a: Rational): Rational => ({ n: -a.n, d: a.d });
+export function div(a: Rational, b: Rational): Rational | null {
+  return b.n === 0n ? null : rat(a.n * b.d, a.d * b.n);
+}
+export const eq = (a: Rational, b: Rational): boolean => a.n === b.n && a.d === b.d;
+export const cmp = (a: Rational, b: Rational): number => {
+  const x = a.n * b.d - b.n * a.d;
+  return x < 0n ? -1 : x > 0n ? 1 : 0;
+};
+export const isInteger = (a: Rational): boolean => a.d === 1n;
+
+/** Integer power; `null` when the result would be huge (guards `10^{10^{10}}`) or 0^-k. */
+export function powInt(a: Rational, k: bigint): Rational | null {
+  if (k < 0n) {
+    const inv = div(ONE, a);
+    return inv === null ? null : powInt(inv, -k);
+  }
+  const bits = Math.max(bitLength(a.n), bitLength(a.d));
+  if (k > 100_000n || bits * Number(k) > 100_000) return null;
+  return rat(a.n ** k, a.d ** k);
+}
+
+function bitLength(x: bigint): number {
+  return (x < 0n ? -x : x).toString(2).length;
+}
+
+/** Exact integer k-th root of a non-negative integer, or null. */
+export function intRoot(x: bigint, k: number): bigint | null {
+  if (x < 0n) return null;
+  if (x < 2n) return x;
+  let r = BigInt(Math.round(Math.pow(Number(x), 1 / k)));
+  for (const c of [r - 1n, r, r + 1n]) if (c >= 0n && c ** BigInt(k) === x) return c;
+  // Large values: Newton's method on BigInt.
+  if (bitLength(x) < 1000) {
+    r = x;
+    const K = BigInt(k);
+    for (let i = 0; i < 2000; i++) {
+      const next = ((K - 1n) * r + x / r ** (K - 1n)) / K;
+      if (next >= r) break;
+      r = next;
+    }
+    if (r ** BigInt(k) === x) return r;
+  }
+  return null;
+}
+
+/** Exact k-th root of a rational, or null when irrational. */
+export function ratRoot(a: Rational, k: number): Rational | null {
+  if (a.n < 0n) {
+    if (k % 2 === 0) return null;
+    const r = ratRoot(neg(a), k);
+    return r && neg(r);
+  }
+  const n = intRoot(a.n, k);
+  const d = intRoot(a.d, k);
+  return n !== null && d !== null ? rat(n, d) : null;
+}
+
+/** Parses `123`, `-0.50`, `.5`, `1e-3` exactly. */
+export function parseDecimal(s: string): Rational | null {
+  const m = /^([-+]?)(\d*)(?:\.(\d*))?(?:[eE]([-+]?\d+))?$/.exec(s);
+  if (!m || (m[2] === '' && (m[3] ?? '') === '')) return null;
+  const frac = m[3] ?? '';
+  let n = BigInt((m[2] || '0') + frac);
+  let d = 10n ** BigInt(frac.length);
+  const e = m[4] ? Number(m[4]) : 0;
+  if (Math.abs(e) > 10_000) return null;
+  if (e > 0) n *= 10n ** BigInt(e);
+  else if (e < 0) d *= 10n ** BigInt(-e);
+  if (m[1] === '-') n = -n;
+  return rat(n, d);
+}
+
+export function toNumber(a: Rational): number {
+  const n = Number(a.n);
+  const d = Number(a.d);
+  if (Number.isFinite(n) && Number.isFinite(d)) return n / d;
+  // Scale down huge values before converting.
+  const shift = BigInt(Math.max(bitLength(a.n), bitLength(a.d)) - 1000);
+  return Number(a.n >> (shift > 0n ? shift : 0n)) / Number(a.d >> (shift > 0n ? shift : 0n));
+}
+
+/** Rounds to `dp` decimal places (half away from zero), as an integer count of 10^-dp units. */
+export function roundUnits(a: Rational, dp: number): bigint {
+  const scaleN = dp >= 0 ? 10n ** BigInt(dp) : 1n;
+  const scaleD = dp >= 0 ? 1n : 10n ** BigInt(-dp);
+  const num = a.n * scaleN;
+  const den = a.d * scaleD;
+  const sign = num < 0n ? -1n : 1n;
+  const abs = num < 0n ? -num : num;
+  return sign * ((2n * abs + den) / (2n * den));
+}
+
+export function toString(a: Rational): string {
+  return a.d === 1n ? a.n.toString() : `${a.n}/${a.d}`;
+}
