@@ -1,0 +1,221 @@
+"""Native-format records (SPEC §2.1, ``consensus-lens/v1``) built from what a training loop holds.
+
+Standard library only, Python >= 3.9.
+
+A *group spec* is what a training loop naturally has for one question at one step::
+
+    {"question_id": "math500/017", "prompt": "...",
+     "responses": ["...", ...],                  # required, N strings
+     "mean_logprobs": [-0.23, ...],              # optional, N floats (natural log)
+     "token_logprobs": [[-0.01, ...], ...],      # optional, N arrays (mean computed if needed)
+     "rewards": [1.0, 0.0, ...],                 # optional, the rewards the loop used
+     "answers": ["1/2", None, ...],              # optional, pre-extracted answers
+     "verifications": [{"valid": True}, ...],    # optional (T3RL), dict / bool / None each
+     "outcome_checks": [{"answer": "1/2", "passed": 6, "trials": 8}],   # optional (MS-TTRL)
+     "ground_truth": "1/2",                      # optional, diagnostics only
+     "extra": {...}}                             # optional, any JSON
+
+``group_record`` turns one into a native group record (``{"kind": "group", "rollouts": [...]}``).
+A dict that already has ``rollouts`` is taken as a native record and only checked and cleaned.
+Non-finite numbers (NaN, ±inf) become ``null``: strict JSON has no NaN, and a group whose
+confidence is missing runs CoRE as EC (SPEC §4.3) rather than on a made-up number.
+"""
+
+import math
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
+
+__all__ = ["group_record", "finite_or_none", "mean_of", "strip_ground_truth", "RecordError"]
+
+
+class RecordError(ValueError):
+    """A group handed to the logger or the reward client is not well formed."""
+
+
+def finite_or_none(x: Any) -> Optional[float]:
+    """A plain float, or None for None / NaN / ±inf. Accepts numpy and torch scalars."""
+    if x is None:
+        return None
+    if isinstance(x, bool):
+        raise RecordError("a boolean is not a number here")
+    if hasattr(x, "item") and not isinstance(x, (int, float)):
+        x = x.item()
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        raise RecordError("not a number: %r" % (x,))
+    return v if math.isfinite(v) else None
+
+
+def mean_of(values: Iterable[Any]) -> Optional[float]:
+    """Mean of per-token log-probs; None when empty or when any value is not finite."""
+    if hasattr(values, "tolist"):
+        values = values.tolist()
+    total = 0.0
+    n = 0
+    for v in values:
+        f = finite_or_none(v)
+        if f is None:
+            return None
+        total += f
+        n += 1
+    return total / n if n else None
+
+
+def _as_list(x: Any, name: str, n: int) -> List[Any]:
+    if hasattr(x, "tolist"):
+        x = x.tolist()
+    if isinstance(x, (str, bytes)) or not isinstance(x, Iterable):
+        raise RecordError("%s must be a sequence of %d items" % (name, n))
+    out = list(x)
+    if len(out) != n:
+        raise RecordError("%s has %d items, the group has %d responses" % (name, len(out), n))
+    return out
+
+
+def _verification(v: Any) -> Optional[Dict[str, Any]]:
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return {"valid": v}
+    if isinstance(v, Mapping):
+        out: Dict[str, Any] = {}
+        if "valid" in v and v["valid"] is not None:
+            out["valid"] = bool(v["valid"])
+        if "tool_output" in v and v["tool_output"] is not None:
+            out["tool_output"] = str(v["tool_output"])
+        for k, val in v.items():
+            if k not in ("valid", "tool_output"):
+                out[k] = val
+        return out
+    raise RecordError("a verification is a dict {valid, tool_output}, a bool or None, not %r" % (v,))
+
+
+def _outcome_checks(checks: Any) -> List[Dict[str, Any]]:
+    out = []
+    for c in checks:
+        if not isinstance(c, Mapping) or "answer" not in c:
+            raise RecordError("an outcome check is {answer, passed, trials}, not %r" % (c,))
+        passed, trials = c.get("passed"), c.get("trials")
+        if not isinstance(passed, int) or not isinstance(trials, int) or trials <= 0 or not 0 <= passed <= trials:
+            raise RecordError("outcome check for %r needs integers 0 <= passed <= trials, trials > 0" % (c["answer"],))
+        out.append({"answer": str(c["answer"]), "passed": passed, "trials": trials})
+    return out
+
+
+def _clean_rollout(r: Mapping[str, Any], where: str, keep_token_logprobs: bool) -> Dict[str, Any]:
+    if not isinstance(r, Mapping):
+        raise RecordError("%s: a roll-out must be an object" % where)
+    resp = r.get("response")
+    if not isinstance(resp, str):
+        raise RecordError("%s: response must be a string" % where)
+    out = dict(r)
+    out.pop("kind", None)
+    if "mean_logprob" in out:
+        out["mean_logprob"] = finite_or_none(out["mean_logprob"])
+    if out.get("token_logprobs") is not None:
+        toks = out["token_logprobs"]
+        if out.get("mean_logprob") is None:
+            out["mean_logprob"] = mean_of(toks)
+        if keep_token_logprobs:
+            out["token_logprobs"] = [finite_or_none(t) for t in (toks.tolist() if hasattr(toks, "tolist") else toks)]
+        else:
+            del out["token_logprobs"]
+    if "reward" in out:
+        out["reward"] = finite_or_none(out["reward"])
+    if "verification" in out:
+        out["verification"] = _verification(out["verification"])
+    return out
+
+
+def group_record(
+    spec: Mapping[str, Any],
+    step: Optional[int] = None,
+    *,
+    run_id: Optional[str] = None,
+    keep_token_logprobs: bool = False,
+) -> Dict[str, Any]:
+    """One native group record from a group spec (see the module doc) or a native record.
+
+    ``step`` overrides the spec's own ``step``. Per-token arrays are reduced to their mean and,
+    unless ``keep_token_logprobs``, not written (they are large: N × length floats per group).
+    """
+    if not isinstance(spec, Mapping):
+        raise RecordError("a group must be a dict, not %s" % type(spec).__name__)
+    qid = spec.get("question_id")
+    if qid is None or isinstance(qid, bool):
+        raise RecordError("a group needs a question_id")
+    qid = str(qid)
+    st = step if step is not None else spec.get("step")
+    if not isinstance(st, int) or isinstance(st, bool):
+        raise RecordError("group %s: step must be an integer" % qid)
+    where = "group %s at step %d" % (qid, st)
+
+    rec: Dict[str, Any] = {"kind": "group", "step": st, "question_id": qid}
+    if run_id is not None and "run_id" not in spec:
+        rec["run_id"] = run_id
+
+    if "rollouts" in spec:
+        rollouts_in = spec["rollouts"]
+        if isinstance(rollouts_in, (str, bytes)) or not isinstance(rollouts_in, Iterable):
+            raise RecordError("%s: rollouts must be a list" % where)
+        rollouts = [
+            _clean_rollout(r, "%s, roll-out %d" % (where, i), keep_token_logprobs)
+            for i, r in enumerate(rollouts_in)
+        ]
+        for k, v in spec.items():
+            if k not in ("kind", "step", "question_id", "rollouts", "outcome_checks"):
+                rec[k] = v
+    else:
+        responses = spec.get("responses")
+        if responses is None:
+            raise RecordError("%s: needs responses (or native rollouts)" % where)
+        if hasattr(responses, "tolist"):
+            responses = responses.tolist()
+        responses = list(responses)
+        n = len(responses)
+        rollouts = []
+        for i, text in enumerate(responses):
+            if not isinstance(text, str):
+                raise RecordError("%s: response %d is %s, not a string" % (where, i, type(text).__name__))
+            rollouts.append({"sample_idx": i, "response": text})
+
+        def column(name: str) -> Optional[List[Any]]:
+            v = spec.get(name)
+            return None if v is None else _as_list(v, "%s: %s" % (where, name), n)
+
+        means, tokens = column("mean_logprobs"), column("token_logprobs")
+        rewards, answers, verifs = column("rewards"), column("answers"), column("verifications")
+        for i, r in enumerate(rollouts):
+            if answers is not None and answers[i] is not None:
+                r["answer"] = str(answers[i])
+            m = finite_or_none(means[i]) if means is not None else None
+            if m is None and tokens is not None and tokens[i] is not None:
+                m = mean_of(tokens[i])
+            if means is not None or tokens is not None:
+                r["mean_logprob"] = m
+            if keep_token_logprobs and tokens is not None and tokens[i] is not None:
+                t = tokens[i].tolist() if hasattr(tokens[i], "tolist") else tokens[i]
+                r["token_logprobs"] = [finite_or_none(x) for x in t]
+            if rewards is not None:
+                r["reward"] = finite_or_none(rewards[i])
+            if verifs is not None and verifs[i] is not None:
+                r["verification"] = _verification(verifs[i])
+        for k in ("prompt", "ground_truth", "run_id", "extra"):
+            if spec.get(k) is not None:
+                rec[k] = spec[k]
+    rec["rollouts"] = rollouts
+    if spec.get("outcome_checks") is not None:
+        rec["outcome_checks"] = _outcome_checks(spec["outcome_checks"])
+    return rec
+
+
+def strip_ground_truth(record: Mapping[str, Any]) -> Dict[str, Any]:
+    """A copy of a native group record without any ground truth (group- or roll-out-level)."""
+    out = {k: v for k, v in record.items() if k != "ground_truth"}
+    rollouts = out.get("rollouts")
+    if isinstance(rollouts, Sequence) and not isinstance(rollouts, (str, bytes)):
+        out["rollouts"] = [
+            {k: v for k, v in r.items() if k != "ground_truth"} if isinstance(r, Mapping) else r
+            for r in rollouts
+        ]
+    return out

@@ -1,0 +1,476 @@
+"""Reward client: the training loop's rewards from the same engine the extension uses.
+
+Standard library only, Python >= 3.9.
+
+It starts ``consensus-lens serve --stdio`` once (SPEC §6), sends one JSON line per batch of
+groups and reads one JSON line back. If the worker dies it is restarted and the batch is sent
+again (once); an answer that does not fit the request is an error, never a silent zero reward.
+Ground truth is stripped from every group before it is sent: no operator ever sees it.
+
+Two entry points:
+
+- ``RewardWorker(...).score(groups, operator="core", params={...})`` → one result per group,
+  ``{"step", "question_id", "label", "rewards", "gate", "advantages"}`` in request order.
+- ``compute_score(data_sources, solution_strs, ground_truths, extra_infos, **kw)`` → one float
+  per roll-out, shaped like verl's batch reward function (``reward_model.reward_manager=batch``
+  with ``custom_reward_function.path`` pointing at this file, ``name=compute_score``).
+  Roll-outs are grouped by ``extra_info[group_key]`` (default ``"index"``, which verl's data
+  preprocessors put in ``extra_info``); see docs/training-loop.md.
+
+The worker command is, in order: the ``command`` argument; ``$CONSENSUS_LENS_WORKER`` (a shell
+string, e.g. ``node /path/to/dist/cli.js``); ``consensus-lens`` on ``PATH``; ``node`` with the
+``dist/cli.js`` of the repository this file lives in. ``serve --stdio`` is appended.
+
+MS-TTRL's three-state cache lives in the worker process, one run context per process: it
+spans the steps a worker has scored, and a restart starts it afresh (``restarts`` counts them).
+"""
+
+import atexit
+import json
+import math
+import os
+import queue
+import shlex
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+
+try:
+    from .records import RecordError, group_record, strip_ground_truth
+except ImportError:  # loaded by file path (verl's custom_reward_function.path): no package
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from consensus_lens.records import RecordError, group_record, strip_ground_truth  # type: ignore
+
+__all__ = [
+    "RewardWorker", "WorkerError", "WorkerDied", "WorkerProtocolError", "WorkerRequestError",
+    "compute_score", "default_command", "get_worker",
+]
+
+OPERATORS = ("majority", "cisc", "ec", "core", "t3rl", "msttrl")
+
+
+class WorkerError(RuntimeError):
+    """Base class of reward-worker failures. Never swallowed into a zero reward."""
+
+
+class WorkerDied(WorkerError):
+    """The worker exited (or could not be started) and a restart did not help."""
+
+
+class WorkerProtocolError(WorkerError):
+    """The worker answered something that is not a valid answer to the request."""
+
+
+class WorkerRequestError(WorkerError):
+    """The worker rejected the request (``{"error": ...}``); it keeps serving."""
+
+
+def default_command() -> List[str]:
+    env = os.environ.get("CONSENSUS_LENS_WORKER")
+    if env:
+        return shlex.split(env)
+    exe = shutil.which("consensus-lens")
+    if exe:
+        return [exe]
+    here = os.path.dirname(os.path.abspath(__file__))
+    cli = os.path.normpath(os.path.join(here, "..", "..", "dist", "cli.js"))
+    node = shutil.which("node")
+    if os.path.isfile(cli) and node:
+        return [node, cli]
+    raise WorkerDied(
+        "no reward worker: set CONSENSUS_LENS_WORKER (e.g. 'node /path/to/consensus-lens/dist/cli.js'), "
+        "put consensus-lens on PATH, or run 'npm run build' in the repository (%s not found)" % cli
+    )
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+class RewardWorker:
+    """One ``consensus-lens serve --stdio`` process, started on first use, restarted on death.
+
+    - command: program prefix (list or shell string); ``serve --stdio`` is appended.
+    - operator / params: defaults for ``score``.
+    - timeout: seconds to wait for one answer; on timeout the worker is killed (WorkerDied).
+    - max_restarts: restarts allowed over the client's lifetime (a crash loop is an error).
+    """
+
+    def __init__(
+        self,
+        command: Union[None, str, Sequence[str]] = None,
+        *,
+        operator: str = "core",
+        params: Optional[Mapping[str, Any]] = None,
+        timeout: float = 600.0,
+        max_restarts: int = 20,
+        env: Optional[Mapping[str, str]] = None,
+        cwd: Optional[str] = None,
+    ) -> None:
+        if isinstance(command, str):
+            command = shlex.split(command)
+        self._prefix = list(command) if command is not None else None
+        self.operator = operator
+        self.params = dict(params or {})
+        self.timeout = timeout
+        self.max_restarts = max_restarts
+        self.env = dict(env) if env is not None else None
+        self.cwd = cwd
+        self.restarts = 0
+        self.requests = 0
+        self._proc: Optional[subprocess.Popen] = None
+        self._lines: "queue.Queue[Optional[bytes]]" = queue.Queue()
+        self._stderr: "deque[str]" = deque(maxlen=40)
+        self._lock = threading.Lock()
+        self._started_once = False
+
+    # ---- process management -------------------------------------------------------------
+
+    @property
+    def command(self) -> List[str]:
+        prefix = self._prefix if self._prefix is not None else default_command()
+        return prefix + ["serve", "--stdio"]
+
+    @property
+    def pid(self) -> Optional[int]:
+        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
+
+    def _start(self) -> None:
+        if self._started_once:
+            if self.restarts >= self.max_restarts:
+                raise WorkerDied("the reward worker died %d times; giving up. Last stderr:\n%s" % (self.restarts, self.stderr_tail()))
+            self.restarts += 1
+        cmd = self.command
+        env = None
+        if self.env is not None:
+            env = dict(os.environ)
+            env.update(self.env)
+        try:
+            proc = subprocess.Popen(
+                cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                env=env, cwd=self.cwd, bufsize=0,
+            )
+        except OSError as e:
+            raise WorkerDied("cannot start the reward worker %r: %s" % (cmd, e))
+        self._started_once = True
+        self._proc = proc
+        lines: "queue.Queue[Optional[bytes]]" = queue.Queue()
+        self._lines = lines
+
+        def read_stdout() -> None:
+            assert proc.stdout is not None
+            for line in iter(proc.stdout.readline, b""):
+                lines.put(line)
+            lines.put(None)
+
+        def read_stderr() -> None:
+            assert proc.stderr is not None
+            for line in iter(proc.stderr.readline, b""):
+                self._stderr.append(line.decode("utf-8", "replace").rstrip("\n"))
+
+        threading.Thread(target=read_stdout, name="consensus-lens-worker-out", daemon=True).start()
+        threading.Thread(target=read_stderr, name="consensus-lens-worker-err", daemon=True).start()
+
+    def stderr_tail(self) -> str:
+        return "\n".join(self._stderr)
+
+    def _kill(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait(timeout=5)
+        except Exception:
+            pass
+        for f in (proc.stdin, proc.stdout, proc.stderr):
+            try:
+                if f is not None:
+                    f.close()
+            except Exception:
+                pass
+
+    def close(self) -> None:
+        """Close the worker's stdin (it exits at end of input) and reap it."""
+        with self._lock:
+            proc, self._proc = self._proc, None
+            if proc is None:
+                return
+            try:
+                if proc.stdin is not None:
+                    proc.stdin.close()
+                proc.wait(timeout=5)
+            except Exception:
+                pass
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+    def __enter__(self) -> "RewardWorker":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # ---- requests -------------------------------------------------------------------------
+
+    def _roundtrip(self, payload: bytes) -> bytes:
+        """Send one line, wait for one line. Raises _Died when the worker is gone."""
+        if self._proc is None or self._proc.poll() is not None:
+            self._kill()
+            self._start()
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None
+        try:
+            proc.stdin.write(payload)
+            proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise _Died("the worker's input closed")
+        try:
+            line = self._lines.get(timeout=self.timeout)
+        except queue.Empty:
+            self._kill()
+            raise WorkerDied("the reward worker did not answer within %.0f s (killed)" % self.timeout)
+        if line is None:
+            raise _Died("the worker exited (code %s)" % proc.poll())
+        return line
+
+    def score(
+        self,
+        groups: Sequence[Mapping[str, Any]],
+        operator: Optional[str] = None,
+        params: Optional[Mapping[str, Any]] = None,
+        *,
+        step: Optional[int] = None,
+    ) -> List[Dict[str, Any]]:
+        """Score a batch of groups (group specs or native records) with one operator.
+
+        Returns one ``{"step","question_id","label","rewards","gate","advantages"}`` per group,
+        in order. Raises WorkerRequestError (the worker refused), WorkerProtocolError (the
+        answer does not fit), WorkerDied (dead twice in a row, or too many restarts).
+        """
+        op = operator or self.operator
+        prm = dict(self.params)
+        if params:
+            prm.update(params)
+        records = [strip_ground_truth(group_record(g, step)) for g in groups]
+        if not records:
+            return []
+        request = {"operator": op, "params": prm, "groups": records}
+        payload = (json.dumps(request, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n").encode("utf-8")
+        with self._lock:
+            self.requests += 1
+            line = None
+            for attempt in (1, 2):
+                try:
+                    line = self._roundtrip(payload)
+                    break
+                except _Died as e:
+                    self._kill()
+                    if attempt == 2:
+                        raise WorkerDied("the reward worker died twice on one request (%s). Last stderr:\n%s" % (e, self.stderr_tail()))
+            assert line is not None
+            try:
+                return _check_answer(line, records)
+            except WorkerProtocolError:
+                self._kill()  # its output stream can no longer be trusted to be in step
+                raise
+
+
+class _Died(Exception):
+    pass
+
+
+def _check_answer(line: bytes, records: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    text = line.decode("utf-8", "replace").strip()
+    try:
+        answer = json.loads(text)
+    except ValueError:
+        raise WorkerProtocolError("the reward worker's answer is not JSON: %.200r" % text)
+    if not isinstance(answer, dict):
+        raise WorkerProtocolError("the reward worker's answer is not an object: %.200r" % text)
+    if "error" in answer:
+        raise WorkerRequestError("the reward worker rejected the request: %s" % answer["error"])
+    results = answer.get("results")
+    if not isinstance(results, list) or len(results) != len(records):
+        raise WorkerProtocolError(
+            "the reward worker answered %s results for %d groups"
+            % (len(results) if isinstance(results, list) else "no", len(records))
+        )
+    out = []
+    for i, (res, rec) in enumerate(zip(results, records)):
+        where = "result %d (group %s, step %s)" % (i, rec["question_id"], rec["step"])
+        if not isinstance(res, dict):
+            raise WorkerProtocolError("%s is not an object" % where)
+        if str(res.get("question_id")) != rec["question_id"] or res.get("step") != rec["step"]:
+            raise WorkerProtocolError("%s names another group (%r, %r)" % (where, res.get("question_id"), res.get("step")))
+        n = len(rec["rollouts"])
+        for key in ("rewards", "advantages"):
+            v = res.get(key)
+            if not isinstance(v, list) or len(v) != n or not all(_finite(x) for x in v):
+                raise WorkerProtocolError("%s: %s must be %d finite numbers, got %.200r" % (where, key, n, v))
+        if not _finite(res.get("gate")):
+            raise WorkerProtocolError("%s: gate must be a finite number, got %r" % (where, res.get("gate")))
+        label = res.get("label")
+        if label is not None and not isinstance(label, str):
+            raise WorkerProtocolError("%s: label must be a string or null, got %r" % (where, label))
+        out.append(res)
+    return out
+
+
+# ---- verl's batch reward function -----------------------------------------------------------
+
+_workers: Dict[str, RewardWorker] = {}
+_workers_lock = threading.Lock()
+_step_counter = [0]
+
+
+def get_worker(command: Union[None, str, Sequence[str]] = None, **kwargs: Any) -> RewardWorker:
+    """The process-wide worker for ``command`` (started on first request, closed at exit)."""
+    key = json.dumps(command if command is None or isinstance(command, str) else list(command))
+    with _workers_lock:
+        w = _workers.get(key)
+        if w is None:
+            w = RewardWorker(command, **kwargs)
+            _workers[key] = w
+        return w
+
+
+@atexit.register
+def _close_workers() -> None:
+    for w in list(_workers.values()):
+        try:
+            w.close()
+        except Exception:
+            pass
+
+
+def _extra_get(extra: Any, key: str) -> Any:
+    if isinstance(extra, Mapping):
+        return extra.get(key)
+    return None
+
+
+def compute_score(
+    data_sources: Sequence[Any],
+    solution_strs: Sequence[str],
+    ground_truths: Optional[Sequence[Any]] = None,
+    extra_infos: Optional[Sequence[Any]] = None,
+    *,
+    operator: Optional[str] = None,
+    params: Optional[Mapping[str, Any]] = None,
+    group_key: Union[str, Callable[[int, Any, Any], Any]] = "index",
+    step: Optional[int] = None,
+    command: Union[None, str, Sequence[str]] = None,
+    return_dict: bool = False,
+    log_dir: Optional[str] = None,
+    **unused: Any,
+) -> List[Any]:
+    """verl-shaped batch reward: one reward per roll-out, in input order.
+
+    - Groups: roll-outs with the same ``(data_source, extra_info[group_key])``; ``group_key``
+      may be a callable ``(i, data_source, extra_info) -> key``. A roll-out without a key is an
+      error (a silent wrong grouping would train on wrong rewards). Group order and roll-out
+      order within a group follow the input.
+    - ``operator`` defaults to ``$CONSENSUS_LENS_OPERATOR`` or ``"majority"``, ``params`` to
+      ``$CONSENSUS_LENS_PARAMS`` (JSON). verl passes ``custom_reward_function.reward_kwargs``
+      here as keyword arguments.
+    - ``ground_truths`` is accepted for the signature and never sent to the operator; with
+      ``log_dir`` it is written to the log as a diagnostic, together with the rewards used.
+    - ``step``: written into the groups (the worker's MS-TTRL cache orders by it); default: the
+      number of calls in this process.
+    - ``return_dict``: return ``{"score", "cl_gate", "cl_advantage"}`` per roll-out instead of a
+      float; verl's batch manager puts the extra keys in ``reward_extra_info``.
+    No log-probs pass through this signature: ``core`` runs as ``ec`` here (SPEC §4.3); feed
+    ``mean_logprob`` through ``RewardWorker.score`` from a reward manager for CoRE with confidence.
+    """
+    n = len(solution_strs)
+    if len(data_sources) != n:
+        raise ValueError("data_sources has %d items, solution_strs %d" % (len(data_sources), n))
+    if extra_infos is None:
+        extra_infos = [None] * n
+    if len(extra_infos) != n:
+        raise ValueError("extra_infos has %d items, solution_strs %d" % (len(extra_infos), n))
+    op = operator or os.environ.get("CONSENSUS_LENS_OPERATOR") or "majority"
+    if params is None:
+        env_params = os.environ.get("CONSENSUS_LENS_PARAMS")
+        params = json.loads(env_params) if env_params else {}
+    if step is None:
+        _step_counter[0] += 1
+        step = _step_counter[0]
+
+    order: List[Any] = []
+    members: Dict[Any, List[int]] = {}
+    for i in range(n):
+        ds = data_sources[i]
+        ds = ds.item() if hasattr(ds, "item") else ds
+        if callable(group_key):
+            k = group_key(i, ds, extra_infos[i])
+        else:
+            k = _extra_get(extra_infos[i], group_key)
+        if k is None:
+            raise ValueError(
+                "roll-out %d has no group key: extra_info[%r] is missing. Put a per-question id in "
+                "extra_info (verl's preprocessors write 'index') or pass group_key=" % (i, group_key)
+            )
+        k = k.item() if hasattr(k, "item") else k
+        key = (str(ds), str(k))
+        if key not in members:
+            members[key] = []
+            order.append(key)
+        members[key].append(i)
+
+    specs = []
+    for ds, k in order:
+        idx = members[(ds, k)]
+        spec: Dict[str, Any] = {
+            "question_id": "%s/%s" % (ds, k) if ds not in ("None", "") else k,
+            "responses": [str(solution_strs[i]) for i in idx],
+        }
+        specs.append(spec)
+    worker = get_worker(command)
+    results = worker.score(specs, op, params, step=step)
+
+    rewards: List[float] = [0.0] * n
+    gates: List[float] = [1.0] * n
+    advs: List[float] = [0.0] * n
+    for (key, res) in zip(order, results):
+        for j, i in enumerate(members[key]):
+            rewards[i] = float(res["rewards"][j])
+            advs[i] = float(res["advantages"][j])
+            gates[i] = float(res["gate"])
+
+    if log_dir:
+        _log_step(log_dir, step, op, order, members, specs, rewards, ground_truths, extra_infos)
+
+    if return_dict:
+        return [{"score": rewards[i], "cl_gate": gates[i], "cl_advantage": advs[i]} for i in range(n)]
+    return rewards
+
+
+_loggers: Dict[str, Any] = {}
+
+
+def _log_step(log_dir, step, op, order, members, specs, rewards, ground_truths, extra_infos) -> None:
+    try:
+        from .logger import RunLogger
+    except ImportError:
+        from consensus_lens.logger import RunLogger  # type: ignore
+    lg = _loggers.get(log_dir)
+    if lg is None:
+        lg = _loggers[log_dir] = RunLogger(log_dir)
+    groups = []
+    for key, spec in zip(order, specs):
+        idx = members[key]
+        g = dict(spec)
+        g["rewards"] = [rewards[i] for i in idx]
+        if ground_truths is not None and ground_truths[idx[0]] is not None:
+            g["ground_truth"] = str(ground_truths[idx[0]])
+        g["extra"] = {"operator": op}
+        groups.append(g)
+    lg.log_step(step, groups)
