@@ -163,14 +163,24 @@ class RewardWorker:
 
         def read_stdout() -> None:
             assert proc.stdout is not None
-            for line in iter(proc.stdout.readline, b""):
-                lines.put(line)
-            lines.put(None)
+            try:
+                for line in iter(proc.stdout.readline, b""):
+                    lines.put(line)
+            except (OSError, ValueError):
+                pass
+            finally:
+                lines.put(None)
+                proc.stdout.close()
 
         def read_stderr() -> None:
             assert proc.stderr is not None
-            for line in iter(proc.stderr.readline, b""):
-                self._stderr.append(line.decode("utf-8", "replace").rstrip("\n"))
+            try:
+                for line in iter(proc.stderr.readline, b""):
+                    self._stderr.append(line.decode("utf-8", "replace").rstrip("\n"))
+            except (OSError, ValueError):
+                pass
+            finally:
+                proc.stderr.close()
 
         threading.Thread(target=read_stdout, name="consensus-lens-worker-out", daemon=True).start()
         threading.Thread(target=read_stderr, name="consensus-lens-worker-err", daemon=True).start()
@@ -188,12 +198,11 @@ class RewardWorker:
             proc.wait(timeout=5)
         except Exception:
             pass
-        for f in (proc.stdin, proc.stdout, proc.stderr):
-            try:
-                if f is not None:
-                    f.close()
-            except Exception:
-                pass
+        try:
+            if proc.stdin is not None:
+                proc.stdin.close()
+        except Exception:
+            pass
 
     def close(self) -> None:
         """Close the worker's stdin (it exits at end of input) and reap it."""
