@@ -1,0 +1,130 @@
+// Per-file record parsing for the JSON-lines formats (native, verl): format detection by content,
+// JSON parsing with the NaN rewrite, conversion, and the notices (each problem named by file:line,
+// repeated problems of one kind reported once per file).
+import { convertNative, looksNative } from './native.js';
+import type { Conversion } from './native.js';
+import { parseJsonLine } from './json.js';
+import type { Line } from './lines.js';
+import type { LogFormat, NoticeSink, ParsedRecord } from './types.js';
+import { looksVerl, VerlFileContext } from './verl.js';
+
+/** Lines without a recognisable record after which a file is declared unsupported. */
+const DETECT_LINES = 5;
+/** Malformed-line notices per file before they are only counted. */
+const MAX_LINE_NOTICES = 20;
+
+export const UNSUPPORTED_HINT = 'not a consensus-lens/v1, verl or TRL log';
+
+/** What the first bytes of a file say: parquet magic, JSON object lines, or something else. */
+export function sniff(head: Buffer): 'parquet' | 'jsonl' | 'empty' | 'unsupported' {
+  if (head.length >= 4 && head.toString('latin1', 0, 4) === 'PAR1') return 'parquet';
+  let i = 0;
+  if (head.length >= 3 && head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) i = 3; // BOM
+  while (i < head.length && (head[i] === 32 || head[i] === 9 || head[i] === 10 || head[i] === 13)) i++;
+  if (i === head.length) return 'empty';
+  return head[i] === 123 /* { */ ? 'jsonl' : 'unsupported';
+}
+
+export class JsonlFileParser {
+  format: LogFormat | undefined;
+  unsupported = false;
+  /** Complete lines that were skipped (malformed or rejected). */
+  skipped = 0;
+  records = 0;
+  private nonBlank = 0;
+  private verl: VerlFileContext;
+  private once = new Set<string>();
+  private lineNotices = 0;
+
+  constructor(
+    readonly root: string,
+    readonly file: string,
+    private readonly onNotice: NoticeSink,
+    private readonly only?: LogFormat,
+  ) {
+    this.verl = new VerlFileContext(root, file);
+  }
+
+  private problem(line: number, message: string): void {
+    this.skipped++;
+    if (this.lineNotices++ < MAX_LINE_NOTICES) {
+      this.onNotice({ level: 'warning', message: `${this.file}:${line}: ${message}; line skipped`, file: this.file, line });
+    }
+  }
+
+  private onceNotice(key: string, line: number, message: string): void {
+    if (this.once.has(key)) return;
+    this.once.add(key);
+    this.onNotice({ level: 'warning', message: `${this.file}:${line}: ${message} (reported once per file)`, file: this.file, line });
+  }
+
+  /** Parses one complete line; returns its record, or undefined (blank, skipped, or unsupported). */
+  line(l: Line): ParsedRecord | undefined {
+    if (this.unsupported) return undefined;
+    const text = l.line === 1 && l.text.charCodeAt(0) === 0xfeff ? l.text.slice(1) : l.text;
+    if (text.trim() === '') return undefined;
+    this.nonBlank++;
+    if (l.badUtf8) this.onceNotice('utf8', l.line, 'invalid UTF-8 bytes, read as U+FFFD replacement characters');
+    let value: unknown;
+    try {
+      const p = parseJsonLine(text);
+      value = p.value;
+      if (p.nonFinite) this.onceNotice('nonfinite', l.line, 'non-finite number (NaN/Infinity) treated as a missing value');
+    } catch (err) {
+      this.problem(l.line, `malformed JSON (${(err as Error).message.replace(/\s+/g, ' ').slice(0, 120)})`);
+      return this.checkDetect();
+    }
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      this.problem(l.line, 'expected a JSON object');
+      return this.checkDetect();
+    }
+    const o = value as Record<string, unknown>;
+    if (this.format === undefined) {
+      const f: LogFormat | undefined = looksNative(o) ? 'native' : looksVerl(o) ? 'verl' : undefined;
+      if (f === undefined || (this.only && f !== this.only)) {
+        this.problem(l.line, f ? `a ${f} record where only ${this.only} is accepted` : 'not a recognised record');
+        return this.checkDetect();
+      }
+      this.format = f;
+    }
+    const source = { file: this.file, line: l.line, offset: l.offset, length: l.length };
+    const conv: Conversion = this.format === 'native' ? convertNative(o, source) : this.verl.convert(o, source);
+    if (!conv.ok) {
+      this.problem(l.line, conv.error);
+      return undefined;
+    }
+    for (const f of conv.dropped) this.onceNotice(`field:${f}`, l.line, `field "${f}" has an unexpected type, treated as missing`);
+    if (this.format === 'verl' && this.verl.ttrl && !this.once.has('ttrl')) {
+      this.once.add('ttrl');
+      this.onNotice({
+        level: 'info',
+        message: `${this.file}: TTRL run on verl: "gts", "acc" and "extracted_gt" hold the majority label, not ground truth; they are not used as ground truth`,
+        file: this.file,
+      });
+    }
+    this.records++;
+    return conv.record;
+  }
+
+  private checkDetect(): undefined {
+    if (this.format === undefined && this.nonBlank >= DETECT_LINES) {
+      this.unsupported = true;
+      this.onNotice({ level: 'error', message: `${this.file}: unsupported file (${UNSUPPORTED_HINT}: no record in its first ${DETECT_LINES} lines); skipped`, file: this.file });
+    }
+    return undefined;
+  }
+
+  /** At the end of a one-shot read (or when a followed file is settled): summary notices. */
+  finish(): void {
+    if (this.unsupported) return;
+    if (this.lineNotices > MAX_LINE_NOTICES) {
+      this.onNotice({ level: 'warning', message: `${this.file}: ${this.skipped} lines skipped in total (first ${MAX_LINE_NOTICES} reported)`, file: this.file });
+    }
+    if (this.nonBlank === 0) {
+      this.onNotice({ level: 'warning', message: `${this.file}: empty file, no records`, file: this.file });
+    } else if (this.format === undefined) {
+      this.unsupported = true;
+      this.onNotice({ level: 'error', message: `${this.file}: unsupported file (${UNSUPPORTED_HINT}); skipped`, file: this.file });
+    }
+  }
+}

@@ -1,0 +1,67 @@
+// Shared types of the log layer (src/logs). See src/logs/index.ts for the overview.
+import type { OutcomeCheck, RecordSource, Rollout, Verification } from '../engine/types.js';
+
+/** A message about the run for the user: one line, naming the file and line when there is one. */
+export interface Notice {
+  level: 'info' | 'warning' | 'error';
+  message: string;
+  file?: string;
+  line?: number;
+}
+export type NoticeSink = (n: Notice) => void;
+
+/** The formats the log layer reads (SPEC §2), detected by content. */
+export type LogFormat = 'native' | 'verl' | 'trl';
+
+/**
+ * Where a roll-out's record lives. For a roll-out inside a native group record, `item` is its index
+ * in the record's `rollouts` array (the line holds the whole group). For a TRL parquet file, `line`
+ * is the 1-based row and `offset`/`length` are 0 (the text is read back by row).
+ */
+export interface RolloutSource extends RecordSource {
+  item?: number;
+}
+
+/** One roll-out as the index keeps it: the numbers the engine needs, never the text. */
+export interface RolloutEntry {
+  meanLogprob: number | null;
+  reward: number | null;
+  /** Pre-extracted answer when the log has one (native `answer`); else null (extracted from text). */
+  answer: string | null;
+  verification: Verification | null;
+  sampleIdx: number | null;
+  source: RolloutSource;
+  /** Format-specific extras (verl reward extra-info keys, TRL per-reward-function columns). */
+  extra?: Record<string, unknown>;
+}
+
+/** A group's identity: JSON of [run, step, questionId]; build with `groupKey`. */
+export type GroupKey = string;
+
+export function groupKey(run: string | undefined, step: number, questionId: string): GroupKey {
+  return JSON.stringify([run ?? '', step, questionId]);
+}
+
+/** A parsed record, before it is merged into a group. Texts are present; the index drops them. */
+export type ParsedRecord =
+  | {
+      kind: 'group';
+      run?: string;
+      step: number;
+      questionId: string;
+      prompt?: string;
+      groundTruth?: string | null;
+      outcomeChecks?: OutcomeCheck[];
+      rollouts: Array<Rollout & { extra?: Record<string, unknown> }>;
+      source: RecordSource;
+    }
+  | {
+      kind: 'rollout';
+      run?: string;
+      step: number;
+      questionId: string;
+      prompt?: string;
+      groundTruth?: string | null;
+      rollout: Rollout & { extra?: Record<string, unknown> };
+      source: RecordSource;
+    };
