@@ -16,6 +16,27 @@ const bundles = [
     target: 'node20',
     banner: { js: '#!/usr/bin/env node' },
   },
+  {
+    // The VS Code extension host (node); 'vscode' is provided by the host at run time.
+    ...common,
+    entryPoints: { extension: 'src/extension/extension.ts' },
+    outdir: 'dist',
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    external: ['vscode'],
+  },
+  {
+    // The consensus panel (browser). CSS is bundled beside it as dist/webview/main.css.
+    ...common,
+    entryPoints: { main: 'webview/main.ts' },
+    outdir: 'dist/webview',
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+    minify: !watch,
+    loader: { '.css': 'css' },
+  },
 ];
 
 for (const options of bundles) {

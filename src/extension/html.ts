@@ -1,0 +1,44 @@
+// The consensus panel's HTML shell. It holds no log content (the data arrives by postMessage and
+// is rendered as text): only URIs of our own bundles and a fresh nonce. Pure: no 'vscode'.
+import { randomBytes } from 'node:crypto';
+
+export function makeNonce(): string {
+  return randomBytes(18).toString('base64').replace(/[^A-Za-z0-9]/g, '');
+}
+
+export interface ShellOptions {
+  cspSource: string;
+  scriptUri: string;
+  styleUri: string;
+  nonce: string;
+}
+
+const escapeAttr = (s: string): string => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+export function contentSecurityPolicy(cspSource: string, nonce: string): string {
+  return [
+    "default-src 'none'",
+    `img-src ${cspSource} data:`,
+    `style-src ${cspSource} 'nonce-${nonce}'`,
+    `font-src ${cspSource}`,
+    `script-src 'nonce-${nonce}'`,
+  ].join('; ');
+}
+
+export function panelHtml(o: ShellOptions): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${escapeAttr(contentSecurityPolicy(o.cspSource, o.nonce))}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${escapeAttr(o.styleUri)}">
+<style id="__________cytoscape_stylesheet" nonce="${escapeAttr(o.nonce)}">.__________cytoscape_container { position: relative; }</style>
+<title>Consensus</title>
+</head>
+<body>
+<div id="app" data-state="loading"><p class="muted">Loading…</p></div>
+<script nonce="${escapeAttr(o.nonce)}" src="${escapeAttr(o.scriptUri)}"></script>
+</body>
+</html>`;
+}

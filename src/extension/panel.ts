@@ -1,0 +1,209 @@
+// The consensus panel: one webview, driven by typed messages (src/protocol). The host scores; the
+// webview renders. Survives reloads through a WebviewPanelSerializer and the webview's setState.
+import * as vscode from 'vscode';
+import {
+  PROTOCOL_VERSION,
+  parseWebviewMessage,
+  isQuestionKey,
+  type HostMessage,
+  type OperatorId,
+  type ParamSpec,
+  type PanelState,
+  type QuestionKey,
+  type QuestionView,
+} from '../protocol/messages';
+import { makeNonce, panelHtml } from './html';
+
+export const PANEL_VIEW_TYPE = 'consensusLens.consensus';
+
+/** What the panel needs from the rest of the extension. */
+export interface PanelHost {
+  paramSpecs(): ParamSpec[];
+  operators(): OperatorId[];
+  defaultParams(): Record<string, number>;
+  /** Scores the question; throws when it is unknown. */
+  view(key: QuestionKey, params: Record<string, number>): QuestionView;
+  openRollout(key: QuestionKey, index: number, params: Record<string, number>): Promise<void>;
+  revealInLog(key: QuestionKey, index: number): Promise<void>;
+  /** A question to show when the panel opens without one. */
+  firstQuestion(): QuestionKey | undefined;
+  log(message: string): void;
+}
+
+export class ConsensusPanel implements vscode.Disposable {
+  private static current: ConsensusPanel | undefined;
+  private readonly disposables: vscode.Disposable[] = [];
+  private ready = false;
+  private queue: HostMessage[] = [];
+  private key: QuestionKey | null = null;
+  private params: Record<string, number>;
+  private seq = 0;
+  /** seq → time the view was requested (for the switch-latency figure). */
+  private pending = new Map<number, number>();
+  readonly renderTimes: number[] = [];
+
+  static get instance(): ConsensusPanel | undefined {
+    return ConsensusPanel.current;
+  }
+
+  static show(extensionUri: vscode.Uri, host: PanelHost, key: QuestionKey | undefined): ConsensusPanel {
+    if (ConsensusPanel.current) {
+      ConsensusPanel.current.panel.reveal(undefined, true);
+    } else {
+      const panel = vscode.window.createWebviewPanel(PANEL_VIEW_TYPE, 'Consensus', { viewColumn: vscode.ViewColumn.Active, preserveFocus: true }, ConsensusPanel.options(extensionUri));
+      ConsensusPanel.current = new ConsensusPanel(panel, extensionUri, host, null);
+    }
+    const p = ConsensusPanel.current;
+    const k = key ?? p.key ?? host.firstQuestion();
+    if (k) p.showQuestion(k);
+    else if (!p.key) p.post({ type: 'empty', message: 'No run is open. Use "Consensus Lens: Open Run…" or add a folder to the setting consensusLens.runs.' });
+    return p;
+  }
+
+  static revive(panel: vscode.WebviewPanel, extensionUri: vscode.Uri, host: PanelHost, state: unknown): ConsensusPanel {
+    ConsensusPanel.current?.dispose();
+    panel.webview.options = ConsensusPanel.options(extensionUri);
+    const s = state as Partial<PanelState> | undefined;
+    ConsensusPanel.current = new ConsensusPanel(panel, extensionUri, host, s && isQuestionKey(s.key) ? { key: s.key, params: s.params ?? null } : null);
+    return ConsensusPanel.current;
+  }
+
+  private static options(extensionUri: vscode.Uri): vscode.WebviewPanelOptions & vscode.WebviewOptions {
+    return {
+      enableScripts: true,
+      retainContextWhenHidden: false,
+      enableFindWidget: true,
+      localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview'), vscode.Uri.joinPath(extensionUri, 'media')],
+    };
+  }
+
+  private constructor(
+    private readonly panel: vscode.WebviewPanel,
+    private readonly extensionUri: vscode.Uri,
+    private readonly host: PanelHost,
+    restored: { key: QuestionKey; params: Record<string, number> | null } | null,
+  ) {
+    this.params = { ...host.defaultParams(), ...(restored?.params ?? {}) };
+    this.key = restored?.key ?? null;
+    panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'activity.svg');
+    this.disposables.push(
+      panel.onDidDispose(() => this.dispose()),
+      panel.webview.onDidReceiveMessage((m) => this.onMessage(m)),
+      panel.onDidChangeViewState(() => {
+        // Hidden webviews lose their DOM (retainContextWhenHidden is off); they send 'ready' again.
+        if (!panel.visible) this.ready = false;
+      }),
+    );
+    this.render();
+  }
+
+  get question(): QuestionKey | null {
+    return this.key;
+  }
+
+  private render(): void {
+    const webview = this.panel.webview;
+    const nonce = makeNonce();
+    const dist = vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview');
+    this.ready = false;
+    webview.html = panelHtml({
+      cspSource: webview.cspSource,
+      nonce,
+      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'main.js')).toString(),
+      styleUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'main.css')).toString(),
+    });
+  }
+
+  showQuestion(key: QuestionKey): void {
+    this.key = key;
+    this.panel.title = `Consensus · ${key.questionId}`;
+    this.sendView('open');
+  }
+
+  /** Re-score after the run changed (live updates). */
+  refresh(): void {
+    if (this.key) this.sendView('update');
+  }
+
+  select(index: number): void {
+    this.post({ type: 'select', index });
+  }
+
+  private sendView(reason: 'open' | 'rescore' | 'update', seq = ++this.seq): void {
+    if (!this.key) return;
+    try {
+      const view = this.host.view(this.key, this.params);
+      this.pending.set(seq, Date.now());
+      this.post({ type: 'view', seq, view, reason });
+    } catch (e) {
+      this.post({ type: 'error', seq, message: e instanceof Error ? e.message : String(e) });
+    }
+  }
+
+  private post(m: HostMessage): void {
+    if (!this.ready) {
+      // Keep the latest view only: older ones would be redrawn for nothing.
+      if (m.type === 'view' || m.type === 'empty' || m.type === 'error') this.queue = this.queue.filter((q) => q.type !== 'view' && q.type !== 'empty' && q.type !== 'error');
+      this.queue.push(m);
+      return;
+    }
+    void this.panel.webview.postMessage(m);
+  }
+
+  private onMessage(raw: unknown): void {
+    const m = parseWebviewMessage(raw);
+    if (!m) {
+      this.host.log(`ignored a malformed message from the panel: ${JSON.stringify(raw)?.slice(0, 200)}`);
+      return;
+    }
+    switch (m.type) {
+      case 'ready': {
+        this.ready = true;
+        void this.panel.webview.postMessage({ type: 'init', protocol: PROTOCOL_VERSION, params: this.host.paramSpecs(), operators: this.host.operators() } satisfies HostMessage);
+        if (!this.key && m.state?.key) {
+          this.key = m.state.key;
+          if (m.state.params) this.params = { ...this.host.defaultParams(), ...m.state.params };
+        }
+        const queued = this.queue;
+        this.queue = [];
+        if (this.key && !queued.some((q) => q.type === 'view')) this.sendView('open');
+        for (const q of queued) void this.panel.webview.postMessage(q);
+        if (!this.key && !queued.length) {
+          const k = this.host.firstQuestion();
+          if (k) this.showQuestion(k);
+          else this.post({ type: 'empty', message: 'No run is open. Use "Consensus Lens: Open Run…" or add a folder to the setting consensusLens.runs.' });
+        }
+        return;
+      }
+      case 'setParams':
+        this.params = { ...this.params, ...m.params };
+        this.sendView('rescore', m.seq);
+        return;
+      case 'resetParams':
+        this.params = this.host.defaultParams();
+        this.sendView('rescore', m.seq);
+        return;
+      case 'openRollout':
+        if (this.key) void this.host.openRollout(this.key, m.index, this.params);
+        return;
+      case 'revealInLog':
+        if (this.key) void this.host.revealInLog(this.key, m.index);
+        return;
+      case 'rendered': {
+        const t = this.pending.get(m.seq);
+        this.pending.delete(m.seq);
+        if (t !== undefined) {
+          this.renderTimes.push(m.ms);
+          if (this.renderTimes.length > 200) this.renderTimes.shift();
+        }
+        return;
+      }
+    }
+  }
+
+  dispose(): void {
+    if (ConsensusPanel.current === this) ConsensusPanel.current = undefined;
+    this.panel.dispose();
+    for (const d of this.disposables.splice(0)) d.dispose();
+  }
+}

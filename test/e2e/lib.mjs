@@ -1,0 +1,67 @@
+// Helpers for driving the VS Code workbench (code-server) with playwright-core.
+import { chromium } from 'playwright-core';
+
+export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+
+export async function launch() {
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const page = await context.newPage();
+  // No network beyond code-server itself: fail any other request loudly.
+  const external = [];
+  await page.route('**/*', (route) => {
+    const u = new URL(route.request().url());
+    if (u.hostname === '127.0.0.1' || u.protocol === 'data:' || u.protocol === 'blob:' || u.hostname.endsWith('.vscode-cdn.net') && false) return route.continue();
+    if (u.protocol === 'vscode-webview:' || u.protocol === 'vscode-file:') return route.continue();
+    external.push(u.href);
+    return route.abort();
+  });
+  return { browser, context, page, external };
+}
+
+export async function openWorkbench(page, url) {
+  await page.goto(url);
+  await page.locator('.monaco-workbench').first().waitFor({ timeout: 60_000 });
+  // The activity bar is there once the workbench has restored.
+  await page.locator('.activitybar').first().waitFor({ timeout: 60_000 });
+  // Our view container's icon appears once the extension's contributions are registered.
+  await page.locator('.activitybar [aria-label^="Consensus Lens"]').first().waitFor({ timeout: 60_000 });
+}
+
+/** Runs a command through the command palette by its title (retries while contributions load). */
+export async function runCommand(page, title, { attempts = 4 } = {}) {
+  for (let i = 1; ; i++) {
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input[type="text"]');
+    await input.first().waitFor({ state: 'visible', timeout: 10_000 });
+    // The palette opens with '>' typed; typing (not fill) drives its filtering.
+    await page.waitForTimeout(100);
+    await page.keyboard.type(title);
+    const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
+    try {
+      await row.waitFor({ timeout: 3_000 });
+    } catch (e) {
+      if (i >= attempts) throw e;
+      continue;
+    }
+    await page.waitForTimeout(100);
+    await page.keyboard.press('Enter');
+    return;
+  }
+}
+
+/** The consensus panel's document (the webview's inner frame). */
+export function webview(page) {
+  return page.frameLocator('iframe.webview.ready').frameLocator('#active-frame');
+}
+
+export async function retry(fn, { timeout = 15_000, interval = 200 } = {}) {
+  const end = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try { return await fn(); } catch (e) { last = e; }
+    if (Date.now() > end) throw last;
+    await new Promise((r) => setTimeout(r, interval));
+  }
+}

@@ -1,0 +1,115 @@
+// End-to-end runner: builds the .vsix, installs it into a fresh code-server (VS Code 1.100.3),
+// starts it on 127.0.0.1, then runs the node:test suite (suite.test.mjs) that drives it with
+// playwright-core + Debian's Chromium. See /work/shared/E2E.md for why it is done this way.
+//
+//   node test/e2e/run.mjs            build + package + install + test
+//   E2E_SKIP_BUILD=1 node run.mjs    reuse dist/consensus-lens.vsix
+//   E2E_KEEP=1                        leave code-server's work folder in test/e2e/.work
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '../..');
+const work = join(here, '.work');
+const vsix = join(root, 'dist/consensus-lens.vsix');
+const codeServer = join(here, 'node_modules/.bin/code-server');
+const t0 = Date.now();
+const log = (...a) => console.log(`[e2e ${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { stdio: 'inherit', ...opts });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited with ${r.status}`);
+}
+
+if (!existsSync(codeServer)) throw new Error('code-server is not installed: run test/e2e/setup.sh first');
+if (!process.env.E2E_SKIP_BUILD) {
+  log('packaging the extension (npm run package)');
+  run('npm', ['run', 'package', '--silent'], { cwd: root });
+}
+if (!existsSync(vsix)) throw new Error(`missing ${vsix}`);
+log(`vsix: ${vsix} (${(statSync(vsix).size / 1024).toFixed(1)} KiB)`);
+
+rmSync(work, { recursive: true, force: true });
+const userData = join(work, 'user-data');
+const extensions = join(work, 'extensions');
+const workspace = join(work, 'workspace');
+mkdirSync(join(userData, 'User'), { recursive: true });
+mkdirSync(extensions, { recursive: true });
+mkdirSync(workspace, { recursive: true });
+const settings = {
+  'workbench.startupEditor': 'none',
+  'workbench.colorTheme': 'Default Light Modern',
+  'workbench.tips.enabled': false,
+  'workbench.welcomePage.walkthroughs.openOnInstall': false,
+  'security.workspace.trust.enabled': false,
+  'extensions.autoCheckUpdates': false,
+  'extensions.autoUpdate': false,
+  'extensions.ignoreRecommendations': true,
+  'telemetry.telemetryLevel': 'off',
+  'update.mode': 'none',
+  'files.watcherExclude': {},
+  'window.commandCenter': false,
+  'chat.commandCenter.enabled': false,
+  'workbench.layoutControl.enabled': false,
+  'git.openRepositoryInParentFolders': 'never',
+  'git.enabled': false,
+};
+writeFileSync(join(userData, 'User/settings.json'), JSON.stringify(settings, null, 2));
+writeFileSync(join(work, 'config.yaml'), 'auth: none\ncert: false\n');
+
+// The workspace: a copy of examples/demo-run (appended to by the live test) plus a hostile run.
+const demo = join(root, 'examples/demo-run');
+if (existsSync(demo)) cpSync(demo, join(workspace, 'demo-run'), { recursive: true });
+else console.warn(`warning: ${demo} is missing; the demo-run scenarios will fail`);
+cpSync(join(here, 'fixtures/hostile-run'), join(workspace, 'hostile-run'), { recursive: true });
+
+log('installing the vsix into code-server');
+run(codeServer, ['--user-data-dir', userData, '--extensions-dir', extensions, '--install-extension', vsix], {
+  env: { ...process.env, CODE_SERVER_CONFIG: join(work, 'config.yaml') },
+});
+
+const port = await new Promise((res, rej) => {
+  const s = createServer();
+  s.once('error', rej);
+  s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => res(p)); });
+});
+log(`starting code-server on 127.0.0.1:${port}`);
+const server = spawn(codeServer, [
+  '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
+  '--disable-workspace-trust', '--disable-getting-started-override', '--user-data-dir', userData,
+  '--extensions-dir', extensions, '--config', join(work, 'config.yaml'), workspace,
+], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CODE_SERVER_CONFIG: join(work, 'config.yaml') }, detached: true });
+let serverLog = '';
+server.stdout.on('data', (d) => { serverLog += d; });
+server.stderr.on('data', (d) => { serverLog += d; });
+const killServer = () => { try { process.kill(-server.pid, 'SIGTERM'); } catch { /* gone */ } };
+process.on('exit', killServer);
+process.on('SIGINT', () => { killServer(); process.exit(130); });
+
+const deadline = Date.now() + 60_000;
+for (;;) {
+  if (serverLog.includes('HTTP server listening')) break;
+  if (server.exitCode !== null) throw new Error(`code-server exited:\n${serverLog}`);
+  if (Date.now() > deadline) throw new Error(`code-server did not start:\n${serverLog}`);
+  await new Promise((r) => setTimeout(r, 200));
+}
+log('code-server is up; running the suite');
+
+const env = {
+  ...process.env,
+  E2E_URL: `http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`,
+  E2E_WORK: work,
+  E2E_WORKSPACE: workspace,
+  E2E_USER_SETTINGS: join(userData, 'User/settings.json'),
+  E2E_ROOT: root,
+};
+const only = process.argv.slice(2);
+const suite = spawnSync(process.execPath, ['--test', '--test-reporter=spec', '--test-concurrency=1', ...(only.length ? ['--test-name-pattern', only.join('|')] : []), join(here, 'suite.test.mjs')], { stdio: 'inherit', env });
+writeFileSync(join(work, 'code-server.log'), serverLog);
+killServer();
+log(`suite finished with status ${suite.status}`);
+if (!process.env.E2E_KEEP && suite.status === 0) rmSync(join(work, 'user-data'), { recursive: true, force: true });
+process.exit(suite.status ?? 1);
