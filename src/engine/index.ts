@@ -1,0 +1,11 @@
+// The engine's public surface: every consumer (CLI, extension host, worker threads, reward
+// worker) goes through these names.
+export type { Group, Rollout, RecordSource, Verification, OutcomeCheck } from './types';
+export { prepareGroup, type PreparedGroup, type PrepareOptions } from './prepare';
+export { DEFAULT_PARAMS, PARAM_SPECS, paramSpec, resolveParams, checkValue, shiftOf, ciscTempOf, type Params, type ParamSpec, type NumericParam } from './params';
+export { OPERATORS, OPERATOR_IDS, operatorSpec, parseOperatorList, createRunContext, RunContext, type OperatorSpec } from './operators/registry';
+export type { OperatorId, OperatorResult } from './operators/result';
+export { scoreGroup, scoreToJson, resultToJson, type GroupScore, type ScoreRequest, type RewardMismatch } from './score';
+export { grpoAdvantages, rewardMismatches } from './analysis/grpo';
+export { theoryReadout, regimeOf, type TheoryReadout, type Regime } from './analysis/theory';
+export { extractAnswer, answersEqual, explainEquality, formClasses, type AnswerClass, type AnswerClasses } from './answers';

@@ -1,0 +1,50 @@
+// What every operator returns (SPEC §4: label, rewards[N], gate, plus the GRPO view of §5).
+
+export type OperatorId = 'majority' | 'cisc' | 'ec' | 'core' | 't3rl' | 'msttrl';
+
+export interface OperatorResult {
+  operator: OperatorId;
+  /** The pseudo-label: the label class's first member's answer, or null. */
+  label: string | null;
+  /** Index into PreparedGroup.classes, -1 when there is no label. */
+  labelClass: number;
+  rewards: Float64Array;
+  /** Question gate w_q (1 for the voting operators). */
+  gate: number;
+  /** GRPO advantages (SPEC §5). */
+  advantages: Float64Array;
+  /** What multiplies this question's loss: the gate for ec/core, 1 otherwise. */
+  lossWeight: number;
+  /** Per class score the label was chosen by: count, weight sum, equilibrium mass, or pass rate. */
+  classScores: Float64Array;
+  /** Per roll-out vote or confidence weight, where the operator has one. */
+  weights?: Float64Array;
+  /** ec/core: the equilibrium x*, the dominant set σ = {i : x*_i > ρ}, the iteration count. */
+  mass?: Float64Array;
+  support?: number[];
+  iterations?: number;
+  /** core: whether confidence calibrated the graph ("missing": ran as ec, SPEC §4.3 step 3). */
+  confidence?: 'used' | 'missing';
+  /** msttrl: each class's state and pass rate. */
+  outcomes?: { state: 'correct' | 'candidate' | 'wrong'; passRate: number; checked: boolean }[];
+}
+
+/**
+ * Index of the largest score, ties to the lowest index (SPEC §4: the class whose first member has
+ * the lowest roll-out index; classes are ordered by first member). Scores equal up to rounding
+ * (relative 1e-12) count as ties, so symmetric groups follow the rule rather than float noise.
+ * Entries where `eligible` is false are skipped. Returns -1 when nothing is eligible.
+ */
+export function argmaxFirst(scores: ArrayLike<number>, eligible?: (k: number) => boolean): number {
+  let best = -1;
+  let bestScore = -Infinity;
+  for (let k = 0; k < scores.length; k++) {
+    if (eligible && !eligible(k)) continue;
+    const s = scores[k];
+    if (best < 0 || s > bestScore + 1e-12 * Math.max(1, Math.abs(bestScore))) {
+      best = k;
+      bestScore = s;
+    }
+  }
+  return best;
+}

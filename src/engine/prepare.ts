@@ -1,0 +1,92 @@
+// A group's per-question features, computed once and reused by every operator and every what-if
+// (κ/τ/α sweeps re-run only the dynamics): extracted answers, answer classes (§3), confidences,
+// T3RL verification flags and the within-class reasoning cosines (§4.3 step 1). Response texts are
+// not kept: a run index can drop them and read a roll-out back from disk when a user asks.
+
+import type { Group, OutcomeCheck, RecordSource } from './types';
+import { answersEqual, extractAnswer, formClasses, type AnswerClass } from './answers';
+import { cosinesWithin, tfidfRows } from './features/tfidf';
+
+export interface PreparedGroup {
+  run?: string;
+  step: number;
+  questionId: string;
+  n: number;
+  /** Extracted (or logged) answer per roll-out; null = no answer. */
+  answers: (string | null)[];
+  /** Class index per roll-out (-1 for no answer); classes are ordered by first member. */
+  classOf: Int32Array;
+  classes: AnswerClass[];
+  /** Per class, cos(h_i, h_j) over its member pairs, packed as in `cosinesWithin`. */
+  cosines: Float64Array[];
+  /** c_i, the mean token log-prob; meaningful only where `hasConfidence[i]`. */
+  confidence: Float64Array;
+  hasConfidence: Uint8Array;
+  /** Number of roll-outs without a finite confidence (CoRE then runs as EC, SPEC §4.3 step 3). */
+  confidenceMissing: number;
+  /** T3RL v_i: 1 verified, 0 not, -1 nothing logged (SPEC §4.5). */
+  verified: Int8Array;
+  /** The reward the training loop used, per roll-out, when logged. */
+  loggedRewards: (number | null)[];
+  outcomeChecks: OutcomeCheck[];
+  /** Diagnostics only. */
+  groundTruth: string | null;
+  sources: (RecordSource | undefined)[];
+}
+
+export interface PrepareOptions {
+  /** SPEC §3.1: fall back to the last number of a response without a box (default true). */
+  lastNumber?: boolean;
+}
+
+export function prepareGroup(group: Group, opts: PrepareOptions = {}): PreparedGroup {
+  const rollouts = group.rollouts;
+  const n = rollouts.length;
+  const answers = rollouts.map((r) =>
+    r.answer !== undefined && r.answer !== null ? r.answer : extractAnswer(r.response ?? '', { lastNumber: opts.lastNumber ?? true }),
+  );
+  const { classOf, classes } = formClasses(answers);
+  const rows = tfidfRows(rollouts.map((r) => r.response ?? ''));
+  const cosines = classes.map((c) => cosinesWithin(rows, c.members));
+
+  const confidence = new Float64Array(n);
+  const hasConfidence = new Uint8Array(n);
+  let confidenceMissing = 0;
+  for (let i = 0; i < n; i++) {
+    const c = rollouts[i].meanLogprob;
+    if (typeof c === 'number' && Number.isFinite(c)) {
+      confidence[i] = c;
+      hasConfidence[i] = 1;
+    } else confidenceMissing++;
+  }
+
+  const verified = new Int8Array(n).fill(-1);
+  for (let i = 0; i < n; i++) {
+    const v = rollouts[i].verification;
+    if (!v) continue;
+    if (typeof v.valid === 'boolean') verified[i] = v.valid ? 1 : 0;
+    else if (typeof v.toolOutput === 'string') {
+      const a = answers[i];
+      verified[i] = a !== null && answersEqual(v.toolOutput, a) ? 1 : 0;
+    }
+  }
+
+  return {
+    run: group.run,
+    step: group.step,
+    questionId: group.questionId,
+    n,
+    answers,
+    classOf,
+    classes,
+    cosines,
+    confidence,
+    hasConfidence,
+    confidenceMissing,
+    verified,
+    loggedRewards: rollouts.map((r) => (typeof r.reward === 'number' && Number.isFinite(r.reward) ? r.reward : null)),
+    outcomeChecks: group.outcomeChecks ?? [],
+    groundTruth: group.groundTruth ?? null,
+    sources: rollouts.map((r) => r.source),
+  };
+}

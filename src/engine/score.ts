@@ -1,0 +1,118 @@
+// Scoring one prepared group with a set of operators: the results, why the others could not run,
+// the theory read-outs, and the reward-mismatch check of SPEC §5.
+
+import type { PreparedGroup } from './prepare';
+import { resolveParams, type Params } from './params';
+import { OPERATORS, operatorSpec, type RunContext } from './operators/registry';
+import type { OperatorId, OperatorResult } from './operators/result';
+import { rewardMismatches } from './analysis/grpo';
+import { theoryReadout, type TheoryReadout } from './analysis/theory';
+
+export interface ScoreRequest {
+  /** Operators to run; default: every operator the group's data allows. */
+  operators?: readonly OperatorId[];
+  params?: Partial<Params>;
+  /** The operator the training run was configured with, for the reward-mismatch check (default majority, TTRL). */
+  configuredOperator?: OperatorId;
+}
+
+export interface RewardMismatch {
+  operator: OperatorId;
+  indices: number[];
+  logged: number[];
+  expected: number[];
+}
+
+export interface GroupScore {
+  run?: string;
+  step: number;
+  questionId: string;
+  n: number;
+  params: Params;
+  results: Partial<Record<OperatorId, OperatorResult>>;
+  /** Operators that could not run on this group, with the reason. */
+  unavailable: Partial<Record<OperatorId, string>>;
+  analysis: TheoryReadout & {
+    /** Whether CoRE's pseudo-label differs from the vote's (null when either did not run). */
+    overturn: boolean | null;
+  };
+  /** Present when the log holds the rewards the training used. */
+  rewardMismatch?: RewardMismatch;
+}
+
+export function scoreGroup(g: PreparedGroup, req: ScoreRequest = {}, ctx?: RunContext): GroupScore {
+  const p = resolveParams(req.params);
+  const ids = req.operators ?? OPERATORS.map((o) => o.id);
+  const results: Partial<Record<OperatorId, OperatorResult>> = {};
+  const unavailable: Partial<Record<OperatorId, string>> = {};
+  for (const id of ids) {
+    const spec = operatorSpec(id);
+    if (!spec) throw new RangeError(`unknown operator "${id}"`);
+    const why = g.n === 0 ? 'empty group' : spec.unavailable(g, ctx, p);
+    if (why) {
+      unavailable[id] = why;
+      continue;
+    }
+    results[id] = spec.run(g, p, ctx);
+  }
+  const core = results.core;
+  const vote = results.majority;
+  const score: GroupScore = {
+    run: g.run,
+    step: g.step,
+    questionId: g.questionId,
+    n: g.n,
+    params: p,
+    results,
+    unavailable,
+    analysis: { ...theoryReadout(g, p), overturn: core && vote && core.labelClass >= 0 && vote.labelClass >= 0 ? core.labelClass !== vote.labelClass : null },
+  };
+  if (g.loggedRewards.some((r) => r !== null)) {
+    const configured = req.configuredOperator ?? 'majority';
+    const r = results[configured] ?? (g.n > 0 && !operatorSpec(configured)!.unavailable(g, ctx, p) ? operatorSpec(configured)!.run(g, p) : undefined);
+    if (r) score.rewardMismatch = { operator: configured, ...rewardMismatches(g.loggedRewards, r.rewards) };
+  }
+  return score;
+}
+
+const round = (x: number): number | null => (Number.isFinite(x) ? x : null);
+const list = (a: ArrayLike<number>): (number | null)[] => Array.from(a, round);
+
+/** One operator's result in the wire shape of SPEC §6. */
+export function resultToJson(r: OperatorResult): Record<string, unknown> {
+  const o: Record<string, unknown> = { label: r.label, rewards: list(r.rewards), gate: round(r.gate), advantages: list(r.advantages) };
+  if (r.mass) {
+    o.mass = list(r.mass);
+    o.support = r.support;
+    o.iterations = r.iterations;
+  }
+  if (r.confidence) o.confidence = r.confidence;
+  o.loss_weight = round(r.lossWeight);
+  if (r.outcomes) o.outcomes = r.outcomes.map((x) => ({ state: x.state, pass_rate: round(x.passRate), checked: x.checked }));
+  return o;
+}
+
+/** The JSON line `score` writes for a group (SPEC §6), with the read-outs after the required keys. */
+export function scoreToJson(s: GroupScore): Record<string, unknown> {
+  const results: Record<string, unknown> = {};
+  for (const [id, r] of Object.entries(s.results)) results[id] = resultToJson(r!);
+  const a = s.analysis;
+  const summary = (c: typeof a.plurality) => (c ? { answer: c.answer, size: c.size, coherence: c.coherence, confidence: round(c.confidence) } : null);
+  const out: Record<string, unknown> = { step: s.step, question_id: s.questionId, n: s.n, results };
+  if (Object.keys(s.unavailable).length) out.unavailable = s.unavailable;
+  out.analysis = {
+    regime: a.regime,
+    majority_ratio: round(a.majorityRatio),
+    overturn: a.overturn,
+    plurality: summary(a.plurality),
+    runner_up: summary(a.runnerUp),
+    outnumbering: a.outnumbering,
+    coherence_advantage: a.coherenceAdvantage,
+    vote_bar: a.voteBar,
+    confidence_bar: a.confidenceBar,
+    recovery_threshold: a.threshold,
+    recovery_margin: a.margin,
+  };
+  if (s.rewardMismatch) out.reward_mismatch = s.rewardMismatch;
+  return out;
+}
