@@ -152,7 +152,7 @@ class RewardWorker:
         try:
             proc = subprocess.Popen(
                 cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                env=env, cwd=self.cwd, bufsize=0,
+                env=env, cwd=self.cwd, bufsize=1 << 16,
             )
         except OSError as e:
             raise WorkerDied("cannot start the reward worker %r: %s" % (cmd, e))
@@ -271,7 +271,7 @@ class RewardWorker:
         if not records:
             return []
         request = {"operator": op, "params": prm, "groups": records}
-        payload = (json.dumps(request, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n").encode("utf-8")
+        payload = (json.dumps(request, ensure_ascii=True, allow_nan=False, separators=(",", ":")) + "\n").encode("utf-8")
         with self._lock:
             self.requests += 1
             line = None

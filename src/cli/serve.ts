@@ -1,0 +1,227 @@
+// `consensus-lens serve --stdio` (SPEC §6): the reward worker a training loop talks to.
+//
+// Protocol: one request per input line,
+//   {"operator":"core","params":{"kappa":0.1,...},"groups":[<native group records, SPEC §2.1>]}
+// and one answer line per request, in request order:
+//   {"results":[{"step":..,"question_id":..,"label":..,"rewards":[..],"gate":..,"advantages":[..],
+//                "loss_weight":..,("confidence":"used"|"missing" for core)}, ...]}
+// A request that cannot be scored gets {"error":"..."} and the worker keeps serving. Blank lines
+// are not requests and get no answer. Standard output carries answers only; nothing else is
+// ever written there.
+//
+// - `ground_truth` (group- or roll-out-level) is removed before a group is built: no operator
+//   ever sees it.
+// - Roll-outs keep the order of the record's `rollouts` array (as `score` reads a group record),
+//   so the same group scored here and by `score` gives the same numbers.
+// - `params` take the engine's ids (`kappa`, `tauLow`, `ciscTemp`), the CLI flag names
+//   (`tau-low`, `cisc-temp`) or snake_case (`tau_low`, `cisc_temp`, `adv_eps`, `adv_scale`).
+//   Parameter flags given on the command line (`serve --stdio --kappa 0.2`) are the defaults
+//   that a request's params override.
+// - MS-TTRL's outcome cache (SPEC §4.6) spans the requests a worker process serves: one run
+//   context per process (per worker thread with --jobs, where groups are sharded by question so
+//   each question's groups are still seen in order). Send steps in order; a restarted worker
+//   starts with an empty cache.
+// - `--jobs N`: score a request's groups on N worker threads (default: as `score`, up to 4;
+//   0: in-process); the answer is the same either way. `--timing` writes one line of timings per request to stderr.
+
+import { createInterface } from 'node:readline';
+import {
+  OPERATOR_IDS,
+  createRunContext,
+  operatorSpec,
+  paramSpec,
+  prepareGroup,
+  resolveParams,
+  resultToJson,
+  scoreGroup,
+  type Group,
+  type OperatorId,
+  type Params,
+  type RunContext,
+} from '../engine';
+import { convertNative } from '../logs/native';
+import { CliIO, UsageError, flagString, paramsFromFlags, parseArgs } from './args';
+import { ShardedPool, defaultJobs } from './pool';
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export class RequestError extends Error {}
+
+/** Maps a request's parameter names (engine id, CLI flag, or snake_case) to engine ids and validates them. */
+export function paramsFromRequest(raw: unknown, defaults: Partial<Params> = {}): Partial<Params> {
+  if (raw === undefined || raw === null) return { ...defaults };
+  if (!isObj(raw)) throw new RequestError('"params" must be an object');
+  const out: Record<string, unknown> = { ...defaults };
+  for (const [key, value] of Object.entries(raw)) {
+    if (key === 'advScale' || key === 'adv_scale' || key === 'adv-scale') {
+      out.advScale = value;
+      continue;
+    }
+    const spec = paramSpec(key) ?? paramSpec(key.replace(/_/g, '-'));
+    if (!spec) throw new RequestError(`unknown parameter "${key}"`);
+    out[spec.id] = value;
+  }
+  try {
+    resolveParams(out as Partial<Params>);
+  } catch (e) {
+    throw new RequestError((e as Error).message);
+  }
+  return out as Partial<Params>;
+}
+
+/** A native group record from a request → an engine Group, without any ground truth. */
+export function groupFromRequest(value: unknown, index: number): Group {
+  const where = `groups[${index}]`;
+  if (!isObj(value)) throw new RequestError(`${where} must be a group record (an object with "rollouts")`);
+  if (value.kind === 'rollout' || !Array.isArray(value.rollouts)) {
+    throw new RequestError(`${where} must be a group record with a "rollouts" array (roll-out records are not accepted here)`);
+  }
+  // Ground truth never reaches an operator: drop it before anything reads the record.
+  const { ground_truth: _gt, ...rest } = value;
+  const rollouts = (value.rollouts as unknown[]).map((r) => {
+    if (!isObj(r)) return r;
+    const { ground_truth: _rgt, ...ro } = r;
+    return ro;
+  });
+  const conv = convertNative({ ...rest, kind: 'group', rollouts }, { file: '<request>', line: index + 1, offset: 0, length: 0 });
+  if (!conv.ok) throw new RequestError(`${where}: ${conv.error}`);
+  const rec = conv.record;
+  if (rec.kind !== 'group') throw new RequestError(`${where} is not a group record`);
+  if (rec.rollouts.length === 0) throw new RequestError(`${where} (question ${rec.questionId}, step ${rec.step}) has no roll-outs`);
+  const g: Group = { step: rec.step, questionId: rec.questionId, rollouts: rec.rollouts.map(({ source: _s, ...r }) => r) };
+  if (rec.run !== undefined) g.run = rec.run;
+  if (rec.prompt !== undefined) g.prompt = rec.prompt;
+  if (rec.outcomeChecks !== undefined) g.outcomeChecks = rec.outcomeChecks;
+  return g;
+}
+
+export interface ParsedRequest {
+  operator: OperatorId;
+  params: Partial<Params>;
+  groups: Group[];
+}
+
+export function parseRequest(line: string, defaults: { operator?: OperatorId; params?: Partial<Params> } = {}): ParsedRequest {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (e) {
+    throw new RequestError(`the request is not JSON (${(e as Error).message})`);
+  }
+  if (!isObj(value)) throw new RequestError('the request must be a JSON object {"operator", "params", "groups"}');
+  const op = value.operator ?? defaults.operator;
+  if (typeof op !== 'string') throw new RequestError(`"operator" must be one of ${OPERATOR_IDS.join(', ')}`);
+  if (!operatorSpec(op)) throw new RequestError(`unknown operator "${op}" (known: ${OPERATOR_IDS.join(', ')})`);
+  const params = paramsFromRequest(value.params, defaults.params);
+  if (!Array.isArray(value.groups)) throw new RequestError('"groups" must be an array of native group records');
+  const groups = value.groups.map((g, i) => groupFromRequest(g, i));
+  return { operator: op as OperatorId, params, groups };
+}
+
+function describe(g: Group, i: number): string {
+  return `groups[${i}] (question ${g.questionId}, step ${g.step})`;
+}
+
+/** One group's answer object from a full score (the `results` entry of SPEC §6). */
+function answerFor(g: Group, i: number, op: OperatorId, result: Obj | undefined, why: string | undefined): Obj {
+  if (!result) throw new RequestError(`${describe(g, i)}: ${op} cannot run on this group: ${why ?? 'unavailable'}`);
+  const out: Obj = { step: g.step, question_id: g.questionId, label: result.label, rewards: result.rewards, gate: result.gate, advantages: result.advantages };
+  if (result.loss_weight !== undefined) out.loss_weight = result.loss_weight;
+  if (result.confidence !== undefined) out.confidence = result.confidence;
+  for (const k of ['rewards', 'advantages'] as const) {
+    if ((out[k] as unknown[]).some((x) => x === null)) throw new RequestError(`${describe(g, i)}: ${op} produced a non-finite ${k.slice(0, -1)}`);
+  }
+  if (out.gate === null) throw new RequestError(`${describe(g, i)}: ${op} produced a non-finite gate`);
+  return out;
+}
+
+/** Scores requests, in-process or on worker threads. */
+export interface Scorer {
+  score(req: ParsedRequest): Promise<Obj[]>;
+  close(): Promise<void>;
+}
+
+export function inProcessScorer(ctx: RunContext = createRunContext()): Scorer {
+  return {
+    async score(req) {
+      return req.groups.map((g, i) => {
+        const s = scoreGroup(prepareGroup(g), { operators: [req.operator], params: req.params }, ctx);
+        const r = s.results[req.operator];
+        return answerFor(g, i, req.operator, r ? resultToJson(r) : undefined, s.unavailable[req.operator]);
+      });
+    },
+    async close() {},
+  };
+}
+
+export function poolScorer(jobs: number): Scorer {
+  const pool = new ShardedPool(jobs);
+  return {
+    async score(req) {
+      const job = { operators: [req.operator], params: req.params };
+      const lines = await Promise.all(req.groups.map((g) => pool.submit<string>(g.questionId, { kind: 'score', group: g, job })));
+      return lines.map((line, i) => {
+        const s = JSON.parse(line) as { results: Obj; unavailable?: Obj };
+        return answerFor(req.groups[i], i, req.operator, s.results[req.operator] as Obj | undefined, s.unavailable?.[req.operator] as string | undefined);
+      });
+    },
+    close: () => pool.close(),
+  };
+}
+
+const USAGE = 'usage: consensus-lens serve --stdio [--operator OP] [--jobs N] [--timing] [--kappa K ...]';
+
+export async function runServe(args: string[], io: CliIO): Promise<number> {
+  const a = parseArgs(args, ['stdio', 'timing']);
+  const timing = a.flags.get('timing') === true;
+  if (a.flags.get('stdio') !== true) throw new UsageError(`serve needs --stdio (the only transport). ${USAGE}`);
+  if (a.positionals.length) throw new UsageError(`serve takes no PATH. ${USAGE}`);
+  const op = flagString(a, 'operator');
+  if (op !== undefined && !operatorSpec(op)) throw new UsageError(`--operator: unknown operator "${op}" (known: ${OPERATOR_IDS.join(', ')})`);
+  const defaults = { operator: op as OperatorId | undefined, params: paramsFromFlags(a) };
+  const jobsFlag = flagString(a, 'jobs');
+  let jobs = defaultJobs();
+  if (jobsFlag !== undefined) {
+    jobs = Number(jobsFlag);
+    if (!Number.isInteger(jobs) || jobs < 0 || jobs > 64) throw new UsageError('--jobs must be an integer from 0 (in-process) to 64');
+  }
+  const scorer = jobs > 0 ? poolScorer(jobs) : inProcessScorer();
+
+  const write = (obj: unknown): Promise<void> =>
+    new Promise((resolve) => {
+      if (io.stdout.write(JSON.stringify(obj) + '\n')) resolve();
+      else io.stdout.once('drain', () => resolve());
+    });
+
+  const rl = createInterface({ input: io.stdin, crlfDelay: Infinity, terminal: false });
+  let lineNo = 0;
+  try {
+    for await (const line of rl) {
+      lineNo++;
+      if (line.trim() === '') continue;
+      let answer: unknown;
+      const t0 = performance.now();
+      let t1 = t0;
+      let groups = 0;
+      try {
+        const req = parseRequest(line, defaults);
+        groups = req.groups.length;
+        t1 = performance.now();
+        answer = { results: await scorer.score(req) };
+      } catch (e) {
+        const msg = e instanceof RequestError ? e.message : `internal error: ${(e as Error).message ?? String(e)}`;
+        answer = { error: `request ${lineNo}: ${msg}` };
+      }
+      const t2 = performance.now();
+      await write(answer);
+      if (timing) {
+        const ms = (x: number) => Math.round(x * 10) / 10;
+        io.stderr.write(JSON.stringify({ request: lineNo, bytes: line.length, groups, parse_ms: ms(t1 - t0), score_ms: ms(t2 - t1), write_ms: ms(performance.now() - t2) }) + '\n');
+      }
+    }
+  } finally {
+    await scorer.close();
+  }
+  return 0;
+}
