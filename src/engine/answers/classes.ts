@@ -1,6 +1,8 @@
 // Answer classes (SPEC §3.2): each answer joins the first existing class whose FIRST member it
 // equals (no transitive chaining), in class-creation order; null answers get class -1.
-import { compareAnswers, type Comparison } from './compare';
+import { compareCanonical, type Comparison } from './compare';
+import { budget, TimeoutError } from './evaluate';
+import { canonicalise, textKey, type Canonical } from './typed';
 
 export interface AnswerClass {
   /** The first member's answer. */
@@ -38,6 +40,31 @@ export class Lru<K, V> {
 }
 
 const pairCache = new Lru<string, Comparison>(50_000);
+const canonicalCache = new Lru<string, Canonical>(20_000);
+
+/** Parse once per distinct string; a parse that exceeds the time budget reads as text. */
+export function canonicalOf(a: string): Canonical {
+  const hit = canonicalCache.get(a);
+  if (hit) return hit;
+  let c: Canonical;
+  budget.start(50);
+  try {
+    c = canonicalise(a);
+  } catch (e) {
+    if (!(e instanceof TimeoutError)) throw e;
+    c = { raw: a, normalised: a.trim(), rewrites: ['timed out while parsing: compared as text'], type: 'text', readings: [{ value: { t: 'text', s: textKey(a) }, tag: 'plain' }], percent: false };
+  } finally {
+    budget.deadline = Infinity;
+  }
+  canonicalCache.set(a, c);
+  return c;
+}
+
+/** Drops all cached parses and pair results (tests, memory pressure). */
+export function clearAnswerCaches(): void {
+  pairCache.clear();
+  canonicalCache.clear();
+}
 
 /** Symmetric key: the pair in code-unit order, joined by a separator that cannot be confused. */
 function pairKey(a: string, b: string): string {
@@ -50,7 +77,7 @@ export function explainPair(a: string, b: string): Comparison {
   if (hit) return a <= b ? hit : swapSides(hit);
   // Compute in canonical order so the result (and its symmetry) does not depend on argument order.
   const [x, y] = a <= b ? [a, b] : [b, a];
-  const r = compareAnswers(x, y);
+  const r = compareCanonical(canonicalOf(x), canonicalOf(y));
   pairCache.set(key, r);
   return a <= b ? r : swapSides(r);
 }

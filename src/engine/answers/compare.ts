@@ -1,6 +1,8 @@
-// FIRST CUT of the equivalence (SPEC §3.2): normalised strings and exact numeric values.
-// Replaced by the typed symbolic comparison in the next commits.
-import { eq, parseDecimal, rat, div, type Rational } from './rational';
+// The decision of SPEC §3.2 between two canonical answers (docs/answers.md "Decision rules").
+import { budget, EvalError, exactEval, numEval, parts, TimeoutError, type Num } from './evaluate';
+import type { Node } from './latex';
+import * as Q from './rational';
+import { canonicalise, freeVars, hasDecimal, type Canonical, type Iv, type Reading, type Value } from './typed';
 
 export interface SideInfo {
   normalised: string;
@@ -16,49 +18,357 @@ export interface Comparison {
   timedOut?: boolean;
 }
 
-function normalise(s: string): SideInfo {
-  const rewrites: string[] = [];
-  let t = s.replace(/\u2212/g, '-').trim();
-  const step = (name: string, re: RegExp, by: string) => {
-    const next = t.replace(re, by);
-    if (next !== t) {
-      rewrites.push(name);
-      t = next;
-    }
-  };
-  step('math delimiters', /^\$+|\$+$/g, '');
-  step('\\left/\\right', /\\left|\\right/g, '');
-  step('\\dfrac/\\tfrac/\\cfrac -> \\frac', /\\[dtc]frac/g, '\\frac');
-  step('\\text{} unwrapped', /\\(?:text|mathrm|textnormal)\{([^{}]*)\}/g, '$1');
-  step('thousands separators', /(\d)(?:,|\{,\})(?=\d{3}(?!\d))/g, '$1');
-  step('\\$ removed', /\\\$/g, '');
-  step('trailing punctuation', /[.]+$/g, '');
-  step('spaces', /\s+/g, '');
-  step('x= assignment', /^[A-Za-z]=/, '');
-  return { normalised: t, type: 'text', rewrites };
+/** Per-comparison time budget in milliseconds (a timeout is "not equal"). */
+export const TIME_BUDGET_MS = 50;
+
+interface Verdict {
+  equal: boolean;
+  reason: string;
 }
 
-function exactValue(s: string): Rational | null {
-  const d = parseDecimal(s);
-  if (d) return d;
-  const f = /^(-?)\\frac\{?(\d+)\}?\{?(\d+)\}?$/.exec(s) ?? /^(-?)(\d+)\/(\d+)$/.exec(s);
-  if (f) {
-    const r = div(rat(BigInt(f[2]!)), rat(BigInt(f[3]!)));
-    return r && (f[1] === '-' ? rat(-r.n, r.d) : r);
+const yes = (reason: string): Verdict => ({ equal: true, reason });
+const no = (reason: string): Verdict => ({ equal: false, reason });
+
+// ---------------------------------------------------------------- scalars
+
+/** Decimal places for the decimal-literal rule: 6, more for a literal like 1.5\times10^{-7}. */
+function decimalPlaces(x: Node, y: Node): number {
+  return Math.max(6, 6 - sciExponent(x), 6 - sciExponent(y));
+}
+
+/** k for a literal written m \times 10^{k} (or m e k); 0 otherwise. */
+function sciExponent(n: Node): number {
+  if (n.k === 'neg') return sciExponent(n.x);
+  if (n.k === 'num') {
+    const m = /[eE]([-+]?\d+)$/.exec(n.src);
+    return m ? Number(m[1]) : 0;
   }
+  if (n.k === 'mul' && n.a.k === 'num' && n.b.k === 'pow' && n.b.a.k === 'num' && n.b.a.src === '10') {
+    const e = exactEval(n.b.b);
+    return e && Q.isInteger(e) && e.n > -300n && e.n < 300n ? Number(e.n) : 0;
+  }
+  return 0;
+}
+
+function roundedEqual(a: number, b: number, dp: number): boolean {
+  if (!Number.isFinite(a) || !Number.isFinite(b)) return a === b;
+  const s = 10 ** dp;
+  return Math.round(a * s) === Math.round(b * s);
+}
+
+function close(a: number, b: number, rel: number): boolean {
+  if (!Number.isFinite(a) || !Number.isFinite(b)) return a === b;
+  return Math.abs(a - b) <= rel * Math.max(Math.abs(a), Math.abs(b)) + 1e-12;
+}
+
+function numClose(x: Num, y: Num, decimal: boolean, dp: number, rel: number): boolean {
+  const [xr, xi] = parts(x);
+  const [yr, yi] = parts(y);
+  if (decimal) return roundedEqual(xr, yr, dp) && roundedEqual(xi, yi, dp);
+  const scale = Math.max(Math.hypot(xr, xi), Math.hypot(yr, yi));
+  if (!Number.isFinite(scale)) return xr === yr && xi === yi;
+  return Math.hypot(xr - yr, xi - yi) <= rel * scale + 1e-12;
+}
+
+function tryNum(n: Node, env?: ReadonlyMap<string, number>): Num | null {
+  try {
+    const v = numEval(n, env);
+    const [re, im] = parts(v);
+    return Number.isNaN(re) || Number.isNaN(im) ? null : v;
+  } catch (e) {
+    if (e instanceof EvalError) return null;
+    throw e;
+  }
+}
+
+function sameVars(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
+}
+
+/** Numbers and expressions (SPEC §3.2 first three rules). */
+export function compareScalars(x: Node, y: Node, xv: string[], yv: string[]): Verdict {
+  if (!sameVars(xv, yv)) return no(`different free variables {${xv.join(',')}} vs {${yv.join(',')}}`);
+  const decimal = hasDecimal(x) || hasDecimal(y);
+  const dp = decimalPlaces(x, y);
+  if (xv.length === 0) return compareConstants(x, y, decimal, dp);
+  return compareFunctions(x, y, xv, decimal, dp);
+}
+
+function compareConstants(x: Node, y: Node, decimal: boolean, dp: number): Verdict {
+  const ex = exactEval(x);
+  const ey = ex && exactEval(y);
+  if (ex && ey) {
+    if (decimal) {
+      const eq = Q.roundUnits(ex, dp) === Q.roundUnits(ey, dp);
+      return eq ? yes(`equal after rounding to ${dp} decimal places`) : no(`differ at ${dp} decimal places`);
+    }
+    return Q.eq(ex, ey) ? yes('equal exact rationals') : no('different exact rationals');
+  }
+  const nx = tryNum(x);
+  const ny = tryNum(y);
+  if (nx === null || ny === null) return no('not a number');
+  if (decimal) {
+    return numClose(nx, ny, true, dp, 0)
+      ? yes(`equal after rounding to ${dp} decimal places`)
+      : no(`differ at ${dp} decimal places`);
+  }
+  return numClose(nx, ny, false, dp, 1e-9) ? yes('numerically equal (relative 1e-9)') : no('numerically different');
+}
+
+// Deterministic points (SPEC §3.2 "seeded random points"): the same for every comparison.
+const POINTS = seededPoints(8, 16, 0x5eed);
+
+function seededPoints(n: number, width: number, seed: number): Q.Rational[][] {
+  let s = seed >>> 0;
+  const rnd = () => {
+    // mulberry32
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  // Rationals in (0.3, 2.3), distinct denominators so no accidental coincidences.
+  return Array.from({ length: n }, () =>
+    Array.from({ length: width }, () => Q.rat(BigInt(Math.floor(300 + rnd() * 2000)), 1000n + BigInt(Math.floor(rnd() * 97)))),
+  );
+}
+
+function envs(vars: string[], k: number): { exact: Map<string, Q.Rational>; num: Map<string, number> } {
+  const exact = new Map<string, Q.Rational>();
+  const num = new Map<string, number>();
+  vars.forEach((v, i) => {
+    const r = POINTS[k]![i % 16]!;
+    // More than 16 variables reuse values shifted by i so they stay distinct.
+    const val = i < 16 ? r : Q.add(r, Q.rat(BigInt(i)));
+    exact.set(v, val);
+    num.set(v, Q.toNumber(val));
+  });
+  return { exact, num };
+}
+
+function compareFunctions(x: Node, y: Node, vars: string[], decimal: boolean, dp: number): Verdict {
+  let valid = 0;
+  for (let k = 0; k < POINTS.length; k++) {
+    budget.check();
+    const { exact, num } = envs(vars, k);
+    const ex = exactEval(x, exact);
+    const ey = ex && exactEval(y, exact);
+    if (ex && ey) {
+      const eq = decimal ? Q.roundUnits(ex, dp) === Q.roundUnits(ey, dp) : Q.eq(ex, ey);
+      if (!eq) return no('differ at a sample point');
+      valid++;
+      continue;
+    }
+    const nx = tryNum(x, num);
+    const ny = tryNum(y, num);
+    if (nx === null && ny === null) continue;
+    if (nx === null || ny === null) return no('defined at a sample point on one side only');
+    if (!numClose(nx, ny, false, dp, decimal ? 1e-6 : 1e-8)) return no('differ at a sample point');
+    valid++;
+  }
+  return valid >= 3 ? yes(`equal at ${valid} seeded sample points`) : no('could not evaluate at sample points');
+}
+
+// ---------------------------------------------------------------- relations
+
+/** f1 = r·f2 at every sample point for one r ≠ 0 (r > 0 when `positive`). */
+function proportional(f1: Node, f2: Node, vars: string[], positive: boolean): Verdict {
+  let ratio: number | null = null;
+  let valid = 0;
+  for (let k = 0; k < POINTS.length; k++) {
+    budget.check();
+    const { num } = envs(vars, k);
+    const a = tryNum(f1, num);
+    const b = tryNum(f2, num);
+    if (a === null || b === null) continue;
+    const [ar, ai] = parts(a);
+    const [br, bi] = parts(b);
+    if (Math.abs(ai) > 1e-9 || Math.abs(bi) > 1e-9) continue;
+    valid++;
+    const tiny = 1e-12;
+    if (Math.abs(br) < tiny) {
+      if (Math.abs(ar) >= tiny) return no('not proportional');
+      continue;
+    }
+    const r = ar / br;
+    if (ratio === null) {
+      if (Math.abs(r) < 1e-12) return no('not proportional (zero factor)');
+      if (positive && r < 0) return no('factor of the wrong sign');
+      ratio = r;
+    } else if (!close(r, ratio, 1e-7)) return no('not proportional');
+  }
+  if (valid < 3) return no('could not evaluate at sample points');
+  return ratio === null ? yes('both identically zero') : yes(`proportional with factor ${fmt(ratio)}`);
+}
+
+function fmt(x: number): string {
+  return Number(x.toPrecision(6)).toString();
+}
+
+function compareEq(a: Value & { t: 'eq' }, b: Value & { t: 'eq' }): Verdict {
+  if (!sameVars(a.vars, b.vars)) return no('equations in different variables');
+  const f1: Node = { k: 'sub', a: a.lhs, b: a.rhs };
+  const f2: Node = { k: 'sub', a: b.lhs, b: b.rhs };
+  if (a.vars.length === 0) return compareScalars(f1, f2, [], []);
+  const v = proportional(f1, f2, a.vars, false);
+  return v.equal ? yes(`equations equal up to a non-zero factor (${v.reason})`) : v;
+}
+
+function compareIneq(a: Value & { t: 'ineq' }, b: Value & { t: 'ineq' }): Verdict {
+  if (a.strict !== b.strict) return no('strict vs non-strict inequality');
+  if (!sameVars(a.vars, b.vars)) return no('inequalities in different variables');
+  const v = proportional(a.f, b.f, a.vars, true);
+  return v.equal ? yes(`inequalities equal up to a positive factor (${v.reason})`) : v;
+}
+
+// ---------------------------------------------------------------- intervals
+
+function realValue(n: Node): number | null {
+  const v = tryNum(n);
+  if (v === null) return null;
+  const [re, im] = parts(v);
+  return im === 0 ? re : null;
+}
+
+/** Sorted by lower end, touching or overlapping parts merged ([0,1]∪[1,2] = [0,2]). */
+function canonicalIntervals(ps: Iv[]): Iv[] | null {
+  const withVals = ps.map((p) => ({ p, lo: realValue(p.lo), hi: realValue(p.hi) }));
+  if (withVals.some((w) => w.lo === null || w.hi === null)) return ps; // symbolic ends: keep order
+  withVals.sort((a, b) => a.lo! - b.lo! || Number(b.p.loClosed) - Number(a.p.loClosed));
+  const out: { p: Iv; lo: number; hi: number }[] = [];
+  for (const w of withVals) {
+    const last = out[out.length - 1];
+    if (last && (w.lo! < last.hi || (w.lo === last.hi && (w.p.loClosed || last.p.hiClosed)))) {
+      if (w.hi! > last.hi || (w.hi === last.hi && w.p.hiClosed)) {
+        last.p = { ...last.p, hi: w.p.hi, hiClosed: w.p.hiClosed };
+        last.hi = w.hi!;
+      }
+    } else out.push({ p: { ...w.p }, lo: w.lo!, hi: w.hi! });
+  }
+  return out.map((o) => o.p);
+}
+
+function endEqual(x: Node, y: Node): boolean {
+  return compareScalars(x, y, [], []).equal;
+}
+
+function compareIntervals(a: Value & { t: 'interval' }, b: Value & { t: 'interval' }): Verdict {
+  if (a.v !== null && b.v !== null && a.v !== b.v) return no('intervals of different variables');
+  const pa = canonicalIntervals(a.parts);
+  const pb = canonicalIntervals(b.parts);
+  if (!pa || !pb || pa.length !== pb.length) return no('different number of intervals');
+  for (let i = 0; i < pa.length; i++) {
+    const x = pa[i]!;
+    const y = pb[i]!;
+    if (x.loClosed !== y.loClosed || x.hiClosed !== y.hiClosed) return no('different openness of an end point');
+    if (!endEqual(x.lo, y.lo) || !endEqual(x.hi, y.hi)) return no('different end points');
+  }
+  return yes('same intervals (end points and openness)');
+}
+
+// ---------------------------------------------------------------- values
+
+function compareLists(xs: Value[], ys: Value[]): boolean {
+  return xs.length === ys.length && xs.every((x, i) => valueEqual(x, ys[i]!).equal);
+}
+
+function contains(xs: Value[], ys: Value[]): boolean {
+  return ys.every((y) => xs.some((x) => valueEqual(x, y).equal));
+}
+
+function digitsOf(v: Value): string | null {
+  if (v.t === 'base') return v.digits.replace(/^0+(?=.)/, '');
+  if (v.t === 'scalar' && v.node.k === 'num' && !v.node.dec && /^\d+$/.test(v.node.src)) return v.node.src.replace(/^0+(?=.)/, '');
   return null;
 }
 
-export function compareAnswers(a: string, b: string): Comparison {
-  const left = normalise(a);
-  const right = normalise(b);
-  const va = exactValue(left.normalised);
-  const vb = exactValue(right.normalised);
-  if (va && vb) {
-    left.type = right.type = 'number';
-    const equal = eq(va, vb);
-    return { equal, reason: equal ? 'equal exact rationals' : 'different exact rationals', left, right };
+/** SPEC §3.2 rules by type; callers guarantee symmetry by a canonical argument order. */
+export function valueEqual(a: Value, b: Value): Verdict {
+  if (a.t === 'base' || b.t === 'base') {
+    const da = digitsOf(a);
+    const db = digitsOf(b);
+    if (da === null || db === null) return no('base numeral vs non-numeral');
+    if (a.t === 'base' && b.t === 'base' && a.base !== b.base) return no('different bases');
+    return da === db ? yes('same digits') : no('different digits');
   }
-  const equal = left.normalised.toLowerCase() === right.normalised.toLowerCase();
-  return { equal, reason: equal ? 'same normalised text' : 'different normalised text', left, right };
+  if (a.t === 'eq' && b.t === 'scalar' && a.lhsIsName) {
+    const v = compareScalars(a.rhs, b.node, [...freeVars(a.rhs)].sort(), b.vars);
+    return v.equal ? yes(`assignment: right-hand side ${v.reason}`) : v;
+  }
+  if (b.t === 'eq' && a.t === 'scalar') return valueEqual(b, a);
+  if (a.t !== b.t) return no(`different types (${a.t} vs ${b.t})`);
+  switch (a.t) {
+    case 'empty':
+      return yes('both empty');
+    case 'text':
+      return a.s === (b as typeof a).s ? yes('same text (case-insensitive)') : no('different text');
+    case 'choice':
+      return a.letter === (b as typeof a).letter ? yes('same choice letter') : no('different choice letters');
+    case 'scalar':
+      return compareScalars(a.node, (b as typeof a).node, a.vars, (b as typeof a).vars);
+    case 'tuple':
+      return compareLists(a.items, (b as typeof a).items) ? yes('tuples equal element-wise') : no('tuples differ');
+    case 'set': {
+      const bs = (b as typeof a).items;
+      return contains(a.items, bs) && contains(bs, a.items) ? yes('sets equal (unordered)') : no('sets differ');
+    }
+    case 'interval':
+      return compareIntervals(a, b as typeof a);
+    case 'eq':
+      return compareEq(a, b as typeof a);
+    case 'ineq':
+      return compareIneq(a, b as typeof a);
+    case 'matrix': {
+      const rb = (b as typeof a).rows;
+      const ok = a.rows.length === rb.length && a.rows.every((r, i) => compareLists(r, rb[i]!));
+      return ok ? yes('matrices equal element-wise') : no('matrices differ');
+    }
+  }
+}
+
+/** Reading pairs that may be compared: two percents compare as written (50% vs 5%). */
+function compatible(x: Reading, y: Reading, cx: Canonical, cy: Canonical): boolean {
+  if (cx.percent && cy.percent) return x.tag !== 'percent-scaled' && y.tag !== 'percent-scaled';
+  return true;
+}
+
+function side(c: Canonical): SideInfo {
+  return { normalised: c.normalised, type: c.type, rewrites: c.rewrites };
+}
+
+function describe(x: Reading, y: Reading): string {
+  const tags = [x.tag, y.tag].filter((t) => t !== 'plain');
+  return tags.length ? ` [reading: ${[...new Set(tags)].join(', ')}]` : '';
+}
+
+/** Compares two canonical answers (the pair order is fixed by the caller). */
+export function compareCanonical(cx: Canonical, cy: Canonical): Comparison {
+  const left = side(cx);
+  const right = side(cy);
+  if (cx.normalised === cy.normalised) return { equal: true, reason: 'identical after normalisation', left, right };
+  budget.start(TIME_BUDGET_MS);
+  let firstNo: Verdict | null = null;
+  try {
+    for (const x of cx.readings) {
+      for (const y of cy.readings) {
+        if (!compatible(x, y, cx, cy)) continue;
+        const v = valueEqual(x.value, y.value);
+        if (v.equal) return { equal: true, reason: v.reason + describe(x, y), left, right };
+        firstNo ??= v;
+      }
+    }
+  } catch (e) {
+    if (e instanceof TimeoutError) {
+      return { equal: false, reason: `timed out after ${TIME_BUDGET_MS} ms: treated as not equal`, left, right, timedOut: true };
+    }
+    throw e;
+  } finally {
+    budget.deadline = Infinity;
+  }
+  return { equal: false, reason: firstNo?.reason ?? 'no comparable readings', left, right };
+}
+
+export function compareAnswers(a: string, b: string): Comparison {
+  return compareCanonical(canonicalise(a), canonicalise(b));
 }

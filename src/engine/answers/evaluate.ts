@@ -1,0 +1,291 @@
+// Evaluation of our own expression trees (never of strings): exact BigInt rationals where the
+// tree allows it, otherwise numeric evaluation with mathjs functions (real or complex).
+// A time budget is checked inside the loops so a pathological answer cannot stall scoring.
+import {
+  abs, acos, acot, acsc, add, asec, asin, atan, ceil, combinations, complex, cos, cosh, cot, csc,
+  divide, exp, floor, gamma, isComplex, log, multiply, nthRoot, pow, sec, sin, sinh, sqrt, subtract,
+  tan, tanh, unaryMinus, type Complex, type MathType,
+} from 'mathjs';
+import type { Node } from './latex';
+import * as Q from './rational';
+import type { Rational } from './rational';
+
+export class TimeoutError extends Error {}
+
+/** The per-comparison deadline (SPEC §3.2 time bound; docs/answers.md). */
+export const budget = {
+  deadline: Infinity,
+  ticks: 0,
+  start(ms: number): void {
+    this.deadline = performance.now() + ms;
+    this.ticks = 0;
+  },
+  check(): void {
+    if ((++this.ticks & 63) === 0 && performance.now() > this.deadline) throw new TimeoutError('time budget exceeded');
+  },
+};
+
+export type Env = ReadonlyMap<string, Rational>;
+
+/** Exact value, or null when the tree is not a rational (π, √2, variables without env, ...). */
+export function exactEval(n: Node, env?: Env): Rational | null {
+  budget.check();
+  switch (n.k) {
+    case 'num':
+      return n.v;
+    case 'var':
+      return env?.get(n.name) ?? null;
+    case 'neg': {
+      const x = exactEval(n.x, env);
+      return x && Q.neg(x);
+    }
+    case 'add':
+    case 'sub':
+    case 'mul':
+    case 'div': {
+      const a = exactEval(n.a, env);
+      if (!a) return null;
+      const b = exactEval(n.b, env);
+      if (!b) return null;
+      if (n.k === 'add') return Q.add(a, b);
+      if (n.k === 'sub') return Q.sub(a, b);
+      if (n.k === 'mul') return Q.mul(a, b);
+      return Q.div(a, b);
+    }
+    case 'pow':
+      return exactPow(n.a, n.b, env);
+    case 'group':
+      return n.items.length === 1 ? exactEval(n.items[0]!, env) : null;
+    case 'fn':
+      return exactFn(n.f, n.args, env);
+    default:
+      return null;
+  }
+}
+
+function exactPow(baseNode: Node, expNode: Node, env?: Env): Rational | null {
+  const a = exactEval(baseNode, env);
+  const b = a && exactEval(expNode, env);
+  if (!a || !b) return null;
+  // a^(p/q) = (q-th root of a)^p when the root is exact.
+  if (b.d > 64n) return null;
+  const root = b.d === 1n ? a : Q.ratRoot(a, Number(b.d));
+  return root && Q.powInt(root, b.n);
+}
+
+const MAX_EXACT_FACTORIAL = 2000n;
+
+function exactFn(f: string, args: Node[], env?: Env): Rational | null {
+  const xs: Rational[] = [];
+  for (const a of args) {
+    const v = exactEval(a, env);
+    if (!v) return null;
+    xs.push(v);
+  }
+  const x = xs[0]!;
+  switch (f) {
+    case 'sqrt': {
+      const k = xs[1] ?? Q.rat(2n);
+      return Q.isInteger(k) && k.n > 0n && k.n <= 64n ? Q.ratRoot(x, Number(k.n)) : null;
+    }
+    case 'abs':
+      return x.n < 0n ? Q.neg(x) : x;
+    case 'fact':
+      return Q.isInteger(x) && x.n >= 0n && x.n <= MAX_EXACT_FACTORIAL ? Q.rat(factorial(x.n)) : null;
+    case 'binom': {
+      const k = xs[1]!;
+      if (!Q.isInteger(x) || !Q.isInteger(k) || x.n < 0n || x.n > 100_000n) return null;
+      return Q.rat(binom(x.n, k.n));
+    }
+    case 'floor':
+    case 'ceil': {
+      const fl = x.n >= 0n ? x.n / x.d : -((-x.n + x.d - 1n) / x.d);
+      return Q.rat(f === 'floor' || Q.isInteger(x) ? fl : fl + 1n);
+    }
+    case 'log':
+    case 'log10':
+    case 'ln':
+    case 'exp':
+      return exactLog(f, x, xs[1]);
+    default:
+      return null;
+  }
+}
+
+/** log_b(x) when x is an exact integer power of b; ln 1 = 0; exp 0 = 1. */
+function exactLog(f: string, x: Rational, base?: Rational): Rational | null {
+  if (f === 'exp') return x.n === 0n ? Q.ONE : null;
+  if (x.n === 1n && x.d === 1n) return Q.ZERO;
+  if (f === 'ln') return null;
+  const b = f === 'log10' ? Q.rat(10n) : base;
+  if (!b || b.n <= 0n || Q.eq(b, Q.ONE) || x.n <= 0n) return null;
+  // Float estimate of the exponent, then an exact check: b^p = x^q for small q (log_4 2 = 1/2).
+  const est = Math.log(Math.abs(Q.toNumber(x))) / Math.log(Math.abs(Q.toNumber(b)));
+  if (!Number.isFinite(est) || Math.abs(est) > 4096) return null;
+  for (let q = 1; q <= 6; q++) {
+    const p = Math.round(est * q);
+    if (Math.abs(est * q - p) > 1e-6) continue;
+    const lhs = Q.powInt(b, BigInt(p));
+    const rhs = Q.powInt(x, BigInt(q));
+    if (lhs && rhs && Q.eq(lhs, rhs)) return Q.rat(BigInt(p), BigInt(q));
+  }
+  return null;
+}
+
+function factorial(n: bigint): bigint {
+  let r = 1n;
+  for (let i = 2n; i <= n; i++) {
+    if ((i & 63n) === 0n) budget.check();
+    r *= i;
+  }
+  return r;
+}
+
+function binom(n: bigint, k: bigint): bigint {
+  if (k < 0n || k > n) return 0n;
+  if (k > n - k) k = n - k;
+  let r = 1n;
+  for (let i = 1n; i <= k; i++) {
+    budget.check();
+    r = (r * (n - k + i)) / i;
+  }
+  return r;
+}
+
+// ---------------------------------------------------------------- numeric evaluation
+
+export type Num = number | Complex;
+export type NumEnv = ReadonlyMap<string, number>;
+
+export class EvalError extends Error {}
+
+const CONSTS: Record<string, Num> = { pi: Math.PI, e: Math.E, inf: Infinity };
+
+/** Numeric value (mathjs arithmetic; complex where needed). Throws EvalError if not a scalar. */
+export function numEval(n: Node, env?: NumEnv): Num {
+  budget.check();
+  switch (n.k) {
+    case 'num':
+      return Q.toNumber(n.v);
+    case 'float':
+      return n.v;
+    case 'const':
+      return n.c === 'i' ? complex(0, 1) : CONSTS[n.c]!;
+    case 'var': {
+      const v = env?.get(n.name);
+      if (v === undefined) throw new EvalError(`free variable ${n.name}`);
+      return v;
+    }
+    case 'neg':
+      return unaryMinus(numEval(n.x, env)) as Num;
+    case 'add':
+      return add(numEval(n.a, env) as MathType, numEval(n.b, env) as MathType) as Num;
+    case 'sub':
+      return subtract(numEval(n.a, env) as MathType, numEval(n.b, env) as MathType) as Num;
+    case 'mul':
+      return multiply(numEval(n.a, env) as MathType, numEval(n.b, env) as MathType) as Num;
+    case 'div':
+      return divide(numEval(n.a, env) as MathType, numEval(n.b, env) as MathType) as Num;
+    case 'pow':
+      return numPow(numEval(n.a, env), numEval(n.b, env));
+    case 'group':
+      if (n.items.length !== 1) throw new EvalError('not a scalar');
+      return numEval(n.items[0]!, env);
+    case 'fn':
+      return numFn(n.f, n.args.map((a) => numEval(a, env)));
+    default:
+      throw new EvalError(`not a scalar: ${n.k}`);
+  }
+}
+
+function numPow(a: Num, b: Num): Num {
+  // A real odd root of a negative real (-8)^(1/3) = -2, as a reader expects.
+  if (typeof a === 'number' && typeof b === 'number' && a < 0 && !Number.isInteger(b)) {
+    const inv = 1 / b;
+    if (Number.isInteger(Math.round(inv)) && Math.abs(inv - Math.round(inv)) < 1e-12 && Math.round(inv) % 2 !== 0) {
+      return -Math.pow(-a, b);
+    }
+  }
+  return pow(a as MathType, b as number | Complex) as Num;
+}
+
+function real(x: Num, what: string): number {
+  if (typeof x === 'number') return x;
+  if (Math.abs(x.im) > 1e-12 * Math.max(1, Math.abs(x.re))) throw new EvalError(`${what} of a complex value`);
+  return x.re;
+}
+
+function numFn(f: string, xs: Num[]): Num {
+  const x = xs[0]!;
+  const M = x as number; // mathjs functions accept number | Complex; typed via this alias
+  switch (f) {
+    case 'sqrt': {
+      if (xs.length === 1) return sqrt(M) as Num;
+      const k = real(xs[1]!, 'root index');
+      if (typeof x === 'number' && Number.isInteger(k) && k > 0) return nthRoot(x, k) as number;
+      return numPow(x, 1 / k);
+    }
+    case 'abs':
+      return abs(M) as number;
+    case 'fact': {
+      const r = real(x, 'factorial');
+      if (r > 170) return Infinity;
+      return Number.isInteger(r) && r >= 0 ? (gamma(r + 1) as number) : (gamma(r + 1) as number);
+    }
+    case 'binom': {
+      const n = real(x, 'binomial');
+      const k = real(xs[1]!, 'binomial');
+      if (Number.isInteger(n) && Number.isInteger(k) && n >= k && k >= 0 && n < 1030) return combinations(n, k) as number;
+      return (gamma(n + 1) as number) / ((gamma(k + 1) as number) * (gamma(n - k + 1) as number));
+    }
+    case 'floor':
+      return floor(real(x, 'floor'));
+    case 'ceil':
+      return ceil(real(x, 'ceil'));
+    case 'log':
+      return divide(log(M) as MathType, log(xs[1] as number) as MathType) as Num;
+    case 'log10':
+      return divide(log(M) as MathType, Math.LN10) as Num;
+    case 'ln':
+      return log(M) as Num;
+    case 'exp':
+      return exp(M) as Num;
+    case 'sin':
+      return sin(M);
+    case 'cos':
+      return cos(M);
+    case 'tan':
+      return tan(M);
+    case 'sec':
+      return sec(M);
+    case 'csc':
+      return csc(M);
+    case 'cot':
+      return cot(M);
+    case 'arcsin':
+      return asin(M) as Num;
+    case 'arccos':
+      return acos(M) as Num;
+    case 'arctan':
+      return atan(M);
+    case 'arcsec':
+      return asec(M) as Num;
+    case 'arccsc':
+      return acsc(M) as Num;
+    case 'arccot':
+      return acot(M);
+    case 'sinh':
+      return sinh(M);
+    case 'cosh':
+      return cosh(M);
+    case 'tanh':
+      return tanh(M);
+    default:
+      throw new EvalError(`unknown function ${f}`);
+  }
+}
+
+/** Real and imaginary parts of a numeric value. */
+export function parts(x: Num): [number, number] {
+  return isComplex(x) ? [x.re, x.im] : [x as number, 0];
+}

@@ -1,0 +1,548 @@
+// A small LaTeX (and plain-text) math parser into our own expression tree (SPEC §3.2).
+// Model output is untrusted: nothing here evaluates strings; unknown syntax throws ParseError
+// and the caller falls back to comparing the answer as text.
+import { parseDecimal, rat, type Rational } from './rational';
+
+export type RelOp = '=' | '<' | '<=' | '>' | '>=' | '!=' | 'in';
+
+export type Node =
+  | { k: 'num'; v: Rational; dec: boolean; src: string }
+  | { k: 'float'; v: number }
+  | { k: 'const'; c: 'pi' | 'e' | 'i' | 'inf' }
+  | { k: 'var'; name: string }
+  | { k: 'neg'; x: Node }
+  | { k: 'add'; a: Node; b: Node }
+  | { k: 'sub'; a: Node; b: Node }
+  /** a ± b (sign 1) or a ∓ b (sign -1); a is null for a leading ±. */
+  | { k: 'pm'; a: Node | null; b: Node; sign: 1 | -1 }
+  | { k: 'mul'; a: Node; b: Node; implicit?: boolean }
+  | { k: 'div'; a: Node; b: Node }
+  | { k: 'pow'; a: Node; b: Node }
+  | { k: 'fn'; f: string; args: Node[] }
+  /** Bracketed items: a single `( )` item is a grouping, otherwise a tuple or an interval. */
+  | { k: 'group'; open: '(' | '['; close: ')' | ']'; items: Node[] }
+  | { k: 'set'; items: Node[] }
+  | { k: 'union'; items: Node[] }
+  | { k: 'rel'; ops: RelOp[]; parts: Node[] }
+  | { k: 'list'; items: Node[] }
+  | { k: 'matrix'; rows: Node[][] }
+  | { k: 'base'; digits: string; base: string };
+
+export class ParseError extends Error {}
+
+type Tok =
+  | { t: 'num'; s: string }
+  | { t: 'letter'; s: string }
+  | { t: 'cmd'; s: string }
+  | { t: 'begin'; s: string }
+  | { t: 'end'; s: string }
+  | { t: 'p'; s: string };
+
+const MAX_TOKENS = 2000;
+
+function tokenize(src: string): Tok[] {
+  const out: Tok[] = [];
+  let i = 0;
+  while (i < src.length) {
+    if (out.length > MAX_TOKENS) throw new ParseError('answer too long');
+    const c = src[i]!;
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
+    const num = /^(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+(?![.\d]))?/.exec(src.slice(i, i + 400));
+    if (num && /[\d.]/.test(c)) {
+      // "2e" followed by a non-digit is 2·e, handled because the regex requires exponent digits.
+      out.push({ t: 'num', s: num[0] });
+      i += num[0].length;
+      continue;
+    }
+    if (/[A-Za-z]/.test(c)) {
+      out.push({ t: 'letter', s: c });
+      i++;
+      continue;
+    }
+    if (c === '\\') {
+      const env = /^\\(begin|end)\s*\{([A-Za-z*]+)\}/.exec(src.slice(i, i + 40));
+      if (env) {
+        out.push({ t: env[1] as 'begin' | 'end', s: env[2]! });
+        i += env[0].length;
+        continue;
+      }
+      const word = /^\\[A-Za-z]+/.exec(src.slice(i, i + 40));
+      if (word) {
+        out.push({ t: 'cmd', s: word[0].slice(1) });
+        i += word[0].length;
+        continue;
+      }
+      const sym = src[i + 1];
+      if (sym === undefined) throw new ParseError('dangling backslash');
+      i += 2;
+      if (',;:! '.includes(sym)) continue; // spacing
+      out.push({ t: 'cmd', s: sym });
+      continue;
+    }
+    if ('+-*/^_()[]{},;=<>!|&\''.includes(c)) {
+      // Two-character relations written in ASCII.
+      const two = src.slice(i, i + 2);
+      if (two === '<=' || two === '>=' || two === '!=') {
+        out.push({ t: 'p', s: two });
+        i += 2;
+        continue;
+      }
+      out.push({ t: 'p', s: c });
+      i++;
+      continue;
+    }
+    throw new ParseError(`unexpected character ${JSON.stringify(c)}`);
+  }
+  return out;
+}
+
+const REL_CMDS: Record<string, RelOp> = {
+  le: '<=', leq: '<=', leqslant: '<=', ge: '>=', geq: '>=', geqslant: '>=', lt: '<', gt: '>',
+  ne: '!=', neq: '!=', in: 'in',
+};
+const REL_P: Record<string, RelOp> = { '=': '=', '<': '<', '>': '>', '<=': '<=', '>=': '>=', '!=': '!=' };
+
+/** Named functions taking one argument (possibly without parentheses: `\sin x`, `\ln 2`). */
+const FUNCS = new Set([
+  'sin', 'cos', 'tan', 'sec', 'csc', 'cot', 'arcsin', 'arccos', 'arctan', 'arcsec', 'arccsc', 'arccot',
+  'sinh', 'cosh', 'tanh', 'log', 'ln', 'lg', 'exp',
+]);
+const GREEK = new Set([
+  'alpha', 'beta', 'gamma', 'delta', 'epsilon', 'varepsilon', 'zeta', 'eta', 'theta', 'vartheta', 'iota',
+  'kappa', 'lambda', 'mu', 'nu', 'xi', 'rho', 'sigma', 'tau', 'upsilon', 'phi', 'varphi', 'chi', 'psi',
+  'omega', 'Gamma', 'Delta', 'Theta', 'Lambda', 'Xi', 'Sigma', 'Phi', 'Psi', 'Omega',
+]);
+const MATRIX_ENVS = new Set(['pmatrix', 'bmatrix', 'Bmatrix', 'vmatrix', 'Vmatrix', 'matrix', 'smallmatrix']);
+
+class Parser {
+  private pos = 0;
+  private absDepth = 0;
+  constructor(private readonly toks: Tok[]) {}
+
+  private peek(o = 0): Tok | undefined {
+    return this.toks[this.pos + o];
+  }
+  private isP(s: string, o = 0): boolean {
+    const t = this.peek(o);
+    return t !== undefined && t.t === 'p' && t.s === s;
+  }
+  private isCmd(s: string): boolean {
+    const t = this.peek();
+    return t !== undefined && t.t === 'cmd' && t.s === s;
+  }
+  private next(): Tok {
+    const t = this.toks[this.pos++];
+    if (!t) throw new ParseError('unexpected end');
+    return t;
+  }
+  private expectP(s: string): void {
+    if (!this.isP(s)) throw new ParseError(`expected ${s}`);
+    this.pos++;
+  }
+
+  parseAll(): Node {
+    if (this.toks.length === 0) throw new ParseError('empty');
+    const n = this.parseList();
+    if (this.pos < this.toks.length) throw new ParseError(`unexpected ${this.peek()!.s}`);
+    return n;
+  }
+
+  /** Comma (or semicolon) separated items. */
+  private parseList(): Node {
+    const items = [this.parseRel()];
+    while (this.isP(',') || this.isP(';')) {
+      this.pos++;
+      items.push(this.parseRel());
+    }
+    return items.length === 1 ? items[0]! : { k: 'list', items };
+  }
+
+  private relOp(): RelOp | null {
+    const t = this.peek();
+    if (!t) return null;
+    if (t.t === 'p' && REL_P[t.s]) return REL_P[t.s]!;
+    if (t.t === 'cmd' && REL_CMDS[t.s]) return REL_CMDS[t.s]!;
+    return null;
+  }
+
+  private parseRel(): Node {
+    const parts = [this.parseUnion()];
+    const ops: RelOp[] = [];
+    for (let op = this.relOp(); op !== null; op = this.relOp()) {
+      this.pos++;
+      ops.push(op);
+      parts.push(this.parseUnion());
+    }
+    return ops.length === 0 ? parts[0]! : { k: 'rel', ops, parts };
+  }
+
+  private parseUnion(): Node {
+    const items = [this.parseAdd()];
+    while (this.isCmd('cup')) {
+      this.pos++;
+      items.push(this.parseAdd());
+    }
+    return items.length === 1 ? items[0]! : { k: 'union', items };
+  }
+
+  private parseAdd(): Node {
+    let left: Node;
+    if (this.isCmd('pm') || this.isCmd('mp')) {
+      const sign = this.next().s === 'pm' ? 1 : -1;
+      left = { k: 'pm', a: null, b: this.parseMul(), sign };
+    } else {
+      left = this.parseMul();
+    }
+    for (;;) {
+      if (this.isP('+')) {
+        this.pos++;
+        left = { k: 'add', a: left, b: this.parseMul() };
+      } else if (this.isP('-')) {
+        this.pos++;
+        left = { k: 'sub', a: left, b: this.parseMul() };
+      } else if (this.isCmd('pm') || this.isCmd('mp')) {
+        const sign = this.next().s === 'pm' ? 1 : -1;
+        left = { k: 'pm', a: left, b: this.parseMul(), sign };
+      } else return left;
+    }
+  }
+
+  private parseMul(): Node {
+    let left = this.parseUnary();
+    for (;;) {
+      if (this.isP('*') || this.isCmd('cdot') || this.isCmd('times') || this.isCmd('ast')) {
+        this.pos++;
+        left = { k: 'mul', a: left, b: this.parseUnary() };
+      } else if (this.isP('/') || this.isCmd('div')) {
+        this.pos++;
+        left = { k: 'div', a: left, b: this.parseUnary() };
+      } else if (this.startsImplicit()) {
+        if (left.k === 'num' && this.peek()!.t === 'num') throw new ParseError('two numbers in a row');
+        left = { k: 'mul', a: left, b: this.parsePostfix(), implicit: true };
+      } else return left;
+    }
+  }
+
+  /** Whether the next token can start an implicit factor (`2ab`, `2\pi r`, `3(x+1)`). */
+  private startsImplicit(): boolean {
+    const t = this.peek();
+    if (!t) return false;
+    if (t.t === 'num' || t.t === 'letter' || t.t === 'begin') return true;
+    if (t.t === 'p') return t.s === '(' || t.s === '{' || (t.s === '|' && this.absDepth === 0);
+    if (t.t === 'cmd') {
+      return (
+        FUNCS.has(t.s) || GREEK.has(t.s) ||
+        ['frac', 'sqrt', 'binom', 'pi', 'infty', 'lvert', 'lfloor', 'lceil', 'imath', 'operatorname'].includes(t.s)
+      );
+    }
+    return false;
+  }
+
+  private parseUnary(): Node {
+    if (this.isP('-')) {
+      this.pos++;
+      return { k: 'neg', x: this.parseUnary() };
+    }
+    if (this.isP('+')) {
+      this.pos++;
+      return this.parseUnary();
+    }
+    return this.parsePostfix();
+  }
+
+  private parsePostfix(): Node {
+    let base = this.parsePrimary();
+    for (;;) {
+      if (this.isP('^')) {
+        this.pos++;
+        base = { k: 'pow', a: base, b: this.parseScriptArg() };
+      } else if (this.isP('!')) {
+        this.pos++;
+        base = { k: 'fn', f: 'fact', args: [base] };
+      } else return base;
+    }
+  }
+
+  /** The argument of `^`, `_` or a brace-less macro argument: TeX takes ONE token (`x^23` = x²·3). */
+  private parseScriptArg(): Node {
+    const t = this.peek();
+    if (!t) throw new ParseError('missing argument');
+    if (t.t === 'p' && t.s === '{') return this.parseBraced();
+    if (t.t === 'p' && t.s === '-') {
+      this.pos++;
+      return { k: 'neg', x: this.parseScriptArg() };
+    }
+    if (t.t === 'num') {
+      this.pos++;
+      if (t.s.length > 1 && /^\d/.test(t.s)) {
+        // Split the number: its first digit is the argument, the rest goes back to the stream.
+        this.toks.splice(this.pos, 0, { t: 'num', s: t.s.slice(1) });
+        return numNode(t.s[0]!);
+      }
+      return numNode(t.s);
+    }
+    if (t.t === 'letter') {
+      this.pos++;
+      return letterNode(t.s);
+    }
+    if (t.t === 'cmd') return this.parsePrimary();
+    throw new ParseError('bad argument');
+  }
+
+  private parseBraced(): Node {
+    this.expectP('{');
+    const inner = this.parseList();
+    this.expectP('}');
+    return inner;
+  }
+
+  private parsePrimary(): Node {
+    const t = this.next();
+    switch (t.t) {
+      case 'num':
+        return this.numberPrimary(t.s);
+      case 'letter':
+        return this.variable(t.s);
+      case 'begin':
+        return this.matrix(t.s);
+      case 'end':
+        throw new ParseError('unexpected \\end');
+      case 'p':
+        return this.punctPrimary(t.s);
+      case 'cmd':
+        return this.command(t.s);
+    }
+  }
+
+  private numberPrimary(s: string): Node {
+    const n = numNode(s);
+    // Base subscript: 1112112_3 (compared as digits, SPEC §3.2 / docs).
+    if (this.isP('_') && /^\d+$/.test(s)) {
+      this.pos++;
+      const b = this.parseScriptArg();
+      if (b.k !== 'num') throw new ParseError('bad base');
+      return { k: 'base', digits: s, base: b.src };
+    }
+    // Mixed number: 3\frac12 = 3 + 1/2 when the fraction is proper with integer parts.
+    if (/^\d+$/.test(s) && this.isCmd('frac')) {
+      const save = this.pos;
+      this.pos++;
+      const a = this.parseScriptArg();
+      const b = this.parseScriptArg();
+      if (a.k === 'num' && b.k === 'num' && !a.dec && !b.dec && a.v.n >= 0n && a.v.n < b.v.n) {
+        return { k: 'add', a: n, b: { k: 'div', a, b } };
+      }
+      this.pos = save;
+    }
+    return n;
+  }
+
+  private variable(s: string): Node {
+    let name = s;
+    if (this.isP('_')) {
+      this.pos++;
+      const sub = this.parseScriptArg();
+      name += '_' + nodeKey(sub);
+    }
+    while (this.isP("'")) {
+      this.pos++;
+      name += "'";
+    }
+    return name === s ? letterNode(s) : { k: 'var', name };
+  }
+
+  private punctPrimary(s: string): Node {
+    if (s === '(' || s === '[') return this.bracketed(s);
+    if (s === '{') {
+      this.pos--;
+      return this.parseBraced();
+    }
+    if (s === '|') {
+      this.absDepth++;
+      const x = this.parseAdd();
+      this.absDepth--;
+      this.expectP('|');
+      return { k: 'fn', f: 'abs', args: [x] };
+    }
+    throw new ParseError(`unexpected ${s}`);
+  }
+
+  /** `( ... )` / `[ ... ]` with any closing bracket: grouping, tuple or interval. */
+  private bracketed(open: '(' | '['): Node {
+    const items = [this.parseRel()];
+    while (this.isP(',')) {
+      this.pos++;
+      items.push(this.parseRel());
+    }
+    const close = this.next();
+    if (close.t !== 'p' || (close.s !== ')' && close.s !== ']')) throw new ParseError('unclosed bracket');
+    return { k: 'group', open, close: close.s as ')' | ']', items };
+  }
+
+  private command(s: string): Node {
+    if (s === 'frac') {
+      const a = this.parseScriptArg();
+      return { k: 'div', a, b: this.parseScriptArg() };
+    }
+    if (s === 'sqrt') {
+      let index: Node | null = null;
+      if (this.isP('[')) {
+        this.pos++;
+        index = this.parseAdd();
+        this.expectP(']');
+      }
+      const x = this.parseScriptArg();
+      return { k: 'fn', f: 'sqrt', args: index ? [x, index] : [x] };
+    }
+    if (s === 'binom') {
+      const n = this.parseScriptArg();
+      return { k: 'fn', f: 'binom', args: [n, this.parseScriptArg()] };
+    }
+    if (FUNCS.has(s)) return this.func(s);
+    if (s === 'pi') return { k: 'const', c: 'pi' };
+    if (s === 'infty' || s === 'infin') return { k: 'const', c: 'inf' };
+    if (s === 'imath') return { k: 'const', c: 'i' };
+    if (GREEK.has(s)) return this.variable(s);
+    if (s === '{' || s === 'lbrace') return this.set();
+    if (s === 'emptyset' || s === 'varnothing') return { k: 'set', items: [] };
+    if (s === 'lvert' || s === 'vert' || s === '|') return this.delimited('abs', ['rvert', 'vert', '|']);
+    if (s === 'lfloor') return this.delimited('floor', ['rfloor']);
+    if (s === 'lceil') return this.delimited('ceil', ['rceil']);
+    throw new ParseError(`unsupported \\${s}`);
+  }
+
+  private delimited(f: string, closers: string[]): Node {
+    this.absDepth++;
+    const x = this.parseAdd();
+    this.absDepth--;
+    const c = this.next();
+    if (c.t !== 'cmd' || !closers.includes(c.s)) throw new ParseError(`unclosed ${f}`);
+    return { k: 'fn', f, args: [x] };
+  }
+
+  private set(): Node {
+    const items: Node[] = [];
+    if (this.isCmd('}') || this.isCmd('rbrace')) {
+      this.pos++;
+      return { k: 'set', items };
+    }
+    items.push(this.parseRel());
+    while (this.isP(',') || this.isP(';')) {
+      this.pos++;
+      items.push(this.parseRel());
+    }
+    const c = this.next();
+    if (c.t !== 'cmd' || (c.s !== '}' && c.s !== 'rbrace')) throw new ParseError('unclosed set');
+    return { k: 'set', items };
+  }
+
+  /** `\sin x`, `\sin^2(x)`, `\sin^{-1} x`, `\log_2 8`, `\ln(1+x)`. */
+  private func(name: string): Node {
+    let f = name === 'lg' ? 'log10' : name;
+    let power: Node | null = null;
+    let base: Node | null = null;
+    for (let k = 0; k < 2; k++) {
+      if (this.isP('^')) {
+        this.pos++;
+        power = this.parseScriptArg();
+      } else if (this.isP('_') && f === 'log') {
+        this.pos++;
+        base = this.parseScriptArg();
+      }
+    }
+    if (power && power.k === 'neg' && power.x.k === 'num' && power.x.src === '1' && /^(sin|cos|tan)$/.test(f)) {
+      f = 'arc' + f; // \sin^{-1} is the inverse function
+      power = null;
+    }
+    const arg = this.funcArg();
+    let node: Node = { k: 'fn', f: f === 'log' && !base ? 'log10' : f, args: base ? [arg, base] : [arg] };
+    if (power) node = { k: 'pow', a: node, b: power };
+    return node;
+  }
+
+  /** A function argument: a parenthesised group, or the implicit product that follows. */
+  private funcArg(): Node {
+    if (this.isP('(')) {
+      const save = this.pos;
+      this.pos++;
+      const g = this.bracketed('(');
+      if (g.k === 'group' && g.items.length === 1) return this.postfixOn(g);
+      this.pos = save;
+    }
+    let x = this.parsePostfix();
+    while (this.startsImplicit() && !(this.peek()!.t === 'cmd' && FUNCS.has(this.peek()!.s)) && !this.isP('(')) {
+      x = { k: 'mul', a: x, b: this.parsePostfix(), implicit: true };
+    }
+    return x;
+  }
+
+  private postfixOn(base: Node): Node {
+    for (;;) {
+      if (this.isP('^')) {
+        this.pos++;
+        base = { k: 'pow', a: base, b: this.parseScriptArg() };
+      } else if (this.isP('!')) {
+        this.pos++;
+        base = { k: 'fn', f: 'fact', args: [base] };
+      } else return base;
+    }
+  }
+
+  private matrix(env: string): Node {
+    if (!MATRIX_ENVS.has(env)) throw new ParseError(`unsupported environment ${env}`);
+    const rows: Node[][] = [];
+    let row: Node[] = [];
+    for (;;) {
+      const t = this.peek();
+      if (!t) throw new ParseError('unclosed matrix');
+      if (t.t === 'end') {
+        this.pos++;
+        if (row.length) rows.push(row);
+        break;
+      }
+      row.push(this.parseAdd());
+      if (this.isP('&')) this.pos++;
+      else if (this.isCmd('\\')) {
+        this.pos++;
+        rows.push(row);
+        row = [];
+      }
+    }
+    return { k: 'matrix', rows };
+  }
+}
+
+export function numNode(s: string): Node & { k: 'num' } {
+  const v = parseDecimal(s);
+  if (!v) throw new ParseError(`bad number ${s}`);
+  return { k: 'num', v, dec: /[.eE]/.test(s), src: s };
+}
+
+function letterNode(s: string): Node {
+  if (s === 'e') return { k: 'const', c: 'e' };
+  if (s === 'i') return { k: 'const', c: 'i' };
+  return { k: 'var', name: s };
+}
+
+/** A short printable key of a node (variable subscripts, debugging). */
+export function nodeKey(n: Node): string {
+  switch (n.k) {
+    case 'num':
+      return n.src;
+    case 'var':
+      return n.name;
+    case 'const':
+      return n.c;
+    default:
+      return JSON.stringify(n, (_k, v) => (typeof v === 'bigint' ? v.toString() : v));
+  }
+}
+
+export function parseLatex(src: string): Node {
+  return new Parser(tokenize(src)).parseAll();
+}
+
+export const ONE_NODE: Node = { k: 'num', v: rat(1n), dec: false, src: '1' };

@@ -1,0 +1,104 @@
+// String-level normalisation of an answer (SPEC §3.2), in a fixed, documented order
+// (docs/answers.md). Every rewrite that changes the text is recorded by name so the extension
+// can show WHY two answers were judged equal.
+
+export interface Normalised {
+  /** The rewritten answer text, trimmed. */
+  text: string;
+  /** Names of the rewrites that changed the text, in order. */
+  rewrites: string[];
+  /** A percent sign (or the word) was removed: the answer reads as X or X/100 (§3.2). */
+  percent: boolean;
+}
+
+type Rule = readonly [name: string, re: RegExp, by: string | ((...m: string[]) => string)];
+
+const UNICODE: Record<string, string> = {
+  '\u2212': '-', '\u2012': '-', '\u2013': '-', '\u2014': '-', '\u00d7': '\\times ', '\u22c5': '\\cdot ',
+  '\u00b7': '\\cdot ', '\u00f7': '/', '\u03c0': '\\pi ', '\u221e': '\\infty ', '\u221a': '\\sqrt',
+  '\u2264': '\\le ', '\u2265': '\\ge ', '\u2260': '\\ne ', '\u00b0': '^\\circ', '\u222a': '\\cup ',
+  '\u2208': '\\in ', '\u00b1': '\\pm ', '\uff0c': ',', '\u2217': '*',
+};
+
+/** Letters that are function names, not words (they never make an answer "text"). */
+export const FUNCTION_WORDS = new Set([
+  'sin', 'cos', 'tan', 'sec', 'csc', 'cot', 'arcsin', 'arccos', 'arctan', 'sinh', 'cosh', 'tanh',
+  'log', 'ln', 'exp', 'sqrt', 'lg', 'max', 'min', 'gcd', 'lcm', 'det', 'mod', 'arcsec', 'arccsc', 'arccot',
+]);
+
+const TEXT_CMD = '(?:text|textnormal|textrm|textit|textbf|textup|mathrm|mbox|mathit|mathbf|mathsf|operatorname|boldsymbol|bm)';
+
+/** Rules in application order; each group is one documented step. */
+const RULES: readonly Rule[] = [
+  // 2. Markdown emphasis and code ticks around the answer.
+  ['markdown', /\*\*|`/g, ''],
+  // 3. Math delimiters and display-style switches.
+  ['math delimiters', /^\s*\$+|\$+\s*$|^\s*\\[([]|\\[)\]]\s*$|\\displaystyle|\\textstyle/g, ''],
+  ['boxed wrapper', /^\\(?:boxed|fbox)\{([\s\S]*)\}$/, '$1'],
+  // 4. Sizing of delimiters.
+  ['\\left/\\right', /\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|bigg|Bigg)(?![A-Za-z])\s*\.?/g, ''],
+  // 5. Fraction and binomial variants.
+  ['\\dfrac/\\tfrac/\\cfrac -> \\frac', /\\[dtc]frac(?![A-Za-z])/g, '\\frac'],
+  ['\\dbinom/\\tbinom -> \\binom', /\\[dt]binom(?![A-Za-z])/g, '\\binom'],
+  // 6. \text{}: trailing units go, "and"/"or" separate list items, words are unwrapped.
+  ['unit dropped', new RegExp(`(?<=[\\d}).\\s]|\\\\pi)\\s*(?:\\\\${TEXT_CMD}\\{(?:\\s[^{}]*|[^{}]*[A-Za-z]{2}[^{}]*)\\}(?:\\s*\\^\\s*\\{?\\d\\}?)?\\s*)+$`), ''],
+  ['"and"/"or" -> ","', new RegExp(`\\\\${TEXT_CMD}\\{\\s*(?:and|or)\\s*\\}|\\s(?:and|or)\\s`, 'g'), ','],
+  ['\\text{} unwrapped', new RegExp(`\\\\${TEXT_CMD}\\{([^{}]*)\\}`, 'g'), '$1'],
+  // 7. Degrees.
+  ['degrees dropped', /\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree|\s*\bdeg(?:ree)?s?\b\.?\s*$/g, ''],
+  // 8. Percent.
+  ['percent dropped', /\\%|%|\s*\bpercent\b\.?\s*$/g, ''],
+  // 9. Currency.
+  ['currency dropped', /\\\$|\$|€|£|\\euro|\s*\b(?:dollars?|USD|cents?)\b\.?\s*$/g, ''],
+  // 10. Thousands separators: groups of exactly three digits after a non-zero-led first group.
+  // Unambiguous separators ({,} and \,) always; a plain comma or space only outside a bracketed
+  // list, where "(12,102)" is a pair, not 12102.
+  ['thousands separators', /(?<![\d.])([1-9]\d{0,2})((?:(?:\{,\}|\\,|\\ |\\!)\d{3})+)(?![\d])/g,
+    (_m, head: string, rest: string) => head + rest.replace(/\{,\}|\\,|\\ |\\!/g, '')],
+  ['thousands separators', /(?<![\d.({[,;]\s*)(?<![\d.])([1-9]\d{0,2})((?:[,' ]\d{3})+)(?![\d])(?!\s*[,)\]}/])/g,
+    (_m, head: string, rest: string) => head + rest.replace(/[,' ]/g, '')],
+  // 11. Spacing commands.
+  ['spacing', /\\[,;:! ]|\\q?quad(?![A-Za-z])|~/g, ' '],
+  // 12. Words: infinity, and plain trailing unit words after a value ("10 apples").
+  ['infinity word', /\b(?:infinity|inf)\b/gi, '\\infty '],
+  ['unit word dropped', /(?<=[\d}])\s+(?![a-z]\b)(?:[A-Za-z]{2,}\.?\s*)+(?:\^\s*\{?\d\}?)?$/g, ''],
+  // 13. Mixed numbers written plainly: "4 4/9" -> 4\frac{4}{9} (a proper fraction only).
+  ['mixed number', /(?<![\d.\\}])(\d+)\s+(\d+)\s*\/\s*(\d+)(?![\d.])/g,
+    (m: string, w: string, n: string, d: string) => (BigInt(n) < BigInt(d) ? `${w}\\frac{${n}}{${d}}` : m)],
+  // 14. Trailing punctuation and a leading "=" / "is".
+  ['trailing punctuation', /(?:\s*(?:[.;:?]|\\\.|,(?!\s*\d)))+\s*$/g, ''],
+  ['leading "="', /^\s*(?:=|\bis\b)\s*/, ''],
+];
+
+function applyUnicode(s: string): string {
+  let out = s.normalize('NFKC');
+  out = out.replace(/[\u00a0\u2000-\u200b\u202f\u205f\u3000]/g, ' ');
+  return out.replace(/[\u2212\u2012-\u2014\u00d7\u22c5\u00b7\u00f7\u03c0\u221e\u221a\u2264\u2265\u2260\u00b0\u222a\u2208\u00b1\uff0c\u2217]/g,
+    (c) => UNICODE[c] ?? c);
+}
+
+export function normalise(answer: string): Normalised {
+  const rewrites: string[] = [];
+  let text = applyUnicode(answer);
+  if (text !== answer) rewrites.push('unicode');
+  let percent = false;
+  for (const [name, re, by] of RULES) {
+    // Delimiter-like rules can nest ($\boxed{..}$, "5 cm." ...): repeat until stable.
+    for (let k = 0; k < 3; k++) {
+      const next = text.replace(re, by as string).trim();
+      if (next === text) break;
+      if (rewrites[rewrites.length - 1] !== name) rewrites.push(name);
+      if (name === 'percent dropped') percent = true;
+      text = next;
+    }
+  }
+  text = text.replace(/\s+/g, ' ').trim();
+  return { text, rewrites, percent };
+}
+
+/** True when the answer contains a word (3+ letters that are not a function name): it is text. */
+export function hasWord(s: string): boolean {
+  const bare = s.replace(/\\(?:begin|end)\s*\{[A-Za-z*]*\}/g, ' ').replace(/\\[A-Za-z]+/g, ' ');
+  for (const m of bare.matchAll(/[A-Za-z]{3,}/g)) if (!FUNCTION_WORDS.has(m[0].toLowerCase())) return true;
+  return false;
+}

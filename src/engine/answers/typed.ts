@@ -1,0 +1,495 @@
+// Typed parse of a normalised answer (SPEC §3.2): number/expression, set, tuple, interval
+// (and unions), relation, matrix, text, multiple-choice letter, base-subscripted numeral.
+// An answer can have several READINGS when its notation is ambiguous ("(1,2)" is a tuple or an
+// open interval, "1,22" a decimal comma or a list, "28\%" is 28 or 0.28); two answers are equal
+// when some pair of readings is (docs/answers.md).
+import { exactEval, numEval, parts, EvalError } from './evaluate';
+import { parseLatex, ParseError, numNode, type Node, type RelOp } from './latex';
+import { hasWord, normalise } from './normalise';
+import * as Q from './rational';
+
+export interface Iv {
+  lo: Node;
+  hi: Node;
+  loClosed: boolean;
+  hiClosed: boolean;
+}
+
+export type Value =
+  | { t: 'empty' }
+  | { t: 'text'; s: string }
+  | { t: 'choice'; letter: string }
+  | { t: 'base'; digits: string; base: string | null }
+  | { t: 'scalar'; node: Node; vars: string[] }
+  | { t: 'tuple'; items: Value[] }
+  | { t: 'set'; items: Value[] }
+  | { t: 'interval'; parts: Iv[]; v: string | null }
+  | { t: 'eq'; lhs: Node; rhs: Node; vars: string[]; lhsIsName: boolean }
+  /** f < 0 (strict) or f <= 0. */
+  | { t: 'ineq'; f: Node; strict: boolean; vars: string[] }
+  | { t: 'matrix'; rows: Value[][] };
+
+export type ReadingTag = 'plain' | 'percent-raw' | 'percent-scaled' | 'decimal-comma' | 'list-as-tuple';
+
+export interface Reading {
+  value: Value;
+  tag: ReadingTag;
+}
+
+export interface Canonical {
+  raw: string;
+  normalised: string;
+  rewrites: string[];
+  type: string;
+  readings: Reading[];
+  percent: boolean;
+}
+
+const INF: Node = { k: 'const', c: 'inf' };
+const NEG_INF: Node = { k: 'neg', x: INF };
+
+// ---------------------------------------------------------------- helpers on nodes
+
+export function freeVars(n: Node, out = new Set<string>()): Set<string> {
+  switch (n.k) {
+    case 'var':
+      out.add(n.name);
+      break;
+    case 'neg':
+      freeVars(n.x, out);
+      break;
+    case 'add':
+    case 'sub':
+    case 'mul':
+    case 'div':
+    case 'pow':
+      freeVars(n.a, out);
+      freeVars(n.b, out);
+      break;
+    case 'pm':
+      if (n.a) freeVars(n.a, out);
+      freeVars(n.b, out);
+      break;
+    case 'fn':
+      n.args.forEach((a) => freeVars(a, out));
+      break;
+    case 'group':
+    case 'set':
+    case 'union':
+    case 'list':
+      n.items.forEach((a) => freeVars(a, out));
+      break;
+    case 'rel':
+      n.parts.forEach((a) => freeVars(a, out));
+      break;
+    case 'matrix':
+      n.rows.forEach((r) => r.forEach((a) => freeVars(a, out)));
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+export function hasDecimal(n: Node): boolean {
+  switch (n.k) {
+    case 'num':
+      return n.dec;
+    case 'neg':
+      return hasDecimal(n.x);
+    case 'add':
+    case 'sub':
+    case 'mul':
+    case 'div':
+    case 'pow':
+      return hasDecimal(n.a) || hasDecimal(n.b);
+    case 'pm':
+      return (n.a !== null && hasDecimal(n.a)) || hasDecimal(n.b);
+    case 'fn':
+      return n.args.some(hasDecimal);
+    case 'group':
+      return n.items.some(hasDecimal);
+    default:
+      return false;
+  }
+}
+
+/** Is a scalar node one without any ± (those expand to sets)? */
+function hasPm(n: Node): boolean {
+  switch (n.k) {
+    case 'pm':
+      return true;
+    case 'neg':
+      return hasPm(n.x);
+    case 'add':
+    case 'sub':
+    case 'mul':
+    case 'div':
+    case 'pow':
+      return hasPm(n.a) || hasPm(n.b);
+    case 'fn':
+      return n.args.some(hasPm);
+    case 'group':
+      return n.items.some(hasPm);
+    default:
+      return false;
+  }
+}
+
+/** Expands every ± into its two signs (at most 8 expansions): `3\pm 2` -> [3+2, 3-2]. */
+function expandPm(n: Node, limit = 8): Node[] {
+  switch (n.k) {
+    case 'pm': {
+      const bs = expandPm(n.b, limit);
+      const as = n.a ? expandPm(n.a, limit) : [null];
+      const out: Node[] = [];
+      for (const a of as)
+        for (const b of bs) {
+          const plus: Node = a ? { k: 'add', a, b } : b;
+          const minus: Node = a ? { k: 'sub', a, b } : { k: 'neg', x: b };
+          out.push(...(n.sign === 1 ? [plus, minus] : [minus, plus]));
+        }
+      if (out.length > limit) throw new ParseError('too many ±');
+      return out;
+    }
+    case 'neg':
+      return expandPm(n.x, limit).map((x) => ({ k: 'neg', x }));
+    case 'add':
+    case 'sub':
+    case 'mul':
+    case 'div':
+    case 'pow': {
+      const out: Node[] = [];
+      for (const a of expandPm(n.a, limit)) for (const b of expandPm(n.b, limit)) out.push({ ...n, a, b } as Node);
+      if (out.length > limit) throw new ParseError('too many ±');
+      return out;
+    }
+    default:
+      return [n];
+  }
+}
+
+/** A name on the left of an assignment: `x`, `x_1`, `f(x)`, `P(x,y)`, `(p,q)`. */
+function isName(n: Node): boolean {
+  if (n.k === 'var') return true;
+  if (n.k === 'mul' && n.implicit && n.a.k === 'var' && n.b.k === 'group' && n.b.open === '(') {
+    return n.b.items.every((x) => x.k === 'var');
+  }
+  if (n.k === 'group' && n.open === '(' && n.items.length >= 2) return n.items.every((x) => x.k === 'var');
+  return false;
+}
+
+function nameVar(n: Node): string | null {
+  return n.k === 'var' ? n.name : null;
+}
+
+function isConstant(n: Node): boolean {
+  return freeVars(n).size === 0;
+}
+
+// ---------------------------------------------------------------- node -> values
+
+export class TypeFail extends Error {}
+
+/** The primary value of a node (plus the readings of ambiguous notations, via `readingsOf`). */
+function valuesOf(n: Node, rewrites: string[]): Value[] {
+  switch (n.k) {
+    case 'list':
+      return listValues(n.items, rewrites);
+    case 'group':
+      return groupValues(n, rewrites);
+    case 'set':
+      return [{ t: 'set', items: n.items.flatMap((x) => itemValues(x, rewrites)) }];
+    case 'union':
+      return [unionValue(n.items, rewrites)];
+    case 'rel':
+      return relValues(n, rewrites);
+    case 'matrix':
+      return [{ t: 'matrix', rows: n.rows.map((r) => r.map((x) => scalarOnly(x))) }];
+    case 'base':
+      return [{ t: 'base', digits: n.digits, base: n.base }];
+    default:
+      if (hasPm(n)) {
+        rewrites.push('\\pm expanded to a set');
+        return [{ t: 'set', items: expandPm(n).map(scalarOnly) }];
+      }
+      return [scalarOnly(n)];
+  }
+}
+
+function scalarOnly(n: Node): Value {
+  if (n.k === 'group' && n.items.length === 1) return scalarOnly(n.items[0]!);
+  if (['list', 'group', 'set', 'union', 'rel', 'matrix', 'base', 'pm'].includes(n.k)) {
+    if (n.k === 'group') return { t: 'tuple', items: n.items.map(scalarOnly) };
+    if (n.k === 'set') return { t: 'set', items: n.items.map(scalarOnly) };
+    throw new TypeFail(`nested ${n.k}`);
+  }
+  return { t: 'scalar', node: n, vars: [...freeVars(n)].sort() };
+}
+
+/** Items of a set or list: each item's primary value, with ± expanded into several items. */
+function itemValues(n: Node, rewrites: string[]): Value[] {
+  if (n.k === 'rel') {
+    const v = relValues(n, rewrites)[0]!;
+    return v.t === 'set' ? v.items : [v];
+  }
+  if (n.k !== 'group' && hasPm(n)) {
+    rewrites.push('\\pm expanded to a set');
+    return expandPm(n).map(scalarOnly);
+  }
+  return [scalarOnly(n)];
+}
+
+function listValues(items: Node[], rewrites: string[]): Value[] {
+  const vals = items.flatMap((x) => itemValues(x, rewrites));
+  // A bare list of solutions is unordered (SPEC §3.2 sets); read as a tuple too ("3,1" ≡ "(3,1)").
+  return [{ t: 'set', items: vals }, { t: 'tuple', items: vals }];
+}
+
+function groupValues(g: Node & { k: 'group' }, rewrites: string[]): Value[] {
+  if (g.items.length === 1 && g.open === '(' && g.close === ')') return valuesOf(g.items[0]!, rewrites);
+  const out: Value[] = [];
+  const iv = g.items.length === 2 ? intervalOf(g) : null;
+  if (g.open === '(' && g.close === ')') out.push({ t: 'tuple', items: g.items.map(scalarOnly) });
+  if (iv) out.push({ t: 'interval', parts: [iv], v: null });
+  if (out.length === 0) {
+    if (g.items.length === 1) return valuesOf(g.items[0]!, rewrites);
+    out.push({ t: 'tuple', items: g.items.map(scalarOnly) }); // "[1,2,3]": a list in brackets
+  }
+  return out;
+}
+
+function intervalOf(g: Node & { k: 'group' }): Iv | null {
+  const [lo, hi] = g.items as [Node, Node];
+  if (!isIntervalEnd(lo) || !isIntervalEnd(hi)) return null;
+  return { lo, hi, loClosed: g.open === '[', hiClosed: g.close === ']' };
+}
+
+function isIntervalEnd(n: Node): boolean {
+  return !['list', 'group', 'set', 'union', 'rel', 'matrix', 'base', 'pm'].includes(n.k) || (n.k === 'group' && n.items.length === 1);
+}
+
+function unionValue(items: Node[], rewrites: string[]): Value {
+  const vals = items.map((x) => valuesOf(x, rewrites));
+  // All sets: the union of their elements.
+  if (vals.every((v) => v.some((r) => r.t === 'set'))) {
+    return { t: 'set', items: vals.flatMap((v) => (v.find((r) => r.t === 'set') as Value & { t: 'set' }).items) };
+  }
+  const ivs: Iv[] = [];
+  for (const v of vals) {
+    const iv = v.find((r) => r.t === 'interval');
+    const set = v.find((r) => r.t === 'set');
+    if (iv && iv.t === 'interval') ivs.push(...iv.parts);
+    else if (set && set.t === 'set') {
+      for (const p of set.items) {
+        if (p.t !== 'scalar') throw new TypeFail('union of non-intervals');
+        ivs.push({ lo: p.node, hi: p.node, loClosed: true, hiClosed: true });
+      }
+    } else throw new TypeFail('union of non-intervals');
+  }
+  return { t: 'interval', parts: ivs, v: null };
+}
+
+function relValues(n: Node & { k: 'rel' }, rewrites: string[]): Value[] {
+  const { ops, parts: ps } = n;
+  if (ops.every((o) => o === '=')) return equationValues(ps, rewrites);
+  if (ops.length === 1 && ops[0] === 'in') {
+    const v = nameVar(ps[0]!);
+    if (!isName(ps[0]!)) throw new TypeFail('membership of a non-name');
+    rewrites.push('"x \\in" dropped');
+    return valuesOf(ps[1]!, rewrites).map((r) => (r.t === 'interval' ? { ...r, v } : r));
+  }
+  if (ops.every((o) => o === '<' || o === '<=' || o === '>' || o === '>=')) {
+    const iv = inequalityInterval(ops, ps);
+    if (iv) {
+      rewrites.push('inequality -> interval');
+      return [iv];
+    }
+    if (ops.length === 1) return [inequalityValue(ops[0]!, ps[0]!, ps[1]!)];
+  }
+  throw new TypeFail('unsupported relation');
+}
+
+/** `x = 3`, `k=1`, `(p,q)=(3,2)`, `x=5+5+1=7=11` (a name, then a constant: the last one). */
+function equationValues(ps: Node[], rewrites: string[]): Value[] {
+  const first = ps[0]!;
+  const last = ps[ps.length - 1]!;
+  if (isName(first) && isConstant(last)) {
+    rewrites.push(ps.length > 2 ? 'assignment chain -> its last value' : '"x =" assignment dropped');
+    return valuesOf(last, rewrites);
+  }
+  if (ps.length === 2 && isName(last) && isConstant(first)) {
+    rewrites.push('"= x" assignment dropped');
+    return valuesOf(first, rewrites);
+  }
+  if (ps.length !== 2) throw new TypeFail('chained equation');
+  const vars = [...freeVars(first), ...freeVars(last)];
+  return [{ t: 'eq', lhs: first, rhs: last, vars: [...new Set(vars)].sort(), lhsIsName: isName(first) }];
+}
+
+function inequalityValue(op: RelOp, l: Node, r: Node): Value {
+  // Normalise to f < 0 / f <= 0.
+  const f: Node = op === '<' || op === '<=' ? { k: 'sub', a: l, b: r } : { k: 'sub', a: r, b: l };
+  const vars = [...freeVars(f)].sort();
+  return { t: 'ineq', f, strict: op === '<' || op === '>', vars };
+}
+
+interface Bound {
+  at: Node;
+  closed: boolean;
+  value: number;
+}
+
+/**
+ * A chain of linear one-variable inequalities as an interval (`0<x<1` -> (0,1), `-x>-1` ->
+ * (-∞,1)): each adjacent pair bounds the variable; the bounds are intersected.
+ */
+function inequalityInterval(ops: RelOp[], ps: Node[]): Value | null {
+  const vars = new Set<string>();
+  ps.forEach((p) => freeVars(p, vars));
+  if (vars.size !== 1) return null;
+  const v = [...vars][0]!;
+  let lower: Bound | null = null;
+  let upper: Bound | null = null;
+  for (let k = 0; k < ops.length; k++) {
+    const b = bound(v, ops[k]!, ps[k]!, ps[k + 1]!);
+    if (!b) return null;
+    if (b.side === 'upper' && (!upper || b.value < upper.value || (b.value === upper.value && !b.closed))) upper = b;
+    if (b.side === 'lower' && (!lower || b.value > lower.value || (b.value === lower.value && !b.closed))) lower = b;
+  }
+  const iv: Iv = {
+    lo: lower?.at ?? NEG_INF,
+    hi: upper?.at ?? INF,
+    loClosed: lower?.closed ?? false,
+    hiClosed: upper?.closed ?? false,
+  };
+  return { t: 'interval', parts: [iv], v };
+}
+
+/** The bound that `l op r` puts on v, when linear in v with a non-zero slope. */
+function bound(v: string, op: RelOp, l: Node, r: Node): (Bound & { side: 'lower' | 'upper' }) | null {
+  const less = op === '<' || op === '<=';
+  const closed = op === '<=' || op === '>=';
+  // Direct forms keep the written end point: v op c, c op v.
+  if (l.k === 'var' && l.name === v && isConstant(r)) return mkBound(r, closed, less ? 'upper' : 'lower');
+  if (r.k === 'var' && r.name === v && isConstant(l)) return mkBound(l, closed, less ? 'lower' : 'upper');
+  // Linear g(v) = l - r = a v + b: v op' -b/a.
+  const g: Node = { k: 'sub', a: l, b: r };
+  const lin = linear(g, v);
+  if (!lin) return null;
+  const { a, b } = lin;
+  const flip = a.n < 0n;
+  const end = Q.div(Q.neg(b), a)!;
+  const side = less !== flip ? 'upper' : 'lower';
+  return mkBound({ k: 'num', v: end, dec: hasDecimal(g), src: Q.toString(end) }, closed, side);
+}
+
+function mkBound(at: Node, closed: boolean, side: 'lower' | 'upper'): (Bound & { side: 'lower' | 'upper' }) | null {
+  try {
+    const [re, im] = parts(numEval(at));
+    if (im !== 0 || Number.isNaN(re)) return null;
+    return { at, closed, value: re, side };
+  } catch (e) {
+    if (e instanceof EvalError) return null;
+    throw e;
+  }
+}
+
+/** Exact a, b with g(v) = a v + b, checked at five rational points; null if not linear. */
+function linear(g: Node, v: string): { a: Q.Rational; b: Q.Rational } | null {
+  const at = (x: Q.Rational) => exactEval(g, new Map([[v, x]]));
+  const g0 = at(Q.ZERO);
+  const g1 = at(Q.ONE);
+  if (!g0 || !g1) return null;
+  const a = Q.sub(g1, g0);
+  if (a.n === 0n) return null;
+  for (const x of [Q.rat(2n), Q.rat(-3n), Q.rat(1n, 7n)]) {
+    const gx = at(x);
+    if (!gx || !Q.eq(gx, Q.add(Q.mul(a, x), g0))) return null;
+  }
+  return { a, b: g0 };
+}
+
+// ---------------------------------------------------------------- answer -> canonical
+
+const CHOICE_RE = /^\(?([A-Ja-j])\)?$/;
+const BASE_RE = /^\(?([0-9A-Za-z]+)\)?_\{?\(?(\d+)\)?\}?$/;
+
+function baseReading(s: string): Value | null {
+  const m = BASE_RE.exec(s.replace(/\s+/g, ''));
+  if (!m) return null;
+  const base = Number(m[2]);
+  if (base < 2 || base > 36) return null;
+  const digits = m[1]!.toLowerCase();
+  for (const c of digits) if (parseInt(c, 36) >= base) return null;
+  return { t: 'base', digits, base: m[2]! };
+}
+
+export function typeName(v: Value): string {
+  switch (v.t) {
+    case 'scalar':
+      return v.vars.length ? 'expression' : 'number';
+    case 'eq':
+    case 'ineq':
+      return 'relation';
+    default:
+      return v.t;
+  }
+}
+
+/** Normalise, parse and type an answer: every reading, in preference order. */
+export function canonicalise(raw: string): Canonical {
+  const norm = normalise(raw);
+  const { text, rewrites, percent } = norm;
+  const readings: Reading[] = [];
+  const push = (value: Value, tag: ReadingTag = 'plain') => readings.push({ value, tag });
+  if (text === '') push({ t: 'empty' });
+  else {
+    const choice = CHOICE_RE.exec(text);
+    if (choice) push({ t: 'choice', letter: choice[1]!.toUpperCase() });
+    const base = baseReading(text);
+    if (base) push(base);
+    if (!base && !hasWord(text)) parsedReadings(text, norm.percent, rewrites, push);
+    if (readings.length === 0 || hasWord(text)) push({ t: 'text', s: textKey(text) });
+  }
+  return {
+    raw,
+    normalised: text,
+    rewrites,
+    type: readings.length ? typeName(readings[0]!.value) : 'text',
+    readings,
+    percent,
+  };
+}
+
+function parsedReadings(text: string, percent: boolean, rewrites: string[], push: (v: Value, tag?: ReadingTag) => void): void {
+  // A decimal comma: one comma between two digit runs (thousands were rewritten before).
+  const dc = /^(-?\d+),(\d+)$/.exec(text);
+  if (dc) push(scalarOnly(numNode(`${dc[1]}.${dc[2]}`)), 'decimal-comma');
+  let node: Node;
+  try {
+    node = parseLatex(text);
+  } catch (e) {
+    if (e instanceof ParseError) return;
+    throw e;
+  }
+  let vals: Value[];
+  try {
+    vals = valuesOf(node, rewrites);
+  } catch (e) {
+    if (e instanceof TypeFail || e instanceof ParseError) return;
+    throw e;
+  }
+  vals.forEach((v, i) => {
+    const tag: ReadingTag = node.k === 'list' && i > 0 ? 'list-as-tuple' : 'plain';
+    if (percent && v.t === 'scalar') {
+      push(v, 'percent-raw');
+      push({ t: 'scalar', node: { k: 'div', a: v.node, b: numNode('100') }, vars: v.vars }, 'percent-scaled');
+    } else push(v, tag);
+  });
+}
+
+/** Text compares case-insensitively, ignoring spaces (SPEC §3.2). */
+export function textKey(s: string): string {
+  return s.toLowerCase().replace(/\s+/g, '');
+}
