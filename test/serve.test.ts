@@ -194,3 +194,54 @@ test('parity: serve answers equal `score` on the same groups, for every operator
 test('serve requires --stdio', async () => {
   await assert.rejects(runServe([], { stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough() }), /--stdio/);
 });
+
+test('round trip: a training loop logs with the Python RunLogger while the extension-side reader follows; CoRE uses the confidences', async () => {
+  const { spawn } = await import('node:child_process');
+  const { readFileSync } = await import('node:fs');
+  const { RunIndex } = await import('../src/logs');
+  const { prepareGroup, scoreGroup } = await import('../src/engine');
+  const dir = mkdtempSync(join(tmpdir(), 'cl-roundtrip-'));
+  const run = join(dir, 'run');
+  const expectedFile = join(dir, 'expected.json');
+  const { mkdirSync } = await import('node:fs');
+  mkdirSync(run);
+  const notices: string[] = [];
+  const index = await RunIndex.open(run, { follow: true, onNotice: (n) => notices.push(`${n.level}: ${n.message}`), pollMs: 100, idleMs: 300, safetyScanMs: 1000 });
+  const steps = 5;
+  const groupsPerStep = 4;
+  let seenWhileRunning = 0;
+  let running = true;
+  index.onDidChange(() => {
+    if (running) seenWhileRunning = index.groups().filter((e) => e.complete).length;
+  });
+  try {
+    const child = spawn('python3', [join('python', 'tests', 'sim_training_loop.py'), run, expectedFile, '--steps', String(steps), '--groups', String(groupsPerStep), '--n', '16', '--pause', '0.25'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (c) => (err += c));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    running = false;
+    assert.equal(code, 0, `simulated training loop failed: ${err}`);
+    const deadline = Date.now() + 15_000;
+    while (index.groups().filter((e) => e.complete).length < steps * groupsPerStep && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      await index.settled();
+    }
+    assert.ok(seenWhileRunning > 0, 'the reader saw groups while the loop was still writing');
+    const expected = JSON.parse(readFileSync(expectedFile, 'utf8')) as Record<string, number[]>;
+    const entries = index.groups();
+    assert.equal(entries.length, steps * groupsPerStep, notices.join('\n'));
+    for (const e of entries) {
+      assert.ok(e.complete);
+      const want = expected[`${e.step}/${e.questionId}`];
+      assert.deepEqual(e.rollouts.map((r) => r.meanLogprob), want, `${e.step}/${e.questionId}: every confidence arrives`);
+      assert.equal(e.groundTruth, '12');
+      const g = await index.loadGroup(e.key);
+      const s = scoreGroup(prepareGroup(g), { operators: ['core'] });
+      assert.equal(s.results.core?.confidence, 'used', `${e.step}/${e.questionId}`);
+    }
+    assert.ok(!notices.some((n) => n.startsWith('error')), notices.join('\n'));
+  } finally {
+    index.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
