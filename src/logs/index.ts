@@ -13,3 +13,4 @@ export type { Notice, NoticeSink, LogFormat, GroupKey, RolloutEntry, RolloutSour
 export { groupKey } from './types.js';
 export { readRun, type ReadRunOptions } from './read-run.js';
 export { readRolloutText } from './texts.js';
+export { RunIndex, entryToGroup, type GroupEntry, type RunChange, type RunIndexOptions } from './run-index.js';

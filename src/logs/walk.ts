@@ -1,6 +1,7 @@
 // Run discovery: a run is one file or a folder, read recursively. Hidden entries (names starting
 // with '.') are skipped; symbolic links are followed, but a directory already visited (by its real
 // path) is not entered again, so symlink loops end.
+import type { Stats } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { NoticeSink } from './types.js';
@@ -8,9 +9,13 @@ import type { NoticeSink } from './types.js';
 /** Natural order: "2.jsonl" before "10.jsonl" (verl names files by step). */
 export const naturalCompare = new Intl.Collator('en', { numeric: true, sensitivity: 'variant' }).compare;
 
-export async function listRunFiles(root: string, onNotice: NoticeSink): Promise<string[]> {
+/** The files of a run in natural order; `stats`, when given, receives each file's stat. */
+export async function listRunFiles(root: string, onNotice: NoticeSink, stats?: Map<string, Stats>, dirs?: Set<string>): Promise<string[]> {
   const st = await stat(root);
-  if (!st.isDirectory()) return [root];
+  if (!st.isDirectory()) {
+    stats?.set(root, st);
+    return [root];
+  }
   const out: string[] = [];
   const seen = new Set<string>();
   const walk = async (dir: string): Promise<void> => {
@@ -23,6 +28,7 @@ export async function listRunFiles(root: string, onNotice: NoticeSink): Promise<
     }
     if (seen.has(real)) return; // a symlink back into a folder already read (a loop, or an alias)
     seen.add(real);
+    dirs?.add(dir);
     let names: string[];
     try {
       names = await readdir(dir);
@@ -36,7 +42,7 @@ export async function listRunFiles(root: string, onNotice: NoticeSink): Promise<
     const BATCH = 64;
     for (let i = 0; i < names.length; i += BATCH) {
       const slice = names.slice(i, i + BATCH).filter((n) => !n.startsWith('.'));
-      const stats = await Promise.all(
+      const results = await Promise.all(
         slice.map((n) =>
           stat(join(dir, n)).then(
             (s) => ({ n, s, err: undefined as NodeJS.ErrnoException | undefined }),
@@ -44,7 +50,7 @@ export async function listRunFiles(root: string, onNotice: NoticeSink): Promise<
           ),
         ),
       );
-      for (const { n, s, err } of stats) {
+      for (const { n, s, err } of results) {
         const p = join(dir, n);
         if (!s) {
           if (err?.code === 'ELOOP') onNotice({ level: 'warning', message: `${p}: symbolic link loop; skipped`, file: p });
@@ -52,7 +58,10 @@ export async function listRunFiles(root: string, onNotice: NoticeSink): Promise<
           continue;
         }
         if (s.isDirectory()) subdirs.push(p);
-        else if (s.isFile()) out.push(p);
+        else if (s.isFile()) {
+          out.push(p);
+          stats?.set(p, s);
+        }
       }
     }
     for (const d of subdirs) await walk(d);

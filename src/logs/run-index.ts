@@ -1,0 +1,796 @@
+// RunIndex: a run's groups as the engine needs them, followable while the training loop writes.
+//
+// What it keeps. Per group: run, step, question_id, prompt, ground truth (diagnostics only),
+// outcome checks, and per roll-out the numbers the engine needs (mean log-prob, logged reward,
+// pre-extracted answer, verification, sample_idx, format extras) plus the record's byte range
+// (file, line, offset, length, and `item` for a roll-out inside a group record). Never the
+// roll-out text: `loadGroup` / `readRolloutText` read it back from disk by offset.
+//
+// Modes. `static` (follow: false): one read. `watch`: fs.watch events on every folder of the run (one
+// non-recursive watcher per folder: Node 20's recursive mode on Linux loses events after a file is
+// renamed over) or on the parent folder of a single-file run, debounced into a check of the named file, plus
+// a full rescan every `safetyScanMs` (10 s) as a safety net. `poll`: a full rescan every `pollMs`
+// (1 s); chosen with `poll: true`, when fs.watch is unavailable, or when the run lives on a network
+// or cluster file system that delivers no events (NFS, Lustre, GPFS, BeeGFS, CephFS, CIFS/SMB, FUSE
+// such as sshfs, 9p) — detected with statfs. `mode` says which; an info notice says so too.
+//
+// Tail rules (SPEC §2.3). Each file is read from the byte after its last consumed record. A last line
+// without a newline is consumed only once it is a complete JSON object (a writer mid-line leaves a
+// prefix that does not parse); otherwise it waits. A malformed complete line is skipped and reported
+// once (file:line). A file that shrinks, whose inode changes (replaced, e.g. renamed over), or whose
+// first bytes change (rewritten in place) is re-read from scratch: its records are dropped and read
+// again. A deleted file drops its records with a notice. New files are picked up. A TRL parquet file
+// is re-read whole when it changes; while it does not parse (being written) it is retried silently.
+//
+// When is a group complete (the `completed` event; `watch` prints a group then)?
+//   - a group record (native `kind: "group"`, or a TRL parquet group): at once;
+//   - roll-out records (native roll-out records, verl lines): when the group reaches the run's modal
+//     group size (the most common size among groups already complete), or when the file that
+//     contributed to it has moved on to a later step, or when it has had no new roll-out for
+//     `idleMs` (2 s), or — in a static read — at the end of the read.
+//   A roll-out that arrives for a group that is already complete is added; the group's `revision`
+//   goes up and a `changed` event fires (watch prints the group again with a notice).
+// Duplicates: a second group record for an identity (run, step, question_id), or a roll-out record
+// for an identity that came as a group record, is skipped with a warning.
+//
+// Events: `onDidChange({ removed, added, completed, changed })`, handled in that order; a key can be
+// both removed and added in one event (its file was re-read), and then it is a new group.
+import { watch, type FSWatcher, type Stats } from 'node:fs';
+import { open, stat, statfs } from 'node:fs/promises';
+import { dirname, basename, join, resolve } from 'node:path';
+import type { Group, OutcomeCheck, Rollout } from '../engine/types.js';
+import { parseJsonLine } from './json.js';
+import { readLineBatches } from './lines.js';
+import { JsonlFileParser, sniff, UNSUPPORTED_HINT } from './parse.js';
+import { describeGroup, modalSize, orderRollouts } from './read-run.js';
+import { runOfFile } from './records.js';
+import { readRolloutText as readText } from './texts.js';
+import { readTrlFile } from './trl.js';
+import { groupKey, type GroupKey, type LogFormat, type Notice, type ParsedRecord, type RolloutEntry, type RolloutSource } from './types.js';
+import { listRunFiles } from './walk.js';
+
+export interface GroupEntry {
+  key: GroupKey;
+  run?: string;
+  step: number;
+  questionId: string;
+  prompt?: string;
+  /** Diagnostics only: never an input to any operator. */
+  groundTruth: string | null;
+  outcomeChecks?: OutcomeCheck[];
+  /** In sample_idx order when logged, else in file order. */
+  rollouts: RolloutEntry[];
+  /** 'group': one group record (or a TRL parquet group); 'rollouts': assembled from roll-out records. */
+  origin: 'group' | 'rollouts';
+  format: LogFormat;
+  complete: boolean;
+  /** Goes up each time roll-outs arrive after the group was complete. */
+  revision: number;
+  /** Where the group's first record is. */
+  firstSource: RolloutSource;
+}
+
+export interface RunChange {
+  removed: GroupKey[];
+  added: GroupKey[];
+  completed: GroupKey[];
+  changed: GroupKey[];
+}
+
+export interface RunIndexOptions {
+  follow: boolean;
+  /** Force polling (network file systems). */
+  poll?: boolean;
+  onNotice: (n: Notice) => void;
+  pollMs?: number;
+  idleMs?: number;
+  safetyScanMs?: number;
+}
+
+interface FileState {
+  path: string;
+  format?: LogFormat;
+  dev: number;
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  /** Byte offset after the last consumed record. */
+  consumed: number;
+  nextLine: number;
+  head: Buffer;
+  parser?: JsonlFileParser;
+  unsupported: boolean;
+  keys: Set<GroupKey>;
+  maxStep: number;
+  /** parquet: the last read failed (being written?) */
+  parquetPending?: { since: number; reported: boolean; message: string };
+}
+
+const REMOTE_FS: Record<number, string> = {
+  0x6969: 'NFS',
+  0x0bd00bd0: 'Lustre',
+  0x47504653: 'GPFS',
+  0x19830326: 'BeeGFS',
+  0x00c36400: 'CephFS',
+  0xff534d42: 'CIFS',
+  0xfe534d42: 'SMB2',
+  0x517b: 'SMB',
+  0x65735546: 'FUSE',
+  0x01021997: '9p',
+  0x5346414f: 'AFS',
+};
+
+const HEAD = 64;
+
+class Change {
+  removed = new Set<GroupKey>();
+  added = new Set<GroupKey>();
+  completed = new Set<GroupKey>();
+  changed = new Set<GroupKey>();
+  get empty(): boolean {
+    return !this.removed.size && !this.added.size && !this.completed.size && !this.changed.size;
+  }
+}
+
+export class RunIndex {
+  readonly root: string;
+  mode: 'watch' | 'poll' | 'static' = 'static';
+  private readonly folderRoot: string;
+  private readonly isDir: boolean;
+  private readonly entries = new Map<GroupKey, GroupEntry>();
+  private readonly files = new Map<string, FileState>();
+  private readonly lastUpdate = new Map<GroupKey, number>();
+  private readonly sizeHist = new Map<number, number>();
+  private readonly listeners: Array<(e: RunChange) => void> = [];
+  private readonly notice: (n: Notice) => void;
+  private readonly opts: Required<Omit<RunIndexOptions, 'onNotice' | 'poll'>> & { poll: boolean };
+  private watcher?: FSWatcher;
+  private dirWatchers = new Map<string, FSWatcher>();
+  private timers: NodeJS.Timeout[] = [];
+  private debounce?: NodeJS.Timeout;
+  private dirtyFiles = new Set<string>();
+  private dirtyAll = false;
+  private chain: Promise<void> = Promise.resolve();
+  private closed = false;
+  private initialDone = false;
+  private sizeWarnings = 0;
+
+  private constructor(root: string, isDir: boolean, opts: RunIndexOptions) {
+    this.root = root;
+    this.isDir = isDir;
+    this.folderRoot = isDir ? root : dirname(root);
+    this.notice = opts.onNotice;
+    this.opts = {
+      follow: opts.follow,
+      poll: opts.poll ?? false,
+      pollMs: opts.pollMs ?? 1000,
+      idleMs: opts.idleMs ?? 2000,
+      safetyScanMs: opts.safetyScanMs ?? 10_000,
+    };
+  }
+
+  /** Opens a run (folder or file). Throws when PATH cannot be read; everything else is a notice. */
+  static async open(path: string, opts: RunIndexOptions): Promise<RunIndex> {
+    const root = resolve(path);
+    let st: Stats;
+    try {
+      st = await stat(root);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new Error(code === 'ENOENT' ? `${path}: no such file or folder` : `${path}: cannot read (${code ?? (err as Error).message})`);
+    }
+    const idx = new RunIndex(root, st.isDirectory(), opts);
+    await idx.start();
+    return idx;
+  }
+
+  private async start(): Promise<void> {
+    if (this.opts.follow) {
+      let remote: string | undefined;
+      try {
+        const fsinfo = await statfs(this.folderRoot);
+        remote = REMOTE_FS[Number(fsinfo.type) >>> 0];
+      } catch {
+        /* statfs unsupported: assume local */
+      }
+      if (!this.opts.poll && !remote) {
+        try {
+          if (this.isDir) this.watchDir(this.root);
+          else {
+            this.watcher = watch(this.folderRoot, {}, (_ev, name) => {
+              if (!name || name.toString() === basename(this.root)) this.onEvent(this.root);
+            });
+            this.watcher.on('error', (err) => this.watchFailed(err));
+          }
+          this.mode = 'watch';
+        } catch (err) {
+          this.notice({ level: 'info', message: `${this.root}: file events unavailable (${(err as Error).message})` });
+        }
+      }
+      if (this.mode === 'watch') {
+        this.notice({ level: 'info', message: `following ${this.root} with file-system events (and a full rescan every ${this.opts.safetyScanMs / 1000} s)` });
+        this.startPolling(this.opts.safetyScanMs);
+      } else {
+        this.mode = 'poll';
+        const why = this.opts.poll ? 'as requested' : remote ? `${remote} delivers no file events` : 'no file events';
+        this.notice({ level: 'info', message: `following ${this.root} by polling every ${this.opts.pollMs / 1000} s (${why})` });
+        this.startPolling(this.opts.pollMs);
+      }
+      const idle = setInterval(() => this.enqueue(async (ch) => this.completeIdle(ch)), Math.max(50, Math.min(500, this.opts.idleMs / 4)));
+      this.timers.push(idle);
+    }
+    await this.enqueue(async (ch) => {
+      await this.scan(ch, true);
+      if (!this.opts.follow) {
+        for (const e of this.entries.values()) if (!e.complete) this.complete(e, ch);
+      }
+      this.initialDone = true;
+      this.warnSizes([...this.entries.values()].filter((e) => e.complete));
+    });
+  }
+
+  private watchDir(dir: string): void {
+    if (this.dirWatchers.has(dir) || this.mode === 'poll') return;
+    const w = watch(dir, {}, (_ev, name) => this.onEvent(name ? join(dir, name.toString()) : undefined));
+    w.on('error', (err) => {
+      if (dir === this.root) this.watchFailed(err);
+      else {
+        w.close();
+        this.dirWatchers.delete(dir);
+      }
+    });
+    this.dirWatchers.set(dir, w);
+  }
+
+  private syncDirWatchers(dirs: Set<string>): void {
+    if (this.mode !== 'watch' || !this.isDir) return;
+    for (const [d, w] of this.dirWatchers) {
+      if (!dirs.has(d) && d !== this.root) {
+        w.close();
+        this.dirWatchers.delete(d);
+      }
+    }
+    for (const d of dirs) {
+      try {
+        this.watchDir(d);
+      } catch {
+        /* the folder went away or the watch limit is reached: the periodic rescan still covers it */
+      }
+    }
+  }
+
+  private watchFailed(err: Error): void {
+    if (this.mode === 'poll' || this.closed) return;
+    this.notice({ level: 'warning', message: `${this.root}: file events failed (${err.message}); falling back to polling every ${this.opts.pollMs / 1000} s` });
+    this.watcher?.close();
+    this.watcher = undefined;
+    for (const w of this.dirWatchers.values()) w.close();
+    this.dirWatchers.clear();
+    this.mode = 'poll';
+    this.startPolling(this.opts.pollMs);
+  }
+
+  private startPolling(ms: number): void {
+    const t = setInterval(() => {
+      this.dirtyAll = true;
+      this.schedule(0);
+    }, ms);
+    this.timers.push(t);
+  }
+
+  private onEvent(file: string | undefined): void {
+    if (this.closed) return;
+    if (file === undefined) this.dirtyAll = true;
+    else this.dirtyFiles.add(file);
+    this.schedule(30);
+  }
+
+  private schedule(ms: number): void {
+    if (this.debounce || this.closed) return;
+    this.debounce = setTimeout(() => {
+      this.debounce = undefined;
+      const all = this.dirtyAll;
+      const files = [...this.dirtyFiles];
+      this.dirtyAll = false;
+      this.dirtyFiles.clear();
+      void this.enqueue(async (ch) => {
+        if (all) await this.scan(ch, false);
+        else for (const f of files) await this.checkPath(f, ch);
+      });
+    }, ms);
+  }
+
+  /** Runs one update at a time; emits its changes. */
+  private enqueue(fn: (ch: Change) => Promise<void>): Promise<void> {
+    const run = async () => {
+      if (this.closed) return;
+      const ch = new Change();
+      try {
+        await fn(ch);
+      } catch (err) {
+        this.notice({ level: 'error', message: `${this.root}: ${(err as Error).message}` });
+      }
+      if (!ch.empty && !this.closed) this.emit(ch);
+    };
+    this.chain = this.chain.then(run, run);
+    return this.chain;
+  }
+
+  private emit(ch: Change): void {
+    const present = (k: GroupKey) => this.entries.has(k);
+    const e: RunChange = {
+      removed: [...ch.removed],
+      added: [...ch.added].filter(present),
+      completed: [...ch.completed].filter((k) => this.entries.get(k)?.complete),
+      changed: [...ch.changed].filter((k) => present(k) && !ch.added.has(k)),
+    };
+    if (!e.removed.length && !e.added.length && !e.completed.length && !e.changed.length) return;
+    for (const l of this.listeners) {
+      try {
+        l(e);
+      } catch (err) {
+        this.notice({ level: 'error', message: `change listener failed: ${(err as Error).message}` });
+      }
+    }
+  }
+
+  /** Lists the run's files and checks each (new, grown, shrunk, replaced, deleted). */
+  private async scan(ch: Change, initial: boolean): Promise<void> {
+    const stats = new Map<string, Stats>();
+    const dirs = new Set<string>();
+    let list: string[];
+    try {
+      list = await listRunFiles(this.root, initial ? this.notice : () => undefined, stats, dirs);
+      this.syncDirWatchers(dirs);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') list = [];
+      else throw err;
+    }
+    if (initial && this.isDir && list.length === 0 && !this.opts.follow) {
+      this.notice({ level: 'error', message: `${this.root}: no log files in this folder`, file: this.root });
+    }
+    const present = new Set(list);
+    for (const path of [...this.files.keys()]) if (!present.has(path)) this.dropFile(path, ch, 'deleted');
+    for (const path of list) await this.checkFile(path, stats.get(path), ch);
+  }
+
+  private async checkPath(path: string, ch: Change): Promise<void> {
+    if (basename(path).startsWith('.')) return;
+    let st: Stats | undefined;
+    try {
+      st = await stat(path);
+    } catch {
+      st = undefined;
+    }
+    if (!st) {
+      if (this.files.has(path)) this.dropFile(path, ch, 'deleted');
+      // a folder (or a file inside one) disappeared: a rescan settles which files went
+      for (const f of this.files.keys()) if (f.startsWith(path + '/')) return void (await this.scan(ch, false));
+      return;
+    }
+    if (st.isDirectory()) return void (await this.scan(ch, false));
+    if (st.isFile()) await this.checkFile(path, st, ch);
+  }
+
+  private dropFile(path: string, ch: Change, why: 'deleted' | 'replaced' | 'truncated' | 'rewritten'): void {
+    const fs = this.files.get(path);
+    if (!fs) return;
+    this.files.delete(path);
+    let dropped = 0;
+    for (const key of fs.keys) {
+      const e = this.entries.get(key);
+      if (!e) continue;
+      if (e.origin === 'group' && e.firstSource.file === path) {
+        dropped += e.rollouts.length;
+        this.entries.delete(key);
+        this.lastUpdate.delete(key);
+        ch.removed.add(key);
+        continue;
+      }
+      const kept = e.rollouts.filter((r) => r.source.file !== path);
+      if (kept.length === e.rollouts.length) continue;
+      dropped += e.rollouts.length - kept.length;
+      if (kept.length === 0) {
+        this.entries.delete(key);
+        this.lastUpdate.delete(key);
+        ch.removed.add(key);
+      } else {
+        e.rollouts = kept;
+        if (e.firstSource.file === path) e.firstSource = kept[0].source;
+        e.revision++;
+        ch.changed.add(key);
+      }
+    }
+    if (why === 'deleted' || dropped > 0) {
+      const what = why === 'deleted' ? 'deleted' : `${why}; re-reading it from the start`;
+      this.notice({ level: why === 'deleted' ? 'warning' : 'info', message: `${path}: file ${what} (${dropped} roll-outs dropped)`, file: path });
+    }
+  }
+
+  private async checkFile(path: string, st: Stats | undefined, ch: Change): Promise<void> {
+    if (!st) {
+      try {
+        st = await stat(path);
+      } catch {
+        if (this.files.has(path)) this.dropFile(path, ch, 'deleted');
+        return;
+      }
+    }
+    let fs = this.files.get(path);
+    if (fs) {
+      let why: 'replaced' | 'truncated' | 'rewritten' | undefined;
+      if (st.ino !== fs.ino || st.dev !== fs.dev) why = 'replaced';
+      else if (st.size < fs.size || st.size < fs.consumed) why = 'truncated';
+      else if (st.size === fs.size && st.mtimeMs === fs.mtimeMs && !fs.parquetPending) return; // unchanged
+      else if (fs.head.length > 0 && !(await this.sameHead(path, fs.head))) why = 'rewritten';
+      if (why) {
+        this.dropFile(path, ch, why);
+        fs = undefined;
+      }
+    }
+    if (!fs) {
+      fs = { path, dev: st.dev, ino: st.ino, size: 0, mtimeMs: 0, consumed: 0, nextLine: 1, head: Buffer.alloc(0), unsupported: false, keys: new Set(), maxStep: -1 };
+      this.files.set(path, fs);
+    }
+    if (fs.unsupported) {
+      fs.size = st.size;
+      fs.mtimeMs = st.mtimeMs;
+      return;
+    }
+    await this.readFile(fs, st, ch);
+  }
+
+  private async sameHead(path: string, head: Buffer): Promise<boolean> {
+    try {
+      const fh = await open(path, 'r');
+      try {
+        const b = Buffer.alloc(head.length);
+        const { bytesRead } = await fh.read(b, 0, b.length, 0);
+        return bytesRead === head.length && b.equals(head);
+      } finally {
+        await fh.close();
+      }
+    } catch {
+      return false;
+    }
+  }
+
+  private async readFile(fs: FileState, st: Stats, ch: Change): Promise<void> {
+    let fh;
+    try {
+      fh = await open(fs.path, 'r');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return void this.dropFile(fs.path, ch, 'deleted');
+      this.notice({ level: 'error', message: `${fs.path}: cannot open (${(err as NodeJS.ErrnoException).code}); skipped`, file: fs.path });
+      fs.unsupported = true;
+      return;
+    }
+    try {
+      const fst = await fh.stat();
+      const size = fst.size;
+      if (fst.ino !== fs.ino) {
+        // replaced between stat and open: start over with the new file
+        fs.ino = fst.ino;
+        fs.dev = fst.dev;
+      }
+      if (fs.head.length < HEAD && size > fs.head.length) {
+        const b = Buffer.alloc(Math.min(HEAD, size));
+        const { bytesRead } = await fh.read(b, 0, b.length, 0);
+        fs.head = b.subarray(0, bytesRead);
+      }
+      if (fs.format === undefined && !fs.parser) {
+        const kind = sniff(fs.head);
+        if (kind === 'empty') {
+          if (!this.opts.follow) this.notice({ level: 'warning', message: `${fs.path}: empty file, no records`, file: fs.path });
+          fs.size = size;
+          fs.mtimeMs = fst.mtimeMs;
+          if (fs.head.length === size) fs.head = Buffer.alloc(0); // only whitespace so far: keep re-sniffing
+          return;
+        }
+        if (kind === 'unsupported') {
+          this.notice({ level: 'error', message: `${fs.path}: unsupported file (${UNSUPPORTED_HINT}); skipped`, file: fs.path });
+          fs.unsupported = true;
+          fs.size = size;
+          fs.mtimeMs = fst.mtimeMs;
+          return;
+        }
+        if (kind === 'parquet') fs.format = 'trl';
+        else fs.parser = new JsonlFileParser(this.folderRoot, fs.path, this.notice);
+      }
+      fs.size = size;
+      fs.mtimeMs = fst.mtimeMs;
+      if (fs.format === 'trl') return void (await this.readParquet(fs, ch));
+      const parser = fs.parser!;
+      const now = Date.now();
+      for await (const lines of readLineBatches(fh, fs.consumed, fs.nextLine, size)) {
+        for (const l of lines) {
+          if (!l.terminated) {
+            let complete = l.text.trim() === '';
+            if (!complete) {
+              try {
+                const v = parseJsonLine(l.text).value;
+                complete = typeof v === 'object' && v !== null;
+              } catch {
+                complete = false;
+              }
+            }
+            if (!complete) {
+              if (!this.opts.follow) this.notice({ level: 'warning', message: `${fs.path}:${l.line}: incomplete last line (no newline yet); not read`, file: fs.path, line: l.line });
+              continue; // wait for the rest of the line
+            }
+            if (l.text.trim() === '') continue;
+          }
+          const rec = parser.line(l);
+          fs.consumed = l.end;
+          fs.nextLine = l.line + 1;
+          if (rec) this.addRecord(rec, fs, now, ch);
+          if (parser.unsupported) break;
+        }
+        if (parser.unsupported) break;
+      }
+      fs.format = parser.format;
+      if (parser.unsupported) fs.unsupported = true;
+      if (!this.opts.follow) parser.finish();
+    } finally {
+      await fh.close();
+    }
+  }
+
+  private async readParquet(fs: FileState, ch: Change): Promise<void> {
+    // a parquet file is rewritten whole: drop what it gave before and read it again
+    if (fs.keys.size) {
+      const path = fs.path;
+      const keep = { ...fs };
+      this.dropFile(path, ch, 'rewritten');
+      this.files.set(path, { ...keep, keys: new Set() });
+      fs = this.files.get(path)!;
+    }
+    try {
+      const r = await readTrlFile(fs.path, runOfFile(this.folderRoot, fs.path));
+      fs.parquetPending = undefined;
+      fs.consumed = fs.size;
+      const now = Date.now();
+      for (const rec of r.records) this.addRecord(rec, fs, now, ch);
+      if (r.rows === 0 && !this.opts.follow) this.notice({ level: 'warning', message: `${fs.path}: TRL completions file with no rows`, file: fs.path });
+    } catch (err) {
+      const message = `${fs.path}: unsupported or unreadable parquet file (${(err as Error).message}); skipped`;
+      if (!this.opts.follow) {
+        this.notice({ level: 'error', message, file: fs.path });
+        fs.unsupported = true;
+        return;
+      }
+      fs.parquetPending ??= { since: Date.now(), reported: false, message };
+      fs.parquetPending.message = message;
+    }
+  }
+
+  private toEntry(r: Rollout & { extra?: Record<string, unknown> }): RolloutEntry {
+    const e: RolloutEntry = {
+      meanLogprob: r.meanLogprob ?? null,
+      reward: r.reward ?? null,
+      answer: r.answer ?? null,
+      verification: r.verification ?? null,
+      sampleIdx: r.sampleIdx ?? null,
+      source: r.source as RolloutSource,
+    };
+    if (r.extra) e.extra = r.extra;
+    return e;
+  }
+
+  private addRecord(rec: ParsedRecord, fs: FileState, now: number, ch: Change): void {
+    const key = groupKey(rec.run, rec.step, rec.questionId);
+    const existing = this.entries.get(key);
+    const at = `${rec.source.file}:${rec.source.line}`;
+    const format = fs.format ?? fs.parser?.format ?? 'native';
+    if (rec.step > fs.maxStep) {
+      if (fs.maxStep >= 0) {
+        // the file moved on to a later step: its earlier roll-out groups are done
+        for (const k of fs.keys) {
+          const e = this.entries.get(k);
+          if (e && !e.complete && e.step < rec.step) this.complete(e, ch);
+        }
+      }
+      fs.maxStep = rec.step;
+    }
+    if (rec.kind === 'group') {
+      if (existing) {
+        const first = `${existing.firstSource.file}:${existing.firstSource.line}`;
+        this.notice({ level: 'warning', message: `${at}: duplicate group ${describeGroup(rec)} (first at ${first}); skipped`, file: rec.source.file, line: rec.source.line });
+        return;
+      }
+      const e: GroupEntry = {
+        key,
+        step: rec.step,
+        questionId: rec.questionId,
+        groundTruth: rec.groundTruth ?? null,
+        rollouts: rec.rollouts.map((r) => this.toEntry(r)),
+        origin: 'group',
+        format,
+        complete: false,
+        revision: 0,
+        firstSource: rec.source,
+      };
+      if (rec.run !== undefined) e.run = rec.run;
+      if (rec.prompt !== undefined) e.prompt = rec.prompt;
+      if (rec.outcomeChecks) e.outcomeChecks = rec.outcomeChecks;
+      this.entries.set(key, e);
+      fs.keys.add(key);
+      ch.added.add(key);
+      this.complete(e, ch);
+      return;
+    }
+    if (existing?.origin === 'group') {
+      const first = `${existing.firstSource.file}:${existing.firstSource.line}`;
+      this.notice({ level: 'warning', message: `${at}: roll-out record for ${describeGroup(rec)}, which came as a group record (at ${first}); skipped`, file: rec.source.file, line: rec.source.line });
+      return;
+    }
+    const entry = this.toEntry(rec.rollout);
+    fs.keys.add(key);
+    this.lastUpdate.set(key, now);
+    if (existing) {
+      insertOrdered(existing.rollouts, entry);
+      if (existing.prompt === undefined && rec.prompt !== undefined) existing.prompt = rec.prompt;
+      if (existing.groundTruth === null && rec.groundTruth != null) existing.groundTruth = rec.groundTruth;
+      if (existing.complete) {
+        existing.revision++;
+        ch.changed.add(key);
+      } else this.maybeCompleteBySize(existing, ch);
+      return;
+    }
+    const e: GroupEntry = {
+      key,
+      step: rec.step,
+      questionId: rec.questionId,
+      groundTruth: rec.groundTruth ?? null,
+      rollouts: [entry],
+      origin: 'rollouts',
+      format,
+      complete: false,
+      revision: 0,
+      firstSource: rec.source,
+    };
+    if (rec.run !== undefined) e.run = rec.run;
+    if (rec.prompt !== undefined) e.prompt = rec.prompt;
+    this.entries.set(key, e);
+    ch.added.add(key);
+    this.maybeCompleteBySize(e, ch);
+  }
+
+  private expectedSize(): number | undefined {
+    let best: number | undefined;
+    let bestN = 0;
+    for (const [s, n] of this.sizeHist) if (n > bestN || (n === bestN && best !== undefined && s > best)) [best, bestN] = [s, n];
+    return best;
+  }
+
+  private maybeCompleteBySize(e: GroupEntry, ch: Change): void {
+    if (!this.opts.follow) return;
+    const n = this.expectedSize();
+    if (n !== undefined && e.rollouts.length >= n) this.complete(e, ch);
+  }
+
+  private complete(e: GroupEntry, ch: Change): void {
+    if (e.complete) return;
+    e.complete = true;
+    this.lastUpdate.delete(e.key);
+    this.sizeHist.set(e.rollouts.length, (this.sizeHist.get(e.rollouts.length) ?? 0) + 1);
+    if (e.origin === 'rollouts' && this.initialDone) this.warnSizes([e]);
+    ch.completed.add(e.key);
+  }
+
+  private warnSizes(es: GroupEntry[]): void {
+    const verl = es.filter((e) => e.format === 'verl' && e.origin === 'rollouts');
+    if (!verl.length) return;
+    const modal = this.initialDone && es.length === 1 ? this.expectedSize() : modalSize(verl.map((e) => e.rollouts.length));
+    if (modal === undefined) return;
+    for (const e of verl) {
+      if (e.rollouts.length === modal) continue;
+      if (this.sizeWarnings++ >= 10) continue;
+      const s = e.firstSource;
+      this.notice({ level: 'warning', message: `${s.file}:${s.line}: ${describeGroup(e)} has ${e.rollouts.length} roll-outs; the run's usual group size is ${modal}`, file: s.file, line: s.line });
+    }
+  }
+
+  private async completeIdle(ch: Change): Promise<void> {
+    const now = Date.now();
+    for (const [key, t] of [...this.lastUpdate]) {
+      if (now - t < this.opts.idleMs) continue;
+      const e = this.entries.get(key);
+      if (e) this.complete(e, ch);
+      else this.lastUpdate.delete(key);
+    }
+    for (const fs of this.files.values()) {
+      const p = fs.parquetPending;
+      if (p && !p.reported && now - p.since > Math.max(this.opts.idleMs, 5000)) {
+        p.reported = true;
+        this.notice({ level: 'error', message: p.message, file: fs.path });
+      }
+    }
+  }
+
+  // ---- public API ------------------------------------------------------------------------------
+
+  /** Waits until every update queued so far (initial read, events) has been applied. */
+  settled(): Promise<void> {
+    return this.chain;
+  }
+
+  /** Forces a full rescan now (e.g. a "refresh" command); resolves when applied. */
+  refresh(): Promise<void> {
+    return this.enqueue((ch) => this.scan(ch, false));
+  }
+
+  /** All groups, in the order their first record was read. */
+  groups(): GroupEntry[] {
+    return [...this.entries.values()];
+  }
+
+  group(key: GroupKey): GroupEntry | undefined {
+    return this.entries.get(key);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  onDidChange(listener: (e: RunChange) => void): { dispose(): void } {
+    this.listeners.push(listener);
+    return {
+      dispose: () => {
+        const i = this.listeners.indexOf(listener);
+        if (i >= 0) this.listeners.splice(i, 1);
+      },
+    };
+  }
+
+  /** The engine's Group for `key`, with texts read back from disk. Throws when the records changed. */
+  async loadGroup(key: GroupKey): Promise<Group> {
+    const e = this.entries.get(key);
+    if (!e) throw new Error(`no group ${key} in ${this.root}`);
+    return entryToGroup(e, await Promise.all(e.rollouts.map((r) => readText(r.source))));
+  }
+
+  readRolloutText(source: RolloutSource): Promise<string> {
+    return readText(source);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.watcher?.close();
+    for (const w of this.dirWatchers.values()) w.close();
+    this.dirWatchers.clear();
+    for (const t of this.timers) clearInterval(t);
+    if (this.debounce) clearTimeout(this.debounce);
+    this.timers = [];
+  }
+}
+
+/** Inserts a roll-out in sample_idx order (entries without sample_idx go last, in arrival order). */
+function insertOrdered(rs: RolloutEntry[], r: RolloutEntry): void {
+  if (r.sampleIdx === null) return void rs.push(r);
+  let i = rs.length;
+  while (i > 0 && (rs[i - 1].sampleIdx === null || (rs[i - 1].sampleIdx as number) > r.sampleIdx)) i--;
+  rs.splice(i, 0, r);
+}
+
+/** Builds the engine's Group from an index entry and its roll-out texts. */
+export function entryToGroup(e: GroupEntry, texts: string[]): Group {
+  const g: Group = {
+    step: e.step,
+    questionId: e.questionId,
+    rollouts: e.rollouts.map((r, i) => {
+      const ro: Rollout = { response: texts[i], meanLogprob: r.meanLogprob, reward: r.reward, source: r.source };
+      if (r.answer !== null) ro.answer = r.answer;
+      if (r.verification) ro.verification = r.verification;
+      if (r.sampleIdx !== null) ro.sampleIdx = r.sampleIdx;
+      return ro;
+    }),
+  };
+  if (e.run !== undefined) g.run = e.run;
+  if (e.prompt !== undefined) g.prompt = e.prompt;
+  if (e.groundTruth !== null) g.groundTruth = e.groundTruth;
+  if (e.outcomeChecks) g.outcomeChecks = e.outcomeChecks;
+  return g;
+}
+
+export { orderRollouts };
