@@ -8,7 +8,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PYROOT = os.path.dirname(HERE)
 REPO = os.path.dirname(PYROOT)
 FAKE_WORKER = [sys.executable, os.path.join(HERE, "fake_worker.py")]
-CLI = os.path.join(REPO, "dist", "cli.js")
+# CONSENSUS_LENS_CLI points the tests at another build of the CLI (development only).
+CLI = os.environ.get("CONSENSUS_LENS_CLI") or os.path.join(REPO, "dist", "cli.js")
 
 
 def read_lines(path):
