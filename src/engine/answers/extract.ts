@@ -53,12 +53,26 @@ export function lastBox(text: string): string | null | undefined {
   return r.kind === 'ok' ? r.content.trim() : null;
 }
 
+/** The math span a stated answer opens with (`$3$. I hope it is correct.` -> `3`), if any. */
+function leadingMath(t: string): string | null {
+  const m = /^(\$\$?|\\\(|\\\[)/.exec(t);
+  if (!m) return null;
+  const close = m[1] === '\\(' ? '\\)' : m[1] === '\\[' ? '\\]' : m[1]!;
+  const end = t.indexOf(close, m[1]!.length);
+  return end < 0 ? null : t.slice(m[1]!.length, end);
+}
+
 /** Strips the decoration models put around a stated answer: markdown bold, `$`, a final period. */
 export function cleanStated(s: string): string {
   let t = s.trim();
   // Stop at the end of the line: what follows is usually more prose.
   const nl = t.indexOf('\n');
   if (nl >= 0) t = t.slice(0, nl).trim();
+  t = t.replace(/^(?:\*\*|__)\s*/, '');
+  const math = leadingMath(t);
+  if (math !== null) t = math;
+  // Stop at a sentence boundary ("3. I hope it is correct."), never inside a decimal.
+  else t = t.split(/\.\s+(?=[A-Z])/)[0]!;
   for (let k = 0; k < 3; k++) {
     const before = t;
     t = t.replace(/^\*\*|\*\*$/g, '').trim();
@@ -121,7 +135,7 @@ function refineStated(raw: string): string | null {
   if (box !== undefined) return box;
   const t = cleanStated(raw);
   if (t === '') return null;
-  const letter = choiceLetter(t);
+  const letter = choiceLetter(t.replace(/\\(?:text|textbf|textrm|mathrm|mathbf)\{([^{}]*)\}/g, '$1'));
   if (letter) return letter;
   if (!isProse(t)) return t;
   // A sentence: take what follows its last " is " / "=" and retry, else its last number.
@@ -143,12 +157,12 @@ export function extractAnswer(response: string, opts?: ExtractOptions): string |
   const text = response.replace(/\r\n?/g, '\n');
   const box = lastBox(text);
   if (box !== undefined) return box;
-  const stated =
-    afterLast(text, /final\s+answer\s*(?:is|:)\s*(?:\*\*)?\s*:?/gi) ??
-    afterLast(text, /\banswer\s*(?:is|:)\s*(?:\*\*)?\s*:?/gi);
+  const final = afterLast(text, /final\s+answer\s*(?:is|:)\s*(?:\*\*)?\s*:?/gi);
+  const stated = final ?? afterLast(text, /\banswer\s*(?:is|:)\s*(?:\*\*)?\s*:?/gi);
   if (stated !== null) {
     const r = refineStated(stated);
-    if (r !== null) return r;
+    // "So answer is consistent.": a lone word after a bare "answer is" is prose, not an answer.
+    if (r !== null && (final !== null || !/^[A-Za-z]{2,}$/.test(r))) return r;
   }
   // A response that is only a choice letter ("**B**", "(B)", "B.").
   const whole = choiceLetter(cleanStated(text));

@@ -41,9 +41,12 @@ const RULES: readonly Rule[] = [
   ['\\dfrac/\\tfrac/\\cfrac -> \\frac', /\\[dtc]frac(?![A-Za-z])/g, '\\frac'],
   ['\\dbinom/\\tbinom -> \\binom', /\\[dt]binom(?![A-Za-z])/g, '\\binom'],
   // 6. \text{}: trailing units go, "and"/"or" separate list items, words are unwrapped.
-  ['unit dropped', new RegExp(`(?<=[\\d}).\\s]|\\\\pi)\\s*(?:\\\\${TEXT_CMD}\\{(?:\\s[^{}]*|[^{}]*[A-Za-z]{2}[^{}]*)\\}(?:\\s*\\^\\s*\\{?\\d\\}?)?\\s*)+$`), ''],
+  // A trailing \text{..} with a letter in it, after a value, is a unit ("5\text{ cm}", "10\text{m}");
+  // \mathrm{e} and \mathrm{i} are constants, not units.
+  ['unit dropped', new RegExp(`(?<=[\\d}).\\s]|\\\\pi)(?:\\\\[ ,;:!]|\\s)*(?:\\\\${TEXT_CMD}\\{(?!\\s*[ei]\\s*\\})[^{}]*[A-Za-z][^{}]*\\}(?:\\s*\\^\\s*\\{?\\d\\}?)?\\s*)+$`), ''],
   ['"and"/"or" -> ","', new RegExp(`\\\\${TEXT_CMD}\\{\\s*(?:and|or)\\s*\\}|\\s(?:and|or)\\s`, 'g'), ','],
   ['\\text{} unwrapped', new RegExp(`\\\\${TEXT_CMD}\\{([^{}]*)\\}`, 'g'), '$1'],
+  ['option word dropped', /^\s*(?:option|choice)\s+(?=\(?[A-Ja-j]\)?\s*$)/i, ''],
   // 7. Degrees.
   ['degrees dropped', /\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree|\s*\bdeg(?:ree)?s?\b\.?\s*$/g, ''],
   // 8. Percent.
@@ -58,7 +61,9 @@ const RULES: readonly Rule[] = [
   ['thousands separators', /(?<![\d.({[,;]\s*)(?<![\d.])([1-9]\d{0,2})((?:[,' ]\d{3})+)(?![\d])(?!\s*[,)\]}/])/g,
     (_m, head: string, rest: string) => head + rest.replace(/[,' ]/g, '')],
   // 11. Spacing commands.
-  ['spacing', /\\[,;:! ]|\\q?quad(?![A-Za-z])|~/g, ' '],
+  ['spacing', /(?<!\\)\\[,;:! ]|\\q?quad(?![A-Za-z])|~/g, ' '],
+  ['function names', /(?<![\\A-Za-z])(arcsin|arccos|arctan|sinh|cosh|tanh|sin|cos|tan|sec|csc|cot|ln|log|exp|sqrt|pi)(?![A-Za-z])/g, '\\$1 '],
+  ['real line', /\\mathbb\s*\{?R\}?|\u211d/g, '(-\\infty,\\infty)'],
   // 12. Words: infinity, and plain trailing unit words after a value ("10 apples").
   ['infinity word', /\b(?:infinity|inf)\b/gi, '\\infty '],
   ['unit word dropped', /(?<=[\d}])\s+(?![a-z]\b)(?:[A-Za-z]{2,}\.?\s*)+(?:\^\s*\{?\d\}?)?$/g, ''],

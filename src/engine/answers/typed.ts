@@ -299,6 +299,18 @@ function relValues(n: Node & { k: 'rel' }, rewrites: string[]): Value[] {
     rewrites.push('"x \\in" dropped');
     return valuesOf(ps[1]!, rewrites).map((r) => (r.t === 'interval' ? { ...r, v } : r));
   }
+  if (ops.length === 1 && ops[0] === '!=') {
+    const [l, r] = ps as [Node, Node];
+    const v = nameVar(l) ?? nameVar(r);
+    const c = l.k === 'var' ? r : l;
+    if (v === null || !isConstant(c)) throw new TypeFail('unsupported relation');
+    rewrites.push('"x \\ne c" -> two open intervals');
+    const parts: Iv[] = [
+      { lo: NEG_INF, hi: c, loClosed: false, hiClosed: false },
+      { lo: c, hi: INF, loClosed: false, hiClosed: false },
+    ];
+    return [{ t: 'interval', parts, v }];
+  }
   if (ops.every((o) => o === '<' || o === '<=' || o === '>' || o === '>=')) {
     const iv = inequalityInterval(ops, ps);
     if (iv) {
