@@ -40,6 +40,8 @@ cases = [
     ["ÀÉÎÕÜ straße", "àéîõü STRASSE", "İstanbul ΣΊΣΥΦΟΣ"],
     [rand_text(200) for _ in range(8)],
     [rand_text(rng.randint(0, 60)) for _ in range(16)],
+    # More than 256 distinct code points in one group (the engine's wide-alphabet path).
+    ["".join(chr(0x4E00 + rng.randint(0, 400)) for _ in range(300)) for _ in range(5)] + ["abcd abcd"],
 ]
 out = {"sklearn": sklearn.__version__, "cases": [case(t) for t in cases]}
 with open("test/fixtures/tfidf-sklearn.json", "w", encoding="utf-8") as f:

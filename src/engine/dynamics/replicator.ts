@@ -34,6 +34,14 @@ export interface ReplicatorResult {
  * where it is, which the stopping rule then ends at once.
  */
 export function replicator(n: number, blocks: readonly AffinityBlock[], opt: ReplicatorOptions): ReplicatorResult {
+  // Work in block order: each block's members are contiguous, so the inner product reads x
+  // sequentially; `order[k]` is the roll-out at position k. Roll-outs outside every block follow.
+  const order = new Int32Array(n);
+  const inBlock = new Uint8Array(n);
+  let k = 0;
+  for (const b of blocks) for (const i of b.members) (order[k++] = i), (inBlock[i] = 1);
+  for (let i = 0; i < n; i++) if (!inBlock[i]) order[k++] = i;
+
   let x = new Float64Array(n).fill(1 / n);
   let next = new Float64Array(n);
   const wx = new Float64Array(n);
@@ -45,14 +53,16 @@ export function replicator(n: number, blocks: readonly AffinityBlock[], opt: Rep
     for (let i = 0; i < n; i++) sum += x[i];
     const c = shift * sum;
     for (let i = 0; i < n; i++) wx[i] = c - alpha * x[i];
+    let o = 0;
     for (const { members, a } of blocks) {
       const m = members.length;
       for (let p = 0; p < m; p++) {
         let s = 0;
         const row = p * m;
-        for (let q = 0; q < m; q++) s += a[row + q] * x[members[q]];
-        wx[members[p]] += s;
+        for (let q = 0; q < m; q++) s += a[row + q] * x[o + q];
+        wx[o + p] += s;
       }
+      o += m;
     }
     let den = 0;
     for (let i = 0; i < n; i++) den += x[i] * wx[i];
@@ -69,5 +79,7 @@ export function replicator(n: number, blocks: readonly AffinityBlock[], opt: Rep
     [x, next] = [next, x];
     if (Math.sqrt(diff) < eps) break;
   }
-  return { x, iterations: t, objective };
+  const out = new Float64Array(n);
+  for (let i = 0; i < n; i++) out[order[i]] = x[i];
+  return { x: out, iterations: t, objective };
 }

@@ -28,7 +28,7 @@ export interface TfidfRows {
   vocabularySize: number;
 }
 
-// Scratch buffers reused across groups (the engine is single-threaded per worker).
+// Scratch buffers reused across groups (the engine is single-threaded per worker thread).
 let bmpIds = new Int32Array(65536).fill(-1);
 let tableKeys = new Float64Array(1 << 15);
 let tableIds = new Int32Array(1 << 15).fill(-1);
@@ -44,15 +44,17 @@ function ensureTable(capacity: number): void {
 
 /** Fits TF-IDF on `texts` (one group) and returns the L2-normalised rows. */
 export function tfidfRows(texts: readonly string[]): TfidfRows {
-  const n = texts.length;
-  // 1. Code points → per-group alphabet ids.
+  const normalised = texts.map(normaliseForNgrams);
+  return countSmallAlphabet(normalised) ?? countGeneral(normalised);
+}
+
+/** Code points → per-group alphabet ids (any alphabet size). */
+function codePointIds(normalised: readonly string[]): { seqs: Int32Array[]; alphabet: number; totalGrams: number } {
   const astral = new Map<number, number>();
   const touched: number[] = [];
   let alphabet = 0;
-  const seqs: Int32Array[] = new Array(n);
   let totalGrams = 0;
-  for (let d = 0; d < n; d++) {
-    const s = normaliseForNgrams(texts[d]);
+  const seqs = normalised.map((s) => {
     const ids = new Int32Array(s.length);
     let len = 0;
     for (let k = 0; k < s.length; k++) {
@@ -78,28 +80,179 @@ export function tfidfRows(texts: readonly string[]): TfidfRows {
       }
       ids[len++] = id;
     }
-    seqs[d] = ids.subarray(0, len);
     if (len >= NGRAM) totalGrams += len - NGRAM + 1;
-  }
+    return ids.subarray(0, len);
+  });
   for (const cp of touched) bmpIds[cp] = -1;
+  return { seqs, alphabet, totalGrams };
+}
 
-  // 2. Count 4-grams. Keys are exact integers while S⁴ < 2⁵³ (S ≤ 9741 distinct code points);
-  // beyond that (never seen in practice) fall back to string keys.
-  const S = Math.max(alphabet, 1);
-  if (S > 9741) return tfidfRowsSlow(seqs);
+function countGeneral(normalised: readonly string[]): TfidfRows {
+  const { seqs, alphabet, totalGrams } = codePointIds(normalised);
+  // Keys are exact integers while S⁴ < 2⁵³ (S ≤ 9741 distinct code points); beyond that (never
+  // seen in practice) fall back to string keys.
+  if (alphabet > 9741) return tfidfRowsSlow(seqs);
+  return countLargeAlphabet(seqs, totalGrams, Math.max(alphabet, 1));
+}
+
+/** Per-document term lists with df, shared by both counting paths. */
+class Counter {
+  df = new Int32Array(1 << 12);
+  lastDoc = new Int32Array(1 << 12).fill(-1);
+  slot = new Int32Array(1 << 12);
+  vocab = 0;
+  w = 0;
+  readonly terms: Int32Array;
+  readonly counts: Float64Array;
+  readonly start: Int32Array;
+  constructor(readonly n: number, totalGrams: number) {
+    this.terms = new Int32Array(totalGrams);
+    this.counts = new Float64Array(totalGrams);
+    this.start = new Int32Array(n + 1);
+  }
+  newTerm(): number {
+    if (this.vocab === this.df.length) {
+      const grow = (a: Int32Array, fill?: number) => {
+        const b = new Int32Array(a.length * 2);
+        if (fill !== undefined) b.fill(fill, a.length);
+        b.set(a);
+        return b;
+      };
+      this.df = grow(this.df);
+      this.lastDoc = grow(this.lastDoc, -1);
+      this.slot = grow(this.slot);
+    }
+    return this.vocab++;
+  }
+  finish(): TfidfRows {
+    this.start[this.n] = this.w;
+    return finish(this.n, this.start, this.terms.subarray(0, this.w), this.counts.subarray(0, this.w), this.df, this.vocab);
+  }
+}
+
+// Scratch for the fused path: the table of 32-bit keys (key, term id interleaved: one cache line
+// per probe) and per-term arrays, grown on demand and reset per group.
+let smallTable = new Int32Array(2 << 12);
+let termDf: Int32Array<ArrayBuffer> = new Int32Array(1 << 12);
+let termLastDoc: Int32Array<ArrayBuffer> = new Int32Array(1 << 12);
+let termSlot: Int32Array<ArrayBuffer> = new Int32Array(1 << 12);
+
+/**
+ * The common case, fused into one pass per document: at most 256 distinct BMP code points in the
+ * group (no surrogates), so a 4-gram is one 32-bit key of four 8-bit ids, counted in an
+ * open-addressing table with Fibonacci hashing that grows with the vocabulary (a small table
+ * stays in cache). Returns null as soon as the group does not fit; the general path then runs.
+ */
+function countSmallAlphabet(normalised: readonly string[]): TfidfRows | null {
+  const n = normalised.length;
+  let totalChars = 0;
+  for (const s of normalised) totalChars += s.length;
+  const terms = new Int32Array(totalChars);
+  const counts = new Float64Array(totalChars);
+  const start = new Int32Array(n + 1);
+  const touched: number[] = [];
+  let alphabet = 0;
+  let bits = 12;
+  let cap = 1 << bits;
+  let table = smallTable.length >= 2 * cap ? smallTable : (smallTable = new Int32Array(2 * cap));
+  table.fill(-1, 0, 2 * cap);
+  let vocab = 0;
+  let w = 0;
+  let fits = true;
+  // Module scratch copied to locals: the hot loop must not reload them from the closure.
+  const ids = bmpIds;
+  let df = termDf;
+  let lastDoc = termLastDoc;
+  let slot = termSlot;
+  outer: for (let d = 0; d < n; d++) {
+    start[d] = w;
+    const s = normalised[d];
+    const len = s.length;
+    let key = 0;
+    for (let p = 0; p < len; p++) {
+      const cp = s.charCodeAt(p);
+      if (cp >= 0xd800 && cp <= 0xdfff) {
+        fits = false;
+        break outer;
+      }
+      let id = ids[cp];
+      if (id < 0) {
+        if (alphabet === 256) {
+          fits = false;
+          break outer;
+        }
+        id = ids[cp] = alphabet++;
+        touched.push(cp);
+      }
+      key = (key << 8) | id;
+      if (p < 3) continue;
+      let h = Math.imul(key, 0x9e3779b1) >>> (32 - bits);
+      let term = table[2 * h + 1];
+      while (term >= 0 && table[2 * h] !== key) {
+        h = (h + 1) & (cap - 1);
+        term = table[2 * h + 1];
+      }
+      if (term < 0) {
+        term = vocab++;
+        table[2 * h] = key;
+        table[2 * h + 1] = term;
+        if (vocab > df.length) {
+          df = termDf = grow(df);
+          lastDoc = termLastDoc = grow(lastDoc);
+          slot = termSlot = grow(slot);
+        }
+        df[term] = 0;
+        lastDoc[term] = -1;
+        if (vocab * 2 > cap) {
+          const old = table;
+          const oldCap = cap;
+          bits++;
+          cap <<= 1;
+          table = new Int32Array(2 * cap).fill(-1);
+          for (let k = 0; k < oldCap; k++) {
+            const t = old[2 * k + 1];
+            if (t < 0) continue;
+            let hh = Math.imul(old[2 * k], 0x9e3779b1) >>> (32 - bits);
+            while (table[2 * hh + 1] >= 0) hh = (hh + 1) & (cap - 1);
+            table[2 * hh] = old[2 * k];
+            table[2 * hh + 1] = t;
+          }
+          if (table.length > smallTable.length) smallTable = table;
+        }
+      }
+      if (lastDoc[term] !== d) {
+        lastDoc[term] = d;
+        df[term]++;
+        slot[term] = w;
+        terms[w] = term;
+        counts[w++] = 1;
+      } else counts[slot[term]]++;
+    }
+  }
+  for (const cp of touched) ids[cp] = -1;
+  if (!fits) return null;
+  start[n] = w;
+  return finish(n, start, terms.subarray(0, w), counts.subarray(0, w), df, vocab);
+}
+
+function grow(a: Int32Array): Int32Array<ArrayBuffer> {
+  const b = new Int32Array(a.length * 2);
+  b.set(a);
+  return b;
+}
+
+/** Up to 9741 distinct code points: exact double keys a·S³ + b·S² + c·S + d. */
+function countLargeAlphabet(seqs: Int32Array[], totalGrams: number, alphabet: number): TfidfRows {
+  const n = seqs.length;
+  const S = alphabet;
   const S2 = S * S;
   const S3 = S2 * S;
   let capacity = 1 << 12;
   while (capacity < totalGrams * 2 && capacity < 1 << 24) capacity <<= 1;
   ensureTable(capacity);
   const mask = capacity - 1;
-  let vocab = 0;
-  let df = new Int32Array(Math.min(totalGrams, capacity >> 1) + 1);
-  let lastDoc = new Int32Array(df.length).fill(-1);
-  let slotInDoc = new Int32Array(df.length);
-  const start = new Int32Array(n + 1);
-  const termsAll = new Int32Array(totalGrams);
-  const countsAll = new Float64Array(totalGrams);
+  const c = new Counter(n, totalGrams);
+  const { terms, counts, start } = c;
   let w = 0;
   for (let d = 0; d < n; d++) {
     start[d] = w;
@@ -110,26 +263,14 @@ export function tfidfRows(texts: readonly string[]): TfidfRows {
     for (let p = 3; p < len; p++) {
       if (p > 3) key -= ids[p - 4] * S3;
       key = key * S + ids[p];
-      // Hash from the four ids (exact key compared on probe).
       let h = (Math.imul(ids[p - 3], 0x9e3779b1) ^ Math.imul(ids[p - 2], 0x85ebca77) ^ Math.imul(ids[p - 1], 0xc2b2ae3d) ^ Math.imul(ids[p], 0x27d4eb2f)) >>> 0;
       h = (h ^ (h >>> 15)) & mask;
       let term: number;
       for (;;) {
         const t = tableIds[h];
         if (t < 0) {
-          term = tableIds[h] = vocab++;
+          term = tableIds[h] = c.newTerm();
           tableKeys[h] = key;
-          if (vocab >= df.length) {
-            const grow = (a: Int32Array, fill?: number) => {
-              const b = new Int32Array(a.length * 2);
-              if (fill !== undefined) b.fill(fill);
-              b.set(a);
-              return b;
-            };
-            df = grow(df);
-            lastDoc = grow(lastDoc, -1);
-            slotInDoc = grow(slotInDoc);
-          }
           break;
         }
         if (tableKeys[h] === key) {
@@ -138,19 +279,17 @@ export function tfidfRows(texts: readonly string[]): TfidfRows {
         }
         h = (h + 1) & mask;
       }
-      if (lastDoc[term] !== d) {
-        lastDoc[term] = d;
-        df[term]++;
-        slotInDoc[term] = w;
-        termsAll[w] = term;
-        countsAll[w++] = 1;
-      } else {
-        countsAll[slotInDoc[term]]++;
-      }
+      if (c.lastDoc[term] !== d) {
+        c.lastDoc[term] = d;
+        c.df[term]++;
+        c.slot[term] = w;
+        terms[w] = term;
+        counts[w++] = 1;
+      } else counts[c.slot[term]]++;
     }
   }
-  start[n] = w;
-  return finish(n, start, termsAll.subarray(0, w), countsAll.subarray(0, w), df, vocab);
+  c.w = w;
+  return c.finish();
 }
 
 /** idf weighting and L2 normalisation of raw counts (in place). */

@@ -1,0 +1,65 @@
+// consensus-lens: the engine, headless (SPEC §6).
+import { CliIO, UsageError } from './args';
+import { runScore, runSweep } from './score';
+import { runServe } from './serve';
+
+const USAGE = `usage: consensus-lens <command> [options]
+
+  score [PATH|-]      score every group of a run (folder, log file, or - for native JSONL on stdin)
+                      [--operators majority,cisc,ec,core,t3rl,msttrl] [--kappa K] [--tau T] [--alpha A]
+                      [--shift C] [--eps E] [--tmax N] [--omega W] [--cisc-temp T] [--lambda L]
+                      [--tau-low X] [--tau-high Y] [--configured-operator OP] [--jobs N]
+  sweep PATH          re-score the run for every combination of parameter lists
+                      --kappa 0:1:0.1 [--tau LIST] [--alpha LIST] [--operators ...]
+  report PATH         per-step summary of a run [--html FILE]
+  watch PATH          follow a run; one JSON line per newly completed group
+  serve --stdio       reward worker for training loops (one JSON request per line)
+  equal A B           print true/false;  equal --jsonl FILE|-
+  extract [FILE|-]    print the extracted answer of a response as JSON (or null)
+`;
+
+const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> = {
+  score: runScore,
+  sweep: runSweep,
+  serve: runServe,
+};
+
+async function main(argv: string[]): Promise<number> {
+  const io: CliIO = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr };
+  const [command, ...rest] = argv;
+  if (!command || command === '--help' || command === '-h' || command === 'help') {
+    (command ? io.stdout : io.stderr).write(USAGE);
+    return command ? 0 : 2;
+  }
+  const run = COMMANDS[command];
+  if (!run) {
+    io.stderr.write(`consensus-lens: unknown command "${command}"\n${USAGE}`);
+    return 2;
+  }
+  try {
+    return await run(rest, io);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.stderr.write(`consensus-lens ${command}: ${e.message}\n`);
+      return 2;
+    }
+    io.stderr.write(`consensus-lens ${command}: ${(e as Error).message ?? String(e)}\n`);
+    return 1;
+  }
+}
+
+// Output may be piped into `head`: a closed pipe is a normal end, not a crash.
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(0);
+  throw e;
+});
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (e) => {
+    process.stderr.write(`consensus-lens: ${(e as Error).stack ?? String(e)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,89 @@
+// Per-group work of `score` and `sweep`, the same in-process and in a worker thread.
+
+import {
+  answersEqual,
+  createRunContext,
+  prepareGroup,
+  scoreGroup,
+  scoreToJson,
+  type Group,
+  type OperatorId,
+  type Params,
+  type RunContext,
+} from '../engine';
+
+export interface ScoreJob {
+  operators?: OperatorId[];
+  params: Partial<Params>;
+  configuredOperator?: OperatorId;
+}
+
+export function scoreLine(group: Group, job: ScoreJob, ctx: RunContext): string {
+  const s = scoreGroup(prepareGroup(group), { operators: job.operators, params: job.params, configuredOperator: job.configuredOperator }, ctx);
+  return JSON.stringify(scoreToJson(s));
+}
+
+/** Per (setting, operator): the sums `sweep` reports. */
+export interface SweepStats {
+  groups: number;
+  flips: number;
+  gateSum: number;
+  withTruth: number;
+  correct: number;
+}
+
+export interface SweepJob {
+  settings: Partial<Params>[];
+  operators: OperatorId[];
+}
+
+export const emptyStats = (): SweepStats => ({ groups: 0, flips: 0, gateSum: 0, withTruth: 0, correct: 0 });
+
+/**
+ * Scores one group under every setting, reusing its features (answers, classes, cosines) across
+ * settings: only the operators' own work is repeated. `contexts[s]` carries MS-TTRL's cache.
+ */
+export function sweepGroup(group: Group, job: SweepJob, contexts: RunContext[]): SweepStats[][] {
+  const g = prepareGroup(group);
+  const vote = scoreGroup(g, { operators: ['majority'] }).results.majority;
+  const truth = g.groundTruth;
+  return job.settings.map((params, s) => {
+    const score = scoreGroup(g, { operators: job.operators, params }, contexts[s]);
+    return job.operators.map((op) => {
+      const st = emptyStats();
+      const r = score.results[op];
+      if (!r) return st;
+      st.groups = 1;
+      st.gateSum = r.gate;
+      st.flips = vote && r.labelClass !== vote.labelClass ? 1 : 0;
+      if (truth !== null && truth !== undefined) {
+        st.withTruth = 1;
+        st.correct = r.label !== null && answersEqual(r.label, truth) ? 1 : 0;
+      }
+      return st;
+    });
+  });
+}
+
+export function addStats(into: SweepStats[][], add: SweepStats[][]): void {
+  for (let s = 0; s < into.length; s++) {
+    for (let o = 0; o < into[s].length; o++) {
+      const a = into[s][o];
+      const b = add[s][o];
+      a.groups += b.groups;
+      a.flips += b.flips;
+      a.gateSum += b.gateSum;
+      a.withTruth += b.withTruth;
+      a.correct += b.correct;
+    }
+  }
+}
+
+/** Worker-side state: one run context per sweep setting (or one for score). */
+export class ShardState {
+  private contexts: RunContext[] = [];
+  contextsFor(count: number): RunContext[] {
+    while (this.contexts.length < count) this.contexts.push(createRunContext());
+    return this.contexts;
+  }
+}

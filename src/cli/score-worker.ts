@@ -1,0 +1,19 @@
+// Worker thread for `score` and `sweep`: groups arrive sharded by question, so each question's
+// groups are seen in order by one worker and MS-TTRL's cache stays correct.
+import { parentPort } from 'node:worker_threads';
+import type { Group } from '../engine';
+import { ShardState, scoreLine, sweepGroup, type ScoreJob, type SweepJob } from './pipeline';
+
+export type WorkerRequest =
+  | { kind: 'score'; seq: number; group: Group; job: ScoreJob }
+  | { kind: 'sweep'; seq: number; group: Group; job: SweepJob };
+
+const state = new ShardState();
+parentPort!.on('message', (m: WorkerRequest) => {
+  try {
+    if (m.kind === 'score') parentPort!.postMessage({ seq: m.seq, value: scoreLine(m.group, m.job, state.contextsFor(1)[0]) });
+    else parentPort!.postMessage({ seq: m.seq, value: sweepGroup(m.group, m.job, state.contextsFor(m.job.settings.length)) });
+  } catch (e) {
+    parentPort!.postMessage({ seq: m.seq, error: (e as Error).message ?? String(e) });
+  }
+});

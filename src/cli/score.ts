@@ -1,0 +1,160 @@
+// `consensus-lens score` and `consensus-lens sweep` (SPEC §6).
+
+import { readRun, type Notice } from '../logs';
+import { OPERATOR_IDS, PARAM_SPECS, operatorSpec, resolveParams, type Group, type OperatorId, type Params } from '../engine';
+import { CliIO, UsageError, flagString, operatorsFromFlags, paramsFromFlags, parseArgs, parseList } from './args';
+import { ShardState, addStats, emptyStats, scoreLine, sweepGroup, type ScoreJob, type SweepJob, type SweepStats } from './pipeline';
+import { ShardedPool, defaultJobs } from './pool';
+
+/** How many groups may be in flight (read, not yet written): bounds memory on huge runs. */
+const IN_FLIGHT = 64;
+/** Below this many groups the worker start-up costs more than it saves. */
+const WORKER_MIN_GROUPS = 8;
+
+export function noticePrinter(io: CliIO): (n: Notice) => void {
+  return (n) => {
+    const where = n.file ? `${n.file}${n.line ? `:${n.line}` : ''}: ` : '';
+    io.stderr.write(`consensus-lens: ${n.level === 'info' ? '' : `${n.level}: `}${where}${n.message}\n`);
+  };
+}
+
+function jobsFrom(flag: string | undefined): number {
+  if (flag === undefined) return defaultJobs();
+  const j = Number(flag);
+  if (!Number.isInteger(j) || j < 0 || j > 64) throw new UsageError('--jobs must be an integer from 0 (in-process) to 64');
+  return j;
+}
+
+/**
+ * Runs `work` on every group of the run, in workers sharded by question when there are enough
+ * groups, and hands the results to `sink` in the order the groups were read.
+ */
+async function forEachGroup<T>(
+  path: string,
+  io: CliIO,
+  jobs: number,
+  local: (g: Group) => T,
+  remote: (pool: ShardedPool, g: Group) => Promise<T>,
+  sink: (value: T, g: Group) => void,
+): Promise<{ groups: number; errors: number }> {
+  const notices = noticePrinter(io);
+  let errors = 0;
+  const onNotice = (n: Notice) => {
+    if (n.level === 'error') errors++;
+    notices(n);
+  };
+  let pool: ShardedPool | undefined;
+  const buffered: Group[] = [];
+  const queue: { g: Group; p: Promise<T> }[] = [];
+  let groups = 0;
+  const drain = async (limit: number) => {
+    while (queue.length > limit) {
+      const { g, p } = queue.shift()!;
+      sink(await p, g);
+    }
+  };
+  for await (const g of readRun(path, onNotice)) {
+    groups++;
+    if (jobs === 0) {
+      sink(local(g), g);
+      continue;
+    }
+    if (!pool) {
+      buffered.push(g);
+      if (buffered.length < WORKER_MIN_GROUPS) continue;
+      pool = new ShardedPool(jobs);
+      for (const b of buffered.splice(0)) queue.push({ g: b, p: remote(pool, b) });
+      continue;
+    }
+    queue.push({ g, p: remote(pool, g) });
+    await drain(IN_FLIGHT);
+  }
+  for (const b of buffered) sink(local(b), b);
+  await drain(0);
+  await pool?.close();
+  return { groups, errors };
+}
+
+export async function runScore(argv: string[], io: CliIO): Promise<number> {
+  const a = parseArgs(argv);
+  const path = a.positionals[0] ?? '-';
+  if (a.positionals.length > 1) throw new UsageError(`score takes one PATH, got ${a.positionals.length}`);
+  const configured = flagString(a, 'configured-operator');
+  if (configured !== undefined && !operatorSpec(configured)) throw new UsageError(`--configured-operator: unknown operator "${configured}"`);
+  const job: ScoreJob = { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured as OperatorId | undefined };
+  const state = new ShardState();
+  const ctx = state.contextsFor(1)[0];
+  const { groups } = await forEachGroup(
+    path,
+    io,
+    jobsFrom(flagString(a, 'jobs')),
+    (g) => scoreLine(g, job, ctx),
+    (pool, g) => pool.submit<string>(g.questionId, { kind: 'score', group: g, job }),
+    (line) => io.stdout.write(line + '\n'),
+  );
+  if (groups === 0) {
+    io.stderr.write(`consensus-lens: nothing to score in ${path === '-' ? 'standard input' : path}\n`);
+    return 1;
+  }
+  return 0;
+}
+
+export async function runSweep(argv: string[], io: CliIO): Promise<number> {
+  const a = parseArgs(argv);
+  const path = a.positionals[0];
+  if (!path) throw new UsageError('sweep needs a PATH');
+  const operators = operatorsFromFlags(a) ?? (['core'] as OperatorId[]);
+  // Every parameter flag may hold a list; the settings are their cartesian product.
+  const axes: [keyof Params, number[]][] = [];
+  for (const spec of PARAM_SPECS) {
+    const v = flagString(a, spec.flag);
+    if (v === undefined) continue;
+    axes.push([spec.id, parseList(v, spec.flag)]);
+    a.flags.delete(spec.flag);
+  }
+  const base = paramsFromFlags(a);
+  if (!axes.length) throw new UsageError('sweep needs at least one parameter list, e.g. --kappa 0:1:0.1');
+  let settings: Partial<Params>[] = [{}];
+  for (const [id, values] of axes) settings = settings.flatMap((s) => values.map((v) => ({ ...s, [id]: v })));
+  if (settings.length > 10000) throw new UsageError(`${settings.length} settings: at most 10000`);
+  // Validate every setting before reading the run.
+  for (const s of settings) {
+    try {
+      resolveParams({ ...base, ...s });
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+  }
+  const job: SweepJob = { settings: settings.map((s) => ({ ...base, ...s })), operators };
+  const totals: SweepStats[][] = settings.map(() => operators.map(emptyStats));
+  const state = new ShardState();
+  const { groups } = await forEachGroup(
+    path,
+    io,
+    jobsFrom(flagString(a, 'jobs')),
+    (g) => sweepGroup(g, job, state.contextsFor(settings.length)),
+    (pool, g) => pool.submit<SweepStats[][]>(g.questionId, { kind: 'sweep', group: g, job }),
+    (stats) => addStats(totals, stats),
+  );
+  if (groups === 0) {
+    io.stderr.write(`consensus-lens: nothing to sweep in ${path}\n`);
+    return 1;
+  }
+  settings.forEach((s, k) => {
+    operators.forEach((op, o) => {
+      const t = totals[k][o];
+      const line: Record<string, unknown> = {
+        params: s,
+        operator: op,
+        groups: t.groups,
+        flips_vs_majority: t.flips,
+        mean_gate: t.groups ? t.gateSum / t.groups : null,
+      };
+      if (t.withTruth > 0) line.label_accuracy = t.correct / t.withTruth;
+      io.stdout.write(JSON.stringify(line) + '\n');
+    });
+  });
+  return 0;
+}
+
+export const SCORE_OPERATORS_HELP = OPERATOR_IDS.join(',');
