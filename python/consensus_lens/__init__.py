@@ -6,7 +6,9 @@ Standard library only, Python >= 3.9.
 - ``RewardWorker`` / ``compute_score``: the ``consensus-lens serve --stdio`` reward worker and a
   verl-shaped batch reward function on top of it (``consensus_lens.reward``).
 - ``consensus_lens.verl``: turn a verl ``DataProto`` batch into groups (responses, mean
-  log-probs from ``rollout_log_probs``/``old_log_probs`` under ``response_mask``, ``uid``).
+  log-probs from ``rollout_log_probs``/``old_log_probs`` under ``response_mask``, ``uid``), and
+  ``ConsensusRewardManager``, a verl reward manager that rewards with confidence.
+See docs/training-loop.md.
 """
 
 from .logger import RunLogger
