@@ -36,7 +36,7 @@ import time
 import weakref
 from typing import Any, Dict, Iterable, List, Mapping, Optional
 
-from .records import group_record
+from .records import RecordError, group_record
 
 __all__ = ["RunLogger"]
 
@@ -66,6 +66,11 @@ class RunLogger:
     - file_template: file name per step; ``{step}`` and ``{rank}`` are substituted.
     - rank: substituted into ``file_template``.
     - keep_token_logprobs: also write per-token arrays (else only their mean, which CoRE uses).
+    - records: "group" (one line per group) or "rollout" (one line per roll-out, with the group's
+      fields repeated). Use "rollout" when one group's roll-outs are logged by several
+      processes (e.g. TRL ranks, each with its own ``file_template`` ``{rank}``): readers merge
+      roll-out records of one (run, step, question_id) across files, ordered by ``sample_idx``,
+      whereas two group records with one identity are a duplicate.
     - fsync: fsync each step file after its last line (durability over speed).
     - close_timeout: how long ``close()`` (also run at interpreter exit) waits for the queue.
     """
@@ -80,11 +85,15 @@ class RunLogger:
         file_template: str = "step_{step:06d}.jsonl",
         rank: int = 0,
         keep_token_logprobs: bool = False,
+        records: str = "group",
         fsync: bool = False,
         close_timeout: float = 30.0,
     ) -> None:
         if max_pending_steps < 1:
             raise ValueError("max_pending_steps must be >= 1")
+        if records not in ("group", "rollout"):
+            raise ValueError('records must be "group" or "rollout"')
+        self.records = records
         self.run_dir = os.path.abspath(run_dir)
         os.makedirs(self.run_dir, exist_ok=True)
         self.run_id = run_id
@@ -124,6 +133,8 @@ class RunLogger:
             group_record(g, step, run_id=self.run_id, keep_token_logprobs=self.keep_token_logprobs)
             for g in groups
         ]
+        if self.records == "rollout" and any("outcome_checks" in r for r in records):
+            raise RecordError('outcome_checks exist only in group records (SPEC §2.1): use records="group"')
         if self._closed:
             self._drop(len(records), "the logger is closed")
             return False
@@ -242,6 +253,18 @@ class RunLogger:
                 self._stats["groups_written"] += len(records)
                 self._stats["bytes_written"] += written
 
+    def _lines(self, rec: Dict[str, Any]) -> List[Dict[str, Any]]:
+        if self.records == "group":
+            return [rec]
+        head = {k: v for k, v in rec.items() if k not in ("kind", "rollouts", "outcome_checks")}
+        out = []
+        for r in rec["rollouts"]:
+            line: Dict[str, Any] = {"kind": "rollout"}
+            line.update(head)
+            line.update(r)
+            out.append(line)
+        return out
+
     def _encode(self, record: Dict[str, Any]) -> bytes:
         return (json.dumps(record, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n").encode("utf-8")
 
@@ -290,9 +313,10 @@ class RunLogger:
         total = 0
         try:
             for rec in records:
-                data = self._encode(rec)
-                self._write_line(fd, data)
-                total += len(data)
+                for line in self._lines(rec):
+                    data = self._encode(line)
+                    self._write_line(fd, data)
+                    total += len(data)
             if self.fsync:
                 os.fsync(fd)
         finally:

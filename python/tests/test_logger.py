@@ -200,3 +200,28 @@ class LoggerTests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RolloutRecordTests(unittest.TestCase):
+    def test_rollout_records_one_line_per_rollout(self):
+        with tempfile.TemporaryDirectory() as d:
+            with RunLogger(d, records="rollout", file_template="step_{step:06d}.rank{rank}.jsonl", rank=1) as log:
+                g = make_groups(2, 1, 3)[0]
+                g["verifications"] = [True, False, None]
+                log.log_step(2, [g])
+            recs, tail = read_lines(os.path.join(d, "step_000002.rank1.jsonl"))
+        self.assertEqual(tail, b"")
+        self.assertEqual([r["kind"] for r in recs], ["rollout"] * 3)
+        self.assertEqual([r["sample_idx"] for r in recs], [0, 1, 2])
+        self.assertEqual({(r["step"], r["question_id"], r["prompt"], r["ground_truth"]) for r in recs},
+                         {(2, "q000", "Question 0?", "12")})
+        self.assertEqual(recs[0]["verification"], {"valid": True})
+        self.assertNotIn("verification", recs[2])
+        self.assertIsInstance(recs[1]["mean_logprob"], float)
+
+    def test_outcome_checks_need_group_records(self):
+        with tempfile.TemporaryDirectory() as d, RunLogger(d, records="rollout") as log:
+            g = make_groups(1, 1, 2)[0]
+            g["outcome_checks"] = [{"answer": "12", "passed": 1, "trials": 2}]
+            with self.assertRaises(RecordError):
+                log.log_step(1, [g])
