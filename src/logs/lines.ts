@@ -20,6 +20,11 @@ export interface Line {
 
 const CHUNK = 1 << 22;
 
+/** What the reader needs of a FileHandle (a read-ahead buffer can stand in for it). */
+export interface Readable {
+  read(buffer: Buffer, offset: number, length: number, position: number): Promise<{ bytesRead: number }>;
+}
+
 function decode(buf: Buffer, start: number, end: number): { text: string; length: number; badUtf8: boolean } {
   let e = end;
   if (e > start && buf[e - 1] === 13) e--;
@@ -34,7 +39,7 @@ function decode(buf: Buffer, start: number, end: number): { text: string; length
  * `terminated: false`.
  */
 export async function* readLineBatches(
-  fh: FileHandle,
+  fh: Readable,
   start: number,
   firstLine: number,
   end: number,

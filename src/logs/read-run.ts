@@ -54,6 +54,8 @@ export function describeGroup(g: { run?: string; step: number; questionId: strin
 class Accumulator {
   private pending = new Map<GroupKey, Pending>();
   private done = new Map<GroupKey, string>();
+  /** verl groups still open, by file (they complete at the end of their file). */
+  private verlOpen = new Map<string, Pending[]>();
   /** Sizes of groups built from roll-out records (for the modal-size warning). */
   private rolloutGroupSizes: Array<{ key: GroupKey; label: string; n: number; at: string }> = [];
   constructor(
@@ -72,6 +74,7 @@ class Accumulator {
         return;
       }
       const { kind: _k, source: _s, ...g } = rec;
+      for (const k of Object.keys(g) as Array<keyof typeof g>) if (g[k] === undefined) delete g[k];
       this.pending.set(key, { group: g, fromGroupRecord: true, complete: true, firstAt: at });
       return;
     }
@@ -89,18 +92,30 @@ class Accumulator {
       prev.group.rollouts.push(r);
       if (prev.group.prompt === undefined && rec.prompt !== undefined) prev.group.prompt = rec.prompt;
       if ((prev.group.groundTruth ?? null) === null && rec.groundTruth != null) prev.group.groundTruth = rec.groundTruth;
-      if (verl) prev.verlFile = rec.source.file;
+      if (verl && prev.verlFile !== rec.source.file) {
+        prev.verlFile = rec.source.file;
+        this.openVerl(prev);
+      }
     } else {
       const g: Group = { run: rec.run, step: rec.step, questionId: rec.questionId, rollouts: [r] };
       if (rec.prompt !== undefined) g.prompt = rec.prompt;
       if (rec.groundTruth != null) g.groundTruth = rec.groundTruth;
       if (g.run === undefined) delete g.run;
-      this.pending.set(key, { group: g, fromGroupRecord: false, complete: false, firstAt: at, verlFile: verl ? rec.source.file : undefined });
+      const p: Pending = { group: g, fromGroupRecord: false, complete: false, firstAt: at, verlFile: verl ? rec.source.file : undefined };
+      this.pending.set(key, p);
+      if (verl) this.openVerl(p);
     }
   }
 
+  private openVerl(p: Pending): void {
+    const list = this.verlOpen.get(p.verlFile!);
+    if (list) list.push(p);
+    else this.verlOpen.set(p.verlFile!, [p]);
+  }
+
   endOfFile(file: string): void {
-    for (const p of this.pending.values()) if (p.verlFile === file) p.complete = true;
+    for (const p of this.verlOpen.get(file) ?? []) if (p.verlFile === file) p.complete = true;
+    this.verlOpen.delete(file);
   }
 
   endOfRun(): void {
