@@ -1,6 +1,6 @@
 // Answer classes (SPEC §3.2): each answer joins the first existing class whose FIRST member it
 // equals (no transitive chaining), in class-creation order; null answers get class -1.
-import { compareCanonical, type Comparison } from './compare';
+import { compareCanonical, TIME_BUDGET_MS, type Comparison } from './compare';
 import { budget, TimeoutError } from './evaluate';
 import { canonicalise, textKey, type Canonical } from './typed';
 
@@ -39,6 +39,9 @@ export class Lru<K, V> {
   }
 }
 
+/** Answers longer than this are not parsed (no real final answer is; SPEC §3.2 time bound). */
+export const MAX_ANSWER_LENGTH = 2000;
+
 const pairCache = new Lru<string, Comparison>(50_000);
 const canonicalCache = new Lru<string, Canonical>(20_000);
 
@@ -47,17 +50,28 @@ export function canonicalOf(a: string): Canonical {
   const hit = canonicalCache.get(a);
   if (hit) return hit;
   let c: Canonical;
-  budget.start(50);
+  if (a.length > MAX_ANSWER_LENGTH) {
+    c = asText(a, `longer than ${MAX_ANSWER_LENGTH} characters: compared as text`);
+    canonicalCache.set(a, c);
+    return c;
+  }
+  budget.start(TIME_BUDGET_MS);
   try {
     c = canonicalise(a);
   } catch (e) {
-    if (!(e instanceof TimeoutError)) throw e;
-    c = { raw: a, normalised: a.trim(), rewrites: ['timed out while parsing: compared as text'], type: 'text', readings: [{ value: { t: 'text', s: textKey(a) }, tag: 'plain' }], percent: false };
+    // Untrusted input: a parse that times out or exhausts the stack reads as text.
+    if (!(e instanceof TimeoutError) && !(e instanceof RangeError)) throw e;
+    c = asText(a, e instanceof TimeoutError ? 'timed out while parsing: compared as text' : 'could not parse: compared as text');
   } finally {
     budget.deadline = Infinity;
   }
   canonicalCache.set(a, c);
   return c;
+}
+
+function asText(a: string, why: string): Canonical {
+  const t = a.trim();
+  return { raw: a, normalised: t, rewrites: [why], type: 'text', readings: [{ value: { t: 'text', s: textKey(t) }, tag: 'plain' }], percent: false };
 }
 
 /** Drops all cached parses and pair results (tests, memory pressure). */

@@ -81,6 +81,18 @@ function tryNum(n: Node, env?: ReadonlyMap<string, number>): Num | null {
   }
 }
 
+function isFiniteNum(v: Num): boolean {
+  const [re, im] = parts(v);
+  return Number.isFinite(re) && Number.isFinite(im);
+}
+
+function hasInf(n: Node): boolean {
+  if (n.k === 'const') return n.c === 'inf';
+  if (n.k === 'neg') return hasInf(n.x);
+  if (n.k === 'group') return n.items.some(hasInf);
+  return false;
+}
+
 function sameVars(a: string[], b: string[]): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i]);
 }
@@ -107,6 +119,8 @@ function compareConstants(x: Node, y: Node, decimal: boolean, dp: number): Verdi
   const nx = tryNum(x);
   const ny = tryNum(y);
   if (nx === null || ny === null) return no('not a number');
+  // An overflow (2^{65536}) is not the constant \infty: such values cannot be told apart.
+  if ((!isFiniteNum(nx) && !hasInf(x)) || (!isFiniteNum(ny) && !hasInf(y))) return no('too large to compare');
   if (decimal) {
     return numClose(nx, ny, true, dp, 0)
       ? yes(`equal after rounding to ${dp} decimal places`)
@@ -162,8 +176,11 @@ function compareFunctions(x: Node, y: Node, vars: string[], decimal: boolean, dp
     }
     const nx = tryNum(x, num);
     const ny = tryNum(y, num);
-    if (nx === null && ny === null) continue;
-    if (nx === null || ny === null) return no('defined at a sample point on one side only');
+    // Undefined or overflowing on both sides: this point says nothing.
+    const okX = nx !== null && isFiniteNum(nx);
+    const okY = ny !== null && isFiniteNum(ny);
+    if (!okX && !okY) continue;
+    if (!okX || !okY) return no('defined at a sample point on one side only');
     if (!numClose(nx, ny, false, dp, decimal ? 1e-6 : 1e-8)) return no('differ at a sample point');
     valid++;
   }
@@ -181,7 +198,7 @@ function proportional(f1: Node, f2: Node, vars: string[], positive: boolean): Ve
     const { num } = envs(vars, k);
     const a = tryNum(f1, num);
     const b = tryNum(f2, num);
-    if (a === null || b === null) continue;
+    if (a === null || b === null || !isFiniteNum(a) || !isFiniteNum(b)) continue;
     const [ar, ai] = parts(a);
     const [br, bi] = parts(b);
     if (Math.abs(ai) > 1e-9 || Math.abs(bi) > 1e-9) continue;
@@ -359,6 +376,10 @@ export function compareCanonical(cx: Canonical, cy: Canonical): Comparison {
       }
     }
   } catch (e) {
+    if (e instanceof RangeError) {
+      // Stack or BigInt size exhausted by an adversarial answer: not equal, never a crash.
+      return { equal: false, reason: `could not compare: ${e.message}`, left, right };
+    }
     if (e instanceof TimeoutError) {
       return { equal: false, reason: `timed out after ${TIME_BUDGET_MS} ms: treated as not equal`, left, right, timedOut: true };
     }

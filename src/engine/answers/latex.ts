@@ -39,6 +39,7 @@ type Tok =
   | { t: 'p'; s: string };
 
 const MAX_TOKENS = 2000;
+const MAX_DEPTH = 60;
 
 function tokenize(src: string): Tok[] {
   const out: Tok[] = [];
@@ -299,7 +300,19 @@ class Parser {
     return inner;
   }
 
+  private depth = 0;
+
   private parsePrimary(): Node {
+    // Bounded nesting: untrusted input must not exhaust the stack.
+    if (++this.depth > MAX_DEPTH) throw new ParseError('nested too deeply');
+    try {
+      return this.primary();
+    } finally {
+      this.depth--;
+    }
+  }
+
+  private primary(): Node {
     const t = this.next();
     switch (t.t) {
       case 'num':

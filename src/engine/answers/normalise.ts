@@ -43,7 +43,7 @@ const RULES: readonly Rule[] = [
   // 6. \text{}: trailing units go, "and"/"or" separate list items, words are unwrapped.
   // A trailing \text{..} with a letter in it, after a value, is a unit ("5\text{ cm}", "10\text{m}");
   // \mathrm{e} and \mathrm{i} are constants, not units.
-  ['unit dropped', new RegExp(`(?<=[\\d}).\\s]|\\\\pi)(?:\\\\[ ,;:!]|\\s)*(?:\\\\${TEXT_CMD}\\{(?!\\s*[ei]\\s*\\})[^{}]*[A-Za-z][^{}]*\\}(?:\\s*\\^\\s*\\{?\\d\\}?)?\\s*)+$`), ''],
+  ['unit dropped', new RegExp(`(?<=[\\d}).\\s]|\\\\pi)(?:\\\\[ ,;:!]|\\s)*(?:\\\\${TEXT_CMD}\\{(?!\\s*[ei]\\s*\\})[^{}A-Za-z]*[A-Za-z][^{}]*\\}(?:\\s*\\^\\s*\\{?\\d\\}?)?\\s*)+$`), ''],
   ['"and"/"or" -> ","', new RegExp(`\\\\${TEXT_CMD}\\{\\s*(?:and|or)\\s*\\}|\\s(?:and|or)\\s`, 'g'), ','],
   ['\\text{} unwrapped', new RegExp(`\\\\${TEXT_CMD}\\{([^{}]*)\\}`, 'g'), '$1'],
   ['option word dropped', /^\s*(?:option|choice)\s+(?=\(?[A-Ja-j]\)?\s*$)/i, ''],
@@ -66,7 +66,8 @@ const RULES: readonly Rule[] = [
   ['real line', /\\mathbb\s*\{?R\}?|\u211d/g, '(-\\infty,\\infty)'],
   // 12. Words: infinity, and plain trailing unit words after a value ("10 apples").
   ['infinity word', /\b(?:infinity|inf)\b/gi, '\\infty '],
-  ['unit word dropped', /(?<=[\d}])\s+(?![a-z]\b)(?:[A-Za-z]{2,}\.?\s*)+(?:\^\s*\{?\d\}?)?$/g, ''],
+  // Words are separated by mandatory spaces so the pattern cannot backtrack exponentially.
+  ['unit word dropped', /(?<=[\d}])\s+(?![a-z]\b)[A-Za-z]{2,}(?:\s+[A-Za-z]{2,})*\.?(?:\s*\^\s*\{?\d\}?)?$/g, ''],
   // 13. Mixed numbers written plainly: "4 4/9" -> 4\frac{4}{9} (a proper fraction only).
   ['mixed number', /(?<![\d.\\}])(\d+)\s+(\d+)\s*\/\s*(\d+)(?![\d.])/g,
     (m: string, w: string, n: string, d: string) => (BigInt(n) < BigInt(d) ? `${w}\\frac{${n}}{${d}}` : m)],
