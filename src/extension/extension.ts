@@ -1,26 +1,369 @@
+// Consensus Lens: the VS Code extension host. Activation wires the run store (src/extension/
+// store.ts, on the engine and the log readers), the run explorer, the status bar item, the
+// consensus panel and roll-out documents. Nothing runs until a user or a workspace asks for it.
 import * as vscode from 'vscode';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { open as openFile } from 'node:fs/promises';
+import { OPERATOR_IDS, type OperatorId } from '../engine';
+import { isQuestionKey, type QuestionKey, type QuestionView } from '../protocol/messages';
 import { ConsensusPanel, PANEL_VIEW_TYPE, type PanelHost } from './panel';
-import { SLIDER_PARAMS, defaultParams } from './params';
+import { ALL_PARAMS, SLIDER_PARAMS, defaultParams, sanitizeParams } from './params';
+import { RunStore, questionKeyString, type RunEntry } from './store';
+import { RunTree, type Node } from './tree';
+import { RolloutDocuments, ROLLOUT_SCHEME, parseRolloutUri } from './rolloutDocs';
+import { buildView } from './scoring';
+import { statusText, stepStats } from './format';
+import { rescoreRun, type RescoreReport } from './rescore';
 
-export function activate(context: vscode.ExtensionContext): void {
+const CONFIG = 'consensusLens';
+
+function configuredOperator(): OperatorId {
+  const op = vscode.workspace.getConfiguration(CONFIG).get<string>('defaultOperator', 'majority');
+  return (OPERATOR_IDS as readonly string[]).includes(op) ? (op as OperatorId) : 'majority';
+}
+
+/** Every operator parameter from the settings (SPEC §4), clamped to its range. */
+function configuredParams(): Record<string, number> {
+  const c = vscode.workspace.getConfiguration(`${CONFIG}.params`);
+  const values: Record<string, unknown> = {};
+  for (const p of ALL_PARAMS) values[p.key] = c.get(p.key);
+  const a = vscode.workspace.getConfiguration(`${CONFIG}.advantage`);
+  const out = sanitizeParams(values);
+  const eps = a.get<number>('eps');
+  if (typeof eps === 'number' && Number.isFinite(eps) && eps >= 0) out.advEps = eps;
+  return out;
+}
+
+export function activate(context: vscode.ExtensionContext): { store: RunStore } {
   const out = vscode.window.createOutputChannel('Consensus Lens', { log: true });
+  const store = new RunStore({ configuredOperator, params: configuredParams, log: (m) => out.warn(m) });
+  const tree = new RunTree(store, configuredOperator);
+  const treeView = vscode.window.createTreeView('consensusLens.runs', { treeDataProvider: tree, showCollapseAll: true });
+  const status = vscode.window.createStatusBarItem('consensusLens.status', vscode.StatusBarAlignment.Left, 50);
+  status.name = 'Consensus Lens';
+  status.command = 'workbench.view.extension.consensusLens';
+  let followed: string | undefined;
+
+  const viewOf = (key: QuestionKey, params: Record<string, number>): QuestionView | Promise<QuestionView> => {
+    // Re-scoring a question already prepared stays synchronous (the slider path).
+    const cached = store.cached(key);
+    if (cached) return buildView(cached, params, configuredOperator());
+    return store.get(key).then((g) => {
+      if (!g) throw new Error(`${key.questionId} (step ${key.step}) is not in the open runs`);
+      return buildView(g, params, configuredOperator());
+    });
+  };
+
+  const docs = new RolloutDocuments({
+    view: async (key, params) => {
+      const g = await store.get(key);
+      return g ? buildView(g, params ?? configuredParams(), configuredOperator()) : undefined;
+    },
+    source: (key, index) => store.entry(key)?.rollouts[index]?.source,
+    preview: (key, index) => store.cached(key)?.previews[index] ?? '',
+  });
+
+  const openRollout = async (key: QuestionKey, index: number, params?: Record<string, number>): Promise<void> => {
+    const run = store.runs.get(key.runId);
+    if (!run || !store.entry(key)) return void vscode.window.showWarningMessage(`Consensus Lens: ${key.questionId} is no longer in the run.`);
+    await docs.open({ key, index, params }, run.label);
+    ConsensusPanel.instance?.select(index);
+  };
+
+  const revealInLog = async (key: QuestionKey, index: number): Promise<void> => {
+    const src = store.entry(key)?.rollouts[index]?.source;
+    if (!src) return void vscode.window.showWarningMessage('Consensus Lens: this roll-out has no log file location (read from stdin?).');
+    const line = Math.max(0, src.line - 1);
+    const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(src.file));
+    const end = doc.lineAt(Math.min(line, doc.lineCount - 1)).range.end;
+    await vscode.window.showTextDocument(doc, { selection: new vscode.Range(line, 0, end.line, Math.min(end.character, 2000)), preview: true, viewColumn: vscode.ViewColumn.Beside });
+  };
+
   const host: PanelHost = {
-    paramSpecs: () => SLIDER_PARAMS,
-    operators: () => ['majority', 'cisc', 'ec', 'core', 't3rl', 'msttrl'],
-    defaultParams,
-    view: () => { throw new Error('no run'); },
-    openRollout: async () => {},
-    revealInLog: async () => {},
-    firstQuestion: () => undefined,
+    paramSpecs: () => {
+      const c = configuredParams();
+      return SLIDER_PARAMS.map((p) => ({ ...p, default: c[p.key] ?? p.default }));
+    },
+    operators: () => [...OPERATOR_IDS],
+    defaultParams: configuredParams,
+    view: viewOf,
+    openRollout,
+    revealInLog,
+    firstQuestion: () => {
+      const sel = treeView.selection[0];
+      if (sel?.kind === 'question' || sel?.kind === 'rollout') return sel.key;
+      return store.firstQuestion();
+    },
     log: (m) => out.info(m),
   };
+
+  // ---- following runs ---------------------------------------------------------------------
+  const workspaceRoot = (): string | undefined => vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  const resolvePath = (p: string): string => (isAbsolute(p) ? p : resolve(workspaceRoot() ?? process.cwd(), p));
+
+  const addRun = (path: string, origin: RunEntry['origin']): RunEntry => {
+    const run = store.add(resolvePath(path), origin);
+    followed ??= run.id;
+    return run;
+  };
+
+  const followConfigured = async (): Promise<void> => {
+    for (const p of vscode.workspace.getConfiguration(CONFIG).get<string[]>('runs', [])) if (typeof p === 'string' && p.trim()) addRun(p.trim(), 'settings');
+    if (vscode.workspace.getConfiguration(CONFIG).get<boolean>('scanWorkspace', true) && vscode.workspace.workspaceFolders?.length) {
+      for (const dir of await findWorkspaceRuns()) addRun(dir, 'workspace');
+    }
+  };
+
+  // ---- refreshing views ---------------------------------------------------------------------
+  let treeTimer: NodeJS.Timeout | undefined;
+  const refreshTree = (): void => {
+    if (treeTimer) return;
+    treeTimer = setTimeout(() => {
+      treeTimer = undefined;
+      tree.refresh();
+    }, 120);
+  };
+  const updateStatus = (): void => {
+    const panelRun = ConsensusPanel.instance?.question?.runId;
+    const run = store.runs.get(panelRun ?? followed ?? '') ?? [...store.runs.values()][0];
+    if (!run) return status.hide();
+    const step = run.latestStep;
+    const keys = step === null ? [] : run.steps.get(step) ?? [];
+    const st = stepStats(step, keys.map((k) => run.summaries.get(k)));
+    status.text = statusText(run.label, st);
+    status.tooltip = `Consensus Lens — ${run.path}\nlatest step ${st.step ?? '—'}: ${st.groups} groups (${st.scored} scored), ${st.overturns} CoRE overturns, mean gate ${st.meanGate?.toFixed(4) ?? '—'}\n${run.keys.size} groups, ${run.rollouts} roll-outs in the run${run.loading ? '\nreading…' : ''}`;
+    status.accessibilityInformation = { label: status.text.replace(/\$\([^)]*\)\s*/g, '') };
+    status.show();
+  };
+
   context.subscriptions.push(
     out,
-    vscode.commands.registerCommand('consensusLens.showConsensus', () => ConsensusPanel.show(context.extensionUri, host, undefined)),
+    store,
+    treeView,
+    status,
+    docs,
+    { dispose: () => ConsensusPanel.instance?.dispose() },
+    store.onChange((e) => {
+      refreshTree();
+      updateStatus();
+      const q = ConsensusPanel.instance?.question;
+      if (e.kind === 'run' && e.changed.length && q && q.runId === e.runId) {
+        const k = store.runs.get(e.runId)?.keys.get(questionKeyString(q.step, q.questionId));
+        if (k && e.changed.includes(k)) ConsensusPanel.instance!.refresh();
+      }
+    }),
+    vscode.workspace.registerTextDocumentContentProvider(ROLLOUT_SCHEME, docs),
+    vscode.languages.registerDocumentLinkProvider({ scheme: ROLLOUT_SCHEME }, docs),
     vscode.window.registerWebviewPanelSerializer(PANEL_VIEW_TYPE, {
-      deserializeWebviewPanel: async (panel, state) => { ConsensusPanel.revive(panel, context.extensionUri, host, state); },
+      deserializeWebviewPanel: async (panel, state) => {
+        ConsensusPanel.revive(panel, context.extensionUri, host, state);
+      },
+    }),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration(`${CONFIG}.runs`) || e.affectsConfiguration(`${CONFIG}.scanWorkspace`)) void followConfigured();
+      if (e.affectsConfiguration(`${CONFIG}.params`) || e.affectsConfiguration(`${CONFIG}.defaultOperator`) || e.affectsConfiguration(`${CONFIG}.advantage`)) {
+        store.invalidateSummaries();
+        ConsensusPanel.instance?.refresh();
+      }
+    }),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => void followConfigured()),
+    treeView.onDidChangeSelection((e) => {
+      const n = e.selection[0];
+      if (n?.kind === 'run') {
+        followed = n.runId;
+        updateStatus();
+      }
+    }),
+
+    // ---- commands -------------------------------------------------------------------------
+    vscode.commands.registerCommand('consensusLens.openRun', async (arg?: vscode.Uri | string) => {
+      let path = typeof arg === 'string' ? arg : arg instanceof vscode.Uri ? arg.fsPath : undefined;
+      if (!path) {
+        const picked = await vscode.window.showOpenDialog({ canSelectFiles: true, canSelectFolders: true, canSelectMany: false, openLabel: 'Follow Run', title: 'Consensus Lens: pick a run folder or a log file', filters: { 'Run logs': ['jsonl', 'parquet'], 'All files': ['*'] } });
+        path = picked?.[0]?.fsPath;
+      }
+      if (!path) return;
+      const run = addRun(path, 'opened');
+      followed = run.id;
+      await vscode.commands.executeCommand('workbench.view.extension.consensusLens');
+      updateStatus();
+      return run.id;
+    }),
+    vscode.commands.registerCommand('consensusLens.closeRun', (n?: Node) => {
+      if (n?.kind === 'run') store.remove(n.runId);
+    }),
+    vscode.commands.registerCommand('consensusLens.refresh', async () => {
+      await Promise.all([...store.runs.values()].map((r) => r.index?.refresh()));
+    }),
+    vscode.commands.registerCommand('consensusLens.showConsensus', async (arg?: QuestionKey | Node) => {
+      let key: QuestionKey | undefined = isQuestionKey(arg) ? arg : arg && typeof arg === 'object' && 'kind' in arg && (arg.kind === 'question' || arg.kind === 'rollout') ? arg.key : undefined;
+      if (!key && !ConsensusPanel.instance?.question) key = await pickQuestion(store);
+      ConsensusPanel.show(context.extensionUri, host, key);
+      updateStatus();
+    }),
+    vscode.commands.registerCommand('consensusLens.openRollout', async (key?: QuestionKey | Node, index?: number) => {
+      if (key && typeof key === 'object' && 'kind' in key && key.kind === 'rollout') return openRollout(key.key, key.index);
+      if (isQuestionKey(key) && Number.isInteger(index)) return openRollout(key, index!);
+      const q = ConsensusPanel.instance?.question ?? (await pickQuestion(store));
+      if (!q) return;
+      const g = await store.get(q);
+      if (!g) return;
+      const pick = await vscode.window.showQuickPick(
+        g.prepared.answers.map((a, i) => ({ label: `#${i}  ${a === null ? '(no answer)' : a}`, description: g.previews[i].slice(0, 80), index: i })),
+        { title: `Roll-outs of ${q.questionId} (step ${q.step})`, matchOnDescription: true },
+      );
+      if (pick) await openRollout(q, pick.index);
+    }),
+    vscode.commands.registerCommand('consensusLens.revealInLog', async (key?: QuestionKey | Node, index?: number) => {
+      if (key && typeof key === 'object' && 'kind' in key && key.kind === 'rollout') return revealInLog(key.key, key.index);
+      if (isQuestionKey(key) && Number.isInteger(index)) return revealInLog(key, index!);
+      const uri = vscode.window.activeTextEditor?.document.uri;
+      const ref = uri && uri.scheme === ROLLOUT_SCHEME ? parseRolloutUri(uri) : undefined;
+      if (ref) return revealInLog(ref.key, ref.index);
+      void vscode.window.showInformationMessage('Consensus Lens: open a roll-out first.');
+    }),
+    vscode.commands.registerCommand('consensusLens.rescoreRun', async (arg?: Node | string, given?: Record<string, number>) => {
+      const runId = typeof arg === 'string' ? arg : arg?.kind === 'run' ? arg.runId : await pickRun(store);
+      const run = runId ? store.runs.get(runId) : undefined;
+      if (!run) return;
+      let params = given;
+      if (!params) {
+        const text = await vscode.window.showInputBox({
+          title: `Re-score ${run.label}`,
+          prompt: 'Parameters to change, e.g. "kappa=0.5 tau=0.1 alpha=0.1" (the others keep their configured values)',
+          placeHolder: 'kappa=0.5',
+          validateInput: (v) => (parseParamText(v) ? null : 'Write name=value pairs, e.g. kappa=0.5 tau=0.25'),
+        });
+        if (text === undefined) return;
+        params = parseParamText(text) ?? {};
+      }
+      const base = configuredParams();
+      const next = sanitizeParams(params, base);
+      const report = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `Re-scoring ${run.label}`, cancellable: true },
+        (progress, token) =>
+          rescoreRun(store, run, base, next, configuredOperator(), {
+            cancelled: () => token.isCancellationRequested,
+            progress: (done, total) => progress.report({ message: `${done}/${total} groups`, increment: (100 / Math.max(1, total)) * Math.min(done, 50) / 50 }),
+          }),
+      );
+      showRescoreReport(out, run, report);
+      return report;
+    }),
+    vscode.commands.registerCommand('consensusLens.launchTraining', () => {
+      void vscode.window.showInformationMessage('Consensus Lens: launching training runs comes in a later release. Set consensusLens.training.command now; it will be used then.');
+    }),
+    ...(
+      [
+        ['consensusLens.filterContested', 'contested'],
+        ['consensusLens.filterOverturns', 'overturns'],
+        ['consensusLens.filterMismatches', 'mismatches'],
+        ['consensusLens.clearFilters', 'all'],
+      ] as const
+    ).map(([id, f]) =>
+      vscode.commands.registerCommand(id, () => {
+        tree.filter = f;
+        treeView.description = f === 'all' ? undefined : `${f} only`;
+        void vscode.commands.executeCommand('setContext', 'consensusLens.filter', f);
+        tree.refresh();
+      }),
+    ),
+    vscode.commands.registerCommand('consensusLens.sortByGate', () => {
+      tree.sort = 'gate';
+      tree.refresh();
+    }),
+    vscode.commands.registerCommand('consensusLens.sortById', () => {
+      tree.sort = 'id';
+      tree.refresh();
     }),
   );
+
+  void followConfigured();
+  updateStatus();
+  return { store };
 }
 
 export function deactivate(): void {}
+
+/** Folders of the workspace that hold run logs (native, verl or TRL), outermost only. */
+async function findWorkspaceRuns(): Promise<string[]> {
+  const files = await vscode.workspace.findFiles('**/*.{jsonl,parquet}', '**/{node_modules,.git,dist}/**', 2000);
+  const dirs = new Set<string>();
+  for (const f of files) {
+    const dir = dirname(f.fsPath);
+    if (dirs.has(dir)) continue;
+    if (f.fsPath.endsWith('.parquet') ? /(^|[\\/])completions$/.test(dir) : await looksLikeRunLog(f.fsPath)) dirs.add(dir.endsWith('completions') && f.fsPath.endsWith('.parquet') ? dirname(dir) : dir);
+  }
+  const sorted = [...dirs].sort((a, b) => a.length - b.length);
+  return sorted.filter((d, i) => !sorted.slice(0, i).some((p) => d.startsWith(p + '/') || d.startsWith(p + '\\')));
+}
+
+async function looksLikeRunLog(file: string): Promise<boolean> {
+  try {
+    const fh = await openFile(file, 'r');
+    try {
+      const buf = Buffer.alloc(4096);
+      const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+      const head = buf.subarray(0, bytesRead).toString('utf8');
+      return /"(question_id|rollouts)"\s*:/.test(head) || (/"input"\s*:/.test(head) && /"output"\s*:/.test(head));
+    } finally {
+      await fh.close();
+    }
+  } catch {
+    return false;
+  }
+}
+
+async function pickRun(store: RunStore): Promise<string | undefined> {
+  const runs = [...store.runs.values()];
+  if (runs.length <= 1) return runs[0]?.id;
+  const p = await vscode.window.showQuickPick(runs.map((r) => ({ label: r.label, description: r.path, id: r.id })), { title: 'Consensus Lens: pick a run' });
+  return p?.id;
+}
+
+async function pickQuestion(store: RunStore): Promise<QuestionKey | undefined> {
+  await store.idle();
+  const items: (vscode.QuickPickItem & { key: QuestionKey })[] = [];
+  for (const run of store.runs.values()) {
+    for (const [step, keys] of run.steps) {
+      for (const k of keys) {
+        const key = store.keyOf(run, k);
+        if (!key) continue;
+        const s = run.summaries.get(k);
+        items.push({ label: key.questionId, description: `${run.label} · step ${step}${s?.overturn ? ' · CoRE overturns' : ''}`, key });
+        if (items.length >= 5000) break;
+      }
+    }
+  }
+  if (items.length === 0) {
+    void vscode.window.showInformationMessage('Consensus Lens: no run is open yet.', 'Open Run…').then((c) => c && vscode.commands.executeCommand('consensusLens.openRun'));
+    return undefined;
+  }
+  const p = await vscode.window.showQuickPick(items, { title: 'Consensus Lens: pick a question', matchOnDescription: true });
+  return p?.key;
+}
+
+export function parseParamText(text: string): Record<string, number> | null {
+  const out: Record<string, number> = {};
+  const t = text.trim();
+  if (!t) return out;
+  for (const part of t.split(/[\s,;]+/)) {
+    const m = /^([A-Za-z_-]+)\s*[=:]\s*(-?[0-9.eE+-]+)$/.exec(part);
+    if (!m) return null;
+    const key = m[1].replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()).replace(/^κ$/, 'kappa');
+    const v = Number(m[2]);
+    if (!Number.isFinite(v) || !ALL_PARAMS.some((p) => p.key === key)) return null;
+    out[key] = v;
+  }
+  return out;
+}
+
+function showRescoreReport(out: vscode.LogOutputChannel, run: RunEntry, r: RescoreReport): void {
+  out.info(`re-scored ${run.label} with ${JSON.stringify(r.changed)}: ${r.groups} groups, ${r.flips.length} label flips under ${r.operator}${r.cancelled ? ' (cancelled)' : ''}`);
+  for (const f of r.flips.slice(0, 200)) out.info(`  step ${f.step} ${f.questionId}: ${f.before ?? '(none)'} → ${f.after ?? '(none)'}`);
+  const acc = r.accuracyBefore !== null && r.accuracyAfter !== null ? `; pseudo-label accuracy ${(100 * r.accuracyBefore).toFixed(1)}% → ${(100 * r.accuracyAfter).toFixed(1)}% (diagnostic)` : '';
+  void vscode.window
+    .showInformationMessage(`Consensus Lens: ${r.flips.length} of ${r.groups} pseudo-labels flip under ${r.operator}; mean gate ${r.meanGateBefore.toFixed(3)} → ${r.meanGateAfter.toFixed(3)}${acc}.`, 'Show Flips')
+    .then((c) => c && out.show(true));
+}
+

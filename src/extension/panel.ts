@@ -21,8 +21,8 @@ export interface PanelHost {
   paramSpecs(): ParamSpec[];
   operators(): OperatorId[];
   defaultParams(): Record<string, number>;
-  /** Scores the question; throws when it is unknown. */
-  view(key: QuestionKey, params: Record<string, number>): QuestionView;
+  /** Scores the question (reading and preparing it first when needed); throws when it is unknown. */
+  view(key: QuestionKey, params: Record<string, number>): QuestionView | Promise<QuestionView>;
   openRollout(key: QuestionKey, index: number, params: Record<string, number>): Promise<void>;
   revealInLog(key: QuestionKey, index: number): Promise<void>;
   /** A question to show when the panel opens without one. */
@@ -129,16 +129,27 @@ export class ConsensusPanel implements vscode.Disposable {
     this.post({ type: 'select', index });
   }
 
-  private sendView(reason: 'open' | 'rescore' | 'update', seq = ++this.seq): void {
+  private sendView(reason: 'open' | 'rescore' | 'update', request?: number): void {
     if (!this.key) return;
+    const seq = ++this.seq;
+    const key = this.key;
+    const fail = (e: unknown): void => this.post({ type: 'error', seq, message: e instanceof Error ? e.message : String(e) });
     try {
-      const view = this.host.view(this.key, this.params);
-      this.pending.set(seq, Date.now());
-      this.post({ type: 'view', seq, view, reason });
+      const v = this.host.view(key, this.params);
+      const deliver = (view: QuestionView): void => {
+        // A slower, older request must not overwrite a newer question or setting.
+        if (this.key !== key || seq < this.latestDelivered) return;
+        this.latestDelivered = seq;
+        this.pending.set(seq, Date.now());
+        this.post({ type: 'view', seq, request, view, reason });
+      };
+      if (v instanceof Promise) v.then(deliver, fail);
+      else deliver(v);
     } catch (e) {
-      this.post({ type: 'error', seq, message: e instanceof Error ? e.message : String(e) });
+      fail(e);
     }
   }
+  private latestDelivered = 0;
 
   private post(m: HostMessage): void {
     if (!this.ready) {

@@ -138,7 +138,8 @@ export interface QuestionView {
 
 export type HostMessage =
   | { type: 'init'; protocol: number; params: ParamSpec[]; operators: OperatorId[] }
-  | { type: 'view'; seq: number; view: QuestionView; reason: 'open' | 'rescore' | 'update' }
+  /** seq: the host's counter (increasing); request: the webview's setParams/resetParams seq it answers. */
+  | { type: 'view'; seq: number; request?: number; view: QuestionView; reason: 'open' | 'rescore' | 'update' }
   | { type: 'empty'; message: string }
   | { type: 'error'; seq: number; message: string }
   | { type: 'select'; index: number };

@@ -63,7 +63,10 @@ writeFileSync(join(work, 'config.yaml'), 'auth: none\ncert: false\n');
 // The workspace: a copy of examples/demo-run (appended to by the live test) plus a hostile run.
 const demo = join(root, 'examples/demo-run');
 if (existsSync(demo)) cpSync(demo, join(workspace, 'demo-run'), { recursive: true });
-else console.warn(`warning: ${demo} is missing; the demo-run scenarios will fail`);
+else {
+  log('examples/demo-run is absent: generating the e2e fixture run instead');
+  run(join(root, 'node_modules/.bin/tsx'), [join(here, 'fixtures/make-demo.ts'), join(workspace, 'demo-run')], { cwd: root });
+}
 cpSync(join(here, 'fixtures/hostile-run'), join(workspace, 'hostile-run'), { recursive: true });
 
 log('installing the vsix into code-server');

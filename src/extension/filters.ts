@@ -1,0 +1,32 @@
+// Explorer filters and sort orders. Pure: no 'vscode'.
+import type { QuestionSummary } from './scoring';
+
+export type ExplorerFilter = 'all' | 'contested' | 'overturns' | 'mismatches';
+export type ExplorerSort = 'id' | 'gate';
+
+export function matchesFilter(s: QuestionSummary | undefined, filter: ExplorerFilter): boolean {
+  switch (filter) {
+    case 'all':
+      return true;
+    case 'contested':
+      return s?.regime === 'contested';
+    case 'overturns':
+      return s?.overturn === true;
+    case 'mismatches':
+      return (s?.mismatches ?? 0) > 0;
+  }
+}
+
+/**
+ * The visible question keys of a step, in first-record order ('id') or by ascending gate (the
+ * least cohesive consensus first; unscored questions last). Stable.
+ */
+export function filterQuestions(keys: readonly string[], summary: (k: string) => QuestionSummary | undefined, filter: ExplorerFilter, sort: ExplorerSort): string[] {
+  const out = filter === 'all' ? [...keys] : keys.filter((k) => matchesFilter(summary(k), filter));
+  if (sort === 'gate') {
+    const gate = (k: string): number => summary(k)?.gate ?? Infinity;
+    const pos = new Map(out.map((k, i) => [k, i]));
+    out.sort((a, b) => gate(a) - gate(b) || pos.get(a)! - pos.get(b)!);
+  }
+  return out;
+}

@@ -1,0 +1,104 @@
+// Text formatting for the explorer, the status bar and roll-out documents. Pure: no 'vscode'.
+import type { OperatorId, QuestionView, Regime } from '../protocol/messages';
+import type { QuestionSummary } from './scoring';
+import { OPERATOR_LABELS } from './params';
+
+export function fmt(x: number | null | undefined, digits = 3): string {
+  if (x === null || x === undefined || !Number.isFinite(x)) return '—';
+  if (x !== 0 && Math.abs(x) < 10 ** -digits) return x.toExponential(1);
+  return x.toFixed(digits).replace(/\.?0+$/, (m) => (m.startsWith('.') ? '' : m)) || '0';
+}
+
+export const REGIME_LABELS: Record<Regime, string> = {
+  saturated: 'saturated',
+  contested: 'contested',
+  'competence-floor': 'competence floor',
+  empty: 'empty',
+};
+
+/** The explorer's one-line description of a question. */
+export function questionDescription(s: QuestionSummary | undefined): string {
+  if (!s) return 'scoring…';
+  const parts = [REGIME_LABELS[s.regime], `gate ${fmt(s.gate, 2)}`];
+  if (s.overturn) parts.push('CoRE overturns');
+  if (s.mismatches > 0) parts.push(`≠ reward ×${s.mismatches}`);
+  return parts.join(' · ');
+}
+
+export function questionTooltip(questionId: string, step: number, s: QuestionSummary | undefined, configured: OperatorId): string {
+  const lines = [`${questionId} — step ${step}`];
+  if (!s) return lines.concat('scoring…').join('\n');
+  lines.push(`N = ${s.n}, regime: ${REGIME_LABELS[s.regime]}`);
+  lines.push(`majority: ${show(s.majorityLabel)}   CoRE: ${show(s.label)}${s.overturn ? '  (overturns the vote)' : ''}`);
+  lines.push(`CoRE gate w_q = ${fmt(s.gate, 4)}`);
+  if (s.mismatches > 0) lines.push(`${s.mismatches} roll-out(s) whose logged training reward differs from ${OPERATOR_LABELS[configured]}'s (a reward bug?)`);
+  return lines.join('\n');
+}
+
+export function show(label: string | null): string {
+  return label === null ? '(none)' : label === '' ? '(empty)' : label;
+}
+
+export interface StepStats {
+  step: number | null;
+  groups: number;
+  overturns: number;
+  meanGate: number | null;
+  scored: number;
+}
+
+export function stepStats(step: number | null, summaries: (QuestionSummary | undefined)[]): StepStats {
+  let overturns = 0;
+  let gate = 0;
+  let scored = 0;
+  for (const s of summaries) {
+    if (!s) continue;
+    scored++;
+    gate += s.gate;
+    if (s.overturn) overturns++;
+  }
+  return { step, groups: summaries.length, overturns, meanGate: scored ? gate / scored : null, scored };
+}
+
+export function statusText(label: string, st: StepStats): string {
+  if (st.step === null) return `$(graph) ${label}: no groups yet`;
+  return `$(graph) ${label} · step ${st.step} · ${st.groups} groups · ${st.overturns} overturns · gate ${fmt(st.meanGate, 2)}`;
+}
+
+/** The header of a roll-out document (plain text, '#'-prefixed; the response follows it). */
+export function rolloutHeader(view: QuestionView, index: number, file: string | null, line: number | null): string[] {
+  const r = view.rollouts[index];
+  const cls = r.classIndex >= 0 ? view.classes[r.classIndex] : null;
+  const rewards = view.operators
+    .filter((o) => o.available && r.rewards[o.operator] !== undefined)
+    .map((o) => `${OPERATOR_LABELS[o.operator]} ${fmt(r.rewards[o.operator], 3)}`)
+    .join(' · ');
+  const lines = [
+    `# Consensus Lens — roll-out ${index}${r.sampleIdx !== null ? ` (sample_idx ${r.sampleIdx})` : ''} of ${view.n}`,
+    `# run: ${view.runLabel}   step: ${view.key.step}   question: ${view.key.questionId}`,
+    `# answer: ${r.answer === null ? '(no answer)' : show(r.answer)}${cls ? `   class ${cls.index + 1} of ${view.classes.length} (${cls.size} roll-outs)` : ''}`,
+    `# confidence: ${fmt(r.confidence, 4)}   weight: ${fmt(r.weight, 4)}   x*: ${fmt(r.mass, 4)}${r.inSupport ? ' (dominant set)' : ''}`,
+    `# rewards: ${rewards || '—'}`,
+    `# advantage (${OPERATOR_LABELS[view.configuredOperator]}): ${fmt(r.advantages[view.configuredOperator], 4)}   logged reward: ${fmt(r.loggedReward, 4)}${r.mismatch ? '   ≠ MISMATCH' : ''}`,
+  ];
+  if (view.groundTruth !== null) lines.push(`# ground truth (diagnostic only): ${view.groundTruth}`);
+  if (file) lines.push(`# log: ${file}${line ? `:${line}` : ''}`);
+  lines.push('# ' + '─'.repeat(60));
+  return lines;
+}
+
+/**
+ * Where the extracted answer sits in the response: the last occurrence of `\boxed{answer}` (or of
+ * the answer itself), as [start, end) offsets into `text`.
+ */
+export function answerSpan(text: string, answer: string | null): [number, number] | null {
+  if (answer === null || answer === '') {
+    const b = text.lastIndexOf('\\boxed{}');
+    return answer === '' && b >= 0 ? [b, b + 8] : null;
+  }
+  for (const needle of [`\\boxed{${answer}}`, `\\fbox{${answer}}`, answer]) {
+    const i = text.lastIndexOf(needle);
+    if (i >= 0) return [i, i + needle.length];
+  }
+  return null;
+}

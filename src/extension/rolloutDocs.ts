@@ -1,0 +1,113 @@
+// Read-only roll-out documents: `consensus-lens-rollout:` URIs served by a content provider. The
+// text is the model's output, read back from the log file by byte range; a metadata header comes
+// first, and the extracted answer is highlighted with a decoration.
+import * as vscode from 'vscode';
+import { readRolloutText, type RolloutSource } from '../logs';
+import type { QuestionKey, QuestionView } from '../protocol/messages';
+import { answerSpan, rolloutHeader } from './format';
+
+export const ROLLOUT_SCHEME = 'consensus-lens-rollout';
+
+export interface RolloutRef {
+  key: QuestionKey;
+  index: number;
+  params?: Record<string, number>;
+}
+
+export function rolloutUri(ref: RolloutRef, runLabel: string): vscode.Uri {
+  const safe = (s: string): string => s.replace(/[\\/?#%]+/g, '_');
+  const path = `/${safe(runLabel)}/step ${ref.key.step}/${safe(ref.key.questionId)}/roll-out ${ref.index}.txt`;
+  return vscode.Uri.from({ scheme: ROLLOUT_SCHEME, path, query: JSON.stringify(ref) });
+}
+
+export function parseRolloutUri(uri: vscode.Uri): RolloutRef | undefined {
+  try {
+    const r = JSON.parse(uri.query) as RolloutRef;
+    if (r && r.key && typeof r.key.runId === 'string' && typeof r.key.step === 'number' && typeof r.key.questionId === 'string' && Number.isInteger(r.index)) return r;
+  } catch {
+    /* not ours */
+  }
+  return undefined;
+}
+
+export interface RolloutHost {
+  view(key: QuestionKey, params?: Record<string, number>): Promise<QuestionView | undefined>;
+  source(key: QuestionKey, index: number): RolloutSource | undefined;
+  preview(key: QuestionKey, index: number): string;
+}
+
+export class RolloutDocuments implements vscode.TextDocumentContentProvider, vscode.DocumentLinkProvider, vscode.Disposable {
+  private readonly spans = new Map<string, [number, number]>();
+  private readonly decoration = vscode.window.createTextEditorDecorationType({
+    backgroundColor: new vscode.ThemeColor('editor.findMatchHighlightBackground'),
+    borderColor: new vscode.ThemeColor('editor.findMatchBorder'),
+    borderStyle: 'solid',
+    borderWidth: '1px',
+    overviewRulerColor: new vscode.ThemeColor('editorOverviewRuler.findMatchForeground'),
+    overviewRulerLane: vscode.OverviewRulerLane.Center,
+  });
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(private readonly host: RolloutHost) {
+    this.disposables.push(
+      vscode.window.onDidChangeVisibleTextEditors((eds) => eds.forEach((e) => this.decorate(e))),
+      this.decoration,
+    );
+  }
+
+  async provideTextDocumentContent(uri: vscode.Uri): Promise<string> {
+    const ref = parseRolloutUri(uri);
+    if (!ref) return 'Not a Consensus Lens roll-out.';
+    const view = await this.host.view(ref.key, ref.params);
+    if (!view || ref.index >= view.n) return `This roll-out is no longer in the run (${ref.key.questionId}, step ${ref.key.step}, roll-out ${ref.index}).`;
+    const src = this.host.source(ref.key, ref.index);
+    let text: string;
+    try {
+      text = src ? await readRolloutText(src) : this.host.preview(ref.key, ref.index);
+    } catch (e) {
+      text = `(the text could not be read back from the log: ${(e as Error).message})`;
+    }
+    const header = rolloutHeader(view, ref.index, src?.file ?? null, src?.line ?? null).join('\n') + '\n';
+    const span = answerSpan(text, view.rollouts[ref.index].answer);
+    if (span) this.spans.set(uri.toString(), [header.length + span[0], header.length + span[1]]);
+    else this.spans.delete(uri.toString());
+    return header + text;
+  }
+
+  decorate(editor: vscode.TextEditor): void {
+    if (editor.document.uri.scheme !== ROLLOUT_SCHEME) return;
+    const span = this.spans.get(editor.document.uri.toString());
+    if (!span) return editor.setDecorations(this.decoration, []);
+    const range = new vscode.Range(editor.document.positionAt(span[0]), editor.document.positionAt(span[1]));
+    editor.setDecorations(this.decoration, [{ range, hoverMessage: 'The extracted answer' }]);
+  }
+
+  async open(ref: RolloutRef, runLabel: string): Promise<vscode.TextEditor> {
+    const uri = rolloutUri(ref, runLabel);
+    const doc = await vscode.workspace.openTextDocument(uri);
+    const editor = await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside, preserveFocus: false });
+    this.decorate(editor);
+    const span = this.spans.get(uri.toString());
+    if (span) editor.revealRange(new vscode.Range(doc.positionAt(span[0]), doc.positionAt(span[1])), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+    return editor;
+  }
+
+  /** The "# log: FILE:LINE" header line links to "reveal in log file". */
+  provideDocumentLinks(doc: vscode.TextDocument): vscode.DocumentLink[] {
+    const ref = parseRolloutUri(doc.uri);
+    if (!ref) return [];
+    for (let l = 0; l < Math.min(doc.lineCount, 12); l++) {
+      const text = doc.lineAt(l).text;
+      if (!text.startsWith('# log: ')) continue;
+      const args = encodeURIComponent(JSON.stringify([ref.key, ref.index]));
+      const link = new vscode.DocumentLink(new vscode.Range(l, 7, l, text.length), vscode.Uri.parse(`command:consensusLens.revealInLog?${args}`));
+      link.tooltip = 'Reveal in log file';
+      return [link];
+    }
+    return [];
+  }
+
+  dispose(): void {
+    for (const d of this.disposables.splice(0)) d.dispose();
+  }
+}

@@ -1,0 +1,240 @@
+// Builds what the panel and the explorer show from the engine's results. Pure: no 'vscode', no
+// DOM. The engine computes every number; this module only arranges them (and never builds HTML).
+import {
+  OPERATOR_IDS,
+  answersEqual,
+  prepareGroup,
+  scoreGroup,
+  type Group,
+  type GroupScore,
+  type OperatorId,
+  type Params,
+  type PreparedGroup,
+  type RunContext,
+} from '../engine';
+import { classAffinity } from '../engine/operators/equilibrium';
+import type { ClassRow, GraphEdge, OperatorOutcome, QuestionKey, QuestionView, Regime, RolloutRow } from '../protocol/messages';
+
+/** A group as the store keeps it: prepared features, no response texts. */
+export interface StoredGroup {
+  key: QuestionKey;
+  runLabel: string;
+  prepared: PreparedGroup;
+  prompt: string | null;
+  /** Short previews of the responses (for tables and tooltips; the full text is read from disk). */
+  previews: string[];
+  sampleIdx: (number | null)[];
+}
+
+/** What the explorer shows for a question (scored with the configured parameters). */
+export interface QuestionSummary {
+  regime: Regime;
+  overturn: boolean;
+  gate: number;
+  mismatches: number;
+  label: string | null;
+  majorityLabel: string | null;
+  n: number;
+}
+
+export const PREVIEW_CHARS = 160;
+
+export function preview(text: string, max = PREVIEW_CHARS): string {
+  const t = text.replace(/\s+/g, ' ').trim();
+  return t.length > max ? t.slice(0, max - 1) + '…' : t;
+}
+
+export function storeGroup(group: Group, runId: string, runLabel: string): StoredGroup {
+  return {
+    key: { runId, step: group.step, questionId: group.questionId },
+    runLabel,
+    prepared: prepareGroup(group),
+    prompt: group.prompt ?? null,
+    previews: group.rollouts.map((r) => preview(r.response ?? '')),
+    sampleIdx: group.rollouts.map((r) => (typeof r.sampleIdx === 'number' ? r.sampleIdx : null)),
+  };
+}
+
+/** Engine parameters from the extension's flat record (unknown keys dropped). */
+export function engineParams(params: Record<string, number>): Partial<Params> {
+  const allowed: (keyof Params)[] = ['kappa', 'tau', 'alpha', 'shift', 'eps', 'tmax', 'omega', 'ciscTemp', 'lambda', 'tauLow', 'tauHigh', 'uncheckedPassRate', 'advEps'];
+  const out: Partial<Record<keyof Params, number>> = {};
+  for (const k of allowed) if (typeof params[k] === 'number' && Number.isFinite(params[k])) out[k] = params[k];
+  // C must stay ≥ α (Lemma 1): a shift below α (e.g. after moving the α slider) follows α.
+  if (out.shift !== undefined && out.alpha !== undefined && out.shift < out.alpha) delete out.shift;
+  return out as Partial<Params>;
+}
+
+export function score(g: StoredGroup, params: Record<string, number>, configured: OperatorId, ctx?: RunContext, operators?: readonly OperatorId[]): GroupScore {
+  return scoreGroup(g.prepared, { params: engineParams(params), configuredOperator: configured, operators }, ctx);
+}
+
+export function summarize(g: StoredGroup, s: GroupScore): QuestionSummary {
+  const core = s.results.core;
+  return {
+    regime: g.prepared.n === 0 ? 'empty' : s.analysis.regime,
+    overturn: s.analysis.overturn === true,
+    gate: core ? core.gate : 1,
+    mismatches: s.rewardMismatch?.indices.length ?? 0,
+    label: core?.label ?? null,
+    majorityLabel: s.results.majority?.label ?? null,
+    n: g.prepared.n,
+  };
+}
+
+const finite = (x: number | undefined | null): number | null => (typeof x === 'number' && Number.isFinite(x) ? x : null);
+
+/** Above this many within-class edges, each node keeps only its strongest ones (the graph stays legible). */
+export const MAX_EDGES = 2500;
+export const EDGES_PER_NODE = 6;
+
+export function graphEdges(g: PreparedGroup, kappa: number): GraphEdge[] {
+  const all: GraphEdge[] = [];
+  g.classes.forEach((c, k) => {
+    const m = c.members.length;
+    if (m < 2) return;
+    const a = classAffinity(g.cosines[k], m, kappa);
+    for (let p = 0; p < m; p++) for (let q = p + 1; q < m; q++) all.push({ source: c.members[p], target: c.members[q], weight: a[p * m + q] });
+  });
+  if (all.length <= MAX_EDGES) return all;
+  const byNode = new Map<number, GraphEdge[]>();
+  for (const e of all) {
+    for (const v of [e.source, e.target]) {
+      let l = byNode.get(v);
+      if (!l) byNode.set(v, (l = []));
+      l.push(e);
+    }
+  }
+  const keep = new Set<GraphEdge>();
+  for (const l of byNode.values()) {
+    l.sort((x, y) => y.weight - x.weight);
+    for (const e of l.slice(0, EDGES_PER_NODE)) keep.add(e);
+  }
+  return all.filter((e) => keep.has(e));
+}
+
+export function buildView(g: StoredGroup, params: Record<string, number>, configured: OperatorId, ctx?: RunContext): QuestionView {
+  const t0 = performance.now();
+  const s = score(g, params, configured, ctx);
+  const scoreMs = performance.now() - t0;
+  const p = g.prepared;
+  const core = s.results.core;
+  const eq = core?.mass ? core : s.results.ec;
+  const mismatchSet = new Set(s.rewardMismatch?.indices ?? []);
+  const gt = p.groundTruth;
+  const matchesGt = (a: string | null): boolean | null => (gt === null || gt === undefined ? null : a === null ? false : safeEqual(a, gt));
+
+  const operators: OperatorOutcome[] = OPERATOR_IDS.map((op) => {
+    const r = s.results[op];
+    if (!r) return { operator: op, available: false, note: s.unavailable[op] ?? 'not run', label: null, gate: 0, labelClass: -1, flipsMajority: false, correct: null };
+    const vote = s.results.majority;
+    return {
+      operator: op,
+      available: true,
+      note: r.confidence === 'missing' ? 'confidence missing: ran as EC' : undefined,
+      label: r.label,
+      gate: r.gate,
+      labelClass: r.labelClass,
+      flipsMajority: !!vote && r.labelClass >= 0 && vote.labelClass >= 0 && r.labelClass !== vote.labelClass,
+      correct: r.labelClass >= 0 ? matchesGt(r.label) : null,
+    };
+  });
+
+  const support = new Set(eq?.support ?? []);
+  const confWeights = core?.confidence === 'used' ? core.weights : undefined;
+  const rollouts: RolloutRow[] = [];
+  for (let i = 0; i < p.n; i++) {
+    const rewards: Partial<Record<OperatorId, number>> = {};
+    const advantages: Partial<Record<OperatorId, number>> = {};
+    for (const op of OPERATOR_IDS) {
+      const r = s.results[op];
+      if (!r) continue;
+      rewards[op] = r.rewards[i];
+      advantages[op] = r.advantages[i];
+    }
+    rollouts.push({
+      index: i,
+      sampleIdx: g.sampleIdx[i] ?? null,
+      answer: p.answers[i],
+      classIndex: p.classOf[i],
+      confidence: p.hasConfidence[i] ? p.confidence[i] : null,
+      weight: confWeights ? finite(confWeights[i]) : null,
+      mass: eq?.mass ? finite(eq.mass[i]) : null,
+      inSupport: support.has(i),
+      rewards,
+      advantages,
+      loggedReward: finite(p.loggedRewards[i]),
+      mismatch: mismatchSet.has(i),
+      preview: g.previews[i] ?? '',
+      hasSource: !!p.sources[i],
+    });
+  }
+
+  const kappa = s.params.kappa;
+  const classes: ClassRow[] = p.classes.map((c, k) => {
+    const m = c.members.length;
+    let meanAffinity = 0;
+    if (m > 1) {
+      const cos = p.cosines[k];
+      let sum = 0;
+      for (let t = 0; t < cos.length; t++) sum += cos[t];
+      meanAffinity = kappa + ((1 - kappa) * (1 + sum / cos.length)) / 2;
+    }
+    let mass = 0;
+    if (eq?.mass) for (const i of c.members) mass += eq.mass[i];
+    return {
+      index: k,
+      answer: c.answer,
+      size: m,
+      mass,
+      meanAffinity,
+      labelOf: operators.filter((o) => o.available && o.labelClass === k).map((o) => o.operator),
+      matchesGroundTruth: matchesGt(c.answer),
+    };
+  });
+
+  const a = s.analysis;
+  const recovery =
+    a.plurality && a.runnerUp
+      ? {
+          m: a.plurality.size,
+          cw: a.plurality.coherence ?? 0,
+          wbarW: a.plurality.confidence,
+          nStar: a.runnerUp.size,
+          cStar: a.runnerUp.coherence ?? 0,
+          wbarStar: a.runnerUp.confidence,
+          threshold: finite(a.threshold),
+          margin: finite(a.margin),
+        }
+      : null;
+
+  return {
+    key: g.key,
+    runLabel: g.runLabel,
+    n: p.n,
+    prompt: g.prompt,
+    groundTruth: gt ?? null,
+    configuredOperator: configured,
+    params: { ...params },
+    regime: p.n === 0 ? 'empty' : a.regime,
+    overturn: a.overturn === true,
+    gate: core?.gate ?? 1,
+    iterations: eq?.iterations ?? null,
+    confidence: p.confidenceMissing === 0 && p.n > 0 ? 'present' : 'missing',
+    recovery,
+    operators,
+    rollouts,
+    classes,
+    edges: graphEdges(p, kappa),
+    mismatches: s.rewardMismatch?.indices.length ?? 0,
+    scoreMs,
+  };
+}
+
+function safeEqual(a: string, b: string): boolean {
+  try {
+    return answersEqual(a, b);
+  } catch {
+    return a === b;
+  }
+}

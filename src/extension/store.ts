@@ -1,0 +1,333 @@
+// The host's store of followed runs, on the log layer's RunIndex (src/logs): the index keeps each
+// group's numbers and record offsets (never texts), follows the files live, and says which groups
+// were added, completed, changed or removed. On top of it this store keeps
+//   - the step → question index the explorer walks lazily (no scoring on expansion);
+//   - prepared groups (features computed once, texts read back from disk on demand), cached;
+//   - per-question summaries (regime, overturn, gate, mismatches) scored in the background, in
+//     slices, in step order (MS-TTRL's outcome cache follows the steps).
+// Pure Node: no 'vscode', so unit tests drive it directly.
+import { basename, resolve } from 'node:path';
+import { createRunContext, type OperatorId, type RunContext } from '../engine';
+import { RunIndex, entryToGroup, type GroupEntry, type GroupKey, type Notice, type RunChange } from '../logs';
+import type { QuestionKey } from '../protocol/messages';
+import { score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
+
+export interface RunEntry {
+  id: string;
+  path: string;
+  label: string;
+  /** Why the run is followed. */
+  origin: 'settings' | 'workspace' | 'opened';
+  index: RunIndex | null;
+  /** Steps ascending; each with its question keys (the index's group keys) in first-record order. */
+  steps: Map<number, GroupKey[]>;
+  /** Our question key → the index's group key. */
+  keys: Map<string, GroupKey>;
+  prepared: Map<GroupKey, { revision: number; group: StoredGroup }>;
+  summaries: Map<GroupKey, QuestionSummary>;
+  notices: Notice[];
+  loading: boolean;
+  error: string | null;
+  /** Bumped on every change (the status bar and tests compare it). */
+  version: number;
+  rollouts: number;
+  /** The last step that received a group. */
+  latestStep: number | null;
+}
+
+export type StoreEvent = { kind: 'runs' } | { kind: 'run'; runId: string; changed: string[] } | { kind: 'summaries'; runId: string };
+
+export interface StoreOptions {
+  configuredOperator: () => OperatorId;
+  params: () => Record<string, number>;
+  log?: (message: string) => void;
+  /** Passed to RunIndex (tests use small values). */
+  pollMs?: number;
+  idleMs?: number;
+  /** Follow files (default true). */
+  follow?: boolean;
+}
+
+export const questionKeyString = (step: number, questionId: string): string => `${step}\u0000${questionId}`;
+
+/** The question id shown for an index entry (sub-runs of a folder prefix their folder). */
+export function displayQuestionId(e: Pick<GroupEntry, 'run' | 'questionId'>): string {
+  return e.run ? `${e.run}/${e.questionId}` : e.questionId;
+}
+
+export class RunStore {
+  readonly runs = new Map<string, RunEntry>();
+  private readonly listeners = new Set<(e: StoreEvent) => void>();
+  private readonly opening = new Map<string, Promise<void>>();
+  private summaryGeneration = 0;
+  private summaryRunning = false;
+  private summaryAgain = false;
+  private disposed = false;
+
+  constructor(private readonly opts: StoreOptions) {}
+
+  onChange(fn: (e: StoreEvent) => void): { dispose(): void } {
+    this.listeners.add(fn);
+    return { dispose: () => this.listeners.delete(fn) };
+  }
+
+  private emit(e: StoreEvent): void {
+    for (const fn of this.listeners) {
+      try {
+        fn(e);
+      } catch (err) {
+        this.opts.log?.(`listener failed: ${(err as Error).message}`);
+      }
+    }
+  }
+
+  /** Follows a run (folder or file). Returns the entry at once; its index opens in the background. */
+  add(path: string, origin: RunEntry['origin']): RunEntry {
+    const id = resolve(path);
+    const existing = this.runs.get(id);
+    if (existing) return existing;
+    const run: RunEntry = {
+      id,
+      path: id,
+      label: basename(id) || id,
+      origin,
+      index: null,
+      steps: new Map(),
+      keys: new Map(),
+      prepared: new Map(),
+      summaries: new Map(),
+      notices: [],
+      loading: true,
+      error: null,
+      version: 0,
+      rollouts: 0,
+      latestStep: null,
+    };
+    this.runs.set(id, run);
+    this.emit({ kind: 'runs' });
+    this.opening.set(id, this.open(run).finally(() => this.opening.delete(id)));
+    return run;
+  }
+
+  private async open(run: RunEntry): Promise<void> {
+    try {
+      const index = await RunIndex.open(run.path, {
+        follow: this.opts.follow ?? true,
+        onNotice: (n) => {
+          run.notices.push(n);
+          if (run.notices.length > 500) run.notices.shift();
+          if (n.level !== 'info') this.opts.log?.(`${run.label}: ${n.message}`);
+        },
+        pollMs: this.opts.pollMs,
+        idleMs: this.opts.idleMs,
+      });
+      if (this.disposed || this.runs.get(run.id) !== run) return index.close();
+      run.index = index;
+      index.onDidChange((ch) => this.onIndexChange(run, ch));
+      this.rebuild(run);
+      run.error = run.steps.size === 0 ? (run.notices.find((n) => n.level === 'error')?.message ?? null) : null;
+    } catch (err) {
+      run.error = (err as Error).message;
+    }
+    run.loading = false;
+    run.version++;
+    this.emit({ kind: 'run', runId: run.id, changed: [] });
+    this.scheduleSummaries();
+  }
+
+  private onIndexChange(run: RunEntry, ch: RunChange): void {
+    for (const k of [...ch.removed, ...ch.changed]) {
+      run.prepared.delete(k);
+      run.summaries.delete(k);
+    }
+    for (const k of ch.added) {
+      run.prepared.delete(k);
+      run.summaries.delete(k);
+    }
+    const before = run.latestStep;
+    this.rebuild(run);
+    if (run.error && run.steps.size) run.error = null;
+    run.version++;
+    const touched = [...new Set([...ch.added, ...ch.completed, ...ch.changed, ...ch.removed])];
+    this.emit({ kind: 'run', runId: run.id, changed: touched });
+    if (touched.length || before !== run.latestStep) this.scheduleSummaries();
+  }
+
+  private rebuild(run: RunEntry): void {
+    const index = run.index;
+    if (!index) return;
+    const steps = new Map<number, GroupKey[]>();
+    const keys = new Map<string, GroupKey>();
+    let rollouts = 0;
+    for (const e of index.groups()) {
+      let list = steps.get(e.step);
+      if (!list) steps.set(e.step, (list = []));
+      list.push(e.key);
+      keys.set(questionKeyString(e.step, displayQuestionId(e)), e.key);
+      rollouts += e.rollouts.length;
+    }
+    run.steps = new Map([...steps.entries()].sort((a, b) => a[0] - b[0]));
+    run.keys = keys;
+    run.rollouts = rollouts;
+    run.latestStep = run.steps.size ? Math.max(...run.steps.keys()) : null;
+  }
+
+  remove(id: string): void {
+    const run = this.runs.get(id);
+    if (!run) return;
+    run.index?.close();
+    this.runs.delete(id);
+    this.emit({ kind: 'runs' });
+  }
+
+  /** Waits until every run has opened and its index has settled. */
+  async idle(): Promise<void> {
+    while (this.opening.size) await Promise.all([...this.opening.values()]);
+    await Promise.all([...this.runs.values()].map((r) => r.index?.settled()));
+  }
+
+  entry(key: QuestionKey): GroupEntry | undefined {
+    const run = this.runs.get(key.runId);
+    const k = run?.keys.get(questionKeyString(key.step, key.questionId));
+    return k ? run!.index?.group(k) : undefined;
+  }
+
+  keyOf(run: RunEntry, k: GroupKey): QuestionKey | undefined {
+    const e = run.index?.group(k);
+    return e ? { runId: run.id, step: e.step, questionId: displayQuestionId(e) } : undefined;
+  }
+
+  /** The prepared group when it is cached (synchronous: the panel's re-scoring path). */
+  cached(key: QuestionKey): StoredGroup | undefined {
+    const run = this.runs.get(key.runId);
+    const k = run?.keys.get(questionKeyString(key.step, key.questionId));
+    if (!run || !k) return undefined;
+    const e = run.index?.group(k);
+    const c = run.prepared.get(k);
+    return c && e && c.revision === e.revision ? c.group : undefined;
+  }
+
+  /** The prepared group: texts read back from disk and features computed once. */
+  async get(key: QuestionKey): Promise<StoredGroup | undefined> {
+    const run = this.runs.get(key.runId);
+    const k = run?.keys.get(questionKeyString(key.step, key.questionId));
+    if (!run || !k) return undefined;
+    return this.prepare(run, k);
+  }
+
+  private async prepare(run: RunEntry, k: GroupKey): Promise<StoredGroup | undefined> {
+    const e = run.index?.group(k);
+    if (!e) return undefined;
+    const c = run.prepared.get(k);
+    if (c && c.revision === e.revision) return c.group;
+    let texts: string[];
+    try {
+      texts = await Promise.all(e.rollouts.map((r) => run.index!.readRolloutText(r.source)));
+    } catch (err) {
+      this.opts.log?.(`${run.label}: ${(err as Error).message}`);
+      return undefined;
+    }
+    const group = storeGroup({ ...entryToGroup(e, texts), questionId: displayQuestionId(e) }, run.id, run.label);
+    run.prepared.set(k, { revision: e.revision, group });
+    return group;
+  }
+
+  summary(key: QuestionKey): QuestionSummary | undefined {
+    const run = this.runs.get(key.runId);
+    const k = run?.keys.get(questionKeyString(key.step, key.questionId));
+    return k ? run!.summaries.get(k) : undefined;
+  }
+
+  firstQuestion(): QuestionKey | undefined {
+    for (const run of this.runs.values()) {
+      for (const keys of run.steps.values()) if (keys.length) return this.keyOf(run, keys[0]);
+    }
+    return undefined;
+  }
+
+  /** Recomputes every summary (after a settings change). */
+  invalidateSummaries(): void {
+    for (const run of this.runs.values()) run.summaries.clear();
+    this.scheduleSummaries();
+  }
+
+  /** Resolves when the background scoring pass has nothing left to do. */
+  async summariesDone(): Promise<void> {
+    await this.idle();
+    while (this.summaryRunning || this.summaryAgain) await new Promise((r) => setTimeout(r, 20));
+  }
+
+  /**
+   * Scores every question without a summary, in step order, in slices of a few milliseconds so
+   * the extension host never blocks. Runs with outcome checks re-score all steps in order (the
+   * MS-TTRL cache needs them).
+   */
+  private scheduleSummaries(): void {
+    if (this.summaryRunning) {
+      this.summaryAgain = true;
+      return;
+    }
+    this.summaryRunning = true;
+    const generation = ++this.summaryGeneration;
+    const work = async (): Promise<void> => {
+      for (const run of [...this.runs.values()]) {
+        if (!run.index) continue;
+        const ctx: RunContext = createRunContext();
+        let slice = performance.now();
+        let lastEmit = Date.now();
+        let changed = false;
+        for (const keys of [...run.steps.values()]) {
+          for (const k of keys) {
+            if (this.disposed || generation !== this.summaryGeneration || this.runs.get(run.id) !== run) return;
+            const e = run.index.group(k);
+            if (!e || !e.complete) continue;
+            if (run.summaries.has(k) && !e.outcomeChecks?.length) continue;
+            const g = await this.prepare(run, k);
+            if (!g) continue;
+            try {
+              run.summaries.set(k, summarize(g, score(g, this.opts.params(), this.opts.configuredOperator(), ctx, summaryOperators(this.opts.configuredOperator()))));
+              changed = true;
+            } catch (err) {
+              this.opts.log?.(`scoring ${g.key.questionId} (step ${g.key.step}) failed: ${(err as Error).message}`);
+            }
+            if (performance.now() - slice > 12) {
+              await new Promise((r) => setImmediate(r));
+              slice = performance.now();
+              if (changed && Date.now() - lastEmit > 400) {
+                run.version++;
+                this.emit({ kind: 'summaries', runId: run.id });
+                lastEmit = Date.now();
+                changed = false;
+              }
+            }
+          }
+        }
+        if (changed) {
+          run.version++;
+          this.emit({ kind: 'summaries', runId: run.id });
+        }
+      }
+    };
+    setImmediate(() => {
+      void work()
+        .catch((err) => this.opts.log?.(`background scoring failed: ${(err as Error).message}`))
+        .finally(() => {
+          this.summaryRunning = false;
+          if (this.summaryAgain && !this.disposed) {
+            this.summaryAgain = false;
+            this.scheduleSummaries();
+          }
+        });
+    });
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    for (const run of this.runs.values()) run.index?.close();
+    this.listeners.clear();
+  }
+}
+
+function summaryOperators(configured: OperatorId): OperatorId[] {
+  return [...new Set<OperatorId>(['majority', 'core', configured])];
+}

@@ -1,0 +1,174 @@
+// The run explorer: runs → steps → questions → roll-outs, children computed lazily from the
+// store's index (no scoring on expansion: summaries arrive from the background pass).
+import * as vscode from 'vscode';
+import type { OperatorId, QuestionKey } from '../protocol/messages';
+import { questionKeyString, type RunEntry, type RunStore } from './store';
+import { fmt, questionDescription, questionTooltip, show } from './format';
+import { filterQuestions, type ExplorerFilter, type ExplorerSort } from './filters';
+
+export type Node =
+  | { kind: 'run'; runId: string }
+  | { kind: 'step'; runId: string; step: number }
+  | { kind: 'question'; key: QuestionKey; k: string; groupKey: string }
+  | { kind: 'rollout'; key: QuestionKey; index: number }
+  | { kind: 'notice'; runId: string; message: string };
+
+export class RunTree implements vscode.TreeDataProvider<Node> {
+  private readonly changed = new vscode.EventEmitter<Node | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  filter: ExplorerFilter = 'all';
+  sort: ExplorerSort = 'id';
+  /** Node objects are cached so that reveal() and refreshes keep identities. */
+  private readonly nodes = new Map<string, Node>();
+
+  constructor(
+    private readonly store: RunStore,
+    private readonly configured: () => OperatorId,
+  ) {}
+
+  refresh(): void {
+    this.changed.fire(undefined);
+  }
+
+  private node<T extends Node>(id: string, make: () => T): T {
+    let n = this.nodes.get(id);
+    if (!n) this.nodes.set(id, (n = make()));
+    return n as T;
+  }
+
+  runNode(runId: string): Node {
+    return this.node(`r:${runId}`, () => ({ kind: 'run', runId }));
+  }
+  stepNode(runId: string, step: number): Node {
+    return this.node(`s:${runId}:${step}`, () => ({ kind: 'step', runId, step }));
+  }
+  questionNode(key: QuestionKey, groupKey = ''): Node {
+    const k = questionKeyString(key.step, key.questionId);
+    return this.node(`q:${key.runId}:${k}`, () => ({ kind: 'question', key, k, groupKey }));
+  }
+
+  getParent(n: Node): Node | undefined {
+    switch (n.kind) {
+      case 'run':
+      case 'notice':
+        return n.kind === 'notice' ? this.runNode(n.runId) : undefined;
+      case 'step':
+        return this.runNode(n.runId);
+      case 'question':
+        return this.stepNode(n.key.runId, n.key.step);
+      case 'rollout':
+        return this.questionNode(n.key);
+    }
+  }
+
+  getChildren(n?: Node): Node[] | Promise<Node[]> {
+    if (!n) return [...this.store.runs.keys()].map((id) => this.runNode(id));
+    if (n.kind === 'run') {
+      const run = this.store.runs.get(n.runId);
+      if (!run) return [];
+      const out: Node[] = [];
+      if (run.error) out.push({ kind: 'notice', runId: run.id, message: run.error });
+      for (const step of run.steps.keys()) {
+        if (this.filter !== 'all' && this.visibleQuestions(run, step).length === 0) continue;
+        out.push(this.stepNode(run.id, step));
+      }
+      return out;
+    }
+    if (n.kind === 'step') {
+      const run = this.store.runs.get(n.runId);
+      if (!run) return [];
+      const out: Node[] = [];
+      for (const k of this.visibleQuestions(run, n.step)) {
+        const key = this.store.keyOf(run, k);
+        if (key) out.push(this.questionNode(key, k));
+      }
+      return out;
+    }
+    if (n.kind === 'question') {
+      const e = this.store.entry(n.key);
+      if (!e) return [];
+      // Answers need the texts (extraction): prepare the group now (cached afterwards).
+      return this.store.get(n.key).then(() => Array.from({ length: e.rollouts.length }, (_, index) => ({ kind: 'rollout', key: n.key, index }) as Node));
+    }
+    return [];
+  }
+
+  private visibleQuestions(run: RunEntry, step: number): string[] {
+    const keys = run.steps.get(step) ?? [];
+    return filterQuestions(keys, (k) => run.summaries.get(k), this.filter, this.sort);
+  }
+
+  getTreeItem(n: Node): vscode.TreeItem {
+    switch (n.kind) {
+      case 'run': {
+        const run = this.store.runs.get(n.runId);
+        const item = new vscode.TreeItem(run?.label ?? n.runId, vscode.TreeItemCollapsibleState.Expanded);
+        item.id = `run:${n.runId}`;
+        item.contextValue = 'run';
+        item.iconPath = new vscode.ThemeIcon(run?.loading ? 'loading~spin' : 'folder-library');
+        if (run) {
+          const groups = run.keys.size;
+          item.description = run.loading && groups === 0 ? 'reading…' : `${run.steps.size} steps · ${groups} groups · ${run.rollouts} roll-outs`;
+          const warnings = run.notices.filter((x) => x.level !== 'info').length;
+          item.tooltip = `${run.path}\nfollowed (${run.origin})${warnings ? `\n${warnings} notice(s): see the Consensus Lens output` : ''}`;
+        }
+        return item;
+      }
+      case 'step': {
+        const run = this.store.runs.get(n.runId);
+        const keys = run?.steps.get(n.step) ?? [];
+        const visible = run ? this.visibleQuestions(run, n.step).length : 0;
+        const item = new vscode.TreeItem(`step ${n.step}`, vscode.TreeItemCollapsibleState.Collapsed);
+        item.id = `step:${n.runId}:${n.step}`;
+        item.contextValue = 'step';
+        let overturns = 0;
+        let mismatches = 0;
+        for (const k of keys) {
+          const s = run?.summaries.get(k);
+          if (s?.overturn) overturns++;
+          if (s && s.mismatches > 0) mismatches++;
+        }
+        const parts = [this.filter === 'all' ? `${keys.length} questions` : `${visible} of ${keys.length}`];
+        if (overturns) parts.push(`${overturns} overturns`);
+        if (mismatches) parts.push(`${mismatches} mismatches`);
+        item.description = parts.join(' · ');
+        item.iconPath = new vscode.ThemeIcon('layers');
+        return item;
+      }
+      case 'question': {
+        const s = this.store.summary(n.key);
+        const item = new vscode.TreeItem(n.key.questionId, vscode.TreeItemCollapsibleState.Collapsed);
+        item.id = `q:${n.key.runId}:${n.k}`;
+        item.contextValue = 'question';
+        item.description = questionDescription(s);
+        item.tooltip = questionTooltip(n.key.questionId, n.key.step, s, this.configured());
+        item.iconPath = s?.mismatches
+          ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'))
+          : s?.overturn
+            ? new vscode.ThemeIcon('git-compare', new vscode.ThemeColor('charts.purple'))
+            : new vscode.ThemeIcon(s?.regime === 'saturated' ? 'pass' : s?.regime === 'competence-floor' ? 'circle-slash' : 'question');
+        const e = this.store.entry(n.key);
+        if (e && !e.complete) item.description = `receiving… (${e.rollouts.length} roll-outs)`;
+        item.command = { command: 'consensusLens.showConsensus', title: 'Show Consensus', arguments: [n.key] };
+        item.accessibilityInformation = { label: `${n.key.questionId}, ${item.description}` };
+        return item;
+      }
+      case 'rollout': {
+        const g = this.store.cached(n.key);
+        const answer = g?.prepared.answers[n.index] ?? null;
+        const item = new vscode.TreeItem(`#${n.index}  ${answer === null ? '(no answer)' : show(answer)}`, vscode.TreeItemCollapsibleState.None);
+        item.contextValue = 'rollout';
+        const c = g && g.prepared.hasConfidence[n.index] ? g.prepared.confidence[n.index] : null;
+        item.description = [c !== null ? `c ${fmt(c, 3)}` : null, g?.previews[n.index]?.slice(0, 60)].filter(Boolean).join(' · ');
+        item.iconPath = new vscode.ThemeIcon('note');
+        item.command = { command: 'consensusLens.openRollout', title: 'Open Roll-out', arguments: [n.key, n.index] };
+        return item;
+      }
+      case 'notice': {
+        const item = new vscode.TreeItem(n.message, vscode.TreeItemCollapsibleState.None);
+        item.iconPath = new vscode.ThemeIcon('error', new vscode.ThemeColor('errorForeground'));
+        return item;
+      }
+    }
+  }
+}
