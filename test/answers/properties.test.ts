@@ -1,0 +1,184 @@
+// Property tests of the equivalence (SPEC §3.2): reflexive, symmetric, equal under rewriting,
+// classes never merge different integers, classes follow the first-member rule.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { answersEqual, explainEquality, extractAnswer, formClasses } from '../../src/engine/answers/index';
+import { compareAnswers } from '../../src/engine/answers/compare';
+import { loadVectors } from './helpers';
+
+/** mulberry32: a small deterministic generator so failures reproduce. */
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const int = (r: () => number, lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
+const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+
+/** An expression as a tree of strings, with an equivalent rendering (commuted, \dfrac, spaces). */
+interface Gen {
+  plain: string;
+  variant: string;
+}
+
+function genExpr(r: () => number, depth: number): Gen {
+  const leaf = depth <= 0 || r() < 0.3;
+  if (leaf) {
+    switch (int(r, 0, 4)) {
+      case 0: {
+        const n = String(int(r, 0, 40));
+        return { plain: n, variant: n };
+      }
+      case 1: {
+        const [a, b] = [int(r, 1, 9), int(r, 2, 9)];
+        return { plain: `\\frac{${a}}{${b}}`, variant: `\\dfrac{${a}}{${b}}` };
+      }
+      case 2: {
+        const v = pick(r, ['x', 'y', 'a']);
+        return { plain: v, variant: v };
+      }
+      case 3: {
+        const n = int(r, 2, 30);
+        return { plain: `\\sqrt{${n}}`, variant: `\\sqrt{ ${n} }` };
+      }
+      default:
+        return { plain: '\\pi', variant: '\\pi ' };
+    }
+  }
+  const a = genExpr(r, depth - 1);
+  const b = genExpr(r, depth - 1);
+  switch (int(r, 0, 3)) {
+    case 0:
+      return { plain: `${a.plain}+${b.plain}`, variant: `${b.variant} + ${a.variant}` };
+    case 1:
+      return { plain: `(${a.plain})\\cdot(${b.plain})`, variant: `\\left(${b.variant}\\right)\\times\\left(${a.variant}\\right)` };
+    case 2:
+      return { plain: `(${a.plain})-(${b.plain})`, variant: `-(${b.variant})+(${a.variant})` };
+    default: {
+      const k = int(r, 1, 3);
+      return { plain: `(${a.plain})^{${k}}`, variant: `\\left(${a.variant}\\right)^${k}` };
+    }
+  }
+}
+
+function vectorAnswers(): string[] {
+  const out = new Set<string>();
+  for (const v of loadVectors()) {
+    out.add(v.a);
+    const b = v.b_is_response ? extractAnswer(v.b) : v.b;
+    if (b !== null) out.add(b);
+  }
+  return [...out];
+}
+
+test('reflexive and symmetric on every pair of vector answers (uncached comparison)', () => {
+  const xs = vectorAnswers();
+  for (let i = 0; i < xs.length; i++) {
+    assert.equal(explainEquality(xs[i]!, xs[i]!).equal, true, `reflexive: ${xs[i]}`);
+    assert.equal(answersEqual(xs[i]!, xs[i]!), true);
+    for (let j = 0; j < i; j++) {
+      const ab = compareAnswers(xs[i]!, xs[j]!).equal;
+      const ba = compareAnswers(xs[j]!, xs[i]!).equal;
+      assert.equal(ab, ba, `symmetric: ${xs[i]} | ${xs[j]}`);
+    }
+  }
+});
+
+test('generated expressions: equal to their rewritten form, reflexive, symmetric', () => {
+  const r = rng(20260101);
+  const gens = Array.from({ length: 150 }, () => genExpr(r, 3));
+  for (const g of gens) {
+    assert.equal(answersEqual(g.plain, g.variant), true, `${g.plain} vs ${g.variant}`);
+    assert.equal(explainEquality(g.plain, g.plain).equal, true);
+    assert.equal(explainEquality(`$${g.plain}$`, g.plain).equal, true);
+  }
+  for (let k = 0; k + 1 < gens.length; k++) {
+    const [x, y] = [gens[k]!.plain, gens[k + 1]!.variant];
+    assert.equal(compareAnswers(x, y).equal, compareAnswers(y, x).equal, `symmetric: ${x} | ${y}`);
+  }
+});
+
+test('generated expressions: a changed constant is not equal', () => {
+  const r = rng(7);
+  for (let k = 0; k < 100; k++) {
+    const g = genExpr(r, 2);
+    const c = int(r, 1, 9);
+    assert.equal(answersEqual(`${g.plain}+${c}`, `${g.variant}+${c + 1}`), false, g.plain);
+  }
+});
+
+/** Integer n written in a form that must read as n. */
+function intForm(r: () => number, n: number): string {
+  const s = String(n);
+  const thousands = s.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return pick(r, [
+    s, `${s}.0`, `\\frac{${2 * n}}{2}`, `${s}\\text{ cm}`, `\\$${thousands}`, thousands,
+    thousands.replace(/,/g, '{,}'), `x=${s}`, `\\boxed{${s}}`, `${s}.`, `0${s}`,
+  ]);
+}
+
+test('classes never merge two different integers', () => {
+  const r = rng(99);
+  for (let round = 0; round < 60; round++) {
+    const base = pick(r, [int(r, 0, 50), int(r, 990, 1010), int(r, 99_990, 100_010), int(r, 1e8, 1e9)]);
+    const values = Array.from({ length: 24 }, () => base + int(r, -2, 2));
+    const answers = values.map((v) => intForm(r, v));
+    const { classes } = formClasses(answers);
+    for (const c of classes) {
+      const vs = new Set(c.members.map((m) => values[m]));
+      assert.equal(vs.size, 1, `class ${c.answer} mixes ${[...vs].join(', ')}: ${c.members.map((m) => answers[m]).join(' | ')}`);
+    }
+    // And the same integer in different forms is one class.
+    const byValue = new Map<number, Set<number>>();
+    const { classOf } = formClasses(answers);
+    values.forEach((v, i) => byValue.set(v, (byValue.get(v) ?? new Set()).add(classOf[i]!)));
+    for (const [v, cs] of byValue) assert.equal(cs.size, 1, `value ${v} split`);
+  }
+});
+
+test('formClasses compares with each class FIRST member only (no transitive chaining)', () => {
+  // 28% ≡ 28 and 28% ≡ 0.28, but 28 ≢ 0.28: the order decides.
+  assert.deepEqual(Array.from(formClasses(['28', '28\\%', '0.28']).classOf), [0, 0, 1]);
+  assert.deepEqual(Array.from(formClasses(['28\\%', '28', '0.28']).classOf), [0, 0, 0]);
+  // Reference implementation on random draws from a pool of related answers.
+  const pool = ['28', '28\\%', '0.28', '\\frac{7}{25}', '1,5', '1.5', '5,1', '\\{1,5\\}', '', '(1,5)', '1<x<5', null];
+  const r = rng(3);
+  for (let k = 0; k < 200; k++) {
+    const answers = Array.from({ length: int(r, 1, 16) }, () => pick(r, pool));
+    const got = formClasses(answers);
+    const firsts: string[] = [];
+    const expected = answers.map((a) => {
+      if (a === null) return -1;
+      const c = firsts.findIndex((f) => answersEqual(f, a));
+      if (c >= 0) return c;
+      firsts.push(a);
+      return firsts.length - 1;
+    });
+    assert.deepEqual(Array.from(got.classOf), expected);
+    assert.deepEqual(got.classes.map((c) => c.answer), firsts);
+    got.classes.forEach((c, ci) => {
+      assert.deepEqual(c.members, expected.flatMap((e, i) => (e === ci ? [i] : [])));
+      assert.equal(c.answer, answers[c.members[0]!]);
+    });
+  }
+});
+
+test('a pathological answer is cut off by the time bound and reported', () => {
+  const t = performance.now();
+  const r = explainEquality('\\binom{100000}{50000}', '\\binom{100000}{50001}');
+  assert.ok(performance.now() - t < 1000);
+  assert.equal(r.equal, false);
+  assert.equal(r.timedOut, true);
+  assert.match(r.reason, /timed out/);
+  // Overflow is not infinity, and deep nesting or huge inputs never throw.
+  assert.equal(answersEqual('2^{65536}', '3^{65536}'), false);
+  assert.equal(answersEqual('(x+1)^{100000}', '(x+2)^{100000}'), false);
+  assert.equal(answersEqual('('.repeat(800) + '1' + ')'.repeat(800), '2'), false);
+  assert.equal(answersEqual('5 ' + 'a'.repeat(50_000) + '!', '5'), false);
+});
