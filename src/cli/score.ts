@@ -13,7 +13,8 @@ const WORKER_MIN_GROUPS = 8;
 
 export function noticePrinter(io: CliIO): (n: Notice) => void {
   return (n) => {
-    const where = n.file ? `${n.file}${n.line ? `:${n.line}` : ''}: ` : '';
+    const at = n.file ? `${n.file}${n.line ? `:${n.line}` : ''}` : '';
+    const where = at && !n.message.startsWith(at) ? `${at}: ` : '';
     io.stderr.write(`consensus-lens: ${n.level === 'info' ? '' : `${n.level}: `}${where}${n.message}\n`);
   };
 }
