@@ -2,6 +2,8 @@
 import { CliIO, UsageError } from './args';
 import { runScore, runSweep } from './score';
 import { runServe } from './serve';
+import { runEqual } from './equal';
+import { runExtract } from './extract';
 
 const USAGE = `usage: consensus-lens <command> [options]
 
@@ -22,6 +24,8 @@ const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> =
   score: runScore,
   sweep: runSweep,
   serve: runServe,
+  equal: runEqual,
+  extract: runExtract,
 };
 
 async function main(argv: string[]): Promise<number> {
