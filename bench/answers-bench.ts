@@ -1,0 +1,80 @@
+// Answer-class formation cost per 64-roll-out group (SPEC §3.2), cold (first sight of every
+// string: parse + compare) and warm (cache hits). Prints one JSON line:
+//   {"classes_ms_per_group_cold":..,"classes_ms_per_group_warm":..}
+// Run: node --import tsx bench/answers-bench.ts [--groups N]
+import { formClasses } from '../src/engine/answers/index';
+import { clearAnswerCaches } from '../src/engine/answers/classes';
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const int = (r: () => number, lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
+
+/** The distinct answers of one question: the consensus in several notations, plus wrong ones. */
+function questionAnswers(r: () => number): string[] {
+  const p = int(r, 1, 40);
+  const q = int(r, 41, 97);
+  const k = int(r, 2, 30);
+  const kind = int(r, 0, 4);
+  switch (kind) {
+    case 0: // a fraction in many notations
+      return [`\\frac{${p}}{${q}}`, `\\dfrac{${p}}{${q}}`, `${p}/${q}`, `\\frac{${p + 1}}{${q}}`, `${(p / q).toFixed(4)}`];
+    case 1: // an integer with units / separators
+      return [`${k * 1000 + p}`, `${k},${String(1000 + p).slice(1)}`, `${k * 1000 + p}\\text{ cm}`, `${k * 1000 + p + 1}`, `x=${k * 1000 + p}`];
+    case 2: // a surd
+      return [`${k}\\sqrt{${p + 1}}`, `\\sqrt{${k * k * (p + 1)}}`, `${k + 1}\\sqrt{${p + 1}}`, `\\frac{${k}\\sqrt{${p + 1}}}{1}`];
+    case 3: // an expression in a variable
+      return [`x^2+${2 * k}x+${k * k}`, `(x+${k})^2`, `(x+${k + 1})^2`, `${k}x`];
+    default: // an interval / set
+      return [`(${p},${q})`, `${p}<x<${q}`, `[${p},${q}]`, `\\{${p},${q}\\}`, `${q},${p}`];
+  }
+}
+
+function makeGroup(r: () => number): (string | null)[] {
+  const distinct = questionAnswers(r);
+  return Array.from({ length: 64 }, () => {
+    const u = r();
+    if (u < 0.06) return null; // truncated generations
+    if (u < 0.1) return ''; // empty boxed
+    // Skewed towards the first (consensus) answers.
+    const i = Math.min(distinct.length - 1, Math.floor(-Math.log(1 - r()) * 1.2));
+    return distinct[i]!;
+  });
+}
+
+function main(): void {
+  const gi = process.argv.indexOf('--groups');
+  const n = gi > 0 ? Number(process.argv[gi + 1]) : 400;
+  const r = rng(42);
+  const groups = Array.from({ length: n }, () => makeGroup(r));
+  // Load modules and JIT on unrelated groups first, then measure from empty caches.
+  const warmup = rng(7);
+  for (let k = 0; k < 50; k++) formClasses(makeGroup(warmup));
+  clearAnswerCaches();
+  let t = performance.now();
+  let sink = 0;
+  for (const g of groups) sink += formClasses(g).classes.length;
+  const cold = (performance.now() - t) / n;
+  const reps = 5;
+  t = performance.now();
+  for (let k = 0; k < reps; k++) for (const g of groups) sink += formClasses(g).classes.length;
+  const warm = (performance.now() - t) / (n * reps);
+  if (sink < 0) console.error(sink);
+  process.stdout.write(
+    JSON.stringify({ classes_ms_per_group_cold: round(cold), classes_ms_per_group_warm: round(warm) }) + '\n',
+  );
+}
+
+function round(x: number): number {
+  return Number(x.toPrecision(3));
+}
+
+main();
