@@ -1,0 +1,406 @@
+// `consensus-lens report PATH [--html FILE]` (SPEC §6): a per-step summary of a run — groups, regimes,
+// pseudo-label flips per operator against the vote, mean gate (ec/core), label accuracy where ground
+// truth is logged (a diagnostic, never an input) — printed as a table; with --html, also a
+// self-contained report page.
+//
+// The page: one HTML file with inline CSS and JS, no network; the data is embedded as JSON in a
+// <script type="application/json"> block (every '<' escaped as \u003c, so no log content can close
+// the block), and the page's script renders it with textContent only — answers and labels are model
+// output and are never injected as HTML. (SPEC asks for the webview bundle; this page uses its own
+// small renderer so that the report works without the extension build. The data block is the
+// stable part: the webview can render the same JSON.)
+//
+// Also accepts the score flags (--operators, --kappa, ...), --configured-operator, and --title.
+import { writeFile } from 'node:fs/promises';
+import { answersEqual, createRunContext, prepareGroup, scoreGroup, type GroupScore, type OperatorId, type Params } from '../engine';
+import { readRun, type Notice } from '../logs';
+import { CliIO, UsageError, flagString, operatorsFromFlags, paramsFromFlags, parseArgs } from './args';
+
+export interface ReportGroup {
+  step: number;
+  question_id: string;
+  run?: string;
+  n: number;
+  regime: string;
+  majority_ratio: number | null;
+  overturn: boolean | null;
+  ground_truth: string | null;
+  labels: Record<string, string | null>;
+  gates: Record<string, number | null>;
+  /** Per operator: label equals ground truth (null without ground truth or without a label). */
+  correct: Record<string, boolean | null>;
+  unavailable: Record<string, string>;
+  confidence?: 'used' | 'missing';
+  reward_mismatches?: number;
+}
+
+export interface ReportStep {
+  step: number;
+  groups: number;
+  rollouts: number;
+  regimes: Record<string, number>;
+  /** Per operator other than majority: groups whose label differs from majority's. */
+  flips: Record<string, number>;
+  /** Per operator: mean gate over the groups it ran on. */
+  mean_gate: Record<string, number | null>;
+  /** Per operator: label accuracy over the groups with ground truth (absent when there are none). */
+  accuracy: Record<string, number | null>;
+  with_truth: number;
+  reward_mismatch_groups: number;
+}
+
+export interface RunReport {
+  format: 'consensus-lens/report/v1';
+  title: string;
+  path: string;
+  generated: string;
+  operators: string[];
+  params: Partial<Params>;
+  steps: ReportStep[];
+  total: ReportStep;
+  groups: ReportGroup[];
+  notices: Notice[];
+}
+
+const finite = (x: number): number | null => (Number.isFinite(x) ? x : null);
+
+export function groupRow(s: GroupScore, truth: string | null): ReportGroup {
+  const labels: Record<string, string | null> = {};
+  const gates: Record<string, number | null> = {};
+  const correct: Record<string, boolean | null> = {};
+  for (const [id, r] of Object.entries(s.results)) {
+    if (!r) continue;
+    labels[id] = r.label;
+    gates[id] = finite(r.gate);
+    correct[id] = truth === null || r.label === null ? (truth === null ? null : false) : answersEqual(r.label, truth);
+  }
+  const row: ReportGroup = {
+    step: s.step,
+    question_id: s.questionId,
+    n: s.n,
+    regime: s.analysis.regime,
+    majority_ratio: finite(s.analysis.majorityRatio),
+    overturn: s.analysis.overturn,
+    ground_truth: truth,
+    labels,
+    gates,
+    correct,
+    unavailable: { ...(s.unavailable as Record<string, string>) },
+  };
+  if (s.run !== undefined) row.run = s.run;
+  if (s.results.core?.confidence) row.confidence = s.results.core.confidence;
+  if (s.rewardMismatch && s.rewardMismatch.indices.length) row.reward_mismatches = s.rewardMismatch.indices.length;
+  return row;
+}
+
+/** Aggregates group rows (all of one step, or the whole run) into a summary line. */
+export function summarize(step: number, rows: ReportGroup[], operators: string[]): ReportStep {
+  const out: ReportStep = { step, groups: rows.length, rollouts: 0, regimes: {}, flips: {}, mean_gate: {}, accuracy: {}, with_truth: 0, reward_mismatch_groups: 0 };
+  const gateSum: Record<string, number> = {};
+  const gateN: Record<string, number> = {};
+  const correct: Record<string, number> = {};
+  const truthN: Record<string, number> = {};
+  for (const r of rows) {
+    out.rollouts += r.n;
+    out.regimes[r.regime] = (out.regimes[r.regime] ?? 0) + 1;
+    if (r.ground_truth !== null) out.with_truth++;
+    if (r.reward_mismatches) out.reward_mismatch_groups++;
+    for (const op of operators) {
+      if (!(op in r.labels)) continue;
+      if (op !== 'majority' && 'majority' in r.labels && !sameLabel(r.labels[op], r.labels.majority)) out.flips[op] = (out.flips[op] ?? 0) + 1;
+      else if (op !== 'majority' && 'majority' in r.labels) out.flips[op] ??= 0;
+      const g = r.gates[op];
+      if (g !== null && g !== undefined) {
+        gateSum[op] = (gateSum[op] ?? 0) + g;
+        gateN[op] = (gateN[op] ?? 0) + 1;
+      }
+      const c = r.correct[op];
+      if (c !== null && c !== undefined) {
+        truthN[op] = (truthN[op] ?? 0) + 1;
+        if (c) correct[op] = (correct[op] ?? 0) + 1;
+      }
+    }
+  }
+  for (const op of operators) {
+    if (gateN[op]) out.mean_gate[op] = finite(gateSum[op] / gateN[op]);
+    if (truthN[op]) out.accuracy[op] = finite((correct[op] ?? 0) / truthN[op]);
+  }
+  return out;
+}
+
+function sameLabel(a: string | null, b: string | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a === b || answersEqual(a, b);
+}
+
+export interface BuildOptions {
+  operators?: OperatorId[];
+  params?: Partial<Params>;
+  configuredOperator?: OperatorId;
+  title?: string;
+}
+
+/** Reads and scores a whole run (one pass, texts dropped after each group is prepared). */
+export async function buildReport(path: string, opts: BuildOptions, onNotice: (n: Notice) => void): Promise<RunReport> {
+  const notices: Notice[] = [];
+  const ctx = createRunContext();
+  const rows: ReportGroup[] = [];
+  const seenOps = new Set<string>();
+  for await (const g of readRun(path, (n) => {
+    notices.push(n);
+    onNotice(n);
+  })) {
+    const s = scoreGroup(prepareGroup(g), { operators: opts.operators, params: opts.params, configuredOperator: opts.configuredOperator }, ctx);
+    for (const id of Object.keys(s.results)) seenOps.add(id);
+    rows.push(groupRow(s, g.groundTruth ?? null));
+  }
+  const order = ['majority', 'cisc', 'ec', 'core', 't3rl', 'msttrl'];
+  const operators = [...seenOps].sort((a, b) => order.indexOf(a) - order.indexOf(b));
+  const bySteps = new Map<number, ReportGroup[]>();
+  for (const r of rows) {
+    const list = bySteps.get(r.step);
+    if (list) list.push(r);
+    else bySteps.set(r.step, [r]);
+  }
+  const steps = [...bySteps.keys()].sort((a, b) => a - b).map((s) => summarize(s, bySteps.get(s)!, operators));
+  return {
+    format: 'consensus-lens/report/v1',
+    title: opts.title ?? `Consensus Lens report: ${path}`,
+    path,
+    generated: new Date().toISOString(),
+    operators,
+    params: opts.params ?? {},
+    steps,
+    total: summarize(-1, rows, operators),
+    groups: rows,
+    notices: notices.slice(0, 200),
+  };
+}
+
+const pct = (x: number | null | undefined): string => (x === null || x === undefined ? '-' : `${(100 * x).toFixed(1)}%`);
+const num = (x: number | null | undefined, d = 3): string => (x === null || x === undefined ? '-' : x.toFixed(d));
+
+/** The per-step summary as an aligned text table. */
+export function renderTable(r: RunReport): string {
+  const ops = r.operators;
+  const flipOps = ops.filter((o) => o !== 'majority' && ops.includes('majority'));
+  const gateOps = ops.filter((o) => o === 'ec' || o === 'core');
+  const anyTruth = r.total.with_truth > 0;
+  const header = ['step', 'groups', 'saturated', 'contested', 'floor', ...flipOps.map((o) => `flips ${o}`), ...gateOps.map((o) => `gate ${o}`), ...(anyTruth ? ops.map((o) => `acc ${o}`) : [])];
+  const line = (s: ReportStep, label: string): string[] => [
+    label,
+    String(s.groups),
+    String(s.regimes.saturated ?? 0),
+    String(s.regimes.contested ?? 0),
+    String(s.regimes['competence-floor'] ?? 0),
+    ...flipOps.map((o) => String(s.flips[o] ?? 0)),
+    ...gateOps.map((o) => num(s.mean_gate[o])),
+    ...(anyTruth ? ops.map((o) => pct(s.accuracy[o])) : []),
+  ];
+  const rows = [header, ...r.steps.map((s) => line(s, String(s.step))), line(r.total, 'all')];
+  const widths = header.map((_, c) => Math.max(...rows.map((row) => row[c].length)));
+  const fmt = (row: string[]) => row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
+  const out: string[] = [];
+  const t = r.total;
+  out.push(`${r.path}: ${r.steps.length} steps, ${t.groups} groups, ${t.rollouts} roll-outs; operators ${ops.join(', ') || '(none)'}`);
+  out.push(fmt(header));
+  for (const row of rows.slice(1, -1)) out.push(fmt(row));
+  if (r.steps.length > 1 || r.steps.length === 0) out.push(fmt(rows[rows.length - 1]));
+  if (anyTruth) out.push(`accuracy: pseudo-label vs logged ground truth over ${t.with_truth} groups (a diagnostic; ground truth is never an input)`);
+  else out.push('accuracy: no ground truth logged');
+  if (t.reward_mismatch_groups) out.push(`reward mismatch: in ${t.reward_mismatch_groups} groups the logged reward differs from the configured operator's (SPEC §5)`);
+  return out.join('\n') + '\n';
+}
+
+/** JSON for embedding in a <script> block: '<' (and U+2028/9) escaped so no content can end the block. */
+export function embedJson(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+}
+
+const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+/** The self-contained report page. */
+export function renderHtml(r: RunReport): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(r.title)}</title>
+<style>
+:root { color-scheme: light dark; --fg: #1f2328; --bg: #ffffff; --muted: #656d76; --line: #d0d7de; --accent: #0969da; --bad: #cf222e; --good: #1a7f37; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e6edf3; --bg: #0d1117; --muted: #8d96a0; --line: #30363d; --accent: #4493f8; --bad: #f85149; --good: #3fb950; } }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); margin: 2rem; }
+h1 { font-size: 1.3rem; margin: 0 0 .25rem; } h2 { font-size: 1.05rem; margin: 1.5rem 0 .5rem; }
+.muted { color: var(--muted); }
+table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
+th, td { border-bottom: 1px solid var(--line); padding: .25rem .6rem; text-align: right; }
+th { cursor: pointer; user-select: none; position: sticky; top: 0; background: var(--bg); }
+td.text, th.text { text-align: left; max-width: 22rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+tr.total td { font-weight: 600; }
+.ok { color: var(--good); } .no { color: var(--bad); }
+svg { max-width: 100%; } svg text { fill: var(--muted); font-size: 11px; }
+input[type=search] { padding: .3rem .5rem; min-width: 18rem; }
+</style>
+</head>
+<body>
+<h1 id="title"></h1>
+<div class="muted" id="meta"></div>
+<h2>Per step</h2>
+<div id="steps"></div>
+<h2>Over steps</h2>
+<div id="chart"></div>
+<h2>Groups</h2>
+<p><label>Filter <input type="search" id="filter" placeholder="question id, label, regime…"></label> <label><input type="checkbox" id="flipsOnly"> only groups where an operator overturns the vote</label></p>
+<div id="groups"></div>
+<h2>Notices</h2>
+<div id="notices"></div>
+<script type="application/json" id="report-data">${embedJson(r)}</script>
+<script>
+(function () {
+  'use strict';
+  var data = JSON.parse(document.getElementById('report-data').textContent);
+  function el(tag, text, cls) { var e = document.createElement(tag); if (text !== undefined && text !== null) e.textContent = String(text); if (cls) e.className = cls; return e; }
+  function pct(x) { return x === null || x === undefined ? '-' : (100 * x).toFixed(1) + '%'; }
+  function num(x) { return x === null || x === undefined ? '-' : Number(x).toFixed(3); }
+  var ops = data.operators;
+  var flipOps = ops.filter(function (o) { return o !== 'majority' && ops.indexOf('majority') >= 0; });
+  var gateOps = ops.filter(function (o) { return o === 'ec' || o === 'core'; });
+  var anyTruth = data.total.with_truth > 0;
+  document.getElementById('title').textContent = data.title;
+  document.getElementById('meta').textContent = data.steps.length + ' steps, ' + data.total.groups + ' groups, ' + data.total.rollouts + ' roll-outs; operators: ' + ops.join(', ') + '; generated ' + data.generated +
+    (anyTruth ? '' : '; no ground truth logged');
+
+  function table(columns, rows, opts) {
+    var t = el('table'), thead = el('thead'), tr = el('tr');
+    var sortCol = -1, asc = true;
+    columns.forEach(function (c, i) {
+      var th = el('th', c.label, c.text ? 'text' : '');
+      th.tabIndex = 0;
+      th.title = 'sort';
+      var sort = function () { asc = sortCol === i ? !asc : true; sortCol = i; render(); };
+      th.addEventListener('click', sort);
+      th.addEventListener('keydown', function (e) { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); sort(); } });
+      tr.appendChild(th);
+    });
+    thead.appendChild(tr); t.appendChild(thead);
+    var tbody = el('tbody'); t.appendChild(tbody);
+    function render() {
+      var rs = rows.slice();
+      if (sortCol >= 0) {
+        var key = columns[sortCol].sort || columns[sortCol].value;
+        rs.sort(function (a, b) { var x = key(a), y = key(b); if (x === y) return 0; if (x === null || x === undefined) return 1; if (y === null || y === undefined) return -1; return (x < y ? -1 : 1) * (asc ? 1 : -1); });
+      }
+      while (tbody.firstChild) tbody.removeChild(tbody.firstChild);
+      var limit = opts && opts.limit ? opts.limit : rs.length;
+      rs.slice(0, limit).forEach(function (r) {
+        var row = el('tr');
+        columns.forEach(function (c) { var v = c.value(r); var td = el('td', c.format ? c.format(v, r) : v, c.text ? 'text' : ''); if (c.cls) td.className += ' ' + c.cls(v, r); if (c.text && v !== null && v !== undefined) td.title = String(v); row.appendChild(td); });
+        tbody.appendChild(row);
+      });
+      if (rs.length > limit) { var more = el('tr'); var td = el('td', (rs.length - limit) + ' more rows (filter to narrow)', 'text muted'); td.colSpan = columns.length; more.appendChild(td); tbody.appendChild(more); }
+      if (opts && opts.total) { var tr2 = el('tr', undefined, 'total'); columns.forEach(function (c) { tr2.appendChild(el('td', c.format ? c.format(c.value(opts.total), opts.total) : c.value(opts.total), c.text ? 'text' : '')); }); tbody.appendChild(tr2); }
+    }
+    render();
+    return { node: t, render: render, setRows: function (r) { rows = r; render(); } };
+  }
+
+  var stepCols = [
+    { label: 'step', value: function (s) { return s.step < 0 ? 'all' : s.step; } },
+    { label: 'groups', value: function (s) { return s.groups; } },
+    { label: 'saturated', value: function (s) { return s.regimes.saturated || 0; } },
+    { label: 'contested', value: function (s) { return s.regimes.contested || 0; } },
+    { label: 'floor', value: function (s) { return s.regimes['competence-floor'] || 0; } }
+  ];
+  flipOps.forEach(function (o) { stepCols.push({ label: 'flips ' + o, value: function (s) { return s.flips[o] || 0; } }); });
+  gateOps.forEach(function (o) { stepCols.push({ label: 'gate ' + o, value: function (s) { return s.mean_gate[o]; }, format: num }); });
+  if (anyTruth) ops.forEach(function (o) { stepCols.push({ label: 'acc ' + o, value: function (s) { return s.accuracy[o]; }, format: pct }); });
+  document.getElementById('steps').appendChild(table(stepCols, data.steps, { total: data.total }).node);
+
+  // a small SVG line chart: accuracy (or flips) per operator over steps
+  (function chart() {
+    var steps = data.steps; if (steps.length < 2) { document.getElementById('chart').appendChild(el('p', 'one step: no chart', 'muted')); return; }
+    var series = anyTruth ? ops.map(function (o) { return { name: 'acc ' + o, ys: steps.map(function (s) { return s.accuracy[o]; }) }; })
+      : flipOps.map(function (o) { return { name: 'flip rate ' + o, ys: steps.map(function (s) { return s.groups ? (s.flips[o] || 0) / s.groups : null; }) }; });
+    var W = 720, H = 220, L = 40, B = 24, NS = 'http://www.w3.org/2000/svg';
+    var svg = document.createElementNS(NS, 'svg'); svg.setAttribute('viewBox', '0 0 ' + W + ' ' + H); svg.setAttribute('width', W); svg.setAttribute('role', 'img');
+    var xs = steps.map(function (s) { return s.step; }); var x0 = Math.min.apply(null, xs), x1 = Math.max.apply(null, xs) || 1;
+    function X(v) { return L + (x1 === x0 ? 0 : (v - x0) / (x1 - x0)) * (W - L - 10); } function Y(v) { return (H - B) - v * (H - B - 10); }
+    function add(tag, attrs, text) { var e = document.createElementNS(NS, tag); for (var k in attrs) e.setAttribute(k, attrs[k]); if (text !== undefined) e.textContent = text; svg.appendChild(e); return e; }
+    [0, 0.5, 1].forEach(function (v) { add('line', { x1: L, x2: W - 10, y1: Y(v), y2: Y(v), stroke: 'currentColor', 'stroke-opacity': 0.15 }); add('text', { x: 4, y: Y(v) + 4 }, (v * 100) + '%'); });
+    add('text', { x: L, y: H - 6 }, 'step ' + x0); add('text', { x: W - 60, y: H - 6 }, 'step ' + x1);
+    var colours = ['#0969da', '#bf3989', '#1a7f37', '#9a6700', '#8250df', '#cf222e'];
+    series.forEach(function (s, i) {
+      var d = ''; s.ys.forEach(function (y, k) { if (y === null || y === undefined) return; d += (d ? 'L' : 'M') + X(xs[k]).toFixed(1) + ',' + Y(y).toFixed(1); });
+      var p = add('path', { d: d, fill: 'none', stroke: colours[i % colours.length], 'stroke-width': 2 }); var title = document.createElementNS(NS, 'title'); title.textContent = s.name; p.appendChild(title);
+      add('text', { x: L + 8 + i * 110, y: 14, fill: colours[i % colours.length], style: 'fill:' + colours[i % colours.length] }, s.name);
+    });
+    document.getElementById('chart').appendChild(svg);
+  })();
+
+  var groupCols = [
+    { label: 'step', value: function (g) { return g.step; } },
+    { label: 'question', value: function (g) { return (g.run ? g.run + ' ' : '') + g.question_id; }, text: true },
+    { label: 'N', value: function (g) { return g.n; } },
+    { label: 'regime', value: function (g) { return g.regime; }, text: true },
+    { label: 'top share', value: function (g) { return g.majority_ratio; }, format: pct }
+  ];
+  ops.forEach(function (o) {
+    groupCols.push({ label: o, value: function (g) { return o in g.labels ? g.labels[o] : (g.unavailable[o] ? '(n/a)' : null); }, text: true,
+      cls: function (v, g) { var c = g.correct[o]; return c === true ? 'ok' : c === false ? 'no' : ''; } });
+  });
+  gateOps.forEach(function (o) { groupCols.push({ label: 'gate ' + o, value: function (g) { return g.gates[o]; }, format: num }); });
+  if (anyTruth) groupCols.push({ label: 'ground truth', value: function (g) { return g.ground_truth; }, text: true });
+  var gt = table(groupCols, data.groups, { limit: 2000 });
+  document.getElementById('groups').appendChild(gt.node);
+  function applyFilter() {
+    var q = document.getElementById('filter').value.toLowerCase(); var flips = document.getElementById('flipsOnly').checked;
+    gt.setRows(data.groups.filter(function (g) {
+      if (flips && !Object.keys(g.labels).some(function (o) { return o !== 'majority' && g.labels[o] !== g.labels.majority; })) return false;
+      if (!q) return true;
+      var hay = [g.question_id, g.regime, g.run || ''].concat(Object.keys(g.labels).map(function (o) { return String(g.labels[o]); })).join(' ').toLowerCase();
+      return hay.indexOf(q) >= 0;
+    }));
+  }
+  document.getElementById('filter').addEventListener('input', applyFilter);
+  document.getElementById('flipsOnly').addEventListener('change', applyFilter);
+
+  var nl = document.getElementById('notices');
+  if (!data.notices.length) nl.appendChild(el('p', 'none', 'muted'));
+  else { var ul = el('ul'); data.notices.forEach(function (n) { ul.appendChild(el('li', n.level + ': ' + n.message)); }); nl.appendChild(ul); }
+})();
+</script>
+</body>
+</html>
+`;
+}
+
+export async function runReport(argv: string[], io: CliIO): Promise<number> {
+  const a = parseArgs(argv);
+  const path = a.positionals[0];
+  if (!path) throw new UsageError('report needs a PATH (a run folder or a log file)');
+  if (a.positionals.length > 1) throw new UsageError(`report takes one PATH, got ${a.positionals.length}`);
+  const html = flagString(a, 'html');
+  const configured = flagString(a, 'configured-operator') as OperatorId | undefined;
+  let errors = 0;
+  const report = await buildReport(
+    path,
+    { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured, title: flagString(a, 'title') },
+    (n) => {
+      if (n.level === 'error') errors++;
+      const where = n.file && !n.message.startsWith(n.file) ? `${n.file}${n.line ? `:${n.line}` : ''}: ` : '';
+      io.stderr.write(`consensus-lens: ${n.level === 'info' ? '' : `${n.level}: `}${where}${n.message}\n`);
+    },
+  );
+  if (report.total.groups === 0) {
+    io.stderr.write(`consensus-lens report: no groups in ${path}\n`);
+    return 1;
+  }
+  io.stdout.write(renderTable(report));
+  if (html) {
+    await writeFile(html, renderHtml(report));
+    io.stdout.write(`report page: ${html}\n`);
+  }
+  return errors > 0 ? 1 : 0;
+}

@@ -1,0 +1,88 @@
+// `consensus-lens watch PATH` — the headless live view (for a tmux pane on a GPU box): follows a run
+// and prints one JSON line per newly completed group (the shape `score` writes, SPEC §6) on stdout,
+// and notices on stderr, until interrupted (SIGINT/SIGTERM, exit 0).
+//
+// Groups already on disk when watch starts are printed too (as they complete), then new ones as they
+// arrive. When a group is complete is decided by the run index (src/logs/run-index.ts): a group
+// record at once; roll-out records at the run's modal group size, when their file moves on to a later
+// step, or after --idle-ms (default 2000) without a new roll-out. A group that changes after it was
+// printed (late roll-outs) is printed again with a notice; a group whose file is truncated or
+// replaced is printed again when it completes anew.
+//
+// Flags: the score flags (--operators, --kappa, ...), --configured-operator, --poll (polling instead
+// of file-system events; automatic on NFS/Lustre and other network file systems), --poll-ms N,
+// --idle-ms N.
+import { createRunContext, type OperatorId } from '../engine';
+import { RunIndex, type GroupKey } from '../logs';
+import { CliIO, UsageError, flagString, operatorsFromFlags, paramsFromFlags, parseArgs } from './args';
+import { scoreLine, type ScoreJob } from './pipeline';
+import { noticePrinter } from './score';
+
+export interface WatchOptions {
+  /** Stops watching (tests; the CLI stops on SIGINT/SIGTERM). */
+  signal?: AbortSignal;
+}
+
+function intFlag(v: string | undefined, name: string, min: number): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be an integer ≥ ${min}`);
+  return n;
+}
+
+export async function runWatch(argv: string[], io: CliIO, opts: WatchOptions = {}): Promise<number> {
+  const a = parseArgs(argv, ['poll']);
+  const path = a.positionals[0];
+  if (!path) throw new UsageError('watch needs a PATH (a run folder or a log file)');
+  if (a.positionals.length > 1) throw new UsageError(`watch takes one PATH, got ${a.positionals.length}`);
+  if (path === '-') throw new UsageError('watch follows files; use score for standard input');
+  const configured = flagString(a, 'configured-operator') as OperatorId | undefined;
+  const job: ScoreJob = { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured };
+  const pollMs = intFlag(flagString(a, 'poll-ms'), 'poll-ms', 50);
+  const idleMs = intFlag(flagString(a, 'idle-ms'), 'idle-ms', 0);
+  const notice = noticePrinter(io);
+  const ctx = createRunContext();
+
+  const index = await RunIndex.open(path, { follow: true, poll: a.flags.get('poll') === true, pollMs, idleMs, onNotice: notice });
+  /** Revision printed per group key (absent: not printed, or dropped since). */
+  const printed = new Map<GroupKey, number>();
+  let queue: Promise<void> = Promise.resolve();
+  const print = (key: GroupKey, why: 'completed' | 'changed') =>
+    (queue = queue.then(async () => {
+      const e = index.group(key);
+      if (!e || !e.complete) return;
+      if (printed.get(key) === e.revision) return;
+      try {
+        const g = await index.loadGroup(key);
+        const line = scoreLine(g, job, ctx);
+        if (why === 'changed' && printed.has(key)) {
+          notice({ level: 'info', message: `step ${e.step} question ${e.questionId}: changed after it was printed (now ${e.rollouts.length} roll-outs); printed again`, file: e.firstSource.file });
+        }
+        printed.set(key, e.revision);
+        io.stdout.write(line + '\n');
+      } catch (err) {
+        notice({ level: 'warning', message: `step ${e.step} question ${e.questionId}: ${(err as Error).message}` });
+      }
+    }));
+  index.onDidChange((ev) => {
+    for (const k of ev.removed) printed.delete(k);
+    for (const k of ev.completed) print(k, 'completed');
+    for (const k of ev.changed) print(k, 'changed');
+  });
+  // groups complete before the listener was attached (group records read during open)
+  for (const e of index.groups()) if (e.complete) print(e.key, 'completed');
+
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    if (opts.signal) {
+      if (opts.signal.aborted) return resolve();
+      opts.signal.addEventListener('abort', stop, { once: true });
+    } else {
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    }
+  });
+  index.close();
+  await queue;
+  return 0;
+}
