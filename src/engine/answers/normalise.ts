@@ -30,7 +30,7 @@ const TEXT_CMD = '(?:text|textnormal|textrm|textit|textbf|textup|mathrm|mbox|mat
 
 /** Rules in application order; each group is one documented step. */
 const RULES: readonly Rule[] = [
-  // 2. Markdown emphasis and code ticks around the answer.
+  // 1. Unicode (applyUnicode, before these rules). 2. Markdown emphasis and code ticks around the answer.
   ['markdown', /\*\*|`/g, ''],
   // 3. Math delimiters and display-style switches.
   ['math delimiters', /^\s*\$+|\$+\s*$|^\s*\\[([]|\\[)\]]\s*$|\\displaystyle|\\textstyle/g, ''],
@@ -62,16 +62,17 @@ const RULES: readonly Rule[] = [
     (_m, head: string, rest: string) => head + rest.replace(/[,' ]/g, '')],
   // 11. Spacing commands.
   ['spacing', /(?<!\\)\\[,;:! ]|\\q?quad(?![A-Za-z])|~/g, ' '],
+  // 12. Bare function names become commands (sin x -> \sin x); \mathbb{R} is the real line.
   ['function names', /(?<![\\A-Za-z])(arcsin|arccos|arctan|sinh|cosh|tanh|sin|cos|tan|sec|csc|cot|ln|log|exp|sqrt|pi)(?![A-Za-z])/g, '\\$1 '],
   ['real line', /\\mathbb\s*\{?R\}?|\u211d/g, '(-\\infty,\\infty)'],
-  // 12. Words: infinity, and plain trailing unit words after a value ("10 apples").
-  ['infinity word', /\b(?:infinity|inf)\b/gi, '\\infty '],
+  // 13. Words: infinity, and plain trailing unit words after a value ("10 apples").
+  ['infinity word', /(?<!\\)\b(?:infinity|inf)\b/gi, '\\infty '],
   // Words are separated by mandatory spaces so the pattern cannot backtrack exponentially.
   ['unit word dropped', /(?<=[\d}])\s+(?![a-z]\b)[A-Za-z]{2,}(?:\s+[A-Za-z]{2,})*\.?(?:\s*\^\s*\{?\d\}?)?$/g, ''],
-  // 13. Mixed numbers written plainly: "4 4/9" -> 4\frac{4}{9} (a proper fraction only).
+  // 14. Mixed numbers written plainly: "4 4/9" -> 4\frac{4}{9} (a proper fraction only).
   ['mixed number', /(?<![\d.\\}])(\d+)\s+(\d+)\s*\/\s*(\d+)(?![\d.])/g,
     (m: string, w: string, n: string, d: string) => (BigInt(n) < BigInt(d) ? `${w}\\frac{${n}}{${d}}` : m)],
-  // 14. Trailing punctuation and a leading "=" / "is".
+  // 15. Trailing punctuation and a leading "=" / "is".
   ['trailing punctuation', /(?:\s*(?:[.;:?]|\\\.|,(?!\s*\d)))+\s*$/g, ''],
   ['leading "="', /^\s*(?:=|\bis\b)\s*/, ''],
 ];
