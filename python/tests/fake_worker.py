@@ -54,6 +54,9 @@ def main():
         except ValueError as e:
             print(json.dumps({"error": "bad JSON: %s" % e}), flush=True)
             continue
+        if any(g.get("question_id") == "bad" for g in req.get("groups", [])):
+            print(json.dumps({"error": "group bad refused"}), flush=True)
+            continue
         if mode == "error":
             print(json.dumps({"error": "unknown operator %r" % req.get("operator")}), flush=True)
             continue

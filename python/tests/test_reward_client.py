@@ -60,6 +60,20 @@ class ClientTests(unittest.TestCase):
         self.assertEqual(reqs[1]["operator"], "core")  # the worker's default operator
         self.assertEqual(w.restarts, 0)
 
+    def test_big_batches_go_out_in_pipelined_chunks(self):
+        w = self.worker(chunk_groups=2)
+        gs = [{"question_id": "g%d" % i, "responses": ["a", "b", "b"] if i % 2 else ["c"]} for i in range(5)]
+        res = w.score(gs, step=3)
+        self.assertEqual([r["question_id"] for r in res], ["g0", "g1", "g2", "g3", "g4"])
+        self.assertEqual(res[1]["label"], "b")
+        self.assertEqual([len(r["groups"]) for r in self.requests()], [2, 2, 1])
+        # A refused chunk raises after every answer is read: the next batch is still in step.
+        bad = gs[:3] + [{"question_id": "bad", "responses": ["x"]}] + gs[3:]
+        with self.assertRaises(WorkerRequestError):
+            w.score(bad, step=4)
+        self.assertEqual([r["question_id"] for r in w.score(gs, step=5)], ["g0", "g1", "g2", "g3", "g4"])
+        self.assertEqual(w.restarts, 0)
+
     def test_ground_truth_is_never_sent(self):
         w = self.worker()
         w.score(groups(), step=1)

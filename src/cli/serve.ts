@@ -170,6 +170,9 @@ export function poolScorer(jobs: number): Scorer {
   };
 }
 
+/** Requests parsed and being scored before the oldest answer is written (bounds memory). */
+const MAX_IN_FLIGHT = 4;
+
 const USAGE = 'usage: consensus-lens serve --stdio [--operator OP] [--jobs N] [--timing] [--kappa K ...]';
 
 export async function runServe(args: string[], io: CliIO): Promise<number> {
@@ -195,31 +198,53 @@ export async function runServe(args: string[], io: CliIO): Promise<number> {
     });
 
   const rl = createInterface({ input: io.stdin, crlfDelay: Infinity, terminal: false });
+  const errorAnswer = (n: number, e: unknown) => {
+    const msg = e instanceof RequestError ? e.message : `internal error: ${(e as Error)?.message ?? String(e)}`;
+    return { error: `request ${n}: ${msg}` };
+  };
+  // Requests are pipelined: a request is parsed and its groups handed to the scorer as soon as
+  // its line arrives, while earlier ones are still being scored (worker threads) or written;
+  // answers are written strictly in request order. Submission order is request order, so each
+  // question's groups still reach its shard in step order (MS-TTRL).
   let lineNo = 0;
+  let tail: Promise<void> = Promise.resolve();
+  const inFlight: Promise<void>[] = [];
   try {
     for await (const line of rl) {
       lineNo++;
       if (line.trim() === '') continue;
-      let answer: unknown;
+      const n = lineNo;
       const t0 = performance.now();
       let t1 = t0;
       let groups = 0;
+      let job: Promise<unknown>;
       try {
         const req = parseRequest(line, defaults);
         groups = req.groups.length;
         t1 = performance.now();
-        answer = { results: await scorer.score(req) };
+        job = scorer.score(req).then(
+          (results) => ({ results }),
+          (e) => errorAnswer(n, e),
+        );
       } catch (e) {
-        const msg = e instanceof RequestError ? e.message : `internal error: ${(e as Error).message ?? String(e)}`;
-        answer = { error: `request ${lineNo}: ${msg}` };
+        job = Promise.resolve(errorAnswer(n, e));
       }
-      const t2 = performance.now();
-      await write(answer);
-      if (timing) {
-        const ms = (x: number) => Math.round(x * 10) / 10;
-        io.stderr.write(JSON.stringify({ request: lineNo, bytes: line.length, groups, parse_ms: ms(t1 - t0), score_ms: ms(t2 - t1), write_ms: ms(performance.now() - t2) }) + '\n');
-      }
+      const bytes = line.length;
+      const prev = tail;
+      tail = (async () => {
+        const answer = await job;
+        const t2 = performance.now();
+        await prev;
+        await write(answer);
+        if (timing) {
+          const ms = (x: number) => Math.round(x * 10) / 10;
+          io.stderr.write(JSON.stringify({ request: n, bytes, groups, parse_ms: ms(t1 - t0), score_ms: ms(t2 - t1), write_ms: ms(performance.now() - t2) }) + '\n');
+        }
+      })();
+      inFlight.push(tail);
+      if (inFlight.length >= MAX_IN_FLIGHT) await inFlight.shift();
     }
+    await tail;
   } finally {
     await scorer.close();
   }
