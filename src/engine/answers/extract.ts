@@ -18,8 +18,12 @@ function readBox(text: string, pos: number): BoxRead {
   let i = pos;
   while (i < text.length && (text[i] === ' ' || text[i] === '\t')) i++;
   if (text[i] === '{') return readBraced(text, i);
+  if (i === pos) {
+    // `\boxed5`: glued digits are the argument; glued anything else is not a box argument.
+    const m = /^-?\d+(?:\.\d+)?/.exec(text.slice(i, i + 100));
+    return m ? { kind: 'ok', content: m[0] } : { kind: 'unclosed' };
+  }
   // `\boxed 5`: no braces, the argument runs to the next whitespace or math delimiter.
-  if (i === pos) return { kind: 'unclosed' }; // `\boxed` glued to non-brace text is not a box
   let j = i;
   while (j < text.length && !/[\s$]/.test(text[j]!)) j++;
   if (j === i) return { kind: 'unclosed' };
@@ -72,7 +76,11 @@ export function cleanStated(s: string): string {
   const math = leadingMath(t);
   if (math !== null) t = math;
   // Stop at a sentence boundary ("3. I hope it is correct."), never inside a decimal.
-  else t = t.split(/\.\s+(?=[A-Z])/)[0]!;
+  else {
+    t = t.split(/\.\s+(?=[A-Z])/)[0]!;
+    // "1/2 since 2 > 1", "12, which is even": the reason after the answer is not part of it.
+    t = t.split(/\s+(?=(?:since|because|as|which|where|so|when|if|but|for)\s)|,\s+(?=(?!and\b|or\b)[a-z]{2,})/)[0]!;
+  }
   for (let k = 0; k < 3; k++) {
     const before = t;
     t = t.replace(/^\*\*|\*\*$/g, '').trim();
@@ -91,15 +99,15 @@ function choiceLetter(s: string): string | null {
   const t = s.trim();
   const m = CHOICE_ONLY.exec(t);
   if (m) return (m[1] ?? m[2] ?? m[3])!.toUpperCase();
-  // "(D) 4.5 eV" / "D) text": a letter in option syntax followed by the option's text.
-  const opt = /^\(([A-D])\)\s|^([A-D])\)\s/.exec(t);
-  if (opt) return (opt[1] ?? opt[2])!;
+  // "(D) 4.5 eV" / "D) text" / "B because ...": an option letter followed by its text or a reason.
+  const opt = /^\(([A-D])\)\s|^([A-D])[).:,]\s|^([A-D])\s+(?=[a-z])/.exec(t);
+  if (opt) return (opt[1] ?? opt[2] ?? opt[3])!;
   return null;
 }
 
 /** Number-like tokens, longest forms first: LaTeX fraction, mixed number, a/b, decimal/integer. */
 const NUMBER_RE =
-  /-?\\[dtc]?frac\s*\{\s*-?\d+\s*\}\s*\{\s*\d+\s*\}|-?\d+\s+\d+\s*\/\s*\d+(?![\d.])|-?\d+(?:\.\d+)?\s*\/\s*\d+(?:\.\d+)?|-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])|-?\d*\.?\d+(?:[eE][-+]?\d+)?/g;
+  /-?\\[dtc]?frac\s*\{\s*-?\d+\s*\}\s*\{\s*\d+\s*\}|-?\d+\s+\d+\s*\/\s*\d+(?![\d.])|-?\d+(?:\.\d+)?\s*\/\s*\d+(?:\.\d+)?|-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])|-?\d*\.?\d+(?:[eE][-+]?\d+)?(?:\s*\\?%)?/g;
 
 /** The last number in free text (SPEC §3.1 fallback); mixed numbers become `a\frac{b}{c}`. */
 export function lastNumber(text: string): string | null {
@@ -113,7 +121,7 @@ export function lastNumber(text: string): string | null {
     if (BigInt(n!) < BigInt(d!)) return `${w}\\frac{${n}}{${d}}`;
     return `${n}/${d}`;
   }
-  return last.replace(/\s+/g, '');
+  return last.replace(/\s+/g, '').replace(/(?<!\\)%$/, '\\%');
 }
 
 /** The text stated after the last match of `re` (which must have the `g` flag). */
@@ -144,7 +152,8 @@ function refineStated(raw: string): string | null {
     const c = cleanStated(tail);
     const l = choiceLetter(c);
     if (l) return l;
-    if (c !== '' && !isProse(c)) return c;
+    // A lone word ("... the rest is fine") is prose; fall through to the last number.
+    if (c !== '' && !isProse(c) && !/^[A-Za-z]{2,}$/.test(c)) return c;
   }
   return lastNumber(t);
 }
@@ -154,11 +163,11 @@ function refineStated(raw: string): string | null {
  * truncated, unclosed last box); `""`: the empty box `\boxed{}`.
  */
 export function extractAnswer(response: string, opts?: ExtractOptions): string | null {
-  const text = response.replace(/\r\n?/g, '\n');
+  const text = response.replace(/\r\n?/g, '\n').replace(/\u2212/g, '-');
   const box = lastBox(text);
   if (box !== undefined) return box;
-  const final = afterLast(text, /final\s+answer\s*(?:is|:)\s*(?:\*\*)?\s*:?/gi);
-  const stated = final ?? afterLast(text, /\banswer\s*(?:is|:)\s*(?:\*\*)?\s*:?/gi);
+  const final = afterLast(text, /final\s+answer\s*(?:\*\*|__)?\s*(?:is|:)\s*(?:\*\*|__)?\s*:?/gi);
+  const stated = final ?? afterLast(text, /\banswer\s*(?:\*\*|__)?\s*(?:is|:)\s*(?:\*\*|__)?\s*:?/gi);
   if (stated !== null) {
     const r = refineStated(stated);
     // "So answer is consistent.": a lone word after a bare "answer is" is prose, not an answer.

@@ -37,17 +37,23 @@ const RULES: readonly Rule[] = [
   ['boxed wrapper', /^\\(?:boxed|fbox)\{([\s\S]*)\}$/, '$1'],
   // 4. Sizing of delimiters.
   ['\\left/\\right', /\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|bigg|Bigg)(?![A-Za-z])\s*\.?/g, ''],
-  // 5. Fraction and binomial variants.
+  // 5. Fraction and binomial variants ({n \choose k} too).
+  ['\\choose -> \\binom', /\{([^{}]+?)\\choose([^{}]+?)\}/g, '\\binom{$1}{$2}'],
   ['\\dfrac/\\tfrac/\\cfrac -> \\frac', /\\[dtc]frac(?![A-Za-z])/g, '\\frac'],
   ['\\dbinom/\\tbinom -> \\binom', /\\[dt]binom(?![A-Za-z])/g, '\\binom'],
   // 6. \text{}: trailing units go, "and"/"or" separate list items, words are unwrapped.
   // A trailing \text{..} with a letter in it, after a value, is a unit ("5\text{ cm}", "10\text{m}");
   // \mathrm{e} and \mathrm{i} are constants, not units.
   ['unit dropped', new RegExp(`(?<=[\\d}).\\s]|\\\\pi)(?:\\\\[ ,;:!]|\\s)*(?:\\\\${TEXT_CMD}\\{(?!\\s*[ei]\\s*\\})[^{}A-Za-z]*[A-Za-z][^{}]*\\}(?:\\s*\\^\\s*\\{?\\d\\}?)?\\s*)+$`), ''],
-  ['"and"/"or" -> ","', new RegExp(`\\\\${TEXT_CMD}\\{\\s*(?:and|or)\\s*\\}|\\s(?:and|or)\\s`, 'g'), ','],
+  ['"and"/"or" -> ","', new RegExp(`(?:\\s*,)?\\s*(?:\\\\${TEXT_CMD}\\{\\s*(?:and|or)\\s*\\}|\\s(?:and|or)\\s)\\s*`, 'g'), ','],
   ['\\text{} unwrapped', new RegExp(`\\\\${TEXT_CMD}\\{([^{}]*)\\}`, 'g'), '$1'],
   ['option word dropped', /^\s*(?:option|choice)\s+(?=\(?[A-Ja-j]\)?\s*$)/i, ''],
-  // 7. Degrees.
+  // 6b. Bare function names become commands (sin x -> \sin x).
+  ['function names', /(?<![\\A-Za-z])(arcsin|arccos|arctan|sinh|cosh|tanh|sin|cos|tan|sec|csc|cot|ln|log|exp|sqrt|pi)(?![A-Za-z])/g, '\\$1 '],
+  // 7. Degrees: inside a trig function they are converted (\sin 30^\circ = 1/2), elsewhere dropped.
+  ['trig degrees -> radians',
+    /\\(sin|cos|tan|sec|csc|cot)\s*(?:\(\s*(\d+(?:\.\d+)?)\s*\^\s*\{?\s*\\circ\s*\}?\s*\)|(\d+(?:\.\d+)?)\s*\^\s*\{?\s*\\circ\s*\}?)/g,
+    (_m: string, f: string, a: string | undefined, b: string | undefined) => `\\${f}(\\frac{${a ?? b}\\pi}{180})`],
   ['degrees dropped', /\^\s*\{?\s*\\circ\s*\}?|\\circ|\\degree|\s*\bdeg(?:ree)?s?\b\.?\s*$/g, ''],
   // 8. Percent.
   ['percent dropped', /\\%|%|\s*\bpercent\b\.?\s*$/g, ''],
@@ -62,8 +68,7 @@ const RULES: readonly Rule[] = [
     (_m, head: string, rest: string) => head + rest.replace(/[,' ]/g, '')],
   // 11. Spacing commands.
   ['spacing', /(?<!\\)\\[,;:! ]|\\q?quad(?![A-Za-z])|~/g, ' '],
-  // 12. Bare function names become commands (sin x -> \sin x); \mathbb{R} is the real line.
-  ['function names', /(?<![\\A-Za-z])(arcsin|arccos|arctan|sinh|cosh|tanh|sin|cos|tan|sec|csc|cot|ln|log|exp|sqrt|pi)(?![A-Za-z])/g, '\\$1 '],
+  // 12. \mathbb{R} is the real line.
   ['real line', /\\mathbb\s*\{?R\}?|\u211d/g, '(-\\infty,\\infty)'],
   // 13. Words: infinity, and plain trailing unit words after a value ("10 apples").
   ['infinity word', /(?<!\\)\b(?:infinity|inf)\b/gi, '\\infty '],

@@ -204,8 +204,14 @@ function valuesOf(n: Node, rewrites: string[]): Value[] {
       return [unionValue(n.items, rewrites)];
     case 'rel':
       return relValues(n, rewrites);
-    case 'matrix':
-      return [{ t: 'matrix', rows: n.rows.map((r) => r.map((x) => scalarOnly(x))) }];
+    case 'matrix': {
+      const rows = n.rows.map((r) => r.map((x) => scalarOnly(x)));
+      const out: Value[] = [{ t: 'matrix', rows }];
+      // A single row or column is also a vector: \begin{pmatrix}1\\2\end{pmatrix} = (1,2).
+      if (rows.length === 1 && rows[0]!.length > 1) out.push({ t: 'tuple', items: rows[0]! });
+      else if (rows.length > 1 && rows.every((r) => r.length === 1)) out.push({ t: 'tuple', items: rows.map((r) => r[0]!) });
+      return out;
+    }
     case 'base':
       return [{ t: 'base', digits: n.digits, base: n.base }];
     default:
@@ -242,6 +248,12 @@ function itemValues(n: Node, rewrites: string[]): Value[] {
 
 function listValues(items: Node[], rewrites: string[]): Value[] {
   const vals = items.flatMap((x) => itemValues(x, rewrites));
+  // "x<-1, x>1" (from "x<-1 or x>1"): a union of intervals in one variable.
+  if (vals.every((v) => v.t === 'interval')) {
+    const ivs = vals as (Value & { t: 'interval' })[];
+    const v = ivs[0]!.v;
+    if (ivs.every((x) => x.v === v)) return [{ t: 'interval', parts: ivs.flatMap((x) => x.parts), v }];
+  }
   // A bare list of solutions is unordered (SPEC §3.2 sets); read as a tuple too ("3,1" ≡ "(3,1)").
   return [{ t: 'set', items: vals }, { t: 'tuple', items: vals }];
 }
@@ -462,7 +474,10 @@ export function canonicalise(raw: string): Canonical {
     const base = baseReading(text);
     if (base) push(base);
     if (!base && !hasWord(text)) parsedReadings(text, norm.percent, rewrites, push);
-    if (readings.length === 0 || hasWord(text)) push({ t: 'text', s: textKey(text) });
+    // Words, unparseable answers, and all-letter answers ("No", "yes") also read as text.
+    if (readings.length === 0 || hasWord(text) || /^[A-Za-z]{2,}(?:\s+[A-Za-z]+)*$/.test(text)) {
+      push({ t: 'text', s: textKey(text) });
+    }
   }
   return {
     raw,
