@@ -4,6 +4,8 @@ import { runScore, runSweep } from './score';
 import { runServe } from './serve';
 import { runEqual } from './equal';
 import { runExtract } from './extract';
+import { runReport } from './report';
+import { runWatch } from './watch';
 
 const USAGE = `usage: consensus-lens <command> [options]
 
@@ -26,6 +28,8 @@ const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> =
   serve: runServe,
   equal: runEqual,
   extract: runExtract,
+  report: runReport,
+  watch: runWatch,
 };
 
 async function main(argv: string[]): Promise<number> {
