@@ -1,6 +1,6 @@
 // Answer classes (SPEC §3.2): each answer joins the first existing class whose FIRST member it
 // equals (no transitive chaining), in class-creation order; null answers get class -1.
-import { compareCanonical, TIME_BUDGET_MS, type Comparison } from './compare';
+import { compareCanonical, limits, type Comparison } from './compare';
 import { budget, TimeoutError } from './evaluate';
 import { canonicalise, textKey, type Canonical } from './typed';
 
@@ -55,7 +55,7 @@ export function canonicalOf(a: string): Canonical {
     canonicalCache.set(a, c);
     return c;
   }
-  budget.start(TIME_BUDGET_MS);
+  budget.start(limits.timeBudgetMs);
   try {
     c = canonicalise(a);
   } catch (e) {

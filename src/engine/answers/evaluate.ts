@@ -73,7 +73,7 @@ function exactPow(baseNode: Node, expNode: Node, env?: Env): Rational | null {
   return root && Q.powInt(root, b.n);
 }
 
-const MAX_EXACT_FACTORIAL = 2000n;
+const MAX_EXACT_FACTORIAL = 1000n;
 
 function exactFn(f: string, args: Node[], env?: Env): Rational | null {
   const xs: Rational[] = [];
@@ -94,7 +94,7 @@ function exactFn(f: string, args: Node[], env?: Env): Rational | null {
       return Q.isInteger(x) && x.n >= 0n && x.n <= MAX_EXACT_FACTORIAL ? Q.rat(factorial(x.n)) : null;
     case 'binom': {
       const k = xs[1]!;
-      if (!Q.isInteger(x) || !Q.isInteger(k) || x.n < 0n || x.n > 100_000n) return null;
+      if (!Q.isInteger(x) || !Q.isInteger(k) || x.n < 0n || x.n > 5_000n) return null;
       return Q.rat(binom(x.n, k.n));
     }
     case 'floor':
