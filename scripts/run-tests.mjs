@@ -1,4 +1,5 @@
-// Runs every test/**/*.test.ts with node's built-in test runner (TypeScript through tsx).
+// Runs every test/**/*.test.ts with node's built-in test runner (TypeScript through tsx), then
+// the Python tests (python/run_tests.sh, standard library unittest).
 // Node 20's --test has no glob support, so the files are listed here. e2e tests live in
 // test/e2e and run from their own script.
 import { readdirSync, statSync } from 'node:fs';
@@ -16,5 +17,7 @@ function find(dir, out = []) {
 }
 const only = process.argv.slice(2);
 const files = only.length ? only : find('test').sort();
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], { stdio: 'inherit' });
-process.exit(r.status ?? 1);
+const node = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], { stdio: 'inherit' });
+// The Python side (logger, reward client, parity through the worker) runs with the whole suite.
+const python = only.length ? { status: 0 } : spawnSync('bash', ['python/run_tests.sh'], { stdio: 'inherit' });
+process.exit(node.status === 0 && python.status === 0 ? 0 : 1);

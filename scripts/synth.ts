@@ -25,16 +25,41 @@ const WORDS = (
 
 const MATH = ['x^2 + 2x + 1 = 0', '\\frac{a}{b} = \\frac{3}{4}', 'n(n+1)/2', '\\sqrt{2}\\cdot\\sqrt{8} = 4', '2^{10} = 1024', 'a + b = 7', '(x-1)(x+3)', '\\binom{6}{2} = 15', 'y = mx + c', '3 \\times 4 = 12'];
 
-/** A reasoning text of about `bytes` characters drawn from a path-specific vocabulary. */
-export function reasoning(r: () => number, bytes: number, path: number): string {
+/** A token of model arithmetic: numbers, variables and small LaTeX expressions with fresh digits. */
+function arithmetic(r: () => number): string {
+  const int = () => String(Math.floor(r() ** 2 * 10000));
+  const v = 'abcnmxyzk'[Math.floor(r() * 9)];
+  switch (Math.floor(r() * 6)) {
+    case 0:
+      return `$${int()}${v} + ${int()} = ${int()}$`;
+    case 1:
+      return `\\frac{${int()}}{${int()}}`;
+    case 2:
+      return `${int()} \\times ${int()} = ${int()}`;
+    case 3:
+      return `$${v}_{${int()}} = ${int()}.${int()}$`;
+    case 4:
+      return `(${int()}, ${int()})`;
+    default:
+      return `${v}^{${int()}} - ${int()}`;
+  }
+}
+
+/**
+ * A reasoning text of about `bytes` characters drawn from a path-specific vocabulary. `rich`
+ * mixes in fresh numbers and expressions, as real model output has (more distinct 4-grams):
+ * the benchmarks use it.
+ */
+export function reasoning(r: () => number, bytes: number, path: number, rich = false): string {
   const parts: string[] = [];
   let len = 0;
   // Each "derivation path" prefers a different slice of the vocabulary, so roll-outs that follow
   // the same path share more n-grams than roll-outs that don't.
   const offset = (path * 7) % WORDS.length;
   while (len < bytes) {
-    const s =
-      r() < 0.15
+    const s = rich && r() < 0.15
+      ? arithmetic(r)
+      : r() < 0.15
         ? `$${MATH[(offset + Math.floor(r() * 4)) % MATH.length]}$`
         : WORDS[(offset + Math.floor(r() * r() * WORDS.length)) % WORDS.length];
     parts.push(s);
@@ -75,6 +100,8 @@ export interface GroupPlanOptions {
   /** Put the answer in the `answer` field instead of a \boxed{} in the text. */
   preExtracted?: boolean;
   shuffle?: boolean;
+  /** Realistic texts with fresh numbers and expressions (see `reasoning`). */
+  rich?: boolean;
 }
 
 /** The roll-outs of one group following a plan of answer classes. */
@@ -82,9 +109,9 @@ export function synthRollouts(r: () => number, plan: ClassPlan[], opts: GroupPla
   const bytes = opts.bytes ?? 400;
   const out: SynthRollout[] = [];
   plan.forEach((c, k) => {
-    const shared = c.identical ? reasoning(r, bytes, c.path ?? k) : '';
+    const shared = c.identical ? reasoning(r, bytes, c.path ?? k, opts.rich) : '';
     for (let j = 0; j < c.count; j++) {
-      const body = c.identical ? shared : reasoning(r, bytes, c.path ?? k);
+      const body = c.identical ? shared : reasoning(r, bytes, c.path ?? k, opts.rich);
       const tail = c.answer === null ? ' and so the value must be \\boxed{' : ` so the final answer is \\boxed{${c.answer}}.`;
       const ro: SynthRollout = { response: opts.preExtracted ? body : body + tail };
       if (opts.preExtracted && c.answer !== null) ro.answer = c.answer;

@@ -33,6 +33,7 @@ let bmpIds = new Int32Array(65536).fill(-1);
 let tableKeys = new Float64Array(1 << 15);
 let tableIds = new Int32Array(1 << 15).fill(-1);
 let dense = new Float64Array(1 << 14);
+let classDf = new Int32Array(1 << 14);
 
 function ensureTable(capacity: number): void {
   if (tableKeys.length < capacity) {
@@ -130,40 +131,44 @@ class Counter {
   }
 }
 
-// Scratch for the fused path: the table of 32-bit keys (key, term id interleaved: one cache line
-// per probe) and per-term arrays, grown on demand and reset per group.
-let smallTable = new Int32Array(2 << 12);
+// Scratch for the fused path: the hash table holds four ints per entry (key, term id, last
+// document seen, slot of the term in that document's row), so counting a 4-gram touches one
+// cache line; `termDf` grows with the vocabulary. Reset per group.
+let smallTable = new Int32Array(4 << 12);
 let termDf: Int32Array<ArrayBuffer> = new Int32Array(1 << 12);
-let termLastDoc: Int32Array<ArrayBuffer> = new Int32Array(1 << 12);
-let termSlot: Int32Array<ArrayBuffer> = new Int32Array(1 << 12);
+let rowTerms = new Int32Array(1 << 16);
+let rowCounts = new Float64Array(1 << 16);
 
 /**
  * The common case, fused into one pass per document: at most 256 distinct BMP code points in the
  * group (no surrogates), so a 4-gram is one 32-bit key of four 8-bit ids, counted in an
  * open-addressing table with Fibonacci hashing that grows with the vocabulary (a small table
  * stays in cache). Returns null as soon as the group does not fit; the general path then runs.
+ * The returned rows live in scratch buffers: valid until the next call.
  */
 function countSmallAlphabet(normalised: readonly string[]): TfidfRows | null {
   const n = normalised.length;
   let totalChars = 0;
   for (const s of normalised) totalChars += s.length;
-  const terms = new Int32Array(totalChars);
-  const counts = new Float64Array(totalChars);
+  if (rowTerms.length < totalChars) {
+    rowTerms = new Int32Array(totalChars);
+    rowCounts = new Float64Array(totalChars);
+  }
+  const terms = rowTerms;
+  const counts = rowCounts;
   const start = new Int32Array(n + 1);
   const touched: number[] = [];
   let alphabet = 0;
   let bits = 12;
   let cap = 1 << bits;
-  let table = smallTable.length >= 2 * cap ? smallTable : (smallTable = new Int32Array(2 * cap));
-  table.fill(-1, 0, 2 * cap);
+  let table = smallTable;
+  table.fill(-1, 0, 4 * cap);
   let vocab = 0;
   let w = 0;
   let fits = true;
   // Module scratch copied to locals: the hot loop must not reload them from the closure.
   const ids = bmpIds;
   let df = termDf;
-  let lastDoc = termLastDoc;
-  let slot = termSlot;
   outer: for (let d = 0; d < n; d++) {
     start[d] = w;
     const s = normalised[d];
@@ -186,47 +191,45 @@ function countSmallAlphabet(normalised: readonly string[]): TfidfRows | null {
       }
       key = (key << 8) | id;
       if (p < 3) continue;
-      let h = Math.imul(key, 0x9e3779b1) >>> (32 - bits);
-      let term = table[2 * h + 1];
-      while (term >= 0 && table[2 * h] !== key) {
-        h = (h + 1) & (cap - 1);
-        term = table[2 * h + 1];
+      let e = (Math.imul(key, 0x9e3779b1) >>> (32 - bits)) << 2;
+      let term = table[e + 1];
+      while (term >= 0 && table[e] !== key) {
+        e = (e + 4) & (4 * cap - 1);
+        term = table[e + 1];
       }
       if (term < 0) {
         term = vocab++;
-        table[2 * h] = key;
-        table[2 * h + 1] = term;
-        if (vocab > df.length) {
-          df = termDf = grow(df);
-          lastDoc = termLastDoc = grow(lastDoc);
-          slot = termSlot = grow(slot);
-        }
+        table[e] = key;
+        table[e + 1] = term;
+        if (vocab > df.length) df = termDf = grow(df);
         df[term] = 0;
-        lastDoc[term] = -1;
         if (vocab * 2 > cap) {
+          // Grow and rehash; the entry of this 4-gram moves, so find it again below.
           const old = table;
           const oldCap = cap;
           bits++;
           cap <<= 1;
-          table = new Int32Array(2 * cap).fill(-1);
-          for (let k = 0; k < oldCap; k++) {
-            const t = old[2 * k + 1];
-            if (t < 0) continue;
-            let hh = Math.imul(old[2 * k], 0x9e3779b1) >>> (32 - bits);
-            while (table[2 * hh + 1] >= 0) hh = (hh + 1) & (cap - 1);
-            table[2 * hh] = old[2 * k];
-            table[2 * hh + 1] = t;
+          table = new Int32Array(4 * cap).fill(-1);
+          for (let k = 0; k < 4 * oldCap; k += 4) {
+            if (old[k + 1] < 0) continue;
+            let h = (Math.imul(old[k], 0x9e3779b1) >>> (32 - bits)) << 2;
+            while (table[h + 1] >= 0) h = (h + 4) & (4 * cap - 1);
+            table[h] = old[k];
+            table[h + 1] = old[k + 1];
+            table[h + 2] = old[k + 2];
+            table[h + 3] = old[k + 3];
+            if (old[k + 1] === term) e = h;
           }
           if (table.length > smallTable.length) smallTable = table;
         }
       }
-      if (lastDoc[term] !== d) {
-        lastDoc[term] = d;
+      if (table[e + 2] !== d) {
+        table[e + 2] = d;
+        table[e + 3] = w;
         df[term]++;
-        slot[term] = w;
         terms[w] = term;
         counts[w++] = 1;
-      } else counts[slot[term]]++;
+      } else counts[table[e + 3]]++;
     }
   }
   for (const cp of touched) ids[cp] = -1;
@@ -352,21 +355,45 @@ export function cosinesWithin(rows: TfidfRows, members: readonly number[]): Floa
   const m = members.length;
   const out = new Float64Array((m * (m - 1)) / 2);
   if (m < 2) return out;
-  if (dense.length < rows.vocabularySize) dense = new Float64Array(Math.max(rows.vocabularySize, dense.length * 2));
+  const V = rows.vocabularySize;
+  if (dense.length < V) dense = new Float64Array(Math.max(V, dense.length * 2));
+  if (classDf.length < V) classDf = new Int32Array(Math.max(V, classDf.length * 2));
   const { start, terms, values } = rows;
+  // A term held by only one member of the class adds exactly 0 to every dot product: keep only
+  // the terms shared within the class (with rich text that is about half of them).
+  let total = 0;
+  for (const i of members) {
+    for (let k = start[i]; k < start[i + 1]; k++) classDf[terms[k]]++;
+    total += start[i + 1] - start[i];
+  }
+  const cStart = new Int32Array(m + 1);
+  const cTerms = new Int32Array(total);
+  const cValues = new Float64Array(total);
+  let w = 0;
+  for (let a = 0; a < m; a++) {
+    const i = members[a];
+    cStart[a] = w;
+    for (let k = start[i]; k < start[i + 1]; k++) {
+      if (classDf[terms[k]] > 1) {
+        cTerms[w] = terms[k];
+        cValues[w++] = values[k];
+      }
+    }
+  }
+  cStart[m] = w;
+  for (const i of members) for (let k = start[i]; k < start[i + 1]; k++) classDf[terms[k]] = 0;
+
   let o = 0;
   for (let a = 0; a < m - 1; a++) {
-    const i = members[a];
-    const s0 = start[i];
-    const s1 = start[i + 1];
-    for (let k = s0; k < s1; k++) dense[terms[k]] = values[k];
+    const s0 = cStart[a];
+    const s1 = cStart[a + 1];
+    for (let k = s0; k < s1; k++) dense[cTerms[k]] = cValues[k];
     for (let b = a + 1; b < m; b++) {
-      const j = members[b];
       let dot = 0;
-      for (let k = start[j], e = start[j + 1]; k < e; k++) dot += dense[terms[k]] * values[k];
+      for (let k = cStart[b], e = cStart[b + 1]; k < e; k++) dot += dense[cTerms[k]] * cValues[k];
       out[o++] = dot;
     }
-    for (let k = s0; k < s1; k++) dense[terms[k]] = 0;
+    for (let k = s0; k < s1; k++) dense[cTerms[k]] = 0;
   }
   return out;
 }
