@@ -18,7 +18,7 @@ export interface Line {
   end: number;
 }
 
-const CHUNK = 1 << 22;
+const CHUNK = 1 << 20;
 
 /** What the reader needs of a FileHandle (a read-ahead buffer can stand in for it). */
 export interface Readable {

@@ -159,8 +159,8 @@ export function convertNative(value: unknown, source: RecordSource): Conversion 
       if (!isObj(item)) return { ok: false, error: `rollouts[${i}] must be an object, got ${describe(item)}` };
       const r = convertRollout(item, `rollouts[${i}]: `, dropped);
       if (typeof r === 'string') return { ok: false, error: r };
-      r.source = { ...source, item: i } as RecordSource;
-      rollouts.push(r);
+      rollouts.push(r); // per-roll-out sources ({...source, item: i}) are added by the consumer that keeps them
+
     }
     const outcomeChecks = parseOutcomeChecks(o.outcome_checks, dropped);
     return {

@@ -73,7 +73,8 @@ class Accumulator {
         this.onNotice({ level: 'warning', message: `${at}: duplicate group ${describeGroup(rec)} (first at ${firstAt}); skipped`, file: rec.source.file, line: rec.source.line });
         return;
       }
-      const { kind: _k, source: _s, ...g } = rec;
+      const { kind: _k, source: src, ...g } = rec;
+      for (let i = 0; i < g.rollouts.length; i++) if (!g.rollouts[i].source) g.rollouts[i].source = { ...src, item: i } as Rollout['source'];
       for (const k of Object.keys(g) as Array<keyof typeof g>) if (g[k] === undefined) delete g[k];
       this.pending.set(key, { group: g, fromGroupRecord: true, complete: true, firstAt: at });
       return;

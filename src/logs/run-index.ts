@@ -38,7 +38,7 @@
 import { watch, type FSWatcher, type Stats } from 'node:fs';
 import { open, readFile as readFileFs, stat, statfs } from 'node:fs/promises';
 import { dirname, basename, join, resolve } from 'node:path';
-import type { Group, OutcomeCheck, Rollout } from '../engine/types.js';
+import type { Group, OutcomeCheck, RecordSource, Rollout, Verification } from '../engine/types.js';
 import { parseJsonLine } from './json.js';
 import { readLineBatches } from './lines.js';
 import { JsonlFileParser, sniff, UNSUPPORTED_HINT } from './parse.js';
@@ -58,8 +58,14 @@ export interface GroupEntry {
   /** Diagnostics only: never an input to any operator. */
   groundTruth: string | null;
   outcomeChecks?: OutcomeCheck[];
-  /** In sample_idx order when logged, else in file order. */
+  /**
+   * In sample_idx order when logged, else in file order. For a group record this is built on each
+   * read from packed columns (an enumerable own getter, so JSON and structured clone see it): read
+   * it once into a variable rather than in a loop.
+   */
   rollouts: RolloutEntry[];
+  /** Number of roll-outs. */
+  n: number;
   /** 'group': one group record (or a TRL parquet group); 'rollouts': assembled from roll-out records. */
   origin: 'group' | 'rollouts';
   format: LogFormat;
@@ -394,12 +400,13 @@ export class RunIndex {
       const e = this.entries.get(key);
       if (!e) continue;
       if (e.origin === 'group' && e.firstSource.file === path) {
-        dropped += e.rollouts.length;
+        dropped += e.n;
         this.entries.delete(key);
         this.lastUpdate.delete(key);
         ch.removed.add(key);
         continue;
       }
+      if (e.origin !== 'rollouts') continue;
       const kept = e.rollouts.filter((r) => r.source.file !== path);
       if (kept.length === e.rollouts.length) continue;
       dropped += e.rollouts.length - kept.length;
@@ -409,6 +416,7 @@ export class RunIndex {
         ch.removed.add(key);
       } else {
         e.rollouts = kept;
+        e.n = kept.length;
         if (e.firstSource.file === path) e.firstSource = kept[0].source;
         e.revision++;
         ch.changed.add(key);
@@ -611,18 +619,20 @@ export class RunIndex {
         this.notice({ level: 'warning', message: `${at}: duplicate group ${describeGroup(rec)} (first at ${first}); skipped`, file: rec.source.file, line: rec.source.line });
         return;
       }
-      const e: GroupEntry = {
+      const packed = pack(rec.rollouts, rec.source);
+      const e = {
         key,
         step: rec.step,
         questionId: rec.questionId,
         groundTruth: rec.groundTruth ?? null,
-        rollouts: rec.rollouts.map((r) => this.toEntry(r)),
+        n: rec.rollouts.length,
         origin: 'group',
         format,
         complete: false,
         revision: 0,
         firstSource: rec.source,
-      };
+      } as GroupEntry;
+      Object.defineProperty(e, 'rollouts', { enumerable: true, configurable: true, get: () => unpack(packed) });
       if (rec.run !== undefined) e.run = rec.run;
       if (rec.prompt !== undefined) e.prompt = rec.prompt;
       if (rec.outcomeChecks) e.outcomeChecks = rec.outcomeChecks;
@@ -642,6 +652,7 @@ export class RunIndex {
     this.lastUpdate.set(key, now);
     if (existing) {
       insertOrdered(existing.rollouts, entry);
+      existing.n = existing.rollouts.length;
       if (existing.prompt === undefined && rec.prompt !== undefined) existing.prompt = rec.prompt;
       if (existing.groundTruth === null && rec.groundTruth != null) existing.groundTruth = rec.groundTruth;
       if (existing.complete) {
@@ -656,6 +667,7 @@ export class RunIndex {
       questionId: rec.questionId,
       groundTruth: rec.groundTruth ?? null,
       rollouts: [entry],
+      n: 1,
       origin: 'rollouts',
       format,
       complete: false,
@@ -679,14 +691,14 @@ export class RunIndex {
   private maybeCompleteBySize(e: GroupEntry, ch: Change): void {
     if (!this.opts.follow) return;
     const n = this.expectedSize();
-    if (n !== undefined && e.rollouts.length >= n) this.complete(e, ch);
+    if (n !== undefined && e.n >= n) this.complete(e, ch);
   }
 
   private complete(e: GroupEntry, ch: Change): void {
     if (e.complete) return;
     e.complete = true;
     this.lastUpdate.delete(e.key);
-    this.sizeHist.set(e.rollouts.length, (this.sizeHist.get(e.rollouts.length) ?? 0) + 1);
+    this.sizeHist.set(e.n, (this.sizeHist.get(e.n) ?? 0) + 1);
     if (e.origin === 'rollouts' && this.initialDone) this.warnSizes([e]);
     ch.completed.add(e.key);
   }
@@ -694,13 +706,13 @@ export class RunIndex {
   private warnSizes(es: GroupEntry[]): void {
     const verl = es.filter((e) => e.format === 'verl' && e.origin === 'rollouts');
     if (!verl.length) return;
-    const modal = this.initialDone && es.length === 1 ? this.expectedSize() : modalSize(verl.map((e) => e.rollouts.length));
+    const modal = this.initialDone && es.length === 1 ? this.expectedSize() : modalSize(verl.map((e) => e.n));
     if (modal === undefined) return;
     for (const e of verl) {
-      if (e.rollouts.length === modal) continue;
+      if (e.n === modal) continue;
       if (this.sizeWarnings++ >= 10) continue;
       const s = e.firstSource;
-      this.notice({ level: 'warning', message: `${s.file}:${s.line}: ${describeGroup(e)} has ${e.rollouts.length} roll-outs; the run's usual group size is ${modal}`, file: s.file, line: s.line });
+      this.notice({ level: 'warning', message: `${s.file}:${s.line}: ${describeGroup(e)} has ${e.n} roll-outs; the run's usual group size is ${modal}`, file: s.file, line: s.line });
     }
   }
 
@@ -760,7 +772,10 @@ export class RunIndex {
   async loadGroup(key: GroupKey): Promise<Group> {
     const e = this.entries.get(key);
     if (!e) throw new Error(`no group ${key} in ${this.root}`);
-    return entryToGroup(e, await Promise.all(e.rollouts.map((r) => readText(r.source))));
+    const rollouts = e.rollouts;
+    const texts: string[] = [];
+    for (const r of rollouts) texts.push(await readText(r.source)); // in order: a group record's line is parsed once
+    return entryToGroup(e, texts, rollouts);
   }
 
   readRolloutText(source: RolloutSource): Promise<string> {
@@ -779,6 +794,61 @@ export class RunIndex {
 }
 
 const PRELOAD_MAX = 256 * 1024;
+
+/**
+ * A group record's roll-outs in columns: ~20 bytes per roll-out instead of two objects (a 1 GB log
+ * holds half a million roll-outs). NaN stands for a missing number.
+ */
+interface Packed {
+  base: RecordSource;
+  ml: Float64Array;
+  rw: Float64Array;
+  si: Float64Array | null;
+  answers: (string | null)[] | null;
+  ver: (Verification | null)[] | null;
+  extra: (Record<string, unknown> | undefined)[] | null;
+  /** Per-roll-out sources when they are not items of one line (TRL parquet rows). */
+  sources: RolloutSource[] | null;
+}
+
+function pack(rs: Array<Rollout & { extra?: Record<string, unknown> }>, base: RecordSource): Packed {
+  const n = rs.length;
+  const p: Packed = { base, ml: new Float64Array(n), rw: new Float64Array(n), si: null, answers: null, ver: null, extra: null, sources: null };
+  for (let i = 0; i < n; i++) {
+    const r = rs[i];
+    p.ml[i] = typeof r.meanLogprob === 'number' ? r.meanLogprob : NaN;
+    p.rw[i] = typeof r.reward === 'number' ? r.reward : NaN;
+    if (typeof r.sampleIdx === 'number') (p.si ??= new Float64Array(n).fill(NaN))[i] = r.sampleIdx;
+    if (r.answer !== undefined && r.answer !== null) (p.answers ??= new Array(n).fill(null))[i] = r.answer;
+    if (r.verification) (p.ver ??= new Array(n).fill(null))[i] = r.verification;
+    if (r.extra) (p.extra ??= new Array(n).fill(undefined))[i] = r.extra;
+    const src = r.source as RolloutSource | undefined;
+    if (src && (src.line !== base.line || src.offset !== base.offset || src.file !== base.file)) (p.sources ??= rs.map((x) => x.source as RolloutSource))[i] = src;
+  }
+  return p;
+}
+
+function unpack(p: Packed): RolloutEntry[] {
+  const n = p.ml.length;
+  const out: RolloutEntry[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const ml = p.ml[i];
+    const rw = p.rw[i];
+    const si = p.si ? p.si[i] : NaN;
+    const e: RolloutEntry = {
+      meanLogprob: Number.isNaN(ml) ? null : ml,
+      reward: Number.isNaN(rw) ? null : rw,
+      answer: p.answers ? p.answers[i] : null,
+      verification: p.ver ? p.ver[i] : null,
+      sampleIdx: Number.isNaN(si) ? null : si,
+      source: p.sources ? p.sources[i] : { ...p.base, item: i },
+    };
+    const x = p.extra?.[i];
+    if (x) e.extra = x;
+    out[i] = e;
+  }
+  return out;
+}
 
 /** The part of a FileHandle that the reader uses. */
 interface FileLike {
@@ -815,11 +885,11 @@ function insertOrdered(rs: RolloutEntry[], r: RolloutEntry): void {
 }
 
 /** Builds the engine's Group from an index entry and its roll-out texts. */
-export function entryToGroup(e: GroupEntry, texts: string[]): Group {
+export function entryToGroup(e: GroupEntry, texts: string[], rollouts: RolloutEntry[] = e.rollouts): Group {
   const g: Group = {
     step: e.step,
     questionId: e.questionId,
-    rollouts: e.rollouts.map((r, i) => {
+    rollouts: rollouts.map((r, i) => {
       const ro: Rollout = { response: texts[i], meanLogprob: r.meanLogprob, reward: r.reward, source: r.source };
       if (r.answer !== null) ro.answer = r.answer;
       if (r.verification) ro.verification = r.verification;

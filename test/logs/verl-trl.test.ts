@@ -146,3 +146,37 @@ test('TRL completions parquet: runs of identical prompts; rewards summed; texts 
     cleanup();
   }
 });
+
+test('RunIndex (static) gives the same groups as readRun for verl and TRL runs', async () => {
+  const { RunIndex } = await import('../../src/logs/index.js');
+  const { dir, cleanup } = tempDir();
+  try {
+    write(dir, 'verl/1.jsonl', jsonl(shuffle(verlLines(1, ['a', 'b'], 3, { uid: true }))));
+    write(dir, 'verl/2.jsonl', jsonl(shuffle(verlLines(2, ['a', 'b'], 3))));
+    const prompts = ['p', 'p', 'q', 'q'];
+    const buf = parquetWriteBuffer({
+      columnData: [
+        { name: 'step', data: prompts.map(() => '3'), type: 'STRING' },
+        { name: 'prompt', data: prompts, type: 'STRING' },
+        { name: 'completion', data: prompts.map((p, i) => `${p} ${i} \\boxed{${i}}`), type: 'STRING' },
+        { name: 'r', data: prompts.map((_, i) => i), type: 'DOUBLE' },
+      ],
+    });
+    write(dir, 'trl/completions/completions_00003.parquet', Buffer.from(buf));
+    const { groups, notices } = await collect(dir);
+    assert.deepEqual(notices, []);
+    const idx = await RunIndex.open(dir, { follow: false, onNotice: (n) => assert.fail(n.message) });
+    const es = idx.groups();
+    assert.equal(es.length, groups.length);
+    for (let i = 0; i < es.length; i++) {
+      const g = await idx.loadGroup(es[i].key);
+      assert.equal(g.questionId, groups[i].questionId);
+      assert.equal(g.step, groups[i].step);
+      assert.equal(g.run, groups[i].run);
+      assert.deepEqual(g.rollouts.map((r) => [r.response, r.reward]), groups[i].rollouts.map((r) => [r.response, r.reward]));
+    }
+    idx.close();
+  } finally {
+    cleanup();
+  }
+});
