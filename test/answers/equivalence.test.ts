@@ -35,6 +35,13 @@ const CASES: [a: string, b: string, equal: boolean][] = [
  ['\\pm\\frac{1}{2}','\\frac12, -\\frac12',true],['2 \\pm \\sqrt{3}','2+\\sqrt3, 2-\\sqrt3',true],['-(-3)','3',true],['{10 \\choose 3}','120',true],['\\sin 30^\\circ','\\frac12',true],['\\tan 45^\\circ','1',true],['\\cos(60^\\circ)','0.5',true],
  ['\\log_{2}{8}','3',true],['\\ln(e^2)','2',true],['\\log 1000','3',true],['x','X',false],['ab','AB',true],['2ab','2ba',true],['\\frac{1}{2}\\text{ hours}','0.5',true],
  ['30^\\circ','\\frac{\\pi}{6}',false],['1, 2','1, 3',false],['\\{1,2\\}','\\{1,2,2,3\\}',false],['\\infty','-\\infty',false],['x^2','x^3',false],['\\sqrt{2}','1.414',false],['\\sqrt{2}','1.414214',true],
+ ['P(x) = x^2 + 1','p(x)=x^2+1',true],['f(x)=2x','g(x)=2x',true],['y=2x','x=2y',false],['x=y','y=x',true],['f(x)=2x','f(x)=3x',false],
+ ['1.5 x 10^3','1500',true],['1.5 \\times 10^3','1501',false],['\\left[\\begin{array}{cc}1&2\\\\3&4\\end{array}\\right]','\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}',true],['[A]','a',true],
+ ['\\frac{x^2-1}{x-1}','x+1',true],['\\ln(x^2)','2\\ln x',true],['e^{x+y}','e^xe^y',true],['\\frac{1}{x}+\\frac{1}{y}','\\frac{x+y}{xy}',true],['x(x+1)','x^2+x',true],['x2','2x',true],
+ ['\\frac{1}{i}','-i',true],['(1+i)^2','2i',true],['e^{-1}','\\frac{1}{e}',true],['\\frac{2}{3}','0.666667',true],['\\frac{2}{3}','0.6667',false],['1e6','10^6',true],['12.5\\%','\\frac18',true],
+ ['2\\frac{3}{4}','2.75',true],['x^{1/2}','\\sqrt{x}',true],['x^\\frac12','\\sqrt x',true],['\\sqrt{50}','5\\sqrt{2}',true],['\\sqrt[4]{16}','2',true],['\\arctan 1','\\frac{\\pi}{4}',true],
+ ['\\sin^{-1}(1)','\\frac\\pi2',true],['\\log_4 2','\\frac12',true],['\\log_{\\frac12} 4','-2',true],['x \\leq 3','x<3',false],['(0,1)\\cup(1,2)','(0,2)',false],['[0,1]\\cup[1,2]','[0,2]',true],
+ ['2,50','2.5',true],['3,14159','\\pi',false],['x+y=3','3',false],['2y=x+3','y = \\frac{x+3}{2}',true],['5\\text{ m/s}','5',true],['5\\,\\text{cm}','5',true],
 ];
 
 test('equivalence table', () => {

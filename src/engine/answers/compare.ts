@@ -224,6 +224,11 @@ function fmt(x: number): string {
 }
 
 function compareEq(a: Value & { t: 'eq' }, b: Value & { t: 'eq' }): Verdict {
+  // Two definitions "f(x) = ..." / "P(x) = ...": the names are labels, the right sides decide.
+  if (a.lhsIsName && b.lhsIsName) {
+    const v = compareScalars(a.rhs, b.rhs, [...freeVars(a.rhs)].sort(), [...freeVars(b.rhs)].sort());
+    if (v.equal) return yes(`same right-hand side (${v.reason})`);
+  }
   if (!sameVars(a.vars, b.vars)) return no('equations in different variables');
   const f1: Node = { k: 'sub', a: a.lhs, b: a.rhs };
   const f2: Node = { k: 'sub', a: b.lhs, b: b.rhs };

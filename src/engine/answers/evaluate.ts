@@ -1,11 +1,14 @@
 // Evaluation of our own expression trees (never of strings): exact BigInt rationals where the
 // tree allows it, otherwise numeric evaluation with mathjs functions (real or complex).
 // A time budget is checked inside the loops so a pathological answer cannot stall scoring.
-import {
-  abs, acos, acot, acsc, add, asec, asin, atan, ceil, combinations, complex, cos, cosh, cot, csc,
-  divide, exp, floor, gamma, isComplex, log, multiply, nthRoot, pow, sec, sin, sinh, sqrt, subtract,
-  tan, tanh, unaryMinus, type Complex, type MathType,
-} from 'mathjs';
+import type { Complex, MathType } from 'mathjs';
+
+// mathjs builds its typed functions when it loads (~150 ms): load it on the first numeric
+// evaluation instead of at start-up, so the CLI, the worker threads and the extension start fast
+// and never pay for it on groups whose answers are all exact rationals.
+type MathJs = typeof import('mathjs');
+let mathjs: MathJs | undefined;
+const mj = (): MathJs => (mathjs ??= require('mathjs') as MathJs);
 import type { Node } from './latex';
 import * as Q from './rational';
 import type { Rational } from './rational';
@@ -170,22 +173,22 @@ export function numEval(n: Node, env?: NumEnv): Num {
     case 'float':
       return n.v;
     case 'const':
-      return n.c === 'i' ? complex(0, 1) : CONSTS[n.c]!;
+      return n.c === 'i' ? mj().complex(0, 1) : CONSTS[n.c]!;
     case 'var': {
       const v = env?.get(n.name);
       if (v === undefined) throw new EvalError(`free variable ${n.name}`);
       return v;
     }
     case 'neg':
-      return unaryMinus(numEval(n.x, env)) as Num;
+      return mj().unaryMinus(numEval(n.x, env)) as Num;
     case 'add':
-      return add(numEval(n.a, env) as MathType, numEval(n.b, env) as MathType) as Num;
+      return mj().add(numEval(n.a, env) as MathType, numEval(n.b, env) as MathType) as Num;
     case 'sub':
-      return subtract(numEval(n.a, env) as MathType, numEval(n.b, env) as MathType) as Num;
+      return mj().subtract(numEval(n.a, env) as MathType, numEval(n.b, env) as MathType) as Num;
     case 'mul':
-      return multiply(numEval(n.a, env) as MathType, numEval(n.b, env) as MathType) as Num;
+      return mj().multiply(numEval(n.a, env) as MathType, numEval(n.b, env) as MathType) as Num;
     case 'div':
-      return divide(numEval(n.a, env) as MathType, numEval(n.b, env) as MathType) as Num;
+      return mj().divide(numEval(n.a, env) as MathType, numEval(n.b, env) as MathType) as Num;
     case 'pow':
       return numPow(numEval(n.a, env), numEval(n.b, env));
     case 'group':
@@ -206,7 +209,7 @@ function numPow(a: Num, b: Num): Num {
       return -Math.pow(-a, b);
     }
   }
-  return pow(a as MathType, b as number | Complex) as Num;
+  return mj().pow(a as MathType, b as number | Complex) as Num;
 }
 
 function real(x: Num, what: string): number {
@@ -220,66 +223,66 @@ function numFn(f: string, xs: Num[]): Num {
   const M = x as number; // mathjs functions accept number | Complex; typed via this alias
   switch (f) {
     case 'sqrt': {
-      if (xs.length === 1) return sqrt(M) as Num;
+      if (xs.length === 1) return mj().sqrt(M) as Num;
       const k = real(xs[1]!, 'root index');
-      if (typeof x === 'number' && Number.isInteger(k) && k > 0) return nthRoot(x, k) as number;
+      if (typeof x === 'number' && Number.isInteger(k) && k > 0) return mj().nthRoot(x, k) as number;
       return numPow(x, 1 / k);
     }
     case 'abs':
-      return abs(M) as number;
+      return mj().abs(M) as number;
     case 'fact': {
       const r = real(x, 'factorial');
       if (r > 170) return Infinity;
-      return Number.isInteger(r) && r >= 0 ? (gamma(r + 1) as number) : (gamma(r + 1) as number);
+      return Number.isInteger(r) && r >= 0 ? (mj().gamma(r + 1) as number) : (mj().gamma(r + 1) as number);
     }
     case 'binom': {
       const n = real(x, 'binomial');
       const k = real(xs[1]!, 'binomial');
-      if (Number.isInteger(n) && Number.isInteger(k) && n >= k && k >= 0 && n < 1030) return combinations(n, k) as number;
-      return (gamma(n + 1) as number) / ((gamma(k + 1) as number) * (gamma(n - k + 1) as number));
+      if (Number.isInteger(n) && Number.isInteger(k) && n >= k && k >= 0 && n < 1030) return mj().combinations(n, k) as number;
+      return (mj().gamma(n + 1) as number) / ((mj().gamma(k + 1) as number) * (mj().gamma(n - k + 1) as number));
     }
     case 'floor':
-      return floor(real(x, 'floor'));
+      return mj().floor(real(x, 'floor'));
     case 'ceil':
-      return ceil(real(x, 'ceil'));
+      return mj().ceil(real(x, 'ceil'));
     case 'log':
-      return divide(log(M) as MathType, log(xs[1] as number) as MathType) as Num;
+      return mj().divide(mj().log(M) as MathType, mj().log(xs[1] as number) as MathType) as Num;
     case 'log10':
-      return divide(log(M) as MathType, Math.LN10) as Num;
+      return mj().divide(mj().log(M) as MathType, Math.LN10) as Num;
     case 'ln':
-      return log(M) as Num;
+      return mj().log(M) as Num;
     case 'exp':
-      return exp(M) as Num;
+      return mj().exp(M) as Num;
     case 'sin':
-      return sin(M);
+      return mj().sin(M);
     case 'cos':
-      return cos(M);
+      return mj().cos(M);
     case 'tan':
-      return tan(M);
+      return mj().tan(M);
     case 'sec':
-      return sec(M);
+      return mj().sec(M);
     case 'csc':
-      return csc(M);
+      return mj().csc(M);
     case 'cot':
-      return cot(M);
+      return mj().cot(M);
     case 'arcsin':
-      return asin(M) as Num;
+      return mj().asin(M) as Num;
     case 'arccos':
-      return acos(M) as Num;
+      return mj().acos(M) as Num;
     case 'arctan':
-      return atan(M);
+      return mj().atan(M);
     case 'arcsec':
-      return asec(M) as Num;
+      return mj().asec(M) as Num;
     case 'arccsc':
-      return acsc(M) as Num;
+      return mj().acsc(M) as Num;
     case 'arccot':
-      return acot(M);
+      return mj().acot(M);
     case 'sinh':
-      return sinh(M);
+      return mj().sinh(M);
     case 'cosh':
-      return cosh(M);
+      return mj().cosh(M);
     case 'tanh':
-      return tanh(M);
+      return mj().tanh(M);
     default:
       throw new EvalError(`unknown function ${f}`);
   }
@@ -287,5 +290,5 @@ function numFn(f: string, xs: Num[]): Num {
 
 /** Real and imaginary parts of a numeric value. */
 export function parts(x: Num): [number, number] {
-  return isComplex(x) ? [x.re, x.im] : [x as number, 0];
+  return mj().isComplex(x) ? [x.re, x.im] : [x as number, 0];
 }

@@ -116,7 +116,7 @@ const GREEK = new Set([
   'kappa', 'lambda', 'mu', 'nu', 'xi', 'rho', 'sigma', 'tau', 'upsilon', 'phi', 'varphi', 'chi', 'psi',
   'omega', 'Gamma', 'Delta', 'Theta', 'Lambda', 'Xi', 'Sigma', 'Phi', 'Psi', 'Omega',
 ]);
-const MATRIX_ENVS = new Set(['pmatrix', 'bmatrix', 'Bmatrix', 'vmatrix', 'Vmatrix', 'matrix', 'smallmatrix']);
+const MATRIX_ENVS = new Set(['pmatrix', 'bmatrix', 'Bmatrix', 'vmatrix', 'Vmatrix', 'matrix', 'smallmatrix', 'array']);
 
 class Parser {
   private pos = 0;
@@ -506,6 +506,11 @@ class Parser {
 
   private matrix(env: string): Node {
     if (!MATRIX_ENVS.has(env)) throw new ParseError(`unsupported environment ${env}`);
+    if (env === 'array' && this.isP('{')) {
+      // The column specification {cc|c} is layout, not content.
+      while (this.pos < this.toks.length && !this.isP('}')) this.pos++;
+      this.expectP('}');
+    }
     const rows: Node[][] = [];
     let row: Node[] = [];
     for (;;) {

@@ -66,6 +66,8 @@ const RULES: readonly Rule[] = [
     (_m, head: string, rest: string) => head + rest.replace(/\{,\}|\\,|\\ |\\!/g, '')],
   ['thousands separators', /(?<![\d.({[,;]\s*)(?<![\d.])([1-9]\d{0,2})((?:[,' ]\d{3})+)(?![\d])(?!\s*[,)\]}/])/g,
     (_m, head: string, rest: string) => head + rest.replace(/[,' ]/g, '')],
+  // 11. Spacing commands; "1.5 x 10^3" is scientific notation, not a variable x.
+  ['"x 10^" -> \\times', /(?<=\d)\s*[xX]\s*(?=10\s*\^)/g, '\\times '],
   // 11. Spacing commands.
   ['spacing', /(?<!\\)\\[,;:! ]|\\q?quad(?![A-Za-z])|~/g, ' '],
   // 12. \mathbb{R} is the real line.

@@ -436,7 +436,7 @@ function linear(g: Node, v: string): { a: Q.Rational; b: Q.Rational } | null {
 
 // ---------------------------------------------------------------- answer -> canonical
 
-const CHOICE_RE = /^\(?([A-Ja-j])\)?$/;
+const CHOICE_RE = /^[([]?([A-Ja-j])[)\]]?$/;
 const BASE_RE = /^\(?([0-9A-Za-z]+)\)?_\{?\(?(\d+)\)?\}?$/;
 
 function baseReading(s: string): Value | null {
