@@ -43,8 +43,10 @@ export interface ReportStep {
   flips: Record<string, number>;
   /** Per operator: mean gate over the groups it ran on. */
   mean_gate: Record<string, number | null>;
-  /** Per operator: label accuracy over the groups with ground truth (absent when there are none). */
+  /** Per operator: label accuracy over the groups with ground truth it ran on (absent when none). */
   accuracy: Record<string, number | null>;
+  /** Per operator: how many groups with ground truth the accuracy is over. */
+  accuracy_groups: Record<string, number>;
   with_truth: number;
   reward_mismatch_groups: number;
 }
@@ -95,7 +97,7 @@ export function groupRow(s: GroupScore, truth: string | null): ReportGroup {
 
 /** Aggregates group rows (all of one step, or the whole run) into a summary line. */
 export function summarize(step: number, rows: ReportGroup[], operators: string[]): ReportStep {
-  const out: ReportStep = { step, groups: rows.length, rollouts: 0, regimes: {}, flips: {}, mean_gate: {}, accuracy: {}, with_truth: 0, reward_mismatch_groups: 0 };
+  const out: ReportStep = { step, groups: rows.length, rollouts: 0, regimes: {}, flips: {}, mean_gate: {}, accuracy: {}, accuracy_groups: {}, with_truth: 0, reward_mismatch_groups: 0 };
   const gateSum: Record<string, number> = {};
   const gateN: Record<string, number> = {};
   const correct: Record<string, number> = {};
@@ -123,7 +125,10 @@ export function summarize(step: number, rows: ReportGroup[], operators: string[]
   }
   for (const op of operators) {
     if (gateN[op]) out.mean_gate[op] = finite(gateSum[op] / gateN[op]);
-    if (truthN[op]) out.accuracy[op] = finite((correct[op] ?? 0) / truthN[op]);
+    if (truthN[op]) {
+      out.accuracy[op] = finite((correct[op] ?? 0) / truthN[op]);
+      out.accuracy_groups[op] = truthN[op];
+    }
   }
   return out;
 }
@@ -195,7 +200,7 @@ export function renderTable(r: RunReport): string {
     String(s.regimes['competence-floor'] ?? 0),
     ...flipOps.map((o) => String(s.flips[o] ?? 0)),
     ...gateOps.map((o) => num(s.mean_gate[o])),
-    ...(anyTruth ? ops.map((o) => pct(s.accuracy[o])) : []),
+    ...(anyTruth ? ops.map((o) => pct(s.accuracy[o]) + (s.accuracy_groups[o] !== undefined && s.accuracy_groups[o] < s.with_truth ? ` (${s.accuracy_groups[o]})` : '')) : []),
   ];
   const rows = [header, ...r.steps.map((s) => line(s, String(s.step))), line(r.total, 'all')];
   const widths = header.map((_, c) => Math.max(...rows.map((row) => row[c].length)));
@@ -206,7 +211,7 @@ export function renderTable(r: RunReport): string {
   out.push(fmt(header));
   for (const row of rows.slice(1, -1)) out.push(fmt(row));
   if (r.steps.length > 1 || r.steps.length === 0) out.push(fmt(rows[rows.length - 1]));
-  if (anyTruth) out.push(`accuracy: pseudo-label vs logged ground truth over ${t.with_truth} groups (a diagnostic; ground truth is never an input)`);
+  if (anyTruth) out.push(`accuracy: pseudo-label vs logged ground truth over ${t.with_truth} groups, (k) = over the k groups the operator could run on (a diagnostic; ground truth is never an input)`);
   else out.push('accuracy: no ground truth logged');
   if (t.reward_mismatch_groups) out.push(`reward mismatch: in ${t.reward_mismatch_groups} groups the logged reward differs from the configured operator's (SPEC §5)`);
   return out.join('\n') + '\n';
@@ -268,6 +273,7 @@ input[type=search] { padding: .3rem .5rem; min-width: 18rem; }
   var flipOps = ops.filter(function (o) { return o !== 'majority' && ops.indexOf('majority') >= 0; });
   var gateOps = ops.filter(function (o) { return o === 'ec' || o === 'core'; });
   var anyTruth = data.total.with_truth > 0;
+  if (!anyTruth) document.getElementById('chart').previousElementSibling.textContent = 'Flip rate over steps (no ground truth logged)';
   document.getElementById('title').textContent = data.title;
   document.getElementById('meta').textContent = data.steps.length + ' steps, ' + data.total.groups + ' groups, ' + data.total.rollouts + ' roll-outs; operators: ' + ops.join(', ') + '; generated ' + data.generated +
     (anyTruth ? '' : '; no ground truth logged');
@@ -315,7 +321,7 @@ input[type=search] { padding: .3rem .5rem; min-width: 18rem; }
   ];
   flipOps.forEach(function (o) { stepCols.push({ label: 'flips ' + o, value: function (s) { return s.flips[o] || 0; } }); });
   gateOps.forEach(function (o) { stepCols.push({ label: 'gate ' + o, value: function (s) { return s.mean_gate[o]; }, format: num }); });
-  if (anyTruth) ops.forEach(function (o) { stepCols.push({ label: 'acc ' + o, value: function (s) { return s.accuracy[o]; }, format: pct }); });
+  if (anyTruth) ops.forEach(function (o) { stepCols.push({ label: 'acc ' + o, value: function (s) { return s.accuracy[o]; }, format: function (v, s) { var k = s.accuracy_groups[o]; return pct(v) + (k !== undefined && k < s.with_truth ? ' (' + k + ')' : ''); } }); });
   document.getElementById('steps').appendChild(table(stepCols, data.steps, { total: data.total }).node);
 
   // a small SVG line chart: accuracy (or flips) per operator over steps
@@ -323,18 +329,18 @@ input[type=search] { padding: .3rem .5rem; min-width: 18rem; }
     var steps = data.steps; if (steps.length < 2) { document.getElementById('chart').appendChild(el('p', 'one step: no chart', 'muted')); return; }
     var series = anyTruth ? ops.map(function (o) { return { name: 'acc ' + o, ys: steps.map(function (s) { return s.accuracy[o]; }) }; })
       : flipOps.map(function (o) { return { name: 'flip rate ' + o, ys: steps.map(function (s) { return s.groups ? (s.flips[o] || 0) / s.groups : null; }) }; });
-    var W = 720, H = 220, L = 40, B = 24, NS = 'http://www.w3.org/2000/svg';
+    var W = 720, H = 250, L = 40, B = 54, NS = 'http://www.w3.org/2000/svg';
     var svg = document.createElementNS(NS, 'svg'); svg.setAttribute('viewBox', '0 0 ' + W + ' ' + H); svg.setAttribute('width', W); svg.setAttribute('role', 'img');
     var xs = steps.map(function (s) { return s.step; }); var x0 = Math.min.apply(null, xs), x1 = Math.max.apply(null, xs) || 1;
     function X(v) { return L + (x1 === x0 ? 0 : (v - x0) / (x1 - x0)) * (W - L - 10); } function Y(v) { return (H - B) - v * (H - B - 10); }
     function add(tag, attrs, text) { var e = document.createElementNS(NS, tag); for (var k in attrs) e.setAttribute(k, attrs[k]); if (text !== undefined) e.textContent = text; svg.appendChild(e); return e; }
     [0, 0.5, 1].forEach(function (v) { add('line', { x1: L, x2: W - 10, y1: Y(v), y2: Y(v), stroke: 'currentColor', 'stroke-opacity': 0.15 }); add('text', { x: 4, y: Y(v) + 4 }, (v * 100) + '%'); });
-    add('text', { x: L, y: H - 6 }, 'step ' + x0); add('text', { x: W - 60, y: H - 6 }, 'step ' + x1);
+    add('text', { x: L, y: H - B + 16 }, 'step ' + x0); add('text', { x: W - 60, y: H - B + 16 }, 'step ' + x1);
     var colours = ['#0969da', '#bf3989', '#1a7f37', '#9a6700', '#8250df', '#cf222e'];
     series.forEach(function (s, i) {
       var d = ''; s.ys.forEach(function (y, k) { if (y === null || y === undefined) return; d += (d ? 'L' : 'M') + X(xs[k]).toFixed(1) + ',' + Y(y).toFixed(1); });
       var p = add('path', { d: d, fill: 'none', stroke: colours[i % colours.length], 'stroke-width': 2 }); var title = document.createElementNS(NS, 'title'); title.textContent = s.name; p.appendChild(title);
-      add('text', { x: L + 8 + i * 110, y: 14, fill: colours[i % colours.length], style: 'fill:' + colours[i % colours.length] }, s.name);
+      add('text', { x: L + i * 110, y: H - 8, fill: colours[i % colours.length], style: 'fill:' + colours[i % colours.length] }, s.name);
     });
     document.getElementById('chart').appendChild(svg);
   })();
@@ -348,6 +354,7 @@ input[type=search] { padding: .3rem .5rem; min-width: 18rem; }
   ];
   ops.forEach(function (o) {
     groupCols.push({ label: o, value: function (g) { return o in g.labels ? g.labels[o] : (g.unavailable[o] ? '(n/a)' : null); }, text: true,
+      format: function (v, g) { return !(o in g.labels) ? v : v === null ? '— (no label)' : v === '' ? '"" (empty)' : v; },
       cls: function (v, g) { var c = g.correct[o]; return c === true ? 'ok' : c === false ? 'no' : ''; } });
   });
   gateOps.forEach(function (o) { groupCols.push({ label: 'gate ' + o, value: function (g) { return g.gates[o]; }, format: num }); });

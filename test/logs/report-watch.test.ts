@@ -85,7 +85,7 @@ test('report: missing path and empty runs fail with one message', async () => {
 
 test('embedJson escapes every < and the line separators', () => {
   assert.equal(embedJson({ a: '</script>\u2028' }), '{"a":"\\u003c/script>\\u2028"}');
-  assert.ok(renderHtml({ format: 'consensus-lens/report/v1', title: '<b>', path: '', generated: '', operators: [], params: {}, steps: [], total: { step: -1, groups: 0, rollouts: 0, regimes: {}, flips: {}, mean_gate: {}, accuracy: {}, with_truth: 0, reward_mismatch_groups: 0 }, groups: [], notices: [] }).includes('<title>&lt;b&gt;</title>'));
+  assert.ok(renderHtml({ format: 'consensus-lens/report/v1', title: '<b>', path: '', generated: '', operators: [], params: {}, steps: [], total: { step: -1, groups: 0, rollouts: 0, regimes: {}, flips: {}, mean_gate: {}, accuracy: {}, accuracy_groups: {}, with_truth: 0, reward_mismatch_groups: 0 }, groups: [], notices: [] }).includes('<title>&lt;b&gt;</title>'));
 });
 
 test('watch: a group appended line by line is printed once complete; truncation and re-append print it again', async () => {
