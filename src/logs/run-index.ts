@@ -24,8 +24,9 @@
 //
 // When is a group complete (the `completed` event; `watch` prints a group then)?
 //   - a group record (native `kind: "group"`, or a TRL parquet group): at once;
-//   - roll-out records (native roll-out records, verl lines): when the group reaches the run's modal
-//     group size (the most common size among groups already complete), or when the file that
+//   - roll-out records (native roll-out records, verl lines): when the group reaches the modal
+//     group size of its stream (the most common size among complete groups of the same format and
+//     run folder: verl's validation and roll-out dumps differ), or when the file that
 //     contributed to it has moved on to a later step, or when it has had no new roll-out for
 //     `idleMs` (2 s), or — in a static read — at the end of the read.
 //   A roll-out that arrives for a group that is already complete is added; the group's `revision`
@@ -146,7 +147,8 @@ export class RunIndex {
   private readonly entries = new Map<GroupKey, GroupEntry>();
   private readonly files = new Map<string, FileState>();
   private readonly lastUpdate = new Map<GroupKey, number>();
-  private readonly sizeHist = new Map<number, number>();
+  /** Group sizes of complete groups, per stream (format + run folder): the modal-size rule's data. */
+  private readonly sizeHist = new Map<string, Map<number, number>>();
   private readonly listeners: Array<(e: RunChange) => void> = [];
   private readonly notice: (n: Notice) => void;
   private readonly opts: Required<Omit<RunIndexOptions, 'onNotice' | 'poll'>> & { poll: boolean };
@@ -681,16 +683,18 @@ export class RunIndex {
     this.maybeCompleteBySize(e, ch);
   }
 
-  private expectedSize(): number | undefined {
+  private expectedSize(e: GroupEntry): number | undefined {
+    const h = this.sizeHist.get(streamOf(e));
+    if (!h) return undefined;
     let best: number | undefined;
     let bestN = 0;
-    for (const [s, n] of this.sizeHist) if (n > bestN || (n === bestN && best !== undefined && s > best)) [best, bestN] = [s, n];
+    for (const [s, n] of h) if (n > bestN || (n === bestN && best !== undefined && s > best)) [best, bestN] = [s, n];
     return best;
   }
 
   private maybeCompleteBySize(e: GroupEntry, ch: Change): void {
     if (!this.opts.follow) return;
-    const n = this.expectedSize();
+    const n = this.expectedSize(e);
     if (n !== undefined && e.n >= n) this.complete(e, ch);
   }
 
@@ -698,21 +702,32 @@ export class RunIndex {
     if (e.complete) return;
     e.complete = true;
     this.lastUpdate.delete(e.key);
-    this.sizeHist.set(e.n, (this.sizeHist.get(e.n) ?? 0) + 1);
+    const stream = streamOf(e);
+    let h = this.sizeHist.get(stream);
+    if (!h) this.sizeHist.set(stream, (h = new Map()));
+    h.set(e.n, (h.get(e.n) ?? 0) + 1);
     if (e.origin === 'rollouts' && this.initialDone) this.warnSizes([e]);
     ch.completed.add(e.key);
   }
 
   private warnSizes(es: GroupEntry[]): void {
     const verl = es.filter((e) => e.format === 'verl' && e.origin === 'rollouts');
-    if (!verl.length) return;
-    const modal = this.initialDone && es.length === 1 ? this.expectedSize() : modalSize(verl.map((e) => e.n));
-    if (modal === undefined) return;
+    const byStream = new Map<string, GroupEntry[]>();
     for (const e of verl) {
-      if (e.n === modal) continue;
-      if (this.sizeWarnings++ >= 10) continue;
-      const s = e.firstSource;
-      this.notice({ level: 'warning', message: `${s.file}:${s.line}: ${describeGroup(e)} has ${e.n} roll-outs; the run's usual group size is ${modal}`, file: s.file, line: s.line });
+      const k = streamOf(e);
+      const list = byStream.get(k);
+      if (list) list.push(e);
+      else byStream.set(k, [e]);
+    }
+    for (const list of byStream.values()) {
+      const modal = this.initialDone && es.length === 1 ? this.expectedSize(list[0]) : modalSize(list.map((e) => e.n));
+      if (modal === undefined) continue;
+      for (const e of list) {
+        if (e.n === modal) continue;
+        if (this.sizeWarnings++ >= 10) continue;
+        const s = e.firstSource;
+        this.notice({ level: 'warning', message: `${s.file}:${s.line}: ${describeGroup(e)} has ${e.n} roll-outs; the run's usual group size is ${modal}`, file: s.file, line: s.line });
+      }
     }
   }
 
@@ -794,6 +809,11 @@ export class RunIndex {
 }
 
 const PRELOAD_MAX = 256 * 1024;
+
+/** Groups of one stream share a usual size: same format, same run folder (verl's validation dumps differ from its roll-out dumps). */
+function streamOf(e: GroupEntry): string {
+  return `${e.format}\0${e.run ?? ''}`;
+}
 
 /**
  * A group record's roll-outs in columns: ~20 bytes per roll-out instead of two objects (a 1 GB log

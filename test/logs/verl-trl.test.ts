@@ -180,3 +180,42 @@ test('RunIndex (static) gives the same groups as readRun for verl and TRL runs',
     cleanup();
   }
 });
+
+test('followed run: a TRL parquet file that appears half-written is read once complete; verl sizes warned', async () => {
+  const { RunIndex } = await import('../../src/logs/index.js');
+  const { dir, cleanup } = tempDir();
+  const notices: string[] = [];
+  const idx = await RunIndex.open(dir, { follow: true, poll: true, pollMs: 100, idleMs: 300, onNotice: (n) => notices.push(`${n.level}: ${n.message}`) });
+  try {
+    const prompts = ['p', 'p', 'q', 'q'];
+    const buf = Buffer.from(
+      parquetWriteBuffer({
+        columnData: [
+          { name: 'step', data: prompts.map(() => '1'), type: 'STRING' },
+          { name: 'prompt', data: prompts, type: 'STRING' },
+          { name: 'completion', data: prompts.map((p, i) => `${p} ${i}`), type: 'STRING' },
+          { name: 'r', data: prompts.map((_, i) => i), type: 'DOUBLE' },
+        ],
+      }),
+    );
+    const f = join(dir, 'completions_00001.parquet');
+    writeFileSync(f, buf.subarray(0, Math.floor(buf.length / 2)));
+    await new Promise((r) => setTimeout(r, 400));
+    assert.equal(idx.size, 0);
+    writeFileSync(f, buf);
+    const t0 = Date.now();
+    while (idx.size < 2 && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 25));
+    assert.deepEqual(idx.groups().map((g) => [g.prompt, g.n, g.complete]), [['p', 2, true], ['q', 2, true]]);
+    // verl: three groups of 4 and one of 3 → a warning once the odd group completes
+    const lines = verlLines(7, ['A', 'B', 'C', 'D'], 4);
+    lines.pop();
+    write(dir, 'verl/7.jsonl', jsonl(lines));
+    while (idx.groups().filter((g) => g.complete).length < 6 && Date.now() - t0 < 8000) await new Promise((r) => setTimeout(r, 25));
+    assert.equal(idx.groups().filter((g) => g.complete).length, 6);
+    assert.ok(notices.some((n) => /has 3 roll-outs; the run's usual group size is 4/.test(n)), notices.join('\n'));
+    assert.ok(!notices.some((n) => n.startsWith('error')), notices.join('\n'));
+  } finally {
+    idx.close();
+    cleanup();
+  }
+});
