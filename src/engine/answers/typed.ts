@@ -400,7 +400,13 @@ function bound(v: string, op: RelOp, l: Node, r: Node): (Bound & { side: 'lower'
   // Linear g(v) = l - r = a v + b: v op' -b/a.
   const g: Node = { k: 'sub', a: l, b: r };
   const lin = linear(g, v);
-  if (!lin) return null;
+  if (!lin) {
+    // Irrational coefficients (\sqrt2 x < 1): a numeric end point.
+    const nl = numericLinear(g, v);
+    if (!nl) return null;
+    const side = less !== nl.a < 0 ? 'upper' : 'lower';
+    return mkBound({ k: 'float', v: -nl.b / nl.a }, closed, side);
+  }
   const { a, b } = lin;
   const flip = a.n < 0n;
   const end = Q.div(Q.neg(b), a)!;
@@ -417,6 +423,29 @@ function mkBound(at: Node, closed: boolean, side: 'lower' | 'upper'): (Bound & {
     if (e instanceof EvalError) return null;
     throw e;
   }
+}
+
+/** Float a, b with g(v) = a v + b (relative 1e-9 at five points); null if not linear. */
+function numericLinear(g: Node, v: string): { a: number; b: number } | null {
+  const at = (x: number): number | null => {
+    try {
+      const [re, im] = parts(numEval(g, new Map([[v, x]])));
+      return im === 0 && Number.isFinite(re) ? re : null;
+    } catch (e) {
+      if (e instanceof EvalError) return null;
+      throw e;
+    }
+  };
+  const b = at(0);
+  const g1 = at(1);
+  if (b === null || g1 === null) return null;
+  const a = g1 - b;
+  if (Math.abs(a) < 1e-12) return null;
+  for (const x of [2, -3, 1 / 7]) {
+    const gx = at(x);
+    if (gx === null || Math.abs(gx - (a * x + b)) > 1e-9 * Math.max(1, Math.abs(gx))) return null;
+  }
+  return { a, b };
 }
 
 /** Exact a, b with g(v) = a v + b, checked at five rational points; null if not linear. */
