@@ -1,6 +1,7 @@
 // Per-file record parsing for the JSON-lines formats (native, verl): format detection by content,
 // JSON parsing with the NaN rewrite, conversion, and the notices (each problem named by file:line,
-// repeated problems of one kind reported once per file).
+// repeated problems of one kind — NaN/Infinity, bad UTF-8, a mistyped optional field — reported once
+// per run, at their first file:line).
 import { convertNative, looksNative } from './native.js';
 import type { Conversion } from './native.js';
 import { parseJsonLine } from './json.js';
@@ -33,7 +34,6 @@ export class JsonlFileParser {
   records = 0;
   private nonBlank = 0;
   private verl: VerlFileContext;
-  private once = new Set<string>();
   private lineNotices = 0;
 
   constructor(
@@ -41,6 +41,8 @@ export class JsonlFileParser {
     readonly file: string,
     private readonly onNotice: NoticeSink,
     private readonly only?: LogFormat,
+    /** Problems reported once per run (non-finite numbers, bad UTF-8, mistyped optional fields): shared by a run's parsers. */
+    private readonly runOnce: Set<string> = new Set(),
   ) {
     this.verl = new VerlFileContext(root, file);
   }
@@ -53,9 +55,9 @@ export class JsonlFileParser {
   }
 
   private onceNotice(key: string, line: number, message: string): void {
-    if (this.once.has(key)) return;
-    this.once.add(key);
-    this.onNotice({ level: 'warning', message: `${this.file}:${line}: ${message} (reported once per file)`, file: this.file, line });
+    if (this.runOnce.has(key)) return;
+    this.runOnce.add(key);
+    this.onNotice({ level: 'warning', message: `${this.file}:${line}: ${message} (reported once per run)`, file: this.file, line });
   }
 
   /** Parses one complete line; returns its record, or undefined (blank, skipped, or unsupported). */
@@ -94,8 +96,8 @@ export class JsonlFileParser {
       return undefined;
     }
     for (const f of conv.dropped) this.onceNotice(`field:${f}`, l.line, `field "${f}" has an unexpected type, treated as missing`);
-    if (this.format === 'verl' && this.verl.ttrl && !this.once.has('ttrl')) {
-      this.once.add('ttrl');
+    if (this.format === 'verl' && this.verl.ttrl && !this.runOnce.has('ttrl')) {
+      this.runOnce.add('ttrl');
       this.onNotice({
         level: 'info',
         message: `${this.file}: TTRL run on verl: "gts", "acc" and "extracted_gt" hold the majority label, not ground truth; they are not used as ground truth`,

@@ -192,9 +192,10 @@ export async function* readRun(path: string, onNotice: NoticeSink, opts: ReadRun
   const files = await listRunFiles(path, onNotice);
   if (st.isDirectory() && files.length === 0) onNotice({ level: 'error', message: `${path}: no log files in this folder`, file: path });
   const acc = new Accumulator(onNotice, false);
+  const runOnce = new Set<string>();
   for (const file of files) {
     const res: Partial<FileReadResult> = {};
-    for await (const batch of readFileOnce(root, file, onNotice, res)) {
+    for await (const batch of readFileOnce(root, file, onNotice, res, runOnce)) {
       const verl = res.format === 'verl';
       for (const rec of batch) acc.add(rec, verl);
       yield* acc.flush();

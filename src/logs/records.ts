@@ -31,6 +31,7 @@ export async function* readFileOnce(
   file: string,
   onNotice: NoticeSink,
   result: Partial<FileReadResult> = {},
+  runOnce: Set<string> = new Set(),
 ): AsyncGenerator<ParsedRecord[]> {
   let fh;
   try {
@@ -65,7 +66,7 @@ export async function* readFileOnce(
       }
       return;
     }
-    const parser = new JsonlFileParser(root, file, onNotice);
+    const parser = new JsonlFileParser(root, file, onNotice, undefined, runOnce);
     result.consumed = 0;
     result.nextLine = 1;
     for await (const lines of readLineBatches(fh, 0, 1, size)) {

@@ -162,6 +162,7 @@ export class RunIndex {
   private closed = false;
   private initialDone = false;
   private sizeWarnings = 0;
+  private readonly runOnce = new Set<string>();
 
   private constructor(root: string, isDir: boolean, opts: RunIndexOptions) {
     this.root = root;
@@ -518,7 +519,7 @@ export class RunIndex {
           return;
         }
         if (kind === 'parquet') fs.format = 'trl';
-        else fs.parser = new JsonlFileParser(this.folderRoot, fs.path, this.notice);
+        else fs.parser = new JsonlFileParser(this.folderRoot, fs.path, this.notice, undefined, this.runOnce);
       }
       fs.size = size;
       fs.mtimeMs = fst.mtimeMs;
