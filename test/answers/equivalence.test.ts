@@ -43,6 +43,7 @@ const CASES: [a: string, b: string, equal: boolean][] = [
  ['\\sin^{-1}(1)','\\frac\\pi2',true],['\\log_4 2','\\frac12',true],['\\log_{\\frac12} 4','-2',true],['x \\leq 3','x<3',false],['(0,1)\\cup(1,2)','(0,2)',false],['[0,1]\\cup[1,2]','[0,2]',true],
  ['2,50','2.5',true],['3,14159','\\pi',false],['x+y=3','3',false],['2y=x+3','y = \\frac{x+3}{2}',true],['5\\text{ m/s}','5',true],['5\\,\\text{cm}','5',true],
  ['\\sqrt2 x<1','x < \\frac{\\sqrt2}{2}',true],['\\pi x \\ge 2','x\\ge \\frac{2}{\\pi}',true],['\\pi x \\ge 2','x> \\frac{2}{\\pi}',false],
+ ['a = 2, b = 3','a=3, b=2',false],['a=2,b=3','b=3, a=2',true],['a=2,b=3','(2,3)',true],['x=1, y=2','(x,y)=(1,2)',true],
 ];
 
 test('equivalence table', () => {

@@ -319,6 +319,19 @@ function exactSetEqual(xs: Value[], ys: Value[]): boolean | null {
   return kx.size === ky.size && [...kx].every((k) => ky.has(k));
 }
 
+function compareTuples(a: Value & { t: 'tuple' }, b: Value & { t: 'tuple' }): Verdict {
+  if (a.names && b.names) {
+    // Two lists of assignments: match by name, in any order.
+    if (a.names.length !== b.names.length) return no('different named values');
+    const ok = a.names.every((n, i) => {
+      const j = b.names!.indexOf(n);
+      return j >= 0 && valueEqual(a.items[i]!, b.items[j]!).equal;
+    });
+    return ok ? yes('named values equal') : no('named values differ');
+  }
+  return compareLists(a.items, b.items) ? yes('tuples equal element-wise') : no('tuples differ');
+}
+
 function contains(xs: Value[], ys: Value[]): boolean {
   return ys.every((y) => xs.some((x) => valueEqual(x, y).equal));
 }
@@ -354,7 +367,7 @@ export function valueEqual(a: Value, b: Value): Verdict {
     case 'scalar':
       return compareScalars(a.node, (b as typeof a).node, a.vars, (b as typeof a).vars);
     case 'tuple':
-      return compareLists(a.items, (b as typeof a).items) ? yes('tuples equal element-wise') : no('tuples differ');
+      return compareTuples(a, b as typeof a);
     case 'set': {
       const bs = (b as typeof a).items;
       const fast = exactSetEqual(a.items, bs);

@@ -21,7 +21,8 @@ export type Value =
   | { t: 'choice'; letter: string }
   | { t: 'base'; digits: string; base: string | null }
   | { t: 'scalar'; node: Node; vars: string[] }
-  | { t: 'tuple'; items: Value[] }
+  /** `names`: from "a=2, b=3"; two named tuples compare by name, otherwise by position. */
+  | { t: 'tuple'; items: Value[]; names?: string[] }
   | { t: 'set'; items: Value[] }
   | { t: 'interval'; parts: Iv[]; v: string | null }
   | { t: 'eq'; lhs: Node; rhs: Node; vars: string[]; lhsIsName: boolean }
@@ -246,7 +247,26 @@ function itemValues(n: Node, rewrites: string[]): Value[] {
   return [scalarOnly(n)];
 }
 
+/** "a=2, b=3": distinct single-variable names, each assigned a constant; else null. */
+function assignmentNames(items: Node[]): string[] | null {
+  const names: string[] = [];
+  for (const it of items) {
+    if (it.k !== 'rel' || it.ops.length !== 1 || it.ops[0] !== '=') return null;
+    const [l, r] = it.parts as [Node, Node];
+    if (l.k !== 'var' || !isConstant(r) || r.k === 'list' || hasPm(r)) return null;
+    names.push(l.name);
+  }
+  return new Set(names).size === names.length ? names : null;
+}
+
 function listValues(items: Node[], rewrites: string[]): Value[] {
+  const names = assignmentNames(items);
+  if (names) {
+    // Named values are not an unordered set: "a=2, b=3" ≠ "a=3, b=2".
+    rewrites.push('assignments -> named tuple');
+    const vals = items.map((it) => scalarOnly((it as Node & { k: 'rel' }).parts[1]!));
+    return [{ t: 'tuple', items: vals, names }];
+  }
   const vals = items.flatMap((x) => itemValues(x, rewrites));
   // "x<-1, x>1" (from "x<-1 or x>1"): a union of intervals in one variable.
   if (vals.every((v) => v.t === 'interval')) {
