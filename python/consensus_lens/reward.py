@@ -255,7 +255,7 @@ class RewardWorker:
             except queue.Empty:
                 self._kill()
                 raise WorkerDied("the reward worker did not answer within %.0f s (killed)" % self.timeout)
-            if line is None:
+            if line is None or not line.endswith(b"\n"):  # exited, maybe in the middle of an answer
                 raise _Died("the worker exited (code %s)" % proc.poll())
             lines.append(line)
         return lines

@@ -103,6 +103,12 @@ class ClientTests(unittest.TestCase):
         self.assertEqual(w.restarts, 1)
         self.assertEqual(len(self.requests()), 3)
 
+    def test_dying_in_the_middle_of_an_answer_is_a_death_not_a_bad_answer(self):
+        w = self.worker("half", die_at="1")
+        res = w.score(groups(), step=1)
+        self.assertEqual(len(res), 3)
+        self.assertEqual(w.restarts, 1)
+
     def test_dying_twice_on_one_request_is_an_error(self):
         w = self.worker(die_at="1,2")
         with self.assertRaises(WorkerDied):
