@@ -44,6 +44,7 @@ const CASES: [a: string, b: string, equal: boolean][] = [
  ['2,50','2.5',true],['3,14159','\\pi',false],['x+y=3','3',false],['2y=x+3','y = \\frac{x+3}{2}',true],['5\\text{ m/s}','5',true],['5\\,\\text{cm}','5',true],
  ['\\sqrt2 x<1','x < \\frac{\\sqrt2}{2}',true],['\\pi x \\ge 2','x\\ge \\frac{2}{\\pi}',true],['\\pi x \\ge 2','x> \\frac{2}{\\pi}',false],
  ['a = 2, b = 3','a=3, b=2',false],['a=2,b=3','b=3, a=2',true],['a=2,b=3','(2,3)',true],['x=1, y=2','(x,y)=(1,2)',true],
+ ['x²','x^2',true],['x²','2x',false],['2⁻¹','0.5',true],['½','\\frac12',true],['∅','\\{\\}',true],['√2','\\sqrt{2}',true],['3π','3\\pi',true],['1.5×10³','1500',true],
 ];
 
 test('equivalence table', () => {

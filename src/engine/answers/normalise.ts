@@ -17,7 +17,7 @@ const UNICODE: Record<string, string> = {
   '\u2212': '-', '\u2012': '-', '\u2013': '-', '\u2014': '-', '\u00d7': '\\times ', '\u22c5': '\\cdot ',
   '\u00b7': '\\cdot ', '\u00f7': '/', '\u03c0': '\\pi ', '\u221e': '\\infty ', '\u221a': '\\sqrt',
   '\u2264': '\\le ', '\u2265': '\\ge ', '\u2260': '\\ne ', '\u00b0': '^\\circ', '\u222a': '\\cup ',
-  '\u2208': '\\in ', '\u00b1': '\\pm ', '\uff0c': ',', '\u2217': '*',
+  '\u2208': '\\in ', '\u00b1': '\\pm ', '\uff0c': ',', '\u2217': '*', '\u2205': '\\emptyset ',
 };
 
 /** Letters that are function names, not words (they never make an answer "text"). */
@@ -84,10 +84,18 @@ const RULES: readonly Rule[] = [
   ['leading "="', /^\s*(?:=|\bis\b)\s*/, ''],
 ];
 
+const SUPERSCRIPTS: Record<string, string> = {
+  '\u2070': '0', '\u00b9': '1', '\u00b2': '2', '\u00b3': '3', '\u2074': '4', '\u2075': '5', '\u2076': '6',
+  '\u2077': '7', '\u2078': '8', '\u2079': '9', '\u207b': '-', '\u207a': '+',
+};
+
 function applyUnicode(s: string): string {
-  let out = s.normalize('NFKC');
+  // Superscripts before NFKC, which would turn x² into x2 (a product).
+  let out = s.replace(/[\u2070\u00b9\u00b2\u00b3\u2074-\u2079\u207a\u207b]+/g,
+    (m) => `^{${[...m].map((c) => SUPERSCRIPTS[c]).join('')}}`);
+  out = out.normalize('NFKC').replace(/\u2044/g, '/');
   out = out.replace(/[\u00a0\u2000-\u200b\u202f\u205f\u3000]/g, ' ');
-  return out.replace(/[\u2212\u2012-\u2014\u00d7\u22c5\u00b7\u00f7\u03c0\u221e\u221a\u2264\u2265\u2260\u00b0\u222a\u2208\u00b1\uff0c\u2217]/g,
+  return out.replace(/[\u2212\u2012-\u2014\u00d7\u22c5\u00b7\u00f7\u03c0\u221e\u221a\u2264\u2265\u2260\u00b0\u222a\u2208\u00b1\uff0c\u2217\u2205]/g,
     (c) => UNICODE[c] ?? c);
 }
 
