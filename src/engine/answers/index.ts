@@ -4,7 +4,7 @@ import { explainPair } from './classes';
 
 export { extractAnswer } from './extract';
 export type { ExtractOptions } from './extract';
-export { answersEqual, formClasses } from './classes';
+export { answersEqual, formClasses, clearAnswerCaches } from './classes';
 export type { AnswerClass, AnswerClasses } from './classes';
 
 export interface EqualityExplanation {

@@ -1,7 +1,7 @@
 // A small LaTeX (and plain-text) math parser into our own expression tree (SPEC §3.2).
 // Model output is untrusted: nothing here evaluates strings; unknown syntax throws ParseError
 // and the caller falls back to comparing the answer as text.
-import { parseDecimal, rat, type Rational } from './rational';
+import { parseDecimal, type Rational } from './rational';
 
 export type RelOp = '=' | '<' | '<=' | '>' | '>=' | '!=' | 'in';
 
@@ -563,4 +563,3 @@ export function parseLatex(src: string): Node {
   return new Parser(tokenize(src)).parseAll();
 }
 
-export const ONE_NODE: Node = { k: 'num', v: rat(1n), dec: false, src: '1' };

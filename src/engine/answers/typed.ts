@@ -192,7 +192,7 @@ function isConstant(n: Node): boolean {
 
 export class TypeFail extends Error {}
 
-/** The primary value of a node (plus the readings of ambiguous notations, via `readingsOf`). */
+/** The values of a node: the first is the primary reading, ambiguous notations add more. */
 function valuesOf(n: Node, rewrites: string[]): Value[] {
   switch (n.k) {
     case 'list':
