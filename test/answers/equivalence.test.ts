@@ -45,6 +45,7 @@ const CASES: [a: string, b: string, equal: boolean][] = [
  ['\\sqrt2 x<1','x < \\frac{\\sqrt2}{2}',true],['\\pi x \\ge 2','x\\ge \\frac{2}{\\pi}',true],['\\pi x \\ge 2','x> \\frac{2}{\\pi}',false],
  ['a = 2, b = 3','a=3, b=2',false],['a=2,b=3','b=3, a=2',true],['a=2,b=3','(2,3)',true],['x=1, y=2','(x,y)=(1,2)',true],
  ['x²','x^2',true],['x²','2x',false],['2⁻¹','0.5',true],['½','\\frac12',true],['∅','\\{\\}',true],['√2','\\sqrt{2}',true],['3π','3\\pi',true],['1.5×10³','1500',true],
+ ['x**2','x^2',true],['2**10','1024',true],['B: 4.5 eV','B',true],['(C) 12','C',true],['(C) 12','12',false],['sqrt(2)','\\sqrt2',true],['sqrt(x+1)','\\sqrt{x+1}',true],['A=5','A',false],['A+B','A',false],
 ];
 
 test('equivalence table', () => {

@@ -84,8 +84,13 @@ function tokenize(src: string): Tok[] {
       continue;
     }
     if ('+-*/^_()[]{},;=<>!|&\''.includes(c)) {
-      // Two-character relations written in ASCII.
       const two = src.slice(i, i + 2);
+      if (two === '**') {
+        out.push({ t: 'p', s: '**' }); // x**2: a power in programming notation
+        i += 2;
+        continue;
+      }
+      // Two-character relations written in ASCII.
       if (two === '<=' || two === '>=' || two === '!=') {
         out.push({ t: 'p', s: two });
         i += 2;
@@ -260,6 +265,9 @@ class Parser {
       if (this.isP('^')) {
         this.pos++;
         base = { k: 'pow', a: base, b: this.parseScriptArg() };
+      } else if (this.isP('**')) {
+        this.pos++; // a whole operand, not one TeX token: 2**10 = 1024
+        base = { k: 'pow', a: base, b: this.parseUnary() };
       } else if (this.isP('!')) {
         this.pos++;
         base = { k: 'fn', f: 'fact', args: [base] };
@@ -407,7 +415,7 @@ class Parser {
         index = this.parseAdd();
         this.expectP(']');
       }
-      const x = this.parseScriptArg();
+      const x = this.isP('(') ? this.funcArg() : this.parseScriptArg(); // sqrt(2) written plainly
       return { k: 'fn', f: 'sqrt', args: index ? [x, index] : [x] };
     }
     if (s === 'binom') {

@@ -31,7 +31,8 @@ const TEXT_CMD = '(?:text|textnormal|textrm|textit|textbf|textup|mathrm|mbox|mat
 /** Rules in application order; each group is one documented step. */
 const RULES: readonly Rule[] = [
   // 1. Unicode (applyUnicode, before these rules). 2. Markdown emphasis and code ticks around the answer.
-  ['markdown', /\*\*|`/g, ''],
+  // `x**2` is a power, not emphasis: only paired or outer ** are markdown.
+  ['markdown', /\*\*([^*]+)\*\*|^\s*\*\*|\*\*\s*$|`/g, '$1'],
   // 3. Math delimiters and display-style switches.
   ['math delimiters', /^\s*\$+|\$+\s*$|^\s*\\[([]|\\[)\]]\s*$|\\displaystyle|\\textstyle/g, ''],
   ['boxed wrapper', /^\\(?:boxed|fbox)\{([\s\S]*)\}$/, '$1'],

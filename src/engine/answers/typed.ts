@@ -486,6 +486,8 @@ function linear(g: Node, v: string): { a: Q.Rational; b: Q.Rational } | null {
 // ---------------------------------------------------------------- answer -> canonical
 
 const CHOICE_RE = /^[([]?([A-Ja-j])[)\]]?$/;
+/** An option letter followed by the option's text: "B) 4.5 eV", "(C) 12", "D: none". */
+const CHOICE_WITH_TEXT_RE = /^[([]?([A-J])(?:[)\]]|[)\].:]\s)\s*\S/;
 const BASE_RE = /^\(?([0-9A-Za-z]+)\)?_\{?\(?(\d+)\)?\}?$/;
 
 function baseReading(s: string): Value | null {
@@ -518,7 +520,7 @@ export function canonicalise(raw: string): Canonical {
   const push = (value: Value, tag: ReadingTag = 'plain') => readings.push({ value, tag });
   if (text === '') push({ t: 'empty' });
   else {
-    const choice = CHOICE_RE.exec(text);
+    const choice = CHOICE_RE.exec(text) ?? CHOICE_WITH_TEXT_RE.exec(text);
     if (choice) push({ t: 'choice', letter: choice[1]!.toUpperCase() });
     const base = baseReading(text);
     if (base) push(base);
