@@ -22,6 +22,9 @@ test('boxed without braces and fbox', () => {
   assert.equal(extractAnswer('$\\boxed 5$'), '5');
   assert.equal(extractAnswer('\\boxed 42.'), '42.');
   assert.equal(extractAnswer('$\\fbox{7}$'), '7');
+  assert.equal(extractAnswer('$\\boxed\\pi$'), '\\pi');
+  assert.equal(extractAnswer('so \\boxed5.'), '5');
+  assert.equal(extractAnswer('cut off at \\boxed'), null);
 });
 
 test('final answer / answer: patterns strip markdown, dollars and the period', () => {

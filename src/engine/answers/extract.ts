@@ -27,12 +27,12 @@ function readBox(text: string, pos: number): BoxRead {
   let i = pos;
   while (i < text.length && (text[i] === ' ' || text[i] === '\t')) i++;
   if (text[i] === '{') return readBraced(text, i);
-  if (i === pos) {
-    // `\boxed5`: glued digits are the argument; glued anything else is not a box argument.
+  if (i === pos && text[i] !== '\\') {
+    // `\boxed5`: glued digits are the argument; glued letters are another word (`\boxedx`).
     const m = /^-?\d+(?:\.\d+)?/.exec(text.slice(i, i + 100));
     return m ? { kind: 'ok', content: m[0] } : { kind: 'unclosed' };
   }
-  // `\boxed 5`: no braces, the argument runs to the next whitespace or math delimiter.
+  // `\boxed 5`, `\boxed\pi`: no braces, the argument runs to the next whitespace or `$`.
   let j = i;
   while (j < text.length && !/[\s$]/.test(text[j]!)) j++;
   if (j === i) return { kind: 'unclosed' };
