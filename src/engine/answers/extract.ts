@@ -119,8 +119,7 @@ const NUMBER_RE =
 
 /** The last number in free text (SPEC §3.1 fallback); mixed numbers become `a\frac{b}{c}`. */
 export function lastNumber(text: string): string | null {
-  let last: string | null = null;
-  for (const m of text.matchAll(NUMBER_RE)) last = m[0];
+  const last = lastMatch(text, NUMBER_RE);
   if (last === null) return null;
   const mixed = /^(-?\d+)\s+(\d+)\s*\/\s*(\d+)$/.exec(last);
   if (mixed) {
@@ -130,6 +129,39 @@ export function lastNumber(text: string): string | null {
     return `${n}/${d}`;
   }
   return last.replace(/\s+/g, '').replace(/(?<!\\)%$/, '\\%');
+}
+
+const TAIL = 2048;
+
+/** The last match of `re` (flag g); long texts are searched in their tail first. */
+function lastMatch(text: string, re: RegExp): string | null {
+  if (text.length > 2 * TAIL) {
+    const start = text.length - TAIL;
+    let tail: RegExpMatchArray | null = null;
+    for (const m of text.slice(start).matchAll(re)) tail = m;
+    // A match well inside the window cannot be the cut-off end of a longer, earlier match.
+    if (tail && tail.index! > 64) return tail[0];
+  }
+  let last: string | null = null;
+  for (const m of text.matchAll(re)) last = m[0];
+  return last;
+}
+
+const FINAL_RE = /final\s+answer\s*(?:\*\*|__)?\s*(?:is|:)\s*(?:\*\*|__)?\s*:?/iy;
+const ANSWER_RE = /answer\s*(?:\*\*|__)?\s*(?:is|:)\s*(?:\*\*|__)?\s*:?/iy;
+
+/**
+ * The text after the last "<word>… is/:" (sticky `re` tried at each occurrence of `word`, from
+ * the end): a long response is scanned by `lastIndexOf`, not by a regex over all of it.
+ */
+function statedAfter(text: string, lower: string, word: string, re: RegExp): string | null {
+  for (let i = lower.lastIndexOf(word); i >= 0; i = i > 0 ? lower.lastIndexOf(word, i - 1) : -1) {
+    if (i > 0 && /\w/.test(text[i - 1]!)) continue; // a word boundary before it
+    re.lastIndex = i;
+    const m = re.exec(text);
+    if (m) return text.slice(i + m[0].length);
+  }
+  return null;
 }
 
 /** The text stated after the last match of `re` (which must have the `g` flag). */
@@ -176,16 +208,17 @@ export function extractAnswer(response: string, opts?: ExtractOptions): string |
   if (text.includes('\u2212')) text = text.replace(/\u2212/g, '-');
   const box = lastBox(text);
   if (box !== undefined) return box;
-  const final = afterLast(text, /final\s+answer\s*(?:\*\*|__)?\s*(?:is|:)\s*(?:\*\*|__)?\s*:?/gi);
-  const stated = final ?? afterLast(text, /\banswer\s*(?:\*\*|__)?\s*(?:is|:)\s*(?:\*\*|__)?\s*:?/gi);
+  const lower = text.toLowerCase();
+  const final = statedAfter(text, lower, 'final', FINAL_RE);
+  const stated = final ?? statedAfter(text, lower, 'answer', ANSWER_RE);
   if (stated !== null) {
     const r = refineStated(stated);
     // "So answer is consistent.": a lone word after a bare "answer is" is prose, not an answer.
     if (r !== null && (final !== null || !/^[A-Za-z]{2,}$/.test(r))) return r;
   }
   // A response that is only a choice letter ("**B**", "(B)", "B.").
-  const whole = choiceLetter(cleanStated(text));
-  if (whole && text.trim().length <= 8) return whole;
+  const whole = text.length <= 32 && text.trim().length <= 8 ? choiceLetter(cleanStated(text)) : null;
+  if (whole) return whole;
   if (opts?.lastNumber === false) return null;
   return lastNumber(text);
 }
