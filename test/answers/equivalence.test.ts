@@ -46,6 +46,7 @@ const CASES: [a: string, b: string, equal: boolean][] = [
  ['a = 2, b = 3','a=3, b=2',false],['a=2,b=3','b=3, a=2',true],['a=2,b=3','(2,3)',true],['x=1, y=2','(x,y)=(1,2)',true],
  ['x²','x^2',true],['x²','2x',false],['2⁻¹','0.5',true],['½','\\frac12',true],['∅','\\{\\}',true],['√2','\\sqrt{2}',true],['3π','3\\pi',true],['1.5×10³','1500',true],
  ['x**2','x^2',true],['2**10','1024',true],['B: 4.5 eV','B',true],['(C) 12','C',true],['(C) 12','12',false],['sqrt(2)','\\sqrt2',true],['sqrt(x+1)','\\sqrt{x+1}',true],['A=5','A',false],['A+B','A',false],
+ ['2x+3=7','x=2',true],['x=3','3x=9',true],['x=3','2x+3=7',false],['x=99998','x=100000',false],['1.234,5','1234.5',true],['1.000.000','1000000',true],['1.000,5','1000.5',true],
 ];
 
 test('equivalence table', () => {

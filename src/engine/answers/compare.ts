@@ -191,6 +191,33 @@ function compareFunctions(x: Node, y: Node, vars: string[], decimal: boolean, dp
 
 /** f1 = r·f2 at every sample point for one r ≠ 0 (r > 0 when `positive`). */
 function proportional(f1: Node, f2: Node, vars: string[], positive: boolean): Verdict {
+  return exactProportional(f1, f2, vars, positive) ?? numericProportional(f1, f2, vars, positive);
+}
+
+/** The exact version on rational points; null when some point is not exactly evaluable. */
+function exactProportional(f1: Node, f2: Node, vars: string[], positive: boolean): Verdict | null {
+  let ratio: Q.Rational | null = null;
+  for (let k = 0; k < POINTS.length; k++) {
+    budget.check();
+    const { exact } = envs(vars, k);
+    const a = exactEval(f1, exact);
+    const b = a && exactEval(f2, exact);
+    if (!a || !b) return null;
+    if (b.n === 0n) {
+      if (a.n !== 0n) return no('not proportional');
+      continue;
+    }
+    const r = Q.div(a, b)!;
+    if (ratio === null) {
+      if (r.n === 0n) return no('not proportional (zero factor)');
+      if (positive && r.n < 0n) return no('factor of the wrong sign');
+      ratio = r;
+    } else if (!Q.eq(r, ratio)) return no('not proportional');
+  }
+  return ratio === null ? yes('both identically zero') : yes(`proportional with factor ${Q.toString(ratio)}`);
+}
+
+function numericProportional(f1: Node, f2: Node, vars: string[], positive: boolean): Verdict {
   let ratio: number | null = null;
   let valid = 0;
   for (let k = 0; k < POINTS.length; k++) {
@@ -213,7 +240,7 @@ function proportional(f1: Node, f2: Node, vars: string[], positive: boolean): Ve
       if (Math.abs(r) < 1e-12) return no('not proportional (zero factor)');
       if (positive && r < 0) return no('factor of the wrong sign');
       ratio = r;
-    } else if (!close(r, ratio, 1e-7)) return no('not proportional');
+    } else if (!close(r, ratio, 1e-10)) return no('not proportional');
   }
   if (valid < 3) return no('could not evaluate at sample points');
   return ratio === null ? yes('both identically zero') : yes(`proportional with factor ${fmt(ratio)}`);

@@ -360,7 +360,12 @@ function equationValues(ps: Node[], rewrites: string[]): Value[] {
   const last = ps[ps.length - 1]!;
   if (isName(first) && isConstant(last)) {
     rewrites.push(ps.length > 2 ? 'assignment chain -> its last value' : '"x =" assignment dropped');
-    return valuesOf(last, rewrites);
+    const vals = valuesOf(last, rewrites);
+    // "x = 2" is also the equation x - 2 = 0, so it equals "2x + 3 = 7".
+    if (first.k === 'var' && vals.length === 1 && vals[0]!.t === 'scalar') {
+      vals.push({ t: 'eq', lhs: first, rhs: last, vars: [first.name], lhsIsName: true });
+    }
+    return vals;
   }
   if (ps.length === 2 && isName(last) && isConstant(first)) {
     rewrites.push('"= x" assignment dropped');
@@ -544,6 +549,11 @@ function parsedReadings(text: string, percent: boolean, rewrites: string[], push
   // A decimal comma: one comma between two digit runs (thousands were rewritten before).
   const dc = /^(-?\d+),(\d+)$/.exec(text);
   if (dc) push(scalarOnly(numNode(`${dc[1]}.${dc[2]}`)), 'decimal-comma');
+  // European grouping: 1.234,5 and 1.000.000 (dots group thousands; never a valid decimal).
+  const eu = /^(-?\d{1,3}(?:\.\d{3})+)(?:,(\d+))?$/.exec(text);
+  if (eu && (eu[2] !== undefined || (eu[1]!.match(/\./g) ?? []).length > 1)) {
+    push(scalarOnly(numNode(eu[1]!.replace(/\./g, '') + (eu[2] !== undefined ? `.${eu[2]}` : ''))), 'decimal-comma');
+  }
   let node: Node;
   try {
     node = parseLatex(text);
