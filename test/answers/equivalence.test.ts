@@ -47,6 +47,8 @@ const CASES: [a: string, b: string, equal: boolean][] = [
  ['x²','x^2',true],['x²','2x',false],['2⁻¹','0.5',true],['½','\\frac12',true],['∅','\\{\\}',true],['√2','\\sqrt{2}',true],['3π','3\\pi',true],['1.5×10³','1500',true],
  ['x**2','x^2',true],['2**10','1024',true],['B: 4.5 eV','B',true],['(C) 12','C',true],['(C) 12','12',false],['sqrt(2)','\\sqrt2',true],['sqrt(x+1)','\\sqrt{x+1}',true],['A=5','A',false],['A+B','A',false],
  ['2x+3=7','x=2',true],['x=3','3x=9',true],['x=3','2x+3=7',false],['x=99998','x=100000',false],['1.234,5','1234.5',true],['1.000.000','1000000',true],['1.000,5','1000.5',true],
+ ['x^2<4','-2<x<2',true],['x^2\\le 4','[-2,2]',true],['x^2<4','[-2,2]',false],['|x|<1','-1<x<1',true],['x^2<4','|x|<2',true],['x^2 \\ge 4','(-\\infty,-2]\\cup[2,\\infty)',true],
+ ['(x-1)(x-3)<0','(1,3)',true],['(x-1)(x-3)<0','(1,3]',false],['x^2<4','y^2<4',false],['x^2<2','(-\\sqrt2,\\sqrt2)',true],['x^2 < 4','x<2',false],
 ];
 
 test('equivalence table', () => {

@@ -265,10 +265,62 @@ function compareEq(a: Value & { t: 'eq' }, b: Value & { t: 'eq' }): Verdict {
 }
 
 function compareIneq(a: Value & { t: 'ineq' }, b: Value & { t: 'ineq' }): Verdict {
-  if (a.strict !== b.strict) return no('strict vs non-strict inequality');
   if (!sameVars(a.vars, b.vars)) return no('inequalities in different variables');
-  const v = proportional(a.f, b.f, a.vars, true);
-  return v.equal ? yes(`inequalities equal up to a positive factor (${v.reason})`) : v;
+  if (a.strict === b.strict) {
+    const v = proportional(a.f, b.f, a.vars, true);
+    if (v.equal) return yes(`inequalities equal up to a positive factor (${v.reason})`);
+  }
+  return a.vars.length === 1 ? sameSolutionSet(a, b) : no('different inequalities');
+}
+
+// ---------------------------------------------------------------- one-variable solution sets
+
+type OneVarSet = Value & ({ t: 'ineq' } | { t: 'interval' });
+
+/** Membership test of a solution set, plus the points where its boundary is known. */
+function membership(v: OneVarSet): { name: string | null; has: (x: number) => boolean; ends: number[] } | null {
+  if (v.t === 'ineq') {
+    if (v.vars.length !== 1) return null;
+    const name = v.vars[0]!;
+    const has = (x: number): boolean => {
+      const r = tryNum(v.f, new Map([[name, x]]));
+      if (r === null) return false;
+      const [re, im] = parts(r);
+      if (Math.abs(im) > 1e-12 || !Number.isFinite(re)) return false;
+      return v.strict ? re < -1e-12 : re <= 1e-12;
+    };
+    return { name, has, ends: [] };
+  }
+  const ps: { lo: number; hi: number; loClosed: boolean; hiClosed: boolean }[] = [];
+  for (const p of v.parts) {
+    const lo = realValue(p.lo);
+    const hi = realValue(p.hi);
+    if (lo === null || hi === null) return null;
+    ps.push({ lo, hi, loClosed: p.loClosed, hiClosed: p.hiClosed });
+  }
+  const has = (x: number): boolean =>
+    ps.some((p) => (p.loClosed ? x >= p.lo : x > p.lo) && (p.hiClosed ? x <= p.hi : x < p.hi));
+  return { name: v.v, has, ends: ps.flatMap((p) => [p.lo, p.hi]).filter(Number.isFinite) };
+}
+
+/** Deterministic test points: a 1/8 grid on [-64, 64] and each known boundary point ± 1e-7. */
+const GRID = Array.from({ length: 1025 }, (_, i) => -64 + i / 8);
+
+/**
+ * `x^2 < 4` vs `(-2,2)`, `|x| \le 1` vs `-1 \le x \le 1`: the same solution set, judged by
+ * membership at the test points (a non-linear one-variable inequality has no closed form here).
+ */
+function sameSolutionSet(a: OneVarSet, b: OneVarSet): Verdict {
+  const ma = membership(a);
+  const mb = membership(b);
+  if (!ma || !mb) return no('not comparable solution sets');
+  if (ma.name !== null && mb.name !== null && ma.name !== mb.name) return no('different variables');
+  const ends = [...ma.ends, ...mb.ends].flatMap((e) => [e, e - 1e-7, e + 1e-7]);
+  for (const x of [...GRID, ...ends]) {
+    budget.check();
+    if (ma.has(x) !== mb.has(x)) return no(`solution sets differ at x = ${fmt(x)}`);
+  }
+  return yes('same solution set at every test point');
 }
 
 // ---------------------------------------------------------------- intervals
@@ -383,6 +435,7 @@ export function valueEqual(a: Value, b: Value): Verdict {
     return v.equal ? yes(`assignment: right-hand side ${v.reason}`) : v;
   }
   if (b.t === 'eq' && a.t === 'scalar') return valueEqual(b, a);
+  if ((a.t === 'ineq' && b.t === 'interval') || (a.t === 'interval' && b.t === 'ineq')) return sameSolutionSet(a, b);
   if (a.t !== b.t) return no(`different types (${a.t} vs ${b.t})`);
   switch (a.t) {
     case 'empty':
