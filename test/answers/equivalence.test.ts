@@ -49,6 +49,7 @@ const CASES: [a: string, b: string, equal: boolean][] = [
  ['2x+3=7','x=2',true],['x=3','3x=9',true],['x=3','2x+3=7',false],['x=99998','x=100000',false],['1.234,5','1234.5',true],['1.000.000','1000000',true],['1.000,5','1000.5',true],
  ['x^2<4','-2<x<2',true],['x^2\\le 4','[-2,2]',true],['x^2<4','[-2,2]',false],['|x|<1','-1<x<1',true],['x^2<4','|x|<2',true],['x^2 \\ge 4','(-\\infty,-2]\\cup[2,\\infty)',true],
  ['(x-1)(x-3)<0','(1,3)',true],['(x-1)(x-3)<0','(1,3]',false],['x^2<4','y^2<4',false],['x^2<2','(-\\sqrt2,\\sqrt2)',true],['x^2 < 4','x<2',false],
+ ['Evelyn!','\\text{evelyn}',true],['"yes"','Yes',true],['\\text{odd}','\\text{odd number}',false],
 ];
 
 test('equivalence table', () => {

@@ -579,5 +579,6 @@ function parsedReadings(text: string, percent: boolean, rewrites: string[], push
 
 /** Text compares case-insensitively, ignoring spaces (SPEC §3.2). */
 export function textKey(s: string): string {
-  return s.toLowerCase().replace(/\s+/g, '');
+  // Quotes and a final "!"/"?" do not change a word answer ("Evelyn!" = "Evelyn").
+  return s.toLowerCase().replace(/[\s"'\u2018\u2019\u201c\u201d]+/g, '').replace(/[.!?,;:]+$/, '');
 }
