@@ -197,3 +197,21 @@ test('the time bound: a timeout is "not equal" and reported; adversarial answers
     assert.ok(performance.now() - t < 400, `slow: ${x.slice(0, 40)}`);
   }
 });
+
+test('fuzz: random LaTeX-ish strings never throw and compare symmetrically', () => {
+  const r = rng(12345);
+  const atoms = [
+    '1', '2', '0', 'x', 'y', 'e', 'i', '\\pi', '\\infty', '+', '-', '*', '/', '^', '_', '(', ')', '[', ']', '{', '}',
+    '\\{', '\\}', ',', '=', '<', '>', '\\le', '\\frac', '\\sqrt', '\\binom', '!', '|', '\\cdot', '\\pm', '\\cup', '\\in',
+    '\\sin', '\\log', '\\ln', '.', '5.5', ' ', '\\text{cm}', '\\%', '\\$', 'a', 'A', '\\begin{pmatrix}', '\\end{pmatrix}',
+    '&', '\\\\', '1,000', '3\\frac12', '\\left(', '\\right)', '\\boxed{', '^\\circ', '\\mathbb{R}', 'x=', '\\ne', '10^{',
+    '**', 'sqrt', '\\lfloor', '\\rfloor', '\\emptyset',
+  ];
+  const gen = () => Array.from({ length: int(r, 1, 8) }, () => pick(r, atoms)).join('');
+  for (let k = 0; k < 3000; k++) {
+    const a = gen();
+    const b = r() < 0.3 ? a + pick(r, atoms) : gen();
+    assert.equal(compareAnswers(a, b).equal, compareAnswers(b, a).equal, `${a} | ${b}`);
+    assert.doesNotThrow(() => extractAnswer(`${a} ${b}`));
+  }
+});

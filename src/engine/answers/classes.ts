@@ -59,9 +59,8 @@ export function canonicalOf(a: string): Canonical {
   try {
     c = canonicalise(a);
   } catch (e) {
-    // Untrusted input: a parse that times out or exhausts the stack reads as text.
-    if (!(e instanceof TimeoutError) && !(e instanceof RangeError)) throw e;
-    c = asText(a, e instanceof TimeoutError ? 'timed out while parsing: compared as text' : 'could not parse: compared as text');
+    // Untrusted input: a parse that times out, exhausts the stack, or hits a bug reads as text.
+    c = asText(a, e instanceof TimeoutError ? 'timed out while parsing: compared as text' : `could not parse (${(e as Error).message ?? String(e)}): compared as text`);
   } finally {
     budget.deadline = Infinity;
   }

@@ -496,11 +496,11 @@ export function compareCanonical(cx: Canonical, cy: Canonical): Comparison {
       const v = decideReadings(cx, cy);
       return { equal: v.equal, reason: v.reason, left, right };
     } catch (e) {
-      if (e instanceof RangeError) {
-        // Stack or BigInt size exhausted by an adversarial answer: not equal, never a crash.
-        return { equal: false, reason: `could not compare: ${e.message}`, left, right };
+      if (!(e instanceof TimeoutError)) {
+        // Stack or BigInt size exhausted by an adversarial answer, or a bug: "not equal", never
+        // a crash of the scoring loop (the reason carries the message).
+        return { equal: false, reason: `could not compare: ${(e as Error).message ?? String(e)}`, left, right };
       }
-      if (!(e instanceof TimeoutError)) throw e;
       if (attempt >= 1) {
         return { equal: false, reason: `timed out after ${limits.timeBudgetMs} ms (twice): treated as not equal`, left, right, timedOut: true };
       }
