@@ -99,6 +99,7 @@ def main():
     ap.add_argument("--operator", default="core")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=None)
+    ap.add_argument("--chunk", type=int, default=4, help="groups per request line (client chunking)")
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args()
     if not os.path.isfile(a.cli):
@@ -114,7 +115,7 @@ def main():
         def command(self):
             return cmd + ["serve", "--stdio"] + extra
 
-    w = Worker(operator=a.operator)
+    w = Worker(operator=a.operator, chunk_groups=a.chunk)
     try:
         for _ in range(2):  # start-up and JIT warm-up: a training run pays them once
             w.score(records)
@@ -130,7 +131,7 @@ def main():
 
     line = {
         "bench": "serve", "operator": a.operator, "groups": a.groups, "rollouts": a.rollouts,
-        "text_bytes": a.bytes, "request_bytes": len(json.dumps({"groups": records})),
+        "text_bytes": a.bytes, "chunk_groups": a.chunk, "request_bytes": len(json.dumps({"groups": records})),
         "worker_seconds": round(worker_s, 4), "worker_min_seconds": round(min(times), 4),
     }
     base, why = baseline_seconds(records, a.operator, max(1, min(3, a.repeat)))

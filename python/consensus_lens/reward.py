@@ -111,7 +111,7 @@ class RewardWorker:
         max_restarts: int = 20,
         env: Optional[Mapping[str, str]] = None,
         cwd: Optional[str] = None,
-        chunk_groups: Optional[int] = 8,
+        chunk_groups: Optional[int] = 4,
     ) -> None:
         if isinstance(command, str):
             command = shlex.split(command)
