@@ -50,6 +50,7 @@ const CASES: [a: string, b: string, equal: boolean][] = [
  ['x^2<4','-2<x<2',true],['x^2\\le 4','[-2,2]',true],['x^2<4','[-2,2]',false],['|x|<1','-1<x<1',true],['x^2<4','|x|<2',true],['x^2 \\ge 4','(-\\infty,-2]\\cup[2,\\infty)',true],
  ['(x-1)(x-3)<0','(1,3)',true],['(x-1)(x-3)<0','(1,3]',false],['x^2<4','y^2<4',false],['x^2<2','(-\\sqrt2,\\sqrt2)',true],['x^2 < 4','x<2',false],
  ['Evelyn!','\\text{evelyn}',true],['"yes"','Yes',true],['\\text{odd}','\\text{odd number}',false],
+ ['\\pi x','3.14159x',false],['2\\sqrt2 x','2.8284271x',true],['0.3333333x','\\frac{x}{3}',true],['0.333x','\\frac{x}{3}',false],
 ];
 
 test('equivalence table', () => {

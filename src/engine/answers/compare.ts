@@ -70,6 +70,16 @@ function numClose(x: Num, y: Num, decimal: boolean, dp: number, rel: number): bo
   return Math.hypot(xr - yr, xi - yi) <= rel * scale + 1e-12;
 }
 
+const absQ = (q: Q.Rational): Q.Rational => (q.n < 0n ? Q.neg(q) : q);
+
+/** |x - y| <= 10^-dp in both parts. */
+function withinUnits(x: Num, y: Num, dp: number): boolean {
+  const [xr, xi] = parts(x);
+  const [yr, yi] = parts(y);
+  const unit = 10 ** -dp * (1 + 1e-9);
+  return Math.abs(xr - yr) <= unit && Math.abs(xi - yi) <= unit;
+}
+
 function tryNum(n: Node, env?: ReadonlyMap<string, number>): Num | null {
   try {
     const v = numEval(n, env);
@@ -169,7 +179,9 @@ function compareFunctions(x: Node, y: Node, vars: string[], decimal: boolean, dp
     const ex = exactEval(x, exact);
     const ey = ex && exactEval(y, exact);
     if (ex && ey) {
-      const eq = decimal ? Q.roundUnits(ex, dp) === Q.roundUnits(ey, dp) : Q.eq(ex, ey);
+      // At a sample point, "agree to dp places" is |a - b| <= 10^-dp: rounding each value could
+      // split two values that straddle a rounding boundary.
+      const eq = decimal ? Q.cmp(absQ(Q.sub(ex, ey)), Q.rat(1n, 10n ** BigInt(dp))) <= 0 : Q.eq(ex, ey);
       if (!eq) return no('differ at a sample point');
       valid++;
       continue;
@@ -181,7 +193,9 @@ function compareFunctions(x: Node, y: Node, vars: string[], decimal: boolean, dp
     const okY = ny !== null && isFiniteNum(ny);
     if (!okX && !okY) continue;
     if (!okX || !okY) return no('defined at a sample point on one side only');
-    if (!numClose(nx, ny, false, dp, decimal ? 1e-6 : 1e-8)) return no('differ at a sample point');
+    // Decimal literals: agreement to dp places, as for constants (\pi x ≠ 3.14159 x).
+    const ok = decimal ? withinUnits(nx, ny, dp) : numClose(nx, ny, false, dp, 1e-8);
+    if (!ok) return no('differ at a sample point');
     valid++;
   }
   return valid >= 3 ? yes(`equal at ${valid} seeded sample points`) : no('could not evaluate at sample points');
