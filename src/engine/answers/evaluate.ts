@@ -188,16 +188,32 @@ export function numEval(n: Node, env?: NumEnv): Num {
       if (v === undefined) throw new EvalError(`free variable ${n.name}`);
       return v;
     }
-    case 'neg':
-      return mj().unaryMinus(numEval(n.x, env)) as Num;
-    case 'add':
-      return mj().add(numEval(n.a, env) as MathType, numEval(n.b, env) as MathType) as Num;
-    case 'sub':
-      return mj().subtract(numEval(n.a, env) as MathType, numEval(n.b, env) as MathType) as Num;
-    case 'mul':
-      return mj().multiply(numEval(n.a, env) as MathType, numEval(n.b, env) as MathType) as Num;
-    case 'div':
-      return mj().divide(numEval(n.a, env) as MathType, numEval(n.b, env) as MathType) as Num;
+    // Real operands use JS arithmetic (what mathjs does for numbers); mathjs, loaded on demand,
+    // handles complex values.
+    case 'neg': {
+      const x = numEval(n.x, env);
+      return typeof x === 'number' ? -x : (mj().unaryMinus(x) as Num);
+    }
+    case 'add': {
+      const a = numEval(n.a, env);
+      const b = numEval(n.b, env);
+      return typeof a === 'number' && typeof b === 'number' ? a + b : (mj().add(a as MathType, b as MathType) as Num);
+    }
+    case 'sub': {
+      const a = numEval(n.a, env);
+      const b = numEval(n.b, env);
+      return typeof a === 'number' && typeof b === 'number' ? a - b : (mj().subtract(a as MathType, b as MathType) as Num);
+    }
+    case 'mul': {
+      const a = numEval(n.a, env);
+      const b = numEval(n.b, env);
+      return typeof a === 'number' && typeof b === 'number' ? a * b : (mj().multiply(a as MathType, b as MathType) as Num);
+    }
+    case 'div': {
+      const a = numEval(n.a, env);
+      const b = numEval(n.b, env);
+      return typeof a === 'number' && typeof b === 'number' ? a / b : (mj().divide(a as MathType, b as MathType) as Num);
+    }
     case 'pow':
       return numPow(numEval(n.a, env), numEval(n.b, env));
     case 'group':
@@ -227,8 +243,32 @@ function real(x: Num, what: string): number {
   return x.re;
 }
 
+/** Real functions on their real domain, computed as mathjs computes them for numbers. */
+const REAL_FN: Record<string, [(x: number) => number, (x: number) => boolean]> = {
+  sqrt: [Math.sqrt, (x) => x >= 0],
+  abs: [Math.abs, () => true],
+  ln: [Math.log, (x) => x >= 0],
+  log10: [Math.log10, (x) => x >= 0],
+  exp: [Math.exp, () => true],
+  sin: [Math.sin, () => true],
+  cos: [Math.cos, () => true],
+  tan: [Math.tan, () => true],
+  sec: [(x) => 1 / Math.cos(x), () => true],
+  csc: [(x) => 1 / Math.sin(x), () => true],
+  cot: [(x) => 1 / Math.tan(x), () => true],
+  arcsin: [Math.asin, (x) => x >= -1 && x <= 1],
+  arccos: [Math.acos, (x) => x >= -1 && x <= 1],
+  arctan: [Math.atan, () => true],
+  arccot: [(x) => Math.atan(1 / x), () => true],
+  sinh: [Math.sinh, () => true],
+  cosh: [Math.cosh, () => true],
+  tanh: [Math.tanh, () => true],
+};
+
 function numFn(f: string, xs: Num[]): Num {
   const x = xs[0]!;
+  const realFn = REAL_FN[f];
+  if (realFn && xs.length === 1 && typeof x === 'number' && realFn[1](x)) return realFn[0](x);
   const M = x as number; // mathjs functions accept number | Complex; typed via this alias
   switch (f) {
     case 'sqrt': {
