@@ -227,6 +227,8 @@ export function numEval(n: Node, env?: NumEnv): Num {
 }
 
 function numPow(a: Num, b: Num): Num {
+  // Real powers that stay real: JS arithmetic, as mathjs computes them for numbers.
+  if (typeof a === 'number' && typeof b === 'number' && (a >= 0 || Number.isInteger(b))) return Math.pow(a, b);
   // A real odd root of a negative real (-8)^(1/3) = -2, as a reader expects.
   if (typeof a === 'number' && typeof b === 'number' && a < 0 && !Number.isInteger(b)) {
     const inv = 1 / b;
@@ -339,5 +341,5 @@ function numFn(f: string, xs: Num[]): Num {
 
 /** Real and imaginary parts of a numeric value. */
 export function parts(x: Num): [number, number] {
-  return mj().isComplex(x) ? [x.re, x.im] : [x as number, 0];
+  return typeof x === 'number' ? [x, 0] : [x.re, x.im];
 }
