@@ -17,33 +17,41 @@ export interface AnswerClasses {
   classes: AnswerClass[];
 }
 
-/** A small LRU on Map insertion order. */
-export class Lru<K, V> {
-  private readonly map = new Map<K, V>();
+/**
+ * A bounded cache with two generations: hits cost one or two Map lookups (no reordering, no
+ * key building), and when the young generation fills up the old one is dropped whole.
+ */
+export class GenCache<K, V> {
+  private young = new Map<K, V>();
+  private old = new Map<K, V>();
   constructor(private readonly capacity: number) {}
   get(key: K): V | undefined {
-    const v = this.map.get(key);
-    if (v !== undefined) {
-      this.map.delete(key);
-      this.map.set(key, v);
-    }
-    return v;
+    const v = this.young.get(key);
+    if (v !== undefined) return v;
+    const o = this.old.get(key);
+    if (o !== undefined) this.set(key, o);
+    return o;
   }
   set(key: K, value: V): void {
-    this.map.delete(key);
-    this.map.set(key, value);
-    if (this.map.size > this.capacity) this.map.delete(this.map.keys().next().value as K);
+    if (this.young.size >= this.capacity) {
+      this.old = this.young;
+      this.young = new Map();
+    }
+    this.young.set(key, value);
   }
   clear(): void {
-    this.map.clear();
+    this.young.clear();
+    this.old.clear();
   }
 }
 
 /** Answers longer than this are not parsed (no real final answer is; SPEC §3.2 time bound). */
 export const MAX_ANSWER_LENGTH = 2000;
 
-const pairCache = new Lru<string, Comparison>(50_000);
-const canonicalCache = new Lru<string, Canonical>(20_000);
+const canonicalCache = new GenCache<string, Canonical>(10_000);
+/** Pair results, keyed by the canonical (cached) answer of the smaller string, then the other. */
+const pairCaches = new WeakMap<Canonical, Map<string, Comparison>>();
+const MAX_PAIRS_PER_ANSWER = 512;
 
 /** Parse once per distinct string; a parse that exceeds the time budget reads as text. */
 export function canonicalOf(a: string): Canonical {
@@ -75,23 +83,20 @@ function asText(a: string, why: string): Canonical {
 
 /** Drops all cached parses and pair results (tests, memory pressure). */
 export function clearAnswerCaches(): void {
-  pairCache.clear();
-  canonicalCache.clear();
-}
-
-/** Symmetric key: the pair in code-unit order, joined by a separator that cannot be confused. */
-function pairKey(a: string, b: string): string {
-  return a < b ? `${a.length}:${a}\u0000${b}` : `${b.length}:${b}\u0000${a}`;
+  canonicalCache.clear(); // pair results hang off the canonical answers and go with them
 }
 
 export function explainPair(a: string, b: string): Comparison {
-  const key = pairKey(a, b);
-  const hit = pairCache.get(key);
-  if (hit) return a <= b ? hit : swapSides(hit);
   // Compute in canonical order so the result (and its symmetry) does not depend on argument order.
   const [x, y] = a <= b ? [a, b] : [b, a];
-  const r = compareCanonical(canonicalOf(x), canonicalOf(y));
-  pairCache.set(key, r);
+  const cx = canonicalOf(x);
+  let pairs = pairCaches.get(cx);
+  let r = pairs?.get(y);
+  if (!r) {
+    r = compareCanonical(cx, canonicalOf(y));
+    if (!pairs || pairs.size >= MAX_PAIRS_PER_ANSWER) pairCaches.set(cx, (pairs = new Map()));
+    pairs.set(y, r);
+  }
   return a <= b ? r : swapSides(r);
 }
 
@@ -101,6 +106,9 @@ function swapSides(r: Comparison): Comparison {
 
 export function answersEqual(a: string, b: string): boolean {
   if (a === b) return true;
+  const ka = canonicalOf(a).exactKey;
+  const kb = ka === undefined ? undefined : canonicalOf(b).exactKey;
+  if (ka !== undefined && kb !== undefined) return ka === kb;
   return explainPair(a, b).equal;
 }
 

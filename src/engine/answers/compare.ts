@@ -110,15 +110,68 @@ function sameVars(a: string[], b: string[]): boolean {
 /** Numbers and expressions (SPEC §3.2 first three rules). */
 export function compareScalars(x: Node, y: Node, xv: string[], yv: string[]): Verdict {
   if (!sameVars(xv, yv)) return no(`different free variables {${xv.join(',')}} vs {${yv.join(',')}}`);
+  if (clearlyDifferent(fingerprint(x, xv), fingerprint(y, yv))) return no('numerically different');
   const decimal = hasDecimal(x) || hasDecimal(y);
   const dp = decimalPlaces(x, y);
   if (xv.length === 0) return compareConstants(x, y, decimal, dp);
   return compareFunctions(x, y, xv, decimal, dp);
 }
 
+// ---------------------------------------------------------------- per-answer caches
+
+const exactMemo = new WeakMap<Node, Q.Rational | null>();
+
+/** exactEval of a constant node, once per node (a node belongs to one cached answer). */
+function exactConst(n: Node): Q.Rational | null {
+  let v = exactMemo.get(n);
+  if (v === undefined) exactMemo.set(n, (v = exactEval(n)));
+  return v;
+}
+
+const fingerprints = new WeakMap<Node, Float64Array>();
+
+/**
+ * The node's numeric values at the sample points (one point for a constant), re and im
+ * interleaved, NaN where undefined: computed once per answer, so most unequal pairs are told
+ * apart without evaluating anything.
+ */
+function fingerprint(n: Node, vars: string[]): Float64Array {
+  let f = fingerprints.get(n);
+  if (f) return f;
+  const count = vars.length === 0 ? 1 : POINTS.length;
+  f = new Float64Array(2 * count);
+  for (let k = 0; k < count; k++) {
+    const v = tryNum(n, vars.length === 0 ? undefined : envs(vars, k).num);
+    const [re, im] = v === null ? [NaN, NaN] : parts(v);
+    f[2 * k] = re;
+    f[2 * k + 1] = im;
+  }
+  fingerprints.set(n, f);
+  return f;
+}
+
+/**
+ * A difference far beyond every tolerance of the rules (1e-4 relative at some point where both
+ * sides are finite) proves "not equal"; anything closer goes to the full rules.
+ */
+function clearlyDifferent(a: Float64Array, b: Float64Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let k = 0; k < a.length; k += 2) {
+    const ar = a[k]!;
+    const ai = a[k + 1]!;
+    const br = b[k]!;
+    const bi = b[k + 1]!;
+    // NaN or ±Infinity anywhere: this point proves nothing (ar - ar is NaN then).
+    if (!Number.isFinite(ar - ar + ai - ai + br - br + bi - bi)) continue;
+    const scale = Math.max(1, Math.abs(ar) + Math.abs(ai), Math.abs(br) + Math.abs(bi));
+    if (Math.abs(ar - br) + Math.abs(ai - bi) > 1e-4 * scale) return true;
+  }
+  return false;
+}
+
 function compareConstants(x: Node, y: Node, decimal: boolean, dp: number): Verdict {
-  const ex = exactEval(x);
-  const ey = ex && exactEval(y);
+  const ex = exactConst(x);
+  const ey = ex && exactConst(y);
   if (ex && ey) {
     if (decimal) {
       const eq = Q.roundUnits(ex, dp) === Q.roundUnits(ey, dp);
@@ -340,10 +393,8 @@ function sameSolutionSet(a: OneVarSet, b: OneVarSet): Verdict {
 // ---------------------------------------------------------------- intervals
 
 function realValue(n: Node): number | null {
-  const v = tryNum(n);
-  if (v === null) return null;
-  const [re, im] = parts(v);
-  return im === 0 ? re : null;
+  const f = fingerprint(n, []); // cached per node
+  return Number.isNaN(f[0]!) || f[1] !== 0 ? null : f[0]!;
 }
 
 /** Sorted by lower end, touching or overlapping parts merged ([0,1]∪[1,2] = [0,2]). */
@@ -364,14 +415,22 @@ function canonicalIntervals(ps: Iv[]): Iv[] | null {
   return out.map((o) => o.p);
 }
 
+const intervalMemo = new WeakMap<Value, Iv[] | null>();
+
+function canonicalIntervalsOf(v: Value & { t: 'interval' }): Iv[] | null {
+  let c = intervalMemo.get(v);
+  if (c === undefined) intervalMemo.set(v, (c = canonicalIntervals(v.parts)));
+  return c;
+}
+
 function endEqual(x: Node, y: Node): boolean {
   return compareScalars(x, y, [], []).equal;
 }
 
 function compareIntervals(a: Value & { t: 'interval' }, b: Value & { t: 'interval' }): Verdict {
   if (a.v !== null && b.v !== null && a.v !== b.v) return no('intervals of different variables');
-  const pa = canonicalIntervals(a.parts);
-  const pb = canonicalIntervals(b.parts);
+  const pa = canonicalIntervalsOf(a);
+  const pb = canonicalIntervalsOf(b);
   if (!pa || !pb || pa.length !== pb.length) return no('different number of intervals');
   for (let i = 0; i < pa.length; i++) {
     const x = pa[i]!;

@@ -44,6 +44,12 @@ export interface Canonical {
   type: string;
   readings: Reading[];
   percent: boolean;
+  /**
+   * For an answer whose only reading is an exact rational without decimal literals ("42",
+   * "\frac{6}{8}", "2^3"): that rational as text. Two such answers are equal exactly when their
+   * keys are (the full rules reduce to exact equality for them), so classes skip the comparison.
+   */
+  exactKey?: string;
 }
 
 const INF: Node = { k: 'const', c: 'inf' };
@@ -535,7 +541,7 @@ export function canonicalise(raw: string): Canonical {
       push({ t: 'text', s: textKey(text) });
     }
   }
-  return {
+  const c: Canonical = {
     raw,
     normalised: text,
     rewrites,
@@ -543,6 +549,17 @@ export function canonicalise(raw: string): Canonical {
     readings,
     percent,
   };
+  const key = exactKeyOf(readings);
+  if (key !== null) c.exactKey = key;
+  return c;
+}
+
+function exactKeyOf(readings: Reading[]): string | null {
+  if (readings.length !== 1 || readings[0]!.tag !== 'plain') return null;
+  const v = readings[0]!.value;
+  if (v.t !== 'scalar' || v.vars.length > 0 || hasDecimal(v.node)) return null;
+  const e = exactEval(v.node);
+  return e ? Q.toString(e) : null;
 }
 
 function parsedReadings(text: string, percent: boolean, rewrites: string[], push: (v: Value, tag?: ReadingTag) => void): void {
