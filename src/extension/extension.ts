@@ -14,6 +14,7 @@ import { RolloutDocuments, ROLLOUT_SCHEME, parseRolloutUri } from './rolloutDocs
 import { buildView } from './scoring';
 import { statusText, stepStats } from './format';
 import { rescoreRun, type RescoreReport } from './rescore';
+import { parseParamText } from './paramText';
 
 const CONFIG = 'consensusLens';
 
@@ -147,6 +148,11 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       refreshTree();
       updateStatus();
       const q = ConsensusPanel.instance?.question;
+      // A panel opened before any run was read shows the first question once one arrives.
+      if (ConsensusPanel.instance && !q) {
+        const first = store.firstQuestion();
+        if (first) ConsensusPanel.instance.showQuestion(first);
+      }
       if (e.kind === 'run' && e.changed.length && q && q.runId === e.runId) {
         const k = store.runs.get(e.runId)?.keys.get(questionKeyString(q.step, q.questionId));
         if (k && e.changed.includes(k)) ConsensusPanel.instance!.refresh();
@@ -278,7 +284,8 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
     }),
   );
 
-  void followConfigured();
+  const ready = followConfigured();
+  readyPromise = ready;
   updateStatus();
   return { store };
 }
@@ -321,7 +328,10 @@ async function pickRun(store: RunStore): Promise<string | undefined> {
   return p?.id;
 }
 
+let readyPromise: Promise<void> = Promise.resolve();
+
 async function pickQuestion(store: RunStore): Promise<QuestionKey | undefined> {
+  await readyPromise;
   await store.idle();
   const items: (vscode.QuickPickItem & { key: QuestionKey })[] = [];
   for (const run of store.runs.values()) {
@@ -341,21 +351,6 @@ async function pickQuestion(store: RunStore): Promise<QuestionKey | undefined> {
   }
   const p = await vscode.window.showQuickPick(items, { title: 'Consensus Lens: pick a question', matchOnDescription: true });
   return p?.key;
-}
-
-export function parseParamText(text: string): Record<string, number> | null {
-  const out: Record<string, number> = {};
-  const t = text.trim();
-  if (!t) return out;
-  for (const part of t.split(/[\s,;]+/)) {
-    const m = /^([A-Za-z_-]+)\s*[=:]\s*(-?[0-9.eE+-]+)$/.exec(part);
-    if (!m) return null;
-    const key = m[1].replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()).replace(/^κ$/, 'kappa');
-    const v = Number(m[2]);
-    if (!Number.isFinite(v) || !ALL_PARAMS.some((p) => p.key === key)) return null;
-    out[key] = v;
-  }
-  return out;
 }
 
 function showRescoreReport(out: vscode.LogOutputChannel, run: RunEntry, r: RescoreReport): void {

@@ -6,7 +6,8 @@ import { OPERATOR_LABELS } from './params';
 export function fmt(x: number | null | undefined, digits = 3): string {
   if (x === null || x === undefined || !Number.isFinite(x)) return '—';
   if (x !== 0 && Math.abs(x) < 10 ** -digits) return x.toExponential(1);
-  return x.toFixed(digits).replace(/\.?0+$/, (m) => (m.startsWith('.') ? '' : m)) || '0';
+  const s = x.toFixed(digits);
+  return s.includes('.') ? s.replace(/0+$/, '').replace(/\.$/, '') : s;
 }
 
 export const REGIME_LABELS: Record<Regime, string> = {

@@ -7,6 +7,8 @@ import type { QuestionKey, QuestionView } from '../protocol/messages';
 import { answerSpan, rolloutHeader } from './format';
 
 export const ROLLOUT_SCHEME = 'consensus-lens-rollout';
+/** A language of our own so that word wrap is on for roll-out documents (configurationDefaults). */
+export const ROLLOUT_LANGUAGE = 'consensus-lens-rollout';
 
 export interface RolloutRef {
   key: QuestionKey;
@@ -84,7 +86,8 @@ export class RolloutDocuments implements vscode.TextDocumentContentProvider, vsc
 
   async open(ref: RolloutRef, runLabel: string): Promise<vscode.TextEditor> {
     const uri = rolloutUri(ref, runLabel);
-    const doc = await vscode.workspace.openTextDocument(uri);
+    let doc = await vscode.workspace.openTextDocument(uri);
+    if (doc.languageId !== ROLLOUT_LANGUAGE) doc = await vscode.languages.setTextDocumentLanguage(doc, ROLLOUT_LANGUAGE);
     const editor = await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside, preserveFocus: false });
     this.decorate(editor);
     const span = this.spans.get(uri.toString());

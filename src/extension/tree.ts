@@ -111,6 +111,7 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
           item.description = run.loading && groups === 0 ? 'reading…' : `${run.steps.size} steps · ${groups} groups · ${run.rollouts} roll-outs`;
           const warnings = run.notices.filter((x) => x.level !== 'info').length;
           item.tooltip = `${run.path}\nfollowed (${run.origin})${warnings ? `\n${warnings} notice(s): see the Consensus Lens output` : ''}`;
+          item.accessibilityInformation = { label: `${run.label}, ${item.description}` };
         }
         return item;
       }
@@ -132,6 +133,7 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
         if (overturns) parts.push(`${overturns} overturns`);
         if (mismatches) parts.push(`${mismatches} mismatches`);
         item.description = parts.join(' · ');
+        item.accessibilityInformation = { label: `step ${n.step}, ${item.description}` };
         item.iconPath = new vscode.ThemeIcon('layers');
         return item;
       }
@@ -161,6 +163,7 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
         const c = g && g.prepared.hasConfidence[n.index] ? g.prepared.confidence[n.index] : null;
         item.description = [c !== null ? `c ${fmt(c, 3)}` : null, g?.previews[n.index]?.slice(0, 60)].filter(Boolean).join(' · ');
         item.iconPath = new vscode.ThemeIcon('note');
+        item.accessibilityInformation = { label: `roll-out ${n.index}, answer ${answer === null ? 'none' : show(answer)}` };
         item.command = { command: 'consensusLens.openRollout', title: 'Open Roll-out', arguments: [n.key, n.index] };
         return item;
       }

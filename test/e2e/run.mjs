@@ -68,6 +68,8 @@ else {
   run(join(root, 'node_modules/.bin/tsx'), [join(here, 'fixtures/make-demo.ts'), join(workspace, 'demo-run')], { cwd: root });
 }
 cpSync(join(here, 'fixtures/hostile-run'), join(workspace, 'hostile-run'), { recursive: true });
+// A run whose overturns come from reasoning coherence alone (equal confidences): moving κ flips them.
+run(join(root, 'node_modules/.bin/tsx'), [join(here, 'fixtures/make-demo.ts'), join(workspace, 'coherence-run')], { cwd: root });
 
 log('installing the vsix into code-server');
 run(codeServer, ['--user-data-dir', userData, '--extensions-dir', extensions, '--install-extension', vsix], {
@@ -84,7 +86,12 @@ const server = spawn(codeServer, [
   '--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check',
   '--disable-workspace-trust', '--disable-getting-started-override', '--user-data-dir', userData,
   '--extensions-dir', extensions, '--config', join(work, 'config.yaml'), workspace,
-], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CODE_SERVER_CONFIG: join(work, 'config.yaml') }, detached: true });
+], {
+  stdio: ['ignore', 'pipe', 'pipe'],
+  // No extension gallery: the workbench would query open-vsx.org (there is no network here).
+  env: { ...process.env, CODE_SERVER_CONFIG: join(work, 'config.yaml'), EXTENSIONS_GALLERY: JSON.stringify({ serviceUrl: '', itemUrl: '', resourceUrlTemplate: '' }) },
+  detached: true,
+});
 let serverLog = '';
 server.stdout.on('data', (d) => { serverLog += d; });
 server.stderr.on('data', (d) => { serverLog += d; });

@@ -1,0 +1,193 @@
+// The host's store on a real run folder (RunIndex underneath): lazy index, background summaries,
+// the panel's view against the engine, live following, re-scoring a run, and the benchmarks that
+// do not need VS Code (re-scoring one N = 64 question; a step of 1,000 questions).
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { prepareGroup, scoreGroup } from '../../src/engine';
+import { RunStore, questionKeyString } from '../../src/extension/store';
+import { buildView, storeGroup } from '../../src/extension/scoring';
+import { rescoreRun } from '../../src/extension/rescore';
+import { filterQuestions } from '../../src/extension/filters';
+import { defaultParams } from '../../src/extension/params';
+import { rng, synthRollouts, type ClassPlan } from '../../scripts/synth';
+
+const dirs: string[] = [];
+const stores: RunStore[] = [];
+after(() => {
+  for (const s of stores) s.dispose();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** Coherent-minority groups (equal confidence): CoRE overturns the vote at κ = 0.1, not at κ = 1. */
+function writeRun(steps = 2, perStep = 4): string {
+  const dir = mkdtempSync(join(tmpdir(), 'cl-store-'));
+  dirs.push(dir);
+  const r = rng(11);
+  for (let step = 1; step <= steps; step++) {
+    const lines: string[] = [];
+    for (let q = 0; q < perStep; q++) {
+      const overturn = q % 2 === 0;
+      const plan: ClassPlan[] = overturn
+        ? [{ answer: '12', count: 9, confidence: -0.4, path: 1 }, { answer: '15', count: 7, confidence: -0.4, path: 2, identical: true }]
+        : [{ answer: '42', count: 12, confidence: -0.3, path: 3 }, { answer: '7', count: 4, confidence: -0.6, path: 4 }];
+      const ros = synthRollouts(r, plan, { bytes: 200 }).map((x) => ({ ...x, reward: x.response.includes(overturn ? '\\boxed{12}' : '\\boxed{42}') ? 1 : 0 }));
+      lines.push(JSON.stringify({ kind: 'group', step, question_id: `q${q}`, ground_truth: overturn ? '15' : '42', rollouts: ros }));
+    }
+    writeFileSync(join(dir, `step-${step}.jsonl`), lines.join('\n') + '\n');
+  }
+  return dir;
+}
+
+function newStore(): RunStore {
+  const s = new RunStore({ configuredOperator: () => 'majority', params: defaultParams, pollMs: 100, idleMs: 200 });
+  stores.push(s);
+  return s;
+}
+
+test('a run opens into steps and questions; summaries mark overturns and gates', async () => {
+  const store = newStore();
+  const run = store.add(writeRun(), 'opened');
+  await store.summariesDone();
+  assert.equal(run.error, null);
+  assert.deepEqual([...run.steps.keys()], [1, 2]);
+  assert.equal(run.keys.size, 8);
+  assert.equal(run.rollouts, 8 * 16);
+  const q0 = store.summary({ runId: run.id, step: 1, questionId: 'q0' })!;
+  const q1 = store.summary({ runId: run.id, step: 1, questionId: 'q1' })!;
+  assert.equal(q0.overturn, true);
+  assert.equal(q0.label, '15');
+  assert.equal(q0.majorityLabel, '12');
+  assert.equal(q1.overturn, false);
+  assert.ok(q0.gate > 0 && q0.gate <= 1);
+  // Logged rewards follow the vote; the configured operator is majority: no mismatch.
+  assert.equal(q0.mismatches, 0);
+});
+
+test("the panel's view carries the engine's numbers", async () => {
+  const store = newStore();
+  const run = store.add(writeRun(1, 2), 'opened');
+  await store.idle();
+  const key = { runId: run.id, step: 1, questionId: 'q0' };
+  const g = (await store.get(key))!;
+  const view = buildView(g, defaultParams(), 'core');
+  const s = scoreGroup(g.prepared, { configuredOperator: 'core' });
+  assert.equal(view.n, 16);
+  assert.equal(view.overturn, true);
+  assert.equal(view.gate, s.results.core!.gate);
+  for (const r of view.rollouts) {
+    assert.equal(r.rewards.core, s.results.core!.rewards[r.index]);
+    assert.equal(r.rewards.majority, s.results.majority!.rewards[r.index]);
+    assert.equal(r.mass, s.results.core!.mass![r.index]);
+    assert.equal(r.advantages.core, s.results.core!.advantages[r.index]);
+    assert.equal(r.inSupport, s.results.core!.support!.includes(r.index));
+  }
+  // With CoRE configured, the logged (majority) rewards disagree: mismatches are flagged.
+  assert.ok(view.mismatches > 0);
+  assert.ok(view.rollouts.some((r) => r.mismatch));
+  // Classes, edges (within classes only) and the operator strip.
+  assert.equal(view.classes.length, 2);
+  assert.ok(Math.abs(view.classes.reduce((a, c) => a + c.mass, 0) - 1) < 1e-9);
+  for (const e of view.edges) assert.equal(view.rollouts[e.source].classIndex, view.rollouts[e.target].classIndex);
+  assert.equal(view.operators.find((o) => o.operator === 'core')!.label, '15');
+  assert.equal(view.operators.find((o) => o.operator === 'core')!.correct, true);
+  assert.equal(view.operators.find((o) => o.operator === 't3rl')!.available, false);
+  // κ = 1: CoRE falls back to the vote here (equal confidences).
+  const v1 = buildView(g, { ...defaultParams(), kappa: 1 }, 'core');
+  assert.equal(v1.operators.find((o) => o.operator === 'core')!.label, '12');
+  assert.equal(v1.overturn, false);
+  // Roll-out texts are not kept; previews are short.
+  assert.ok(g.previews.every((p) => p.length <= 160));
+});
+
+test('a group appended to a followed file arrives live', async () => {
+  const store = newStore();
+  const dir = writeRun(1, 2);
+  const run = store.add(dir, 'opened');
+  await store.summariesDone();
+  const arrived = new Promise<void>((resolve) => {
+    store.onChange((e) => {
+      if (e.kind === 'run' && run.steps.has(7)) resolve();
+    });
+  });
+  const r = rng(3);
+  const ros = synthRollouts(r, [{ answer: '5', count: 6 }], { bytes: 100 });
+  appendFileSync(join(dir, 'step-1.jsonl'), JSON.stringify({ kind: 'group', step: 7, question_id: 'live', rollouts: ros }) + '\n');
+  await arrived;
+  assert.equal(run.latestStep, 7);
+  await store.summariesDone();
+  assert.ok(store.summary({ runId: run.id, step: 7, questionId: 'live' }));
+});
+
+test('re-scoring a run reports the pseudo-labels that flip', async () => {
+  const store = newStore();
+  const run = store.add(writeRun(2, 4), 'opened');
+  await store.summariesDone();
+  const report = await rescoreRun(store, run, defaultParams(), { ...defaultParams(), kappa: 1 }, 'core');
+  assert.equal(report.groups, 8);
+  // Expected flips, question by question, straight from the engine.
+  let expected = 0;
+  for (const [, keys] of run.steps) {
+    for (const k of keys) {
+      const g = (await store.get(store.keyOf(run, k)!))!;
+      const a = scoreGroup(g.prepared, { operators: ['core'] }).results.core!.label;
+      const b = scoreGroup(g.prepared, { operators: ['core'], params: { kappa: 1 } }).results.core!.label;
+      if (a !== b) expected++;
+    }
+  }
+  assert.ok(expected > 0);
+  assert.equal(report.flips.length, expected);
+  assert.ok(report.flips.every((f) => f.before === '15' && f.after === '12'));
+  assert.deepEqual(report.changed, { kappa: 1 });
+  assert.ok(report.accuracyBefore !== null && report.accuracyAfter !== null && report.accuracyAfter < report.accuracyBefore);
+});
+
+test('benchmark: re-scoring one N = 64 question after a slider move takes under 10 ms (median)', () => {
+  const r = rng(5);
+  const plan: ClassPlan[] = [
+    { answer: '12', count: 30, confidence: -0.5, path: 1 },
+    { answer: '15', count: 22, confidence: -0.3, path: 2 },
+    { answer: '7', count: 12, confidence: -0.9, path: 3 },
+  ];
+  const ros = synthRollouts(r, plan, { bytes: 1500 });
+  const g = storeGroup({ step: 1, questionId: 'bench', rollouts: ros.map((x) => ({ response: x.response, meanLogprob: x.mean_logprob })) }, 'run', 'run');
+  for (const st of stores.splice(0)) st.dispose(); // no polling runs in the background of the figure
+  for (let i = 0; i < 10; i++) buildView(g, { ...defaultParams(), kappa: i / 10 }, 'core'); // warm-up (JIT)
+  const times: number[] = [];
+  for (let i = 0; i < 41; i++) {
+    const t0 = performance.now();
+    buildView(g, { ...defaultParams(), kappa: (i % 10) / 10 }, 'core');
+    times.push(performance.now() - t0);
+  }
+  times.sort((a, b) => a - b);
+  const median = times[Math.floor(times.length / 2)];
+  console.log(`re-score N=64 (full view, all operators): median ${median.toFixed(2)} ms`);
+  assert.ok(median < 10, `median ${median} ms`);
+  void prepareGroup;
+});
+
+test('benchmark: expanding a step of 1,000 questions takes under 200 ms (index → rows, sorted by gate)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cl-big-'));
+  dirs.push(dir);
+  const lines: string[] = [];
+  for (let q = 0; q < 1000; q++) lines.push(JSON.stringify({ kind: 'group', step: 1, question_id: `q${q}`, rollouts: [{ response: `so \\boxed{${q % 3}}`, mean_logprob: -0.1 }, { response: 'so \\boxed{1}', mean_logprob: -0.2 }] }));
+  writeFileSync(join(dir, 'big.jsonl'), lines.join('\n') + '\n');
+  const store = new RunStore({ configuredOperator: () => 'majority', params: defaultParams, follow: false });
+  stores.push(store);
+  const run = store.add(dir, 'opened');
+  await store.summariesDone();
+  const t0 = performance.now();
+  const keys = run.steps.get(1)!;
+  const visible = filterQuestions(keys, (k) => run.summaries.get(k), 'all', 'gate');
+  const rows = visible.map((k) => {
+    const key = store.keyOf(run, k)!;
+    return { key, summary: store.summary(key), id: questionKeyString(key.step, key.questionId) };
+  });
+  const ms = performance.now() - t0;
+  console.log(`expand a step of ${rows.length} questions: ${ms.toFixed(2)} ms`);
+  assert.equal(rows.length, 1000);
+  assert.ok(rows.every((r) => r.summary));
+  assert.ok(ms < 200, `${ms} ms`);
+});
