@@ -51,6 +51,7 @@ const CASES: [a: string, b: string, equal: boolean][] = [
  ['(x-1)(x-3)<0','(1,3)',true],['(x-1)(x-3)<0','(1,3]',false],['x^2<4','y^2<4',false],['x^2<2','(-\\sqrt2,\\sqrt2)',true],['x^2 < 4','x<2',false],
  ['Evelyn!','\\text{evelyn}',true],['"yes"','Yes',true],['\\text{odd}','\\text{odd number}',false],
  ['\\pi x','3.14159x',false],['2\\sqrt2 x','2.8284271x',true],['0.3333333x','\\frac{x}{3}',true],['0.333x','\\frac{x}{3}',false],
+ ['2+2=4','4',true],['5+5+1=11','11',true],['7=11a+c','11a+c=7',true],['a=b','b=a',true],['x^2+y^2=9','x^2+y^2=3^2',true],['2x+4y-3=0','x+2y=1.5',true],['y=x^2','x^2=y',true],
 ];
 
 test('equivalence table', () => {

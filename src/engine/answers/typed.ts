@@ -377,6 +377,11 @@ function equationValues(ps: Node[], rewrites: string[]): Value[] {
     rewrites.push('"= x" assignment dropped');
     return valuesOf(first, rewrites);
   }
+  if (ps.every(isConstant)) {
+    // A worked computation "5+5+1 = 11": its result is the last member.
+    rewrites.push('constant chain -> its last value');
+    return valuesOf(last, rewrites);
+  }
   if (ps.length !== 2) throw new TypeFail('chained equation');
   const vars = [...freeVars(first), ...freeVars(last)];
   return [{ t: 'eq', lhs: first, rhs: last, vars: [...new Set(vars)].sort(), lhsIsName: isName(first) }];
