@@ -45,7 +45,7 @@ import { readLineBatches } from './lines.js';
 import { JsonlFileParser, sniff, UNSUPPORTED_HINT } from './parse.js';
 import { describeGroup, modalSize, orderRollouts } from './read-run.js';
 import { runOfFile } from './records.js';
-import { readRolloutText as readText } from './texts.js';
+import { forgetFile, readRolloutText as readText } from './texts.js';
 import { readTrlFile } from './trl.js';
 import { groupKey, type GroupKey, type LogFormat, type Notice, type ParsedRecord, type RolloutEntry, type RolloutSource } from './types.js';
 import { listRunFiles } from './walk.js';
@@ -397,6 +397,7 @@ export class RunIndex {
   private dropFile(path: string, ch: Change, why: 'deleted' | 'replaced' | 'truncated' | 'rewritten'): void {
     const fs = this.files.get(path);
     if (!fs) return;
+    forgetFile(path);
     this.files.delete(path);
     let dropped = 0;
     for (const key of fs.keys) {
@@ -830,6 +831,7 @@ interface Packed {
   extra: (Record<string, unknown> | undefined)[] | null;
   /** Per-roll-out sources when they are not items of one line (TRL parquet rows). */
   sources: RolloutSource[] | null;
+  cache?: WeakRef<RolloutEntry[]>;
 }
 
 function pack(rs: Array<Rollout & { extra?: Record<string, unknown> }>, base: RecordSource): Packed {
@@ -850,6 +852,15 @@ function pack(rs: Array<Rollout & { extra?: Record<string, unknown> }>, base: Re
 }
 
 function unpack(p: Packed): RolloutEntry[] {
+  // repeated reads in one tick (a loop over e.rollouts[i]) share one array; the GC may drop it after
+  const cached = p.cache?.deref();
+  if (cached) return cached;
+  const out = build(p);
+  p.cache = new WeakRef(out);
+  return out;
+}
+
+function build(p: Packed): RolloutEntry[] {
   const n = p.ml.length;
   const out: RolloutEntry[] = new Array(n);
   for (let i = 0; i < n; i++) {

@@ -4,11 +4,43 @@ import { parseJsonLine } from './json.js';
 import { readTrlCompletion } from './trl.js';
 import type { RolloutSource } from './types.js';
 
-/** One parsed line is cached: the roll-outs of a group record share their line. */
-let last: { file: string; offset: number; length: number; value: Record<string, unknown> } | undefined;
+/**
+ * Parsed lines are shared: the roll-outs of a group record share one line, so the last few parsed
+ * lines are kept, and concurrent reads of one line (Promise.all over a group) parse it once.
+ */
+const CACHE = 8;
+const cache = new Map<string, Record<string, unknown>>();
+const inflight = new Map<string, Promise<Record<string, unknown>>>();
 
-async function readRecord(s: RolloutSource): Promise<Record<string, unknown>> {
-  if (last && last.file === s.file && last.offset === s.offset && last.length === s.length) return last.value;
+function readRecord(s: RolloutSource): Promise<Record<string, unknown>> {
+  const key = `${s.file}\0${s.offset}:${s.length}`;
+  const hit = cache.get(key);
+  if (hit) return Promise.resolve(hit);
+  let p = inflight.get(key);
+  if (!p) {
+    p = parseRecord(s).then(
+      (v) => {
+        inflight.delete(key);
+        cache.set(key, v);
+        if (cache.size > CACHE) cache.delete(cache.keys().next().value as string);
+        return v;
+      },
+      (err) => {
+        inflight.delete(key);
+        throw err;
+      },
+    );
+    inflight.set(key, p);
+  }
+  return p;
+}
+
+/** Forgets cached lines of `file` (the tail calls this when a file is truncated or replaced). */
+export function forgetFile(file: string): void {
+  for (const k of [...cache.keys()]) if (k.startsWith(file + '\0')) cache.delete(k);
+}
+
+async function parseRecord(s: RolloutSource): Promise<Record<string, unknown>> {
   const buf = await readRange(s.file, s.offset, s.length);
   if (buf.length !== s.length) throw new Error(`${s.file}:${s.line}: the record is no longer on disk (file changed)`);
   let text = buf.toString('utf8');
@@ -20,8 +52,7 @@ async function readRecord(s: RolloutSource): Promise<Record<string, unknown>> {
     throw new Error(`${s.file}:${s.line}: the record changed on disk (no longer JSON)`);
   }
   if (typeof value !== 'object' || value === null) throw new Error(`${s.file}:${s.line}: the record changed on disk`);
-  last = { file: s.file, offset: s.offset, length: s.length, value: value as Record<string, unknown> };
-  return last.value;
+  return value as Record<string, unknown>;
 }
 
 /** The full text of one roll-out (native `response`, verl `output`, TRL `completion`). */

@@ -161,6 +161,11 @@ test('index entries keep numbers and offsets, not texts; loadGroup matches readR
       const g = await idx.loadGroup(es[i].key);
       assert.deepEqual(g, groups[i]);
     }
+    // concurrent reads of one group line (Promise.all) parse it once and give each its own text
+    const texts = await Promise.all(es[0].rollouts.map((r) => idx.readRolloutText(r.source)));
+    assert.deepEqual(texts, groups[0].rollouts.map((r) => r.response));
+    assert.equal(es[0].n, 3);
+    assert.equal(es[0].rollouts, es[0].rollouts, 'repeated reads in one tick share one array');
     idx.close();
   } finally {
     cleanup();
