@@ -105,6 +105,8 @@ interface FileState {
   consumed: number;
   nextLine: number;
   head: Buffer;
+  /** The bytes just before `consumed` (follow mode): a file rewritten to a larger size is caught by these. */
+  tail?: Buffer;
   parser?: JsonlFileParser;
   unsupported: boolean;
   keys: Set<GroupKey>;
@@ -447,7 +449,8 @@ export class RunIndex {
       if (st.ino !== fs.ino || st.dev !== fs.dev) why = 'replaced';
       else if (st.size < fs.size || st.size < fs.consumed) why = 'truncated';
       else if (st.size === fs.size && st.mtimeMs === fs.mtimeMs && !fs.parquetPending) return; // unchanged
-      else if (fs.head.length > 0 && !(await this.sameHead(path, fs.head))) why = 'rewritten';
+      else if (fs.head.length > 0 && !(await this.sameBytes(path, 0, fs.head))) why = 'rewritten';
+      else if (fs.tail && !(await this.sameBytes(path, fs.consumed - fs.tail.length, fs.tail))) why = 'rewritten';
       if (why) {
         this.dropFile(path, ch, why);
         fs = undefined;
@@ -465,13 +468,13 @@ export class RunIndex {
     await this.readFile(fs, st, ch, preloaded && preloaded.length === st.size ? preloaded : undefined);
   }
 
-  private async sameHead(path: string, head: Buffer): Promise<boolean> {
+  private async sameBytes(path: string, pos: number, bytes: Buffer): Promise<boolean> {
     try {
       const fh = await open(path, 'r');
       try {
-        const b = Buffer.alloc(head.length);
-        const { bytesRead } = await fh.read(b, 0, b.length, 0);
-        return bytesRead === head.length && b.equals(head);
+        const b = Buffer.alloc(bytes.length);
+        const { bytesRead } = await fh.read(b, 0, b.length, pos);
+        return bytesRead === bytes.length && b.equals(bytes);
       } finally {
         await fh.close();
       }
@@ -556,6 +559,12 @@ export class RunIndex {
       fs.format = parser.format;
       if (parser.unsupported) fs.unsupported = true;
       if (!this.opts.follow) parser.finish();
+      else if (fs.consumed > 0) {
+        const n = Math.min(HEAD, fs.consumed);
+        const b = Buffer.alloc(n);
+        const { bytesRead } = await fh.read(b, 0, n, fs.consumed - n);
+        fs.tail = bytesRead === n ? b : undefined;
+      }
     } finally {
       await fh.close();
     }

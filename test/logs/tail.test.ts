@@ -179,3 +179,20 @@ test('empty file in a followed run: later content is read', async () => {
     cleanup();
   }
 });
+
+test('[poll] a file rewritten to a larger size between two polls is re-read from scratch', async () => {
+  const { dir, cleanup } = tempDir();
+  const f = write(dir, 'run.jsonl', jsonl([groupRec(1, 'a', 2), groupRec(1, 'b', 2)]));
+  const notices: Notice[] = [];
+  const idx = await RunIndex.open(dir, { follow: true, poll: true, pollMs: 300, idleMs: 400, onNotice: (n) => notices.push(n) });
+  try {
+    assert.deepEqual(idx.groups().map((g) => g.questionId), ['a', 'b']);
+    // same inode, same first bytes, larger size: only the bytes before the old end tell
+    writeFileSync(f, jsonl([groupRec(1, 'a', 2), groupRec(1, 'c', 3), groupRec(1, 'd', 3)]));
+    await waitFor(() => idx.groups().map((g) => g.questionId).join() === 'a,c,d', 'the rewrite');
+    assert.ok(!notices.some((n) => n.level !== 'info'), JSON.stringify(notices));
+  } finally {
+    idx.close();
+    cleanup();
+  }
+});
