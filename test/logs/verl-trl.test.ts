@@ -219,3 +219,15 @@ test('followed run: a TRL parquet file that appears half-written is read once co
     cleanup();
   }
 });
+
+test('committed fixtures (scripts/make-trl-fixture.mjs): TRL parquet and verl dumps load cleanly', async () => {
+  const { groups, notices } = await collect(join('test', 'fixtures', 'logs'));
+  assert.deepEqual(notices, []);
+  assert.equal(groups.length, 12);
+  assert.ok(groups.every((g) => g.rollouts.length === 8));
+  assert.deepEqual([...new Set(groups.map((g) => g.run))].sort(), ['trl/completions', 'verl/rollout']);
+  const verl = groups.filter((g) => g.run === 'verl/rollout');
+  assert.ok(verl.every((g) => g.groundTruth !== undefined && g.groundTruth !== null));
+  const trl = groups.filter((g) => g.run === 'trl/completions');
+  assert.ok(trl.every((g) => g.rollouts.every((r) => typeof r.reward === 'number')));
+});
