@@ -25,6 +25,7 @@ const bundles = [
     format: 'cjs',
     target: 'node20',
     external: ['vscode'],
+    minify: !watch,
   },
   {
     // The consensus panel (browser). CSS is bundled beside it as dist/webview/main.css.

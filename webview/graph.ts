@@ -182,6 +182,8 @@ export class RolloutGraph {
         wheelSensitivity: 0.3,
         boxSelectionEnabled: false,
         autoungrabify: true,
+        hideEdgesOnViewport: true,
+        pixelRatio: 1,
       });
       this.cy.on('tap', 'node', (ev) => {
         const i = ev.target.data('index');

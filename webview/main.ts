@@ -159,12 +159,15 @@ function renderView(v: QuestionView): void {
   app.dataset.step = String(v.key.step);
   if (!sameQuestion || visibleSpecs().map((s) => s.key).join() !== prevVisible) renderControls();
   else syncSliders(v);
+  const t0 = performance.now();
   renderHeader(v);
   renderStrip(v);
   renderTheory(v);
   renderClasses(v);
   renderRollouts(v);
+  const t1 = performance.now();
   graph.render(v);
+  document.body.dataset.renderParts = `tables ${(t1 - t0).toFixed(1)} graph ${(performance.now() - t1).toFixed(1)}`;
   if (selected >= 0) graph.select(selected);
   graphBox.dataset.nodes = String(graph.nodeCount());
   graphBox.dataset.classes = String(graph.classCount());

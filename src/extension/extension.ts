@@ -31,7 +31,8 @@ function configuredParams(): Record<string, number> {
   const a = vscode.workspace.getConfiguration(`${CONFIG}.advantage`);
   const out = sanitizeParams(values);
   const eps = a.get<number>('eps');
-  if (typeof eps === 'number' && Number.isFinite(eps) && eps >= 0) out.advEps = eps;
+  if (typeof eps === 'number' && Number.isFinite(eps) && eps >= 0 && eps <= 1) out.advEps = eps;
+  if (a.get<string>('scale') === 'none') out.advScaleNone = 1;
   return out;
 }
 

@@ -117,8 +117,12 @@ export class ConsensusPanel implements vscode.Disposable {
   showQuestion(key: QuestionKey): void {
     this.key = key;
     this.panel.title = `Consensus · ${key.questionId}`;
+    this.switchStarted = { at: performance.now(), key };
     this.sendView('open');
   }
+  /** When the last question switch was asked for (host clock), to log the time until rendered. */
+  private switchStarted: { at: number; key: QuestionKey } | null = null;
+  private openSeqs = new Set<number>();
 
   /** Re-score after the run changed (live updates). */
   refresh(): void {
@@ -141,6 +145,7 @@ export class ConsensusPanel implements vscode.Disposable {
         if (this.key !== key || seq < this.latestDelivered) return;
         this.latestDelivered = seq;
         this.pending.set(seq, Date.now());
+        if (reason === 'open') this.openSeqs.add(seq);
         this.post({ type: 'view', seq, request, view, reason });
       };
       if (v instanceof Promise) v.then(deliver, fail);
@@ -206,6 +211,11 @@ export class ConsensusPanel implements vscode.Disposable {
         if (t !== undefined) {
           this.renderTimes.push(m.ms);
           if (this.renderTimes.length > 200) this.renderTimes.shift();
+        }
+        if (this.openSeqs.delete(m.seq) && this.switchStarted && this.key === this.switchStarted.key) {
+          const total = performance.now() - this.switchStarted.at;
+          this.switchStarted = null;
+          this.host.log(`question switch to ${this.key.questionId} (step ${this.key.step}): ${total.toFixed(1)} ms until rendered (webview ${m.ms.toFixed(1)} ms)`);
         }
         return;
       }

@@ -1,6 +1,7 @@
 // Operator parameters shown as sliders and settings (SPEC §4): ids, defaults, ranges. Pure: no
 // 'vscode'. The settings keys are `consensusLens.params.<key>` (see package.json).
 import type { OperatorId, ParamSpec } from '../protocol/messages';
+import { DEFAULT_PARAMS, PARAM_SPECS } from '../engine/params';
 
 export const SLIDER_PARAMS: ParamSpec[] = [
   { key: 'kappa', label: 'κ', min: 0, max: 1, step: 0.01, default: 0.1, operators: ['ec', 'core'], description: 'reasoning-kernel floor: A = K_ans·[κ + (1−κ)·K_rsn]' },
@@ -10,23 +11,16 @@ export const SLIDER_PARAMS: ParamSpec[] = [
   { key: 'lambda', label: 'λ', min: 0, max: 1, step: 0.01, default: 0.9, operators: ['msttrl'], description: 'IPS interpolation of a Correct outcome: R = (1/f)^(1−λ)' },
 ];
 
-/** Every numeric parameter with its default and allowed range (settings; SPEC §4–5). */
-export interface NumericParam { key: string; default: number | null; min: number; max: number; integer?: boolean }
-export const ALL_PARAMS: NumericParam[] = [
-  { key: 'kappa', default: 0.1, min: 0, max: 1 },
-  { key: 'tau', default: 0.25, min: 0.001, max: 10 },
-  { key: 'alpha', default: 0.1, min: 0, max: 1 },
-  { key: 'shift', default: null, min: 0, max: 10 },
-  { key: 'eps', default: 1e-6, min: 1e-12, max: 1e-2 },
-  { key: 'tmax', default: 200, min: 1, max: 100000, integer: true },
-  { key: 'rho', default: null, min: 0, max: 1 },
-  { key: 'ciscTemp', default: null, min: 0.001, max: 10 },
-  { key: 'omega', default: 5, min: 1, max: 100 },
-  { key: 'lambda', default: 0.9, min: 0, max: 1 },
-  { key: 'tauLow', default: 0.5, min: 0, max: 1 },
-  { key: 'tauHigh', default: 0.75, min: 0, max: 1 },
-  { key: 'uncheckedPassRate', default: 0.5, min: 0, max: 1 },
-];
+/** Every numeric parameter with its default and allowed range: the engine's one table (SPEC §4–5). */
+export interface NumericParam { key: string; default: number | null; min: number; max: number; integer?: boolean; minExclusive?: boolean }
+export const ALL_PARAMS: NumericParam[] = PARAM_SPECS.map((p) => ({
+  key: p.id,
+  default: DEFAULT_PARAMS[p.id] as number | null,
+  min: p.min,
+  max: p.max,
+  integer: p.integer,
+  minExclusive: p.minExclusive,
+}));
 
 export function defaultParams(): Record<string, number> {
   const out: Record<string, number> = {};
@@ -43,7 +37,9 @@ export function sanitizeParams(values: Record<string, unknown>, base: Record<str
   for (const p of ALL_PARAMS) {
     const v = values[p.key];
     if (typeof v !== 'number' || !Number.isFinite(v)) continue;
-    let x = Math.min(p.max, Math.max(p.min, v));
+    // An exclusive lower bound (τ > 0) clamps to a small positive value.
+    const low = p.minExclusive ? (p.min === 0 ? 1e-6 : p.min + 1e-9) : p.min;
+    let x = Math.min(p.max, Math.max(low, v));
     if (p.integer) x = Math.round(x);
     out[p.key] = x;
   }

@@ -58,10 +58,12 @@ export function storeGroup(group: Group, runId: string, runLabel: string): Store
 /** Engine parameters from the extension's flat record (unknown keys dropped). */
 export function engineParams(params: Record<string, number>): Partial<Params> {
   const allowed: (keyof Params)[] = ['kappa', 'tau', 'alpha', 'shift', 'eps', 'tmax', 'omega', 'ciscTemp', 'lambda', 'tauLow', 'tauHigh', 'uncheckedPassRate', 'advEps'];
-  const out: Partial<Record<keyof Params, number>> = {};
+  const out: Partial<Record<keyof Params, number | string>> = {};
   for (const k of allowed) if (typeof params[k] === 'number' && Number.isFinite(params[k])) out[k] = params[k];
+  // GRPO scaling travels as a number in the flat record: advScaleNone = 1 is Dr. GRPO (no std).
+  if (params.advScaleNone === 1) (out as Partial<Params>).advScale = 'none';
   // C must stay ≥ α (Lemma 1): a shift below α (e.g. after moving the α slider) follows α.
-  if (out.shift !== undefined && out.alpha !== undefined && out.shift < out.alpha) delete out.shift;
+  if (typeof out.shift === 'number' && out.shift < ((out.alpha as number | undefined) ?? 0.1)) delete out.shift;
   return out as Partial<Params>;
 }
 
@@ -84,9 +86,9 @@ export function summarize(g: StoredGroup, s: GroupScore): QuestionSummary {
 
 const finite = (x: number | undefined | null): number | null => (typeof x === 'number' && Number.isFinite(x) ? x : null);
 
-/** Above this many within-class edges, each node keeps only its strongest ones (the graph stays legible). */
-export const MAX_EDGES = 2500;
-export const EDGES_PER_NODE = 6;
+/** Above this many within-class edges, each node keeps only its strongest ones: the graph stays legible and a question switch renders fast (a class of 59 has 1,711 pairs). */
+export const MAX_EDGES = 400;
+export const EDGES_PER_NODE = 4;
 
 export function graphEdges(g: PreparedGroup, kappa: number): GraphEdge[] {
   const all: GraphEdge[] = [];

@@ -270,7 +270,7 @@ test('switching questions renders under 150 ms (median, measured in the webview)
     await page.locator('.sidebar .monaco-list-row').nth(i).click();
     await retry(async () => assert.equal((await shownQuestion(wv)).q, q), { timeout: 10_000, interval: 10 });
     await retry(async () => assert.ok(await wv.locator('body').getAttribute('data-render-ms')), { interval: 10 });
-    times.push({ q, wall: Date.now() - t0, render: Number(await wv.locator('body').getAttribute('data-render-ms')) });
+    times.push({ q, wall: Date.now() - t0, render: Number(await wv.locator('body').getAttribute('data-render-ms')), parts: await wv.locator('body').getAttribute('data-render-parts') });
   }
   const med = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
   figures.switchRenderMsMedian = med(times.map((t) => t.render));
