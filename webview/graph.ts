@@ -84,6 +84,7 @@ export class RolloutGraph {
   private cy: cytoscape.Core | null = null;
   private shownKey = '';
   private selected = -1;
+  private lastSize = { w: -1, h: -1 };
 
   constructor(
     private readonly container: HTMLElement,
@@ -183,6 +184,8 @@ export class RolloutGraph {
         boxSelectionEnabled: false,
         autoungrabify: true,
         hideEdgesOnViewport: true,
+        textureOnViewport: true,
+        motionBlur: false,
         pixelRatio: 1,
       });
       this.cy.on('tap', 'node', (ev) => {
@@ -199,7 +202,11 @@ export class RolloutGraph {
         this.cy!.add(els);
       });
     }
-    this.cy.resize();
+    const rect = this.container.getBoundingClientRect();
+    if (rect.width !== this.lastSize.w || rect.height !== this.lastSize.h) {
+      this.cy.resize();
+      this.lastSize = { w: rect.width, h: rect.height };
+    }
     this.cy.fit(undefined, 16);
   }
 

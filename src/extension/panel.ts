@@ -48,7 +48,7 @@ export class ConsensusPanel implements vscode.Disposable {
 
   static show(extensionUri: vscode.Uri, host: PanelHost, key: QuestionKey | undefined): ConsensusPanel {
     if (ConsensusPanel.current) {
-      ConsensusPanel.current.panel.reveal(undefined, true);
+      if (!ConsensusPanel.current.panel.visible) ConsensusPanel.current.panel.reveal(undefined, true);
     } else {
       const panel = vscode.window.createWebviewPanel(PANEL_VIEW_TYPE, 'Consensus', { viewColumn: vscode.ViewColumn.Active, preserveFocus: true }, ConsensusPanel.options(extensionUri));
       ConsensusPanel.current = new ConsensusPanel(panel, extensionUri, host, null);

@@ -87,8 +87,8 @@ export function summarize(g: StoredGroup, s: GroupScore): QuestionSummary {
 const finite = (x: number | undefined | null): number | null => (typeof x === 'number' && Number.isFinite(x) ? x : null);
 
 /** Above this many within-class edges, each node keeps only its strongest ones: the graph stays legible and a question switch renders fast (a class of 59 has 1,711 pairs). */
-export const MAX_EDGES = 400;
-export const EDGES_PER_NODE = 4;
+export const MAX_EDGES = 250;
+export const EDGES_PER_NODE = 3;
 
 export function graphEdges(g: PreparedGroup, kappa: number): GraphEdge[] {
   const all: GraphEdge[] = [];
