@@ -88,6 +88,10 @@ export class JsonlFileParser {
         return this.checkDetect();
       }
       this.format = f;
+      if (f === 'verl' && !this.runOnce.has('verl-logprobs')) {
+        this.runOnce.add('verl-logprobs');
+        this.onNotice({ level: 'info', message: `${this.file}: verl dump: no log-probs are logged, so confidence-based operators (cisc, core) run without confidence`, file: this.file });
+      }
     }
     const source = { file: this.file, line: l.line, offset: l.offset, length: l.length };
     const conv: Conversion = this.format === 'native' ? convertNative(o, source) : this.verl.convert(o, source);
