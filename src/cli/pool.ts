@@ -13,6 +13,7 @@ export class ShardedPool {
   private readonly workers: Worker[];
   private readonly pending = new Map<number, Pending>();
   private seq = 0;
+  private closing = false;
 
   constructor(size: number, script = join(__dirname, 'score-worker.js')) {
     this.workers = Array.from({ length: size }, () => {
@@ -24,9 +25,14 @@ export class ShardedPool {
         if (m.error !== undefined) p.reject(new Error(m.error));
         else p.resolve(m.value);
       });
-      w.on('error', (e) => {
+      // A worker that fails or exits while requests are pending fails them (never a silent hang).
+      const failAll = (e: Error) => {
         for (const p of this.pending.values()) p.reject(e);
         this.pending.clear();
+      };
+      w.on('error', failAll);
+      w.on('exit', (code) => {
+        if (!this.closing && this.pending.size) failAll(new Error(`worker thread exited (code ${code}) with ${this.pending.size} requests pending`));
       });
       return w;
     });
@@ -42,6 +48,7 @@ export class ShardedPool {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await Promise.all(this.workers.map((w) => w.terminate()));
   }
 }
