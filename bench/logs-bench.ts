@@ -80,8 +80,8 @@ async function childIndex(file: string): Promise<void> {
   const s = Number(process.hrtime.bigint() - t0) / 1e9;
   const groups = idx.groups();
   let rollouts = 0;
-  for (const g of groups) rollouts += g.rollouts.length;
   const rssAfterIndex = process.resourceUsage().maxRSS / 1024;
+  for (const g of groups) rollouts += g.n;
   // fetch: random roll-outs of random groups (no two consecutive from the same line)
   const r = rng(7);
   const times: number[] = [];

