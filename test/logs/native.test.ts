@@ -135,3 +135,24 @@ test('duplicate group records are skipped with a warning', async () => {
     cleanup();
   }
 });
+
+test('CRLF line endings and a UTF-8 BOM: records load and texts read back by offset', async () => {
+  const { RunIndex } = await import('../../src/logs/index.js');
+  const { dir, cleanup } = tempDir();
+  try {
+    const lines = [rollout(1, 'a', 0), rollout(1, 'a', 1), groupRec(1, 'g', 2)].map((o) => JSON.stringify(o));
+    write(dir, 'crlf.jsonl', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(lines.join('\r\n') + '\r\n')]));
+    const { groups, notices } = await collect(dir);
+    assert.deepEqual(notices, []);
+    assert.deepEqual(groups.map((g) => [g.questionId, g.rollouts.length]), [['a', 2], ['g', 2]]);
+    assert.equal(groups[0].rollouts[0].response, 'resp a 0 \\boxed{0}');
+    const idx = await RunIndex.open(dir, { follow: false, onNotice: (n) => assert.fail(n.message) });
+    for (const e of idx.groups()) {
+      const g = await idx.loadGroup(e.key);
+      assert.deepEqual(g.rollouts.map((r) => r.response), groups.find((x) => x.questionId === e.questionId)!.rollouts.map((r) => r.response));
+    }
+    idx.close();
+  } finally {
+    cleanup();
+  }
+});
