@@ -3,6 +3,7 @@
 import {
   answersEqual,
   createRunContext,
+  needsReasoning,
   prepareGroup,
   scoreGroup,
   scoreToJson,
@@ -19,7 +20,7 @@ export interface ScoreJob {
 }
 
 export function scoreLine(group: Group, job: ScoreJob, ctx: RunContext): string {
-  const s = scoreGroup(prepareGroup(group), { operators: job.operators, params: job.params, configuredOperator: job.configuredOperator }, ctx);
+  const s = scoreGroup(prepareGroup(group, { reasoning: needsReasoning(job.operators) }), { operators: job.operators, params: job.params, configuredOperator: job.configuredOperator }, ctx);
   return JSON.stringify(scoreToJson(s));
 }
 
@@ -44,7 +45,7 @@ export const emptyStats = (): SweepStats => ({ groups: 0, flips: 0, gateSum: 0, 
  * settings: only the operators' own work is repeated. `contexts[s]` carries MS-TTRL's cache.
  */
 export function sweepGroup(group: Group, job: SweepJob, contexts: RunContext[]): SweepStats[][] {
-  const g = prepareGroup(group);
+  const g = prepareGroup(group, { reasoning: needsReasoning(job.operators) });
   const vote = scoreGroup(g, { operators: ['majority'] }).results.majority;
   const truth = g.groundTruth;
   return job.settings.map((params, s) => {

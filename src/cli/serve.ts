@@ -31,6 +31,7 @@ import {
   operatorSpec,
   paramSpec,
   prepareGroup,
+  needsReasoning,
   resolveParams,
   resultToJson,
   scoreGroup,
@@ -146,7 +147,7 @@ export function inProcessScorer(ctx: RunContext = createRunContext()): Scorer {
   return {
     async score(req) {
       return req.groups.map((g, i) => {
-        const s = scoreGroup(prepareGroup(g), { operators: [req.operator], params: req.params }, ctx);
+        const s = scoreGroup(prepareGroup(g, { reasoning: needsReasoning([req.operator]) }), { operators: [req.operator], params: req.params }, ctx);
         const r = s.results[req.operator];
         return answerFor(g, i, req.operator, r ? resultToJson(r) : undefined, s.unavailable[req.operator]);
       });

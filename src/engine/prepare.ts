@@ -17,8 +17,10 @@ export interface PreparedGroup {
   /** Class index per roll-out (-1 for no answer); classes are ordered by first member. */
   classOf: Int32Array;
   classes: AnswerClass[];
-  /** Per class, cos(h_i, h_j) over its member pairs, packed as in `cosinesWithin`. */
+  /** Per class, cos(h_i, h_j) over its member pairs, packed as in `cosinesWithin`; empty when
+   * prepared without reasoning vectors (`hasReasoning` false). */
   cosines: Float64Array[];
+  hasReasoning: boolean;
   /** c_i, the mean token log-prob; meaningful only where `hasConfidence[i]`. */
   confidence: Float64Array;
   hasConfidence: Uint8Array;
@@ -37,6 +39,9 @@ export interface PreparedGroup {
 export interface PrepareOptions {
   /** SPEC §3.1: fall back to the last number of a response without a box (default true). */
   lastNumber?: boolean;
+  /** Compute the reasoning vectors (TF-IDF, within-class cosines; default true). Only EC and
+   * CoRE need them: a majority-vote reward worker skips the costliest step. */
+  reasoning?: boolean;
 }
 
 export function prepareGroup(group: Group, opts: PrepareOptions = {}): PreparedGroup {
@@ -46,8 +51,12 @@ export function prepareGroup(group: Group, opts: PrepareOptions = {}): PreparedG
     r.answer !== undefined && r.answer !== null ? r.answer : extractAnswer(r.response ?? '', { lastNumber: opts.lastNumber ?? true }),
   );
   const { classOf, classes } = formClasses(answers);
-  const rows = tfidfRows(rollouts.map((r) => r.response ?? ''));
-  const cosines = classes.map((c) => cosinesWithin(rows, c.members));
+  const hasReasoning = opts.reasoning ?? true;
+  let cosines: Float64Array[] = [];
+  if (hasReasoning) {
+    const rows = tfidfRows(rollouts.map((r) => r.response ?? ''));
+    cosines = classes.map((c) => cosinesWithin(rows, c.members));
+  }
 
   const confidence = new Float64Array(n);
   const hasConfidence = new Uint8Array(n);
@@ -80,6 +89,7 @@ export function prepareGroup(group: Group, opts: PrepareOptions = {}): PreparedG
     classOf,
     classes,
     cosines,
+    hasReasoning,
     confidence,
     hasConfidence,
     confidenceMissing,

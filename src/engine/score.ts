@@ -69,7 +69,9 @@ export function scoreGroup(g: PreparedGroup, req: ScoreRequest = {}, ctx?: RunCo
   };
   if (g.loggedRewards.some((r) => r !== null)) {
     const configured = req.configuredOperator ?? 'majority';
-    const r = results[configured] ?? (g.n > 0 && !operatorSpec(configured)!.unavailable(g, ctx, p) ? operatorSpec(configured)!.run(g, p) : undefined);
+    const spec = operatorSpec(configured)!;
+    const runnable = g.n > 0 && !spec.unavailable(g, ctx, p) && (g.hasReasoning || !spec.needs.includes('text'));
+    const r = results[configured] ?? (runnable ? spec.run(g, p) : undefined);
     if (r) score.rewardMismatch = { operator: configured, ...rewardMismatches(g.loggedRewards, r.rewards) };
   }
   return score;

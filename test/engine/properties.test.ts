@@ -229,3 +229,9 @@ test('the empty box is its own (degenerate) class and can win the vote', () => {
   const s = run(group(rollouts), ['majority']);
   assert.equal(s.results.majority!.label, '');
 });
+
+test('prepared without reasoning vectors: votes run, EC/CoRE refuse instead of guessing', () => {
+  const g = prepareGroup(group([{ response: 'a \\boxed{1}' }, { response: 'b \\boxed{1}' }, { response: 'c \\boxed{2}' }]), { reasoning: false });
+  assert.equal(scoreGroup(g, { operators: ['majority'] }).results.majority!.label, '1');
+  assert.throws(() => scoreGroup(g, { operators: ['core'] }), /reasoning/);
+});

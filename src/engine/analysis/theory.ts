@@ -41,7 +41,7 @@ export interface TheoryReadout {
 
 export function classCoherence(g: PreparedGroup, k: number, kappa: number): number | null {
   const cos = g.cosines[k];
-  if (cos.length === 0) return null;
+  if (!cos || cos.length === 0) return null;
   let s = 0;
   for (let t = 0; t < cos.length; t++) s += cos[t];
   return kappa + ((1 - kappa) * (1 + s / cos.length)) / 2;

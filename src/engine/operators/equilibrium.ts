@@ -27,6 +27,7 @@ export function classAffinity(cos: Float64Array, m: number, kappa: number): Floa
 
 /** Runs EC (w ≡ 1) or CoRE (w_i = exp((c_i − max c)/τ), eq. 2) on a prepared group. */
 export function equilibrium(op: Extract<OperatorId, 'ec' | 'core'>, g: PreparedGroup, p: Params): OperatorResult {
+  if (!g.hasReasoning) throw new Error(`${op} needs reasoning vectors: prepare the group with reasoning (the default)`);
   const n = g.n;
   const calibrate = op === 'core' && g.confidenceMissing === 0 && n > 0;
   const w = calibrate ? confidenceWeights(g, p.tau) : null;

@@ -113,3 +113,8 @@ export function parseOperatorList(list: string): OperatorId[] {
   if (unknown.length) throw new RangeError(`unknown operator${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} (known: ${OPERATOR_IDS.join(', ')})`);
   return ids as OperatorId[];
 }
+
+/** Whether scoring with these operators (all when undefined) needs the reasoning vectors. */
+export function needsReasoning(operators?: readonly OperatorId[]): boolean {
+  return (operators ?? OPERATOR_IDS).some((id) => operatorSpec(id)?.needs.includes('text'));
+}
