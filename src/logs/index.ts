@@ -9,7 +9,8 @@
 //     when PATH itself cannot be read; every other problem is a Notice naming file and line.
 //
 // Followable index (extension, `watch`):
-//   RunIndex.open(path, { follow, poll?, pollMs?, idleMs?, safetyScanMs?, onNotice }) → RunIndex
+//   RunIndex.open(path, { follow, poll?, pollMs?, idleMs?, safetyScanMs?, onNotice, onProgress?, signal? })
+//     → RunIndex (after the initial read; onProgress reports it, signal cancels it: AbortError)
 //     .mode 'watch' | 'poll' | 'static'    (an info notice says which, and why polling)
 //     .groups(): GroupEntry[]              first-record order; per group: key, run, step, questionId,
 //                                          prompt, groundTruth (diagnostic), outcomeChecks, n,
@@ -34,4 +35,4 @@ export type { Notice, NoticeSink, LogFormat, GroupKey, RolloutEntry, RolloutSour
 export { groupKey } from './types.js';
 export { readRun, type ReadRunOptions } from './read-run.js';
 export { readRolloutText } from './texts.js';
-export { RunIndex, entryToGroup, type GroupEntry, type RunChange, type RunIndexOptions } from './run-index.js';
+export { RunIndex, entryToGroup, type GroupEntry, type RunChange, type RunIndexOptions, type RunProgress } from './run-index.js';

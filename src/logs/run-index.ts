@@ -92,6 +92,18 @@ export interface RunIndexOptions {
   pollMs?: number;
   idleMs?: number;
   safetyScanMs?: number;
+  /** Progress of the initial read (throttled to ~10 per second, and once at the end). */
+  onProgress?: (p: RunProgress) => void;
+  /** Cancels the initial read: `open` then rejects with an AbortError and nothing keeps running. */
+  signal?: AbortSignal;
+}
+
+export interface RunProgress {
+  bytesRead: number;
+  totalBytes: number;
+  filesRead: number;
+  totalFiles: number;
+  groups: number;
 }
 
 interface FileState {
@@ -153,7 +165,11 @@ export class RunIndex {
   private readonly sizeHist = new Map<string, Map<number, number>>();
   private readonly listeners: Array<(e: RunChange) => void> = [];
   private readonly notice: (n: Notice) => void;
-  private readonly opts: Required<Omit<RunIndexOptions, 'onNotice' | 'poll'>> & { poll: boolean };
+  private readonly opts: Required<Omit<RunIndexOptions, 'onNotice' | 'poll' | 'onProgress' | 'signal'>> & { poll: boolean };
+  private readonly onProgress?: (p: RunProgress) => void;
+  private readonly signal?: AbortSignal;
+  /** Set during the initial read. */
+  private progress?: RunProgress & { last: number };
   private watcher?: FSWatcher;
   private dirWatchers = new Map<string, FSWatcher>();
   private timers: NodeJS.Timeout[] = [];
@@ -178,6 +194,28 @@ export class RunIndex {
       idleMs: opts.idleMs ?? 2000,
       safetyScanMs: opts.safetyScanMs ?? 10_000,
     };
+    this.onProgress = opts.onProgress;
+    this.signal = opts.signal;
+  }
+
+  private checkAbort(): void {
+    if (this.signal?.aborted) {
+      const e = new Error(`reading ${this.root} was cancelled`);
+      e.name = 'AbortError';
+      throw e;
+    }
+  }
+
+  private tick(bytes: number, force = false): void {
+    const p = this.progress;
+    if (!p) return;
+    p.bytesRead += bytes;
+    const now = Date.now();
+    if (!this.onProgress || (!force && now - p.last < 100)) return;
+    p.last = now;
+    p.groups = this.entries.size;
+    const { last: _l, ...out } = p;
+    this.onProgress(out);
   }
 
   /** Opens a run (folder or file). Throws when PATH cannot be read; everything else is a notice. */
@@ -191,7 +229,12 @@ export class RunIndex {
       throw new Error(code === 'ENOENT' ? `${path}: no such file or folder` : `${path}: cannot read (${code ?? (err as Error).message})`);
     }
     const idx = new RunIndex(root, st.isDirectory(), opts);
-    await idx.start();
+    try {
+      await idx.start();
+    } catch (err) {
+      idx.close();
+      throw err;
+    }
     return idx;
   }
 
@@ -230,14 +273,23 @@ export class RunIndex {
       const idle = setInterval(() => this.enqueue(async (ch) => this.completeIdle(ch)), Math.max(50, Math.min(500, this.opts.idleMs / 4)));
       this.timers.push(idle);
     }
+    let aborted: Error | undefined;
     await this.enqueue(async (ch) => {
-      await this.scan(ch, true);
+      try {
+        await this.scan(ch, true);
+      } catch (err) {
+        if ((err as Error).name === 'AbortError') return void (aborted = err as Error);
+        throw err;
+      }
       if (!this.opts.follow) {
         for (const e of this.entries.values()) if (!e.complete) this.complete(e, ch);
       }
       this.initialDone = true;
       this.warnSizes([...this.entries.values()].filter((e) => e.complete));
+      this.tick(0, true);
+      this.progress = undefined;
     });
+    if (aborted) throw aborted;
   }
 
   private watchDir(dir: string): void {
@@ -362,6 +414,11 @@ export class RunIndex {
     }
     const present = new Set(list);
     for (const path of [...this.files.keys()]) if (!present.has(path)) this.dropFile(path, ch, 'deleted');
+    if (initial) {
+      let totalBytes = 0;
+      for (const st of stats.values()) totalBytes += st.size;
+      this.progress = { bytesRead: 0, totalBytes, filesRead: 0, totalFiles: list.length, groups: 0, last: 0 };
+    }
     // New small files are read ahead concurrently (a folder of 10,000 files would otherwise be
     // 10,000 sequential round trips through the I/O thread pool); records are applied in order.
     const WINDOW = 32;
@@ -374,7 +431,11 @@ export class RunIndex {
           return readWhole(p).catch(() => undefined);
         }),
       );
-      for (let j = 0; j < slice.length; j++) await this.checkFile(slice[j], stats.get(slice[j]), ch, pre[j]);
+      for (let j = 0; j < slice.length; j++) {
+        this.checkAbort();
+        await this.checkFile(slice[j], stats.get(slice[j]), ch, pre[j]);
+        if (this.progress) this.progress.filesRead++;
+      }
     }
   }
 
@@ -531,6 +592,10 @@ export class RunIndex {
       const parser = fs.parser!;
       const now = Date.now();
       for await (const lines of readLineBatches(fh, fs.consumed, fs.nextLine, size)) {
+        if (this.progress) {
+          this.checkAbort();
+          this.tick(lines[lines.length - 1].end - lines[0].offset);
+        }
         for (const l of lines) {
           if (!l.terminated) {
             let complete = l.text.trim() === '';

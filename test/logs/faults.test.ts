@@ -171,3 +171,20 @@ test('index entries keep numbers and offsets, not texts; loadGroup matches readR
     cleanup();
   }
 });
+
+test('initial read reports progress and can be cancelled', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    for (let i = 0; i < 300; i++) writeFileSync(join(dir, `${i}.jsonl`), jsonl([groupRec(i, 'q', 2)]));
+    const seen: number[] = [];
+    const idx = await RunIndex.open(dir, { follow: false, onNotice: () => undefined, onProgress: (p) => seen.push(p.filesRead / p.totalFiles) });
+    assert.equal(idx.size, 300);
+    assert.equal(seen[seen.length - 1], 1);
+    idx.close();
+    const ac = new AbortController();
+    ac.abort();
+    await assert.rejects(RunIndex.open(dir, { follow: true, onNotice: () => undefined, signal: ac.signal }), (e: Error) => e.name === 'AbortError');
+  } finally {
+    cleanup();
+  }
+});
