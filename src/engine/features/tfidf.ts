@@ -356,44 +356,51 @@ export function cosinesWithin(rows: TfidfRows, members: readonly number[]): Floa
   const out = new Float64Array((m * (m - 1)) / 2);
   if (m < 2) return out;
   const V = rows.vocabularySize;
-  if (dense.length < V) dense = new Float64Array(Math.max(V, dense.length * 2));
   if (classDf.length < V) classDf = new Int32Array(Math.max(V, classDf.length * 2));
   const { start, terms, values } = rows;
   // A term held by only one member of the class adds exactly 0 to every dot product: keep only
-  // the terms shared within the class (with rich text that is about half of them).
+  // the terms shared within the class (with real text about half of them), renumbered densely so
+  // the scatter array stays small enough for the L1 cache.
+  const df = classDf;
   let total = 0;
   for (const i of members) {
-    for (let k = start[i]; k < start[i + 1]; k++) classDf[terms[k]]++;
+    for (let k = start[i]; k < start[i + 1]; k++) df[terms[k]]++;
     total += start[i + 1] - start[i];
   }
   const cStart = new Int32Array(m + 1);
   const cTerms = new Int32Array(total);
   const cValues = new Float64Array(total);
+  // df[t] > 1 marks a shared term; its local id is stored as −(id + 1) once assigned.
+  let shared = 0;
   let w = 0;
   for (let a = 0; a < m; a++) {
     const i = members[a];
     cStart[a] = w;
     for (let k = start[i]; k < start[i + 1]; k++) {
-      if (classDf[terms[k]] > 1) {
-        cTerms[w] = terms[k];
-        cValues[w++] = values[k];
-      }
+      const t = terms[k];
+      let c = df[t];
+      if (c === 1) continue;
+      if (c > 1) c = df[t] = -(++shared);
+      cTerms[w] = -c - 1;
+      cValues[w++] = values[k];
     }
   }
   cStart[m] = w;
-  for (const i of members) for (let k = start[i]; k < start[i + 1]; k++) classDf[terms[k]] = 0;
+  for (const i of members) for (let k = start[i]; k < start[i + 1]; k++) df[terms[k]] = 0;
 
+  if (dense.length < shared) dense = new Float64Array(Math.max(shared, dense.length * 2));
+  const d = dense;
   let o = 0;
   for (let a = 0; a < m - 1; a++) {
     const s0 = cStart[a];
     const s1 = cStart[a + 1];
-    for (let k = s0; k < s1; k++) dense[cTerms[k]] = cValues[k];
+    for (let k = s0; k < s1; k++) d[cTerms[k]] = cValues[k];
     for (let b = a + 1; b < m; b++) {
       let dot = 0;
-      for (let k = cStart[b], e = cStart[b + 1]; k < e; k++) dot += dense[cTerms[k]] * cValues[k];
+      for (let k = cStart[b], e = cStart[b + 1]; k < e; k++) dot += d[cTerms[k]] * cValues[k];
       out[o++] = dot;
     }
-    for (let k = s0; k < s1; k++) dense[cTerms[k]] = 0;
+    for (let k = s0; k < s1; k++) d[cTerms[k]] = 0;
   }
   return out;
 }
