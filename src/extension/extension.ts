@@ -14,7 +14,7 @@ import { RolloutDocuments, ROLLOUT_SCHEME, parseRolloutUri } from './rolloutDocs
 import { buildView } from './scoring';
 import { statusText, stepStats } from './format';
 import { rescoreRun, type RescoreReport } from './rescore';
-import { parseParamText } from './paramText';
+import { parseRescoreText } from './paramText';
 
 const CONFIG = 'consensusLens';
 
@@ -65,10 +65,12 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
     preview: (key, index) => store.cached(key)?.previews[index] ?? '',
   });
 
+  let lastRollout: { key: QuestionKey; index: number } | undefined;
   const openRollout = async (key: QuestionKey, index: number, params?: Record<string, number>): Promise<void> => {
     const run = store.runs.get(key.runId);
     if (!run || !store.entry(key)) return void vscode.window.showWarningMessage(`Consensus Lens: ${key.questionId} is no longer in the run.`);
     await docs.open({ key, index, params }, run.label);
+    lastRollout = { key, index };
     ConsensusPanel.instance?.select(index);
   };
 
@@ -227,6 +229,7 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       const uri = vscode.window.activeTextEditor?.document.uri;
       const ref = uri && uri.scheme === ROLLOUT_SCHEME ? parseRolloutUri(uri) : undefined;
       if (ref) return revealInLog(ref.key, ref.index);
+      if (lastRollout) return revealInLog(lastRollout.key, lastRollout.index);
       void vscode.window.showInformationMessage('Consensus Lens: open a roll-out first.');
     }),
     vscode.commands.registerCommand('consensusLens.rescoreRun', async (arg?: Node | string, given?: Record<string, number>) => {
@@ -234,24 +237,27 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       const run = runId ? store.runs.get(runId) : undefined;
       if (!run) return;
       let params = given;
+      let operator = configuredOperator();
       if (!params) {
         const text = await vscode.window.showInputBox({
           title: `Re-score ${run.label}`,
-          prompt: 'Parameters to change, e.g. "kappa=0.5 tau=0.1 alpha=0.1" (the others keep their configured values)',
+          prompt: `Parameters to change, e.g. "kappa=0.5 tau=0.1", optionally an operator ("core kappa=1"; default ${operator}). Other parameters keep their configured values.`,
           placeHolder: 'kappa=0.5',
-          validateInput: (v) => (parseParamText(v) ? null : 'Write name=value pairs, e.g. kappa=0.5 tau=0.25'),
+          validateInput: (v) => (parseRescoreText(v) ? null : 'Write name=value pairs, e.g. kappa=0.5 tau=0.25, and optionally an operator name'),
         });
         if (text === undefined) return;
-        params = parseParamText(text) ?? {};
+        const parsed = parseRescoreText(text) ?? { operator: null, params: {} };
+        params = parsed.params;
+        if (parsed.operator) operator = parsed.operator;
       }
       const base = configuredParams();
       const next = sanitizeParams(params, base);
       const report = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: `Re-scoring ${run.label}`, cancellable: true },
         (progress, token) =>
-          rescoreRun(store, run, base, next, configuredOperator(), {
+          rescoreRun(store, run, base, next, operator, {
             cancelled: () => token.isCancellationRequested,
-            progress: (done, total) => progress.report({ message: `${done}/${total} groups`, increment: (100 / Math.max(1, total)) * Math.min(done, 50) / 50 }),
+            progress: (done, total) => progress.report({ message: `${done}/${total} groups` }),
           }),
       );
       showRescoreReport(out, run, report);

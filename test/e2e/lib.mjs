@@ -35,6 +35,9 @@ export async function runCommand(page, title, { attempts = 4 } = {}) {
     await page.keyboard.press('F1');
     const input = page.locator('.quick-input-widget input[type="text"]');
     await input.first().waitFor({ state: 'visible', timeout: 10_000 });
+    // Focus the palette's input first: keystrokes must not reach a webview that had the focus.
+    await input.first().focus();
+    await input.first().press('End');
     // The palette opens with '>' typed; typing (not fill) drives its filtering.
     await page.waitForTimeout(100);
     await page.keyboard.type(title);
