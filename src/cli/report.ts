@@ -12,6 +12,7 @@
 //
 // Also accepts the score flags (--operators, --kappa, ...), --configured-operator, and --title.
 import { writeFile } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
 import { answersEqual, createRunContext, prepareGroup, scoreGroup, type GroupScore, type OperatorId, type Params } from '../engine';
 import { readRun, type Notice } from '../logs';
 import { CliIO, UsageError, flagString, operatorsFromFlags, paramsFromFlags, parseArgs } from './args';
@@ -139,6 +140,8 @@ function sameLabel(a: string | null, b: string | null): boolean {
 }
 
 export interface BuildOptions {
+  /** The stream read for PATH '-' (native JSONL). */
+  stdin?: Readable;
   operators?: OperatorId[];
   params?: Partial<Params>;
   configuredOperator?: OperatorId;
@@ -151,10 +154,11 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
   const ctx = createRunContext();
   const rows: ReportGroup[] = [];
   const seenOps = new Set<string>();
-  for await (const g of readRun(path, (n) => {
+  const sink = (n: Notice) => {
     notices.push(n);
     onNotice(n);
-  })) {
+  };
+  for await (const g of readRun(path, sink, { stdin: opts.stdin })) {
     const s = scoreGroup(prepareGroup(g), { operators: opts.operators, params: opts.params, configuredOperator: opts.configuredOperator }, ctx);
     for (const id of Object.keys(s.results)) seenOps.add(id);
     rows.push(groupRow(s, g.groundTruth ?? null));
@@ -207,11 +211,12 @@ export function renderTable(r: RunReport): string {
   const fmt = (row: string[]) => row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
   const out: string[] = [];
   const t = r.total;
-  out.push(`${r.path}: ${r.steps.length} steps, ${t.groups} groups, ${t.rollouts} roll-outs; operators ${ops.join(', ') || '(none)'}`);
+  out.push(`${r.path === '-' ? 'standard input' : r.path}: ${r.steps.length} steps, ${t.groups} groups, ${t.rollouts} roll-outs; operators ${ops.join(', ') || '(none)'}`);
   out.push(fmt(header));
   for (const row of rows.slice(1, -1)) out.push(fmt(row));
   if (r.steps.length > 1 || r.steps.length === 0) out.push(fmt(rows[rows.length - 1]));
-  if (anyTruth) out.push(`accuracy: pseudo-label vs logged ground truth over ${t.with_truth} groups, (k) = over the k groups the operator could run on (a diagnostic; ground truth is never an input)`);
+  const partial = ops.some((o) => t.accuracy_groups[o] !== undefined && t.accuracy_groups[o] < t.with_truth);
+  if (anyTruth) out.push(`accuracy: pseudo-label vs logged ground truth over ${t.with_truth} groups${partial ? ', (k) = over the k groups the operator could run on' : ''} (a diagnostic; ground truth is never an input)`);
   else out.push('accuracy: no ground truth logged');
   if (t.reward_mismatch_groups) out.push(`reward mismatch: in ${t.reward_mismatch_groups} groups the logged reward differs from the configured operator's (SPEC §5)`);
   return out.join('\n') + '\n';
@@ -393,7 +398,7 @@ export async function runReport(argv: string[], io: CliIO): Promise<number> {
   let errors = 0;
   const report = await buildReport(
     path,
-    { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured, title: flagString(a, 'title') },
+    { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured, title: flagString(a, 'title'), stdin: io.stdin as Readable },
     (n) => {
       if (n.level === 'error') errors++;
       const where = n.file && !n.message.startsWith(n.file) ? `${n.file}${n.line ? `:${n.line}` : ''}: ` : '';
