@@ -1,0 +1,242 @@
+// Training launcher (issue 7): substitution and quoting, profile validation, nvidia-smi parsing,
+// and how a command is handed to a shell or a terminal profile. Pure modules, no 'vscode'.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { quotePosix, quotePowerShell, substitute, quotedVariables, formatParam, formatDate, defaultRunName, type TrainingVariables } from '../../src/extension/training/quote';
+import { invocation, parseGpuList, resolveLaunch, terminalProfile, terminalProfileNames, validateProfiles, quoteStyleFor, type TrainingProfile } from '../../src/extension/training/profile';
+import { describeGpu, interpretNvidiaSmi, lastLines, OutputTail, parseNvidiaSmiCsv } from '../../src/extension/training/gpus';
+
+const FIX = join(import.meta.dirname ?? __dirname, '../fixtures/nvidia-smi');
+const fixture = (name: string): string => readFileSync(join(FIX, name), 'utf8');
+
+const HOSTILE = [
+  'plain',
+  'two words',
+  "it's",
+  '"double"',
+  '$HOME and ${PATH}',
+  '`id` and $(id)',
+  'line one\nline two',
+  'tab\there',
+  "'",
+  "''",
+  '\\',
+  'a\\nb',
+  '; rm -rf / #',
+  '| cat > x && echo',
+  '*?[a]~',
+  '',
+  ' leading and trailing ',
+  'ünïcödé ✓',
+  '!history',
+  '-n',
+];
+
+/** What a POSIX shell makes of one quoted word: printf prints it back NUL-terminated. */
+function throughShell(shell: string, word: string): string {
+  const r = spawnSync(shell, ['-c', `printf '%s\\0' ${word}`], { encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout;
+}
+
+test('POSIX quoting: every hostile value reaches sh (and bash, dash) as exactly one word', () => {
+  const shells = ['/bin/sh', '/bin/bash', '/bin/dash'].filter((s) => existsSync(s));
+  assert.ok(shells.length > 0);
+  for (const shell of shells) {
+    for (const v of HOSTILE) assert.equal(throughShell(shell, quotePosix(v)), v + '\0', `${shell}: ${JSON.stringify(v)}`);
+    // All of them in one command line: still one word each, in order.
+    const r = spawnSync(shell, ['-c', `printf '%s\\0' ${HOSTILE.map(quotePosix).join(' ')}`], { encoding: 'utf8' });
+    assert.equal(r.stdout, HOSTILE.map((v) => v + '\0').join(''));
+  }
+});
+
+test('POSIX quoting: safe values stay bare, others are single-quoted', () => {
+  assert.equal(quotePosix('0.4'), '0.4');
+  assert.equal(quotePosix('runs/core-k0.4_20261129'), 'runs/core-k0.4_20261129');
+  assert.equal(quotePosix('0,1,3'), '0,1,3');
+  assert.equal(quotePosix(''), "''");
+  assert.equal(quotePosix('a b'), "'a b'");
+  assert.equal(quotePosix("it's"), "'it'\\''s'");
+  assert.equal(quotePosix('$x'), "'$x'");
+  assert.equal(quotePosix('`x`'), "'`x`'");
+  assert.equal(quotePosix('a\nb'), "'a\nb'");
+});
+
+test('PowerShell quoting doubles single quotes', () => {
+  assert.equal(quotePowerShell("it's $x"), "'it''s $x'");
+  assert.equal(quotePowerShell(''), "''");
+  assert.equal(quotePowerShell('0.4'), '0.4');
+  assert.equal(quoteStyleFor('/usr/bin/pwsh'), 'powershell');
+  assert.equal(quoteStyleFor('C:\\Windows\\powershell.exe'), 'powershell');
+  assert.equal(quoteStyleFor('/bin/bash'), 'posix');
+});
+
+const VARS: TrainingVariables = { operator: 'core', kappa: '0.4', tau: '0.25', alpha: '0.1', omega: '5', lambda: '0.9', gpus: '0,1', runName: 'my run', workspaceFolder: '/w s', date: '20261129-210000' };
+
+test('substitution: known variables quoted in commands, verbatim elsewhere; others left for the shell', () => {
+  assert.equal(substitute('train --op ${operator} --k ${kappa} --name ${runName} --home ${HOME}', VARS, 'posix'), "train --op core --k 0.4 --name 'my run' --home ${HOME}");
+  assert.equal(substitute('${workspaceFolder}/runs/${runName}', VARS, null), '/w s/runs/my run');
+  assert.equal(substitute('${nope} $kappa ${kappa', VARS, 'posix'), '${nope} $kappa ${kappa');
+  // Substituted values are not substituted again.
+  assert.equal(substitute('${runName}', { ...VARS, runName: '${kappa}' }, null), '${kappa}');
+});
+
+test('substitution through a real shell: hostile run names and folders arrive intact', () => {
+  for (const v of HOSTILE) {
+    const cmd = substitute('printf "%s\\0" ${runName} ${workspaceFolder}', { ...VARS, runName: v, workspaceFolder: v + 'x' }, 'posix');
+    const r = spawnSync('/bin/sh', ['-c', cmd], { encoding: 'utf8' });
+    assert.equal(r.stdout, `${v}\0${v}x\0`, JSON.stringify(v));
+  }
+});
+
+test('variables inside quotes in a command are found', () => {
+  assert.deepEqual(quotedVariables('train --name "${runName}" --k ${kappa}'), ['runName']);
+  assert.deepEqual(quotedVariables("echo '${kappa}'"), ['kappa']);
+  assert.deepEqual(quotedVariables('echo \\"${kappa} "x"'), []);
+  assert.deepEqual(quotedVariables('echo "a" ${kappa} "${HOME}"'), []);
+  assert.deepEqual(quotedVariables("echo \"it's\" ${tau}"), []);
+});
+
+test('parameter text and dates', () => {
+  assert.equal(formatParam(0.4), '0.4');
+  assert.equal(formatParam(0.1 + 0.2), '0.3');
+  assert.equal(formatParam(5), '5');
+  assert.equal(formatParam(undefined), '');
+  assert.equal(formatDate(new Date(2026, 10, 29, 9, 5, 7)), '20261129-090507');
+  assert.equal(defaultRunName('verl / gpu box', 'core', '20261129-090507'), 'verl-gpu-box-core-20261129-090507');
+});
+
+test('GPU lists', () => {
+  assert.deepEqual(parseGpuList('0,1'), { ok: true, value: '0,1' });
+  assert.deepEqual(parseGpuList(' 0 1  3 '), { ok: true, value: '0,1,3' });
+  assert.deepEqual(parseGpuList('0-3'), { ok: true, value: '0,1,2,3' });
+  assert.deepEqual(parseGpuList('all'), { ok: true, value: 'all' });
+  assert.deepEqual(parseGpuList(''), { ok: true, value: '' });
+  assert.deepEqual(parseGpuList('GPU-5b1c3a52-8d1e,1'), { ok: true, value: 'GPU-5b1c3a52-8d1e,1' });
+  for (const bad of ['a', '0,,1', '-1', '1-', '3-1', '0,0', '0;1', '$(id)', '1.5']) assert.equal(parseGpuList(bad).ok, false, bad);
+});
+
+const TERMINALS = ['bash', 'zsh', 'gpu-ssh'];
+
+test('profile validation: a good profile passes', () => {
+  const r = validateProfiles([{ name: 'local', command: 'python train.py --k ${kappa}', cwd: '${workspaceFolder}', env: { CUDA_VISIBLE_DEVICES: '${gpus}', N: 4 }, terminal: 'gpu-ssh', logDir: 'runs/${runName}', gpus: '0,1' }], TERMINALS);
+  assert.deepEqual(r.errors, []);
+  assert.equal(r.profiles.length, 1);
+  assert.deepEqual(r.profiles[0].env, { CUDA_VISIBLE_DEVICES: '${gpus}', N: '4' });
+  assert.equal(r.profiles[0].gpus, '0,1');
+});
+
+test('profile validation: each error is named, good profiles survive bad ones', () => {
+  const r = validateProfiles(
+    [
+      { name: 'no-command', cwd: '/tmp' },
+      { name: 'blank', command: '   ' },
+      { name: 'term', command: 'x', terminal: 'slurm' },
+      { name: 'gpus', command: 'x', gpus: '0,a' },
+      { name: 'gpus2', command: 'x', gpus: { a: 1 } },
+      { name: 'quoted', command: 'x --name "${runName}"' },
+      { name: 'env', command: 'x', env: { 'BAD-NAME': 'v', OK: { nested: 1 } } },
+      { name: 'extra', command: 'x', shell: 'bash' },
+      { command: 'x' },
+      'not an object',
+      { name: 'ok', command: 'x' },
+      { name: 'ok', command: 'y' },
+    ],
+    TERMINALS,
+  );
+  const has = (re: RegExp): void => assert.ok(r.errors.some((e) => re.test(e)), `${re} in ${JSON.stringify(r.errors, null, 1)}`);
+  has(/profile "no-command": missing "command"/);
+  has(/profile "blank": missing "command"/);
+  has(/profile "term": unknown terminal profile "slurm" \(known: bash, zsh, gpu-ssh\)/);
+  has(/profile "gpus": bad GPU list: "a" is not a GPU index/);
+  has(/profile "gpus2": bad GPU list/);
+  has(/profile "quoted": write \$\{runName\} without quotes/);
+  has(/profile "env": environment variable name "BAD-NAME"/);
+  has(/profile "env": environment variable OK must be a string/);
+  has(/profile "extra": unknown field "shell"/);
+  has(/profile #9: missing "name"/);
+  has(/profile #10: not an object/);
+  has(/profile "ok": the name is used by another profile/);
+  assert.deepEqual(r.profiles.map((p) => p.name), ['ok']);
+  assert.deepEqual(validateProfiles({ name: 'x' }, []).errors, ['consensusLens.training.profiles must be an array of profiles']);
+  assert.deepEqual(validateProfiles(undefined, []), { profiles: [], errors: [] });
+  assert.match(validateProfiles([{ name: 't', command: 'x', terminal: 'a' }], []).errors[0], /no terminal.integrated.profiles are configured/);
+});
+
+test('resolveLaunch: command quoted, cwd/env/logDir verbatim, CONSENSUS_LENS_* exported', () => {
+  const profile: TrainingProfile = { name: 'p', command: 'python t.py --name ${runName} --k ${kappa} --op ${operator} --gpus ${gpus}', cwd: '${workspaceFolder}/sub dir', env: { CUDA_VISIBLE_DEVICES: '${gpus}', TAG: '${runName}-${tau}' }, logDir: 'runs/${runName}' };
+  const r = resolveLaunch(profile, { operator: 'core', params: { kappa: 0.4, tau: 0.25, alpha: 0.1, omega: 5, lambda: 0.9 } }, { workspaceFolder: '/ws', date: new Date(2026, 0, 2, 3, 4, 5), gpus: '0,1', runName: "it's" }, 'posix');
+  assert.equal(r.command, "python t.py --name 'it'\\''s' --k 0.4 --op core --gpus 0,1");
+  assert.equal(r.cwd, '/ws/sub dir');
+  assert.equal(r.logDir, "/ws/sub dir/runs/it's");
+  assert.equal(r.env.CUDA_VISIBLE_DEVICES, '0,1');
+  assert.equal(r.env.TAG, "it's-0.25");
+  assert.equal(r.env.CONSENSUS_LENS_KAPPA, '0.4');
+  assert.equal(r.env.CONSENSUS_LENS_OPERATOR, 'core');
+  assert.equal(r.env.CONSENSUS_LENS_RUN_NAME, "it's");
+  assert.equal(r.env.CONSENSUS_LENS_LOG_DIR, "/ws/sub dir/runs/it's");
+  assert.equal(r.env.PYTHONUNBUFFERED, '1');
+  const d = resolveLaunch({ name: 'my prof', command: 'x' }, { operator: 'majority', params: {} }, { workspaceFolder: '/ws', date: new Date(2026, 0, 2, 3, 4, 5), gpus: '' }, 'posix');
+  assert.equal(d.runName, 'my-prof-majority-20260102-030405');
+  assert.equal(d.cwd, '/ws');
+  assert.equal(d.logDir, null);
+  assert.equal(d.variables.kappa, '');
+});
+
+test('invocation: default shell, known shells get -c, wrappers get the command last', () => {
+  assert.deepEqual(invocation('echo hi', undefined, '/bin/bash'), { file: '/bin/bash', args: ['-c', 'echo hi'], env: {} });
+  assert.deepEqual(invocation('echo hi', undefined, '/usr/bin/fish').file, '/bin/sh');
+  assert.deepEqual(invocation('echo hi', undefined, undefined).file, '/bin/sh');
+  assert.deepEqual(invocation('echo hi', { path: 'bash', args: ['-l'] }, undefined).args, ['-l', '-c', 'echo hi']);
+  assert.deepEqual(invocation('echo hi', { path: 'bash', args: ['-lc'] }, undefined).args, ['-lc', 'echo hi']);
+  assert.deepEqual(invocation('echo hi', { path: 'ssh', args: ['-t', 'gpu01'] }, undefined).args, ['-t', 'gpu01', 'echo hi']);
+  assert.deepEqual(invocation('echo hi', { path: 'pwsh' }, undefined).args, ['-Command', 'echo hi']);
+  assert.equal(invocation('x', { path: ['/nope/zsh', '/bin/sh'] }, undefined, (p) => p === '/bin/sh').file, '/bin/sh');
+  const names = terminalProfileNames({ bash: { path: 'bash' }, hidden: null, tmux: { path: ['tmux'], args: ['new'] }, bad: { args: [] } });
+  assert.deepEqual(names, ['bash', 'tmux']);
+  assert.deepEqual(terminalProfile({ w: { path: 'sh', args: ['-e'], env: { A: 'b', B: null, C: 3 } } }, 'w'), { path: 'sh', args: ['-e'], env: { A: 'b', B: null } });
+  assert.equal(terminalProfile({ w: null }, 'w'), undefined);
+});
+
+test('nvidia-smi: four A100s', () => {
+  const q = interpretNvidiaSmi({ code: 0, stdout: fixture('a100x4.csv'), stderr: '' });
+  assert.equal(q.kind, 'gpus');
+  if (q.kind !== 'gpus') return;
+  assert.equal(q.gpus.length, 4);
+  assert.deepEqual(q.gpus[1], { index: 1, uuid: 'GPU-6c2d4b63-9e2f-0a3c-4d5e-2f3a4b5c6d7e', name: 'NVIDIA A100-SXM4-80GB', memoryUsed: 78211, memoryTotal: 81920, utilization: 100 });
+  assert.deepEqual(describeGpu(q.gpus[0]), { label: 'GPU 0: NVIDIA A100-SXM4-80GB', description: '1.0/80.0 GiB used · 7% busy' });
+});
+
+test('nvidia-smi: header and units, N/A fields, names with commas', () => {
+  const a = parseNvidiaSmiCsv(fixture('with-header-units.csv'));
+  assert.deepEqual(a.gpus.map((g) => [g.index, g.memoryUsed, g.memoryTotal, g.utilization]), [[0, 512, 24564, 3], [1, 23001, 24564, 97]]);
+  assert.deepEqual(a.skipped, []);
+  const b = parseNvidiaSmiCsv(fixture('not-supported.csv'));
+  assert.deepEqual(b.gpus[0], { index: 0, uuid: 'GPU-0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d', name: 'NVIDIA H100 80GB HBM3', memoryUsed: null, memoryTotal: null, utilization: null });
+  assert.equal(b.gpus[1].name, 'NVIDIA H100, MIG 1g.10gb');
+  assert.equal(b.gpus[1].memoryTotal, 9984);
+  assert.equal(describeGpu(b.gpus[0]).description, 'memory n/a · utilisation n/a');
+});
+
+test('nvidia-smi: no GPUs, a failing driver, a missing command, garbage', () => {
+  assert.deepEqual(interpretNvidiaSmi({ code: 6, stdout: fixture('no-devices.txt'), stderr: '' }), { kind: 'none', message: 'nvidia-smi found no GPU' });
+  const f = interpretNvidiaSmi({ code: 9, stdout: fixture('driver-failure.txt'), stderr: '' });
+  assert.equal(f.kind, 'unavailable');
+  assert.match(f.kind === 'unavailable' ? f.message : '', /^nvidia-smi failed \(exit 9\): NVIDIA-SMI has failed because it couldn't communicate/);
+  assert.deepEqual(interpretNvidiaSmi({ code: null, stdout: '', stderr: '', error: 'spawn nvidia-smi ENOENT' }), { kind: 'unavailable', message: 'nvidia-smi is not installed' });
+  assert.equal(interpretNvidiaSmi({ code: 0, stdout: 'hello, world\n', stderr: '' }).kind, 'unavailable');
+  assert.equal(interpretNvidiaSmi({ code: 0, stdout: '\n', stderr: '' }).kind, 'none');
+});
+
+test('output tail: last lines without colours or carriage-return progress', () => {
+  const t = new OutputTail(64);
+  for (let i = 0; i < 100; i++) t.push(`line ${i}\n`);
+  assert.deepEqual(t.lines(3), ['line 97', 'line 98', 'line 99']);
+  const u = new OutputTail();
+  u.push('\u001b[31mred\u001b[0m\r\nprogress 10%\rprogress 100%\nTraceback: boom');
+  assert.deepEqual(u.lines(5), ['red', 'progress 10%', 'progress 100%', 'Traceback: boom']);
+  assert.deepEqual(lastLines('a\nb\n', 5), ['a', 'b']);
+});
