@@ -12,6 +12,7 @@ command -v rg >/dev/null 2>&1 || missing+=(ripgrep)
 # code-server builds the kerberos native module, which needs the GSS-API headers.
 [ -f /usr/include/gssapi/gssapi.h ] || missing+=(libkrb5-dev)
 command -v make >/dev/null 2>&1 && command -v g++ >/dev/null 2>&1 || missing+=(build-essential)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)   # node-gyp
 if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
