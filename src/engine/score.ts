@@ -101,6 +101,8 @@ export function scoreToJson(s: GroupScore): Record<string, unknown> {
   const a = s.analysis;
   const summary = (c: typeof a.plurality) => (c ? { answer: c.answer, size: c.size, coherence: c.coherence, confidence: round(c.confidence) } : null);
   const out: Record<string, unknown> = { step: s.step, question_id: s.questionId, n: s.n, results };
+  // A verl folder with rollout/ and validation/ dumps holds two runs: name the run when known.
+  if (s.run !== undefined) out.run = s.run;
   if (Object.keys(s.unavailable).length) out.unavailable = s.unavailable;
   out.analysis = {
     regime: a.regime,
