@@ -34,6 +34,8 @@ let tableKeys = new Float64Array(1 << 15);
 let tableIds = new Int32Array(1 << 15).fill(-1);
 let dense = new Float64Array(1 << 14);
 let classDf = new Int32Array(1 << 14);
+let classTerms = new Int32Array(1 << 16);
+let classValues = new Float64Array(1 << 16);
 
 function ensureTable(capacity: number): void {
   if (tableKeys.length < capacity) {
@@ -367,9 +369,13 @@ export function cosinesWithin(rows: TfidfRows, members: readonly number[]): Floa
     for (let k = start[i]; k < start[i + 1]; k++) df[terms[k]]++;
     total += start[i + 1] - start[i];
   }
+  if (classTerms.length < total) {
+    classTerms = new Int32Array(total);
+    classValues = new Float64Array(total);
+  }
   const cStart = new Int32Array(m + 1);
-  const cTerms = new Int32Array(total);
-  const cValues = new Float64Array(total);
+  const cTerms = classTerms;
+  const cValues = classValues;
   // df[t] > 1 marks a shared term; its local id is stored as −(id + 1) once assigned.
   let shared = 0;
   let w = 0;
