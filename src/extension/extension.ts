@@ -15,6 +15,7 @@ import { buildView } from './scoring';
 import { statusText, stepStats } from './format';
 import { rescoreRun, type RescoreReport } from './rescore';
 import { parseRescoreText } from './paramText';
+import { registerTraining } from './training';
 
 const CONFIG = 'consensusLens';
 
@@ -261,10 +262,8 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
           }),
       );
       showRescoreReport(out, run, report);
+      if (!report.cancelled) training.noteWhatIf({ operator, params: next });
       return report;
-    }),
-    vscode.commands.registerCommand('consensusLens.launchTraining', () => {
-      void vscode.window.showInformationMessage('Consensus Lens: launching training runs comes in a later release. Set consensusLens.training.command now; it will be used then.');
     }),
     ...(
       [
@@ -290,6 +289,15 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       tree.refresh();
     }),
   );
+
+  // Launching training jobs (issue 7): src/extension/training.
+  const training = registerTraining(context, {
+    panelWhatIf: () => (ConsensusPanel.instance ? { operator: configuredOperator(), params: ConsensusPanel.instance.parameters } : null),
+    configuredWhatIf: () => ({ operator: configuredOperator(), params: configuredParams() }),
+    followRun: (path) => addRun(path, 'opened'),
+    refreshExplorer: () => tree.refresh(),
+    log: out,
+  });
 
   const ready = followConfigured();
   readyPromise = ready;

@@ -101,6 +101,11 @@ export class ConsensusPanel implements vscode.Disposable {
     return this.key;
   }
 
+  /** The what-if parameters the panel shows (launching training prefills them). */
+  get parameters(): Record<string, number> {
+    return { ...this.params };
+  }
+
   private render(): void {
     const webview = this.panel.webview;
     const nonce = makeNonce();
