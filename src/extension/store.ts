@@ -48,6 +48,9 @@ export interface StoreOptions {
   follow?: boolean;
 }
 
+/** How many prepared groups (features, previews; no texts) a run keeps. */
+export const PREPARED_CACHE = 2000;
+
 export const questionKeyString = (step: number, questionId: string): string => `${step}\u0000${questionId}`;
 
 /** The question id shown for an index entry (sub-runs of a folder prefix their folder). */
@@ -219,7 +222,11 @@ export class RunStore {
     const e = run.index?.group(k);
     if (!e) return undefined;
     const c = run.prepared.get(k);
-    if (c && c.revision === e.revision) return c.group;
+    if (c && c.revision === e.revision) {
+      run.prepared.delete(k);
+      run.prepared.set(k, c);
+      return c.group;
+    }
     let texts: string[];
     try {
       texts = await Promise.all(e.rollouts.map((r) => run.index!.readRolloutText(r.source)));
@@ -228,7 +235,10 @@ export class RunStore {
       return undefined;
     }
     const group = storeGroup({ ...entryToGroup(e, texts), questionId: displayQuestionId(e) }, run.id, run.label);
+    run.prepared.delete(k);
     run.prepared.set(k, { revision: e.revision, group });
+    // Bounded: a long run keeps the most recently used groups' features only (Map order = LRU).
+    while (run.prepared.size > PREPARED_CACHE) run.prepared.delete(run.prepared.keys().next().value as GroupKey);
     return group;
   }
 

@@ -5,7 +5,7 @@ import { answerSpan, fmt, questionDescription, statusText, stepStats } from '../
 import { contentSecurityPolicy, makeNonce, panelHtml } from '../../src/extension/html';
 import { filterQuestions } from '../../src/extension/filters';
 import { changedParams, defaultParams, sanitizeParams } from '../../src/extension/params';
-import { parseParamText } from '../../src/extension/paramText';
+import { parseParamText, parseRescoreText } from '../../src/extension/paramText';
 import type { QuestionSummary } from '../../src/extension/scoring';
 
 const sum = (o: Partial<QuestionSummary>): QuestionSummary => ({ regime: 'contested', overturn: false, gate: 0.5, mismatches: 0, label: '1', majorityLabel: '1', n: 8, ...o });
@@ -89,4 +89,6 @@ test('re-score parameter text', () => {
   assert.deepEqual(parseParamText(''), {});
   assert.equal(parseParamText('kappa'), null);
   assert.equal(parseParamText('nonsense=1'), null);
+  assert.deepEqual(parseRescoreText('core kappa=1'), { operator: 'core', params: { kappa: 1 } });
+  assert.deepEqual(parseRescoreText('MS-TTRL lambda=0.5'), { operator: 'msttrl', params: { lambda: 0.5 } });
 });

@@ -191,3 +191,25 @@ test('benchmark: expanding a step of 1,000 questions takes under 200 ms (index â
   assert.ok(rows.every((r) => r.summary));
   assert.ok(ms < 200, `${ms} ms`);
 });
+
+test('benchmark: a run of 100,000 roll-outs opens (steps and questions listed) at once', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cl-100k-'));
+  dirs.push(dir);
+  const lines: string[] = [];
+  for (let q = 0; q < 1563; q++) {
+    const rollouts = Array.from({ length: 64 }, (_, i) => ({ response: `path ${i % 5}: the value is \\boxed{${(i * 7 + q) % 5}}`, mean_logprob: -0.1 * (i % 7) }));
+    lines.push(JSON.stringify({ kind: 'group', step: Math.floor(q / 100), question_id: `q${q}`, rollouts }));
+  }
+  writeFileSync(join(dir, 'run.jsonl'), lines.join('\n') + '\n');
+  const store = new RunStore({ configuredOperator: () => 'majority', params: defaultParams, follow: false });
+  stores.push(store);
+  const t0 = performance.now();
+  const run = store.add(dir, 'opened');
+  await store.idle();
+  const ms = performance.now() - t0;
+  console.log(`open a run of ${run.rollouts} roll-outs (${run.keys.size} groups): ${ms.toFixed(0)} ms`);
+  assert.equal(run.rollouts, 1563 * 64);
+  assert.equal(run.steps.size, 16);
+  assert.ok(ms < 3000, `${ms} ms`);
+  store.dispose();
+});
