@@ -8,6 +8,7 @@ import {
   scoreGroup,
   scoreToJson,
   type Group,
+  type GroupScore,
   type OperatorId,
   type Params,
   type RunContext,
@@ -19,9 +20,12 @@ export interface ScoreJob {
   configuredOperator?: OperatorId;
 }
 
+export function scoreWith(group: Group, job: ScoreJob, ctx: RunContext): GroupScore {
+  return scoreGroup(prepareGroup(group, { reasoning: needsReasoning(job.operators) }), { operators: job.operators, params: job.params, configuredOperator: job.configuredOperator }, ctx);
+}
+
 export function scoreLine(group: Group, job: ScoreJob, ctx: RunContext): string {
-  const s = scoreGroup(prepareGroup(group, { reasoning: needsReasoning(job.operators) }), { operators: job.operators, params: job.params, configuredOperator: job.configuredOperator }, ctx);
-  return JSON.stringify(scoreToJson(s));
+  return JSON.stringify(scoreToJson(scoreWith(group, job, ctx)));
 }
 
 /** Per (setting, operator): the sums `sweep` reports. */

@@ -13,8 +13,12 @@
 // Also accepts the score flags (--operators, --kappa, ...), --configured-operator, and --title.
 import { writeFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
-import { answersEqual, createRunContext, prepareGroup, scoreGroup, type GroupScore, type OperatorId, type Params } from '../engine';
-import { readRun, type Notice } from '../logs';
+import { answersEqual, createRunContext, type Group, type GroupScore, type OperatorId, type Params } from '../engine';
+import type { Notice } from '../logs';
+import { forEachGroup, jobsFrom } from './score';
+import { scoreWith, type ScoreJob } from './pipeline';
+import type { RunContext } from '../engine';
+import { defaultJobs } from './pool';
 import { CliIO, UsageError, flagString, operatorsFromFlags, paramsFromFlags, parseArgs } from './args';
 
 export interface ReportGroup {
@@ -96,6 +100,12 @@ export function groupRow(s: GroupScore, truth: string | null): ReportGroup {
   return row;
 }
 
+/** One row of the report for a group, scored as `score` would (labels, gates, correctness against
+ * logged ground truth). Runs in the worker threads too. */
+export function reportRow(group: Group, job: ScoreJob, ctx: RunContext): ReportGroup {
+  return groupRow(scoreWith(group, job, ctx), group.groundTruth ?? null);
+}
+
 /** Aggregates group rows (all of one step, or the whole run) into a summary line. */
 export function summarize(step: number, rows: ReportGroup[], operators: string[]): ReportStep {
   const out: ReportStep = { step, groups: rows.length, rollouts: 0, regimes: {}, flips: {}, mean_gate: {}, accuracy: {}, accuracy_groups: {}, with_truth: 0, reward_mismatch_groups: 0 };
@@ -146,6 +156,8 @@ export interface BuildOptions {
   params?: Partial<Params>;
   configuredOperator?: OperatorId;
   title?: string;
+  /** Worker threads (0: in-process); default both cores. */
+  jobs?: number;
 }
 
 /** Reads and scores a whole run (one pass, texts dropped after each group is prepared). */
@@ -158,11 +170,19 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
     notices.push(n);
     onNotice(n);
   };
-  for await (const g of readRun(path, sink, { stdin: opts.stdin })) {
-    const s = scoreGroup(prepareGroup(g), { operators: opts.operators, params: opts.params, configuredOperator: opts.configuredOperator }, ctx);
-    for (const id of Object.keys(s.results)) seenOps.add(id);
-    rows.push(groupRow(s, g.groundTruth ?? null));
-  }
+  const job: ScoreJob = { operators: opts.operators, params: opts.params ?? {}, configuredOperator: opts.configuredOperator };
+  await forEachGroup(
+    path,
+    sink,
+    opts.jobs ?? defaultJobs(),
+    (g) => reportRow(g, job, ctx),
+    (pool, g) => pool.submit<ReportGroup>(g.questionId, { kind: 'report', group: g, job }),
+    (row) => {
+      for (const id of Object.keys(row.labels)) seenOps.add(id);
+      rows.push(row);
+    },
+    opts.stdin,
+  );
   const order = ['majority', 'cisc', 'ec', 'core', 't3rl', 'msttrl'];
   const operators = [...seenOps].sort((a, b) => order.indexOf(a) - order.indexOf(b));
   const bySteps = new Map<number, ReportGroup[]>();
@@ -398,7 +418,7 @@ export async function runReport(argv: string[], io: CliIO): Promise<number> {
   let errors = 0;
   const report = await buildReport(
     path,
-    { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured, title: flagString(a, 'title'), stdin: io.stdin as Readable },
+    { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured, title: flagString(a, 'title'), stdin: io.stdin as Readable, jobs: jobsFrom(flagString(a, 'jobs')) },
     (n) => {
       if (n.level === 'error') errors++;
       const where = n.file && !n.message.startsWith(n.file) ? `${n.file}${n.line ? `:${n.line}` : ''}: ` : '';

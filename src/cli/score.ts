@@ -1,5 +1,6 @@
 // `consensus-lens score` and `consensus-lens sweep` (SPEC §6).
 
+import type { Readable } from 'node:stream';
 import { readRun, type Notice } from '../logs';
 import { OPERATOR_IDS, PARAM_SPECS, operatorSpec, resolveParams, type Group, type OperatorId, type Params } from '../engine';
 import { CliIO, UsageError, flagString, operatorsFromFlags, paramsFromFlags, parseArgs, parseList } from './args';
@@ -19,7 +20,7 @@ export function noticePrinter(io: CliIO): (n: Notice) => void {
   };
 }
 
-function jobsFrom(flag: string | undefined): number {
+export function jobsFrom(flag: string | undefined): number {
   if (flag === undefined) return defaultJobs();
   const j = Number(flag);
   if (!Number.isInteger(j) || j < 0 || j > 64) throw new UsageError('--jobs must be an integer from 0 (in-process) to 64');
@@ -28,22 +29,18 @@ function jobsFrom(flag: string | undefined): number {
 
 /**
  * Runs `work` on every group of the run, in workers sharded by question when there are enough
- * groups, and hands the results to `sink` in the order the groups were read.
+ * groups, and hands the results to `sink` in the order the groups were read. Used by score,
+ * sweep and report.
  */
-async function forEachGroup<T>(
+export async function forEachGroup<T>(
   path: string,
-  io: CliIO,
+  onNotice: (n: Notice) => void,
   jobs: number,
   local: (g: Group) => T,
   remote: (pool: ShardedPool, g: Group) => Promise<T>,
   sink: (value: T, g: Group) => void,
-): Promise<{ groups: number; errors: number }> {
-  const notices = noticePrinter(io);
-  let errors = 0;
-  const onNotice = (n: Notice) => {
-    if (n.level === 'error') errors++;
-    notices(n);
-  };
+  stdin?: NodeJS.ReadableStream,
+): Promise<{ groups: number }> {
   let pool: ShardedPool | undefined;
   const buffered: Group[] = [];
   const queue: { g: Group; p: Promise<T> }[] = [];
@@ -54,7 +51,7 @@ async function forEachGroup<T>(
       sink(await p, g);
     }
   };
-  for await (const g of readRun(path, onNotice)) {
+  for await (const g of readRun(path, onNotice, stdin ? { stdin: stdin as Readable } : {})) {
     groups++;
     if (jobs === 0) {
       sink(local(g), g);
@@ -73,7 +70,7 @@ async function forEachGroup<T>(
   for (const b of buffered) sink(local(b), b);
   await drain(0);
   await pool?.close();
-  return { groups, errors };
+  return { groups };
 }
 
 export async function runScore(argv: string[], io: CliIO): Promise<number> {
@@ -87,11 +84,12 @@ export async function runScore(argv: string[], io: CliIO): Promise<number> {
   const ctx = state.contextsFor(1)[0];
   const { groups } = await forEachGroup(
     path,
-    io,
+    noticePrinter(io),
     jobsFrom(flagString(a, 'jobs')),
     (g) => scoreLine(g, job, ctx),
     (pool, g) => pool.submit<string>(g.questionId, { kind: 'score', group: g, job }),
     (line) => io.stdout.write(line + '\n'),
+    io.stdin,
   );
   if (groups === 0) {
     io.stderr.write(`consensus-lens: nothing to score in ${path === '-' ? 'standard input' : path}\n`);
@@ -131,7 +129,7 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
   const state = new ShardState();
   const { groups } = await forEachGroup(
     path,
-    io,
+    noticePrinter(io),
     jobsFrom(flagString(a, 'jobs')),
     (g) => sweepGroup(g, job, state.contextsFor(settings.length)),
     (pool, g) => pool.submit<SweepStats[][]>(g.questionId, { kind: 'sweep', group: g, job }),
