@@ -68,6 +68,12 @@ else {
   run(join(root, 'node_modules/.bin/tsx'), [join(here, 'fixtures/make-demo.ts'), join(workspace, 'demo-run')], { cwd: root });
 }
 cpSync(join(here, 'fixtures/hostile-run'), join(workspace, 'hostile-run'), { recursive: true });
+// A step of 1,000 questions (the explorer's expansion benchmark).
+mkdirSync(join(workspace, 'big-run'), { recursive: true });
+writeFileSync(join(workspace, 'big-run', 'step-1.jsonl'), Array.from({ length: 1000 }, (_, q) => JSON.stringify({
+  kind: 'group', step: 1, question_id: `big/${String(q).padStart(4, '0')}`,
+  rollouts: Array.from({ length: 4 }, (_, i) => ({ response: `try ${i}: so \\boxed{${(q + (i > 1 ? 1 : 0)) % 7}}`, mean_logprob: -0.1 * (i + 1) })),
+})).join('\n') + '\n');
 // A run whose overturns come from reasoning coherence alone (equal confidences): moving κ flips them.
 run(join(root, 'node_modules/.bin/tsx'), [join(here, 'fixtures/make-demo.ts'), join(workspace, 'coherence-run')], { cwd: root });
 
@@ -117,7 +123,9 @@ const env = {
   E2E_ROOT: root,
 };
 const only = process.argv.slice(2);
-const suite = spawnSync(process.execPath, ['--test', '--test-reporter=spec', '--test-concurrency=1', ...(only.length ? ['--test-name-pattern', only.join('|')] : []), join(here, 'suite.test.mjs')], { stdio: 'inherit', env });
+// E2E_FILES=training.test.mjs runs one file; training.test.mjs starts its own code-servers (trusted, untrusted).
+const files = (process.env.E2E_FILES || 'suite.test.mjs,training.test.mjs').split(',').map((f) => join(here, f.trim()));
+const suite = spawnSync(process.execPath, ['--test', '--test-reporter=spec', '--test-concurrency=1', ...(only.length ? ['--test-name-pattern', only.join('|')] : []), ...files], { stdio: 'inherit', env });
 writeFileSync(join(work, 'code-server.log'), serverLog);
 killServer();
 log(`suite finished with status ${suite.status}`);

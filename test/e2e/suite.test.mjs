@@ -181,6 +181,34 @@ test('explorer: runs → steps → questions with regime, gate, overturn and mis
   await runCommand(page, 'Consensus Lens: Show All Questions');
 });
 
+test('explorer: a step of 1,000 questions expands under 200 ms', async () => {
+  const { page } = ctx;
+  await revealPath(page, ['big-run']);
+  // Wait until the background pass has scored the run (the step row counts its questions).
+  const rows = page.locator('.sidebar .monaco-list-row');
+  let index = -1;
+  await retry(async () => {
+    const info = await rowInfo(page);
+    index = info.findIndex((r) => r.level === 2 && r.label.startsWith('step 1, 1000 questions'));
+    assert.ok(index >= 0);
+  }, { timeout: 30_000 });
+  const times = [];
+  for (let i = 0; i < 3; i++) {
+    const row = rows.nth(index);
+    const t0 = Date.now();
+    await row.locator('.monaco-tl-twistie').click();
+    await page.locator('.sidebar .monaco-list-row[aria-level="3"]', { hasText: 'big/0000' }).first().waitFor({ timeout: 10_000 });
+    times.push(Date.now() - t0);
+    await row.locator('.monaco-tl-twistie').click(); // collapse again
+    await page.locator('.sidebar .monaco-list-row[aria-level="3"]').first().waitFor({ state: 'detached', timeout: 10_000 });
+  }
+  figures.expand1000Ms = times;
+  console.log('expand a step of 1,000 questions (ms, click to first row):', JSON.stringify(times));
+  const median = [...times].sort((a, b) => a - b)[1];
+  assert.ok(median < 200, `${times} ms`);
+  await page.locator('.sidebar .title-actions [aria-label="Collapse All"]').first().click();
+});
+
 let overturned; // { step, qid }
 
 test('panel: an overturned question matches the CLI numbers', async () => {
