@@ -13,6 +13,7 @@
 // Also accepts the score flags (--operators, --kappa, ...), --configured-operator, and --title.
 import { writeFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
+import { randomBytes } from 'node:crypto';
 import { answersEqual, createRunContext, type Group, type GroupScore, type OperatorId, type Params } from '../engine';
 import type { Notice } from '../logs';
 import { forEachGroup, jobsFrom } from './score';
@@ -251,14 +252,16 @@ const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ({ '&': '
 
 /** The self-contained report page. */
 export function renderHtml(r: RunReport): string {
+  // A fresh nonce per page: the one inline script runs, nothing injected could.
+  const nonce = randomBytes(16).toString('base64');
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'nonce-${nonce}'; script-src 'nonce-${nonce}'; img-src data:">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(r.title)}</title>
-<style>
+<style nonce="${nonce}">
 :root { color-scheme: light dark; --fg: #1f2328; --bg: #ffffff; --muted: #656d76; --line: #d0d7de; --accent: #0969da; --bad: #cf222e; --good: #1a7f37; }
 @media (prefers-color-scheme: dark) { :root { --fg: #e6edf3; --bg: #0d1117; --muted: #8d96a0; --line: #30363d; --accent: #4493f8; --bad: #f85149; --good: #3fb950; } }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); margin: 2rem; }
@@ -287,7 +290,7 @@ input[type=search] { padding: .3rem .5rem; min-width: 18rem; }
 <h2>Notices</h2>
 <div id="notices"></div>
 <script type="application/json" id="report-data">${embedJson(r)}</script>
-<script>
+<script nonce="${nonce}">
 (function () {
   'use strict';
   var data = JSON.parse(document.getElementById('report-data').textContent);
