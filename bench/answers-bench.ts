@@ -4,17 +4,8 @@
 // Run: node --import tsx bench/answers-bench.ts [--groups N]
 import { formClasses } from '../src/engine/answers/index';
 import { clearAnswerCaches } from '../src/engine/answers/classes';
+import { rng } from '../scripts/synth';
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const int = (r: () => number, lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
 

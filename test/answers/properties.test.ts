@@ -5,18 +5,8 @@ import assert from 'node:assert/strict';
 import { answersEqual, explainEquality, extractAnswer, formClasses } from '../../src/engine/answers/index';
 import { compareAnswers, limits } from '../../src/engine/answers/compare';
 import { loadVectors } from './helpers';
+import { rng } from '../../scripts/synth';
 
-/** mulberry32: a small deterministic generator so failures reproduce. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const int = (r: () => number, lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
 const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;

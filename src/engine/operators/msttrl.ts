@@ -4,8 +4,7 @@
 import type { PreparedGroup } from '../prepare';
 import type { Params } from '../params';
 import { answersEqual } from '../answers';
-import { grpoAdvantages } from '../analysis/grpo';
-import type { OperatorResult } from './result';
+import { gateOneResult, type OperatorResult } from './result';
 
 type State = 'correct' | 'candidate' | 'wrong';
 
@@ -84,15 +83,5 @@ export function msttrl(g: PreparedGroup, p: Params, cache: OutcomeCache = new Ou
     const pr = outcomes[k].passRate;
     if (pr > best || (pr === best && c.members.length > g.classes[labelClass].members.length)) labelClass = k;
   });
-  return {
-    operator: 'msttrl',
-    label: labelClass >= 0 ? g.classes[labelClass].answer : null,
-    labelClass,
-    rewards,
-    gate: 1,
-    advantages: grpoAdvantages(rewards, p.advEps, p.advScale),
-    lossWeight: 1,
-    classScores: Float64Array.from(outcomes, (o) => o.passRate),
-    outcomes,
-  };
+  return { ...gateOneResult('msttrl', g, labelClass, rewards, Float64Array.from(outcomes, (o) => o.passRate), p), outcomes };
 }

@@ -1,5 +1,9 @@
 // What every operator returns (SPEC §4: label, rewards[N], gate, plus the GRPO view of §5).
 
+import type { PreparedGroup } from '../prepare';
+import type { Params } from '../params';
+import { grpoAdvantages } from '../analysis/grpo';
+
 export type OperatorId = 'majority' | 'cisc' | 'ec' | 'core' | 't3rl' | 'msttrl';
 
 export interface OperatorResult {
@@ -47,4 +51,18 @@ export function argmaxFirst(scores: ArrayLike<number>, eligible?: (k: number) =>
     }
   }
   return best;
+}
+
+/** The result of an operator with gate 1 (every operator but EC/CoRE): label, rewards, GRPO view. */
+export function gateOneResult(op: OperatorId, g: PreparedGroup, labelClass: number, rewards: Float64Array, classScores: Float64Array, p: Params): OperatorResult {
+  return {
+    operator: op,
+    label: labelClass >= 0 ? g.classes[labelClass].answer : null,
+    labelClass,
+    rewards,
+    gate: 1,
+    advantages: grpoAdvantages(rewards, p.advEps, p.advScale),
+    lossWeight: 1,
+    classScores,
+  };
 }

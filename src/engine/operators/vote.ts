@@ -3,8 +3,7 @@
 
 import type { PreparedGroup } from '../prepare';
 import { ciscTempOf, type Params } from '../params';
-import { grpoAdvantages } from '../analysis/grpo';
-import { argmaxFirst, type OperatorId, type OperatorResult } from './result';
+import { argmaxFirst, gateOneResult, type OperatorId, type OperatorResult } from './result';
 
 /** label = the class with the largest weight sum (answered roll-outs only); R_i = 1 in it, else 0. */
 export function weightedVote(op: OperatorId, g: PreparedGroup, weights: Float64Array, p: Params): OperatorResult {
@@ -13,17 +12,7 @@ export function weightedVote(op: OperatorId, g: PreparedGroup, weights: Float64A
   const labelClass = argmaxFirst(scores);
   const rewards = new Float64Array(g.n);
   if (labelClass >= 0) for (const i of g.classes[labelClass].members) rewards[i] = 1;
-  return {
-    operator: op,
-    label: labelClass >= 0 ? g.classes[labelClass].answer : null,
-    labelClass,
-    rewards,
-    gate: 1,
-    advantages: grpoAdvantages(rewards, p.advEps, p.advScale),
-    lossWeight: 1,
-    classScores: scores,
-    weights,
-  };
+  return { ...gateOneResult(op, g, labelClass, rewards, scores, p), weights };
 }
 
 export function majority(g: PreparedGroup, p: Params): OperatorResult {
