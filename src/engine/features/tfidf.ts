@@ -47,8 +47,16 @@ function ensureTable(capacity: number): void {
 
 /** Fits TF-IDF on `texts` (one group) and returns the L2-normalised rows. */
 export function tfidfRows(texts: readonly string[]): TfidfRows {
-  const normalised = texts.map(normaliseForNgrams);
-  return countSmallAlphabet(normalised) ?? countGeneral(normalised);
+  return countSmallAlphabet(texts) ?? countGeneral(texts.map(normaliseForNgrams));
+}
+
+/** ASCII whitespace in Python's `\s` (str.isspace): \t \n \v \f \r, U+001C–U+001F, space. */
+const ASCII_SPACE = new Uint8Array(128);
+for (const c of [9, 10, 11, 12, 13, 28, 29, 30, 31, 32]) ASCII_SPACE[c] = 1;
+
+function isAscii(s: string): boolean {
+  for (let p = 0; p < s.length; p++) if (s.charCodeAt(p) > 127) return false;
+  return true;
 }
 
 /** Code points → per-group alphabet ids (any alphabet size). */
@@ -148,10 +156,10 @@ let rowCounts = new Float64Array(1 << 16);
  * stays in cache). Returns null as soon as the group does not fit; the general path then runs.
  * The returned rows live in scratch buffers: valid until the next call.
  */
-function countSmallAlphabet(normalised: readonly string[]): TfidfRows | null {
-  const n = normalised.length;
+function countSmallAlphabet(texts: readonly string[]): TfidfRows | null {
+  const n = texts.length;
   let totalChars = 0;
-  for (const s of normalised) totalChars += s.length;
+  for (const s of texts) totalChars += s.length;
   if (rowTerms.length < totalChars) {
     rowTerms = new Int32Array(totalChars);
     rowCounts = new Float64Array(totalChars);
@@ -173,11 +181,25 @@ function countSmallAlphabet(normalised: readonly string[]): TfidfRows | null {
   let df = termDf;
   outer: for (let d = 0; d < n; d++) {
     start[d] = w;
-    const s = normalised[d];
+    // ASCII text (the common case) is lower-cased and whitespace-collapsed inline, exactly as
+    // normaliseForNgrams would; other text goes through it (Unicode case mapping) first.
+    const ascii = isAscii(texts[d]);
+    const s = ascii ? texts[d] : normaliseForNgrams(texts[d]);
     const len = s.length;
     let key = 0;
+    let emitted = 0;
     for (let p = 0; p < len; p++) {
-      const cp = s.charCodeAt(p);
+      let cp = s.charCodeAt(p);
+      if (ascii) {
+        if (ASCII_SPACE[cp] === 1) {
+          let q = p + 1;
+          while (q < len && ASCII_SPACE[s.charCodeAt(q)] === 1) q++;
+          if (q - p >= 2) {
+            cp = 32;
+            p = q - 1;
+          }
+        } else if (cp >= 65 && cp <= 90) cp += 32;
+      }
       if (cp >= 0xd800 && cp <= 0xdfff) {
         fits = false;
         break outer;
@@ -192,7 +214,7 @@ function countSmallAlphabet(normalised: readonly string[]): TfidfRows | null {
         touched.push(cp);
       }
       key = (key << 8) | id;
-      if (p < 3) continue;
+      if (++emitted < 4) continue;
       let e = (Math.imul(key, 0x9e3779b1) >>> (32 - bits)) << 2;
       let term = table[e + 1];
       while (term >= 0 && table[e] !== key) {
