@@ -35,13 +35,17 @@ async function freePort() {
 }
 
 /** Starts code-server on a fresh user-data dir with the installed extension; returns the workbench URL. */
-async function startCodeServer(name, { workspaceTrust, settings, workspace }) {
+async function startCodeServer(name, { workspaceTrust, settings, machine, workspace }) {
   const dir = join(WORK, name);
   const userData = join(dir, 'user-data');
   const extensions = join(dir, 'extensions');
   mkdirSync(join(userData, 'User'), { recursive: true });
   cpSync(join(process.env.E2E_WORK, 'extensions'), extensions, { recursive: true });
   writeFileSync(join(userData, 'User/settings.json'), JSON.stringify(settings, null, 2));
+  // Machine-scoped settings (training profiles, terminal profiles) of a remote window (code-server,
+  // Remote-SSH) live in the Remote settings, which code-server keeps in <user-data>/Machine.
+  mkdirSync(join(userData, 'Machine'), { recursive: true });
+  writeFileSync(join(userData, 'Machine/settings.json'), JSON.stringify(machine, null, 2));
   writeFileSync(join(dir, 'config.yaml'), 'auth: none\ncert: false\n');
   const port = await freePort();
   const args = ['--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-telemetry', '--disable-update-check', ...(workspaceTrust ? [] : ['--disable-workspace-trust']), '--disable-getting-started-override', '--user-data-dir', userData, '--extensions-dir', extensions, '--config', join(dir, 'config.yaml'), workspace];
@@ -60,7 +64,7 @@ async function startCodeServer(name, { workspaceTrust, settings, workspace }) {
     if (Date.now() > deadline) throw new Error(`code-server did not start:\n${log}`);
     await new Promise((r) => setTimeout(r, 200));
   }
-  return { url: `http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`, settingsFile: join(userData, 'User/settings.json') };
+  return { url: `http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`, settingsFile: join(userData, 'User/settings.json'), machineFile: join(userData, 'Machine/settings.json') };
 }
 
 const BASE_SETTINGS = {
@@ -81,7 +85,6 @@ const BASE_SETTINGS = {
 // A workspace whose path has a space: ${workspaceFolder} must arrive quoted.
 const WS = join(WORK, 'train ws');
 const profiles = (nvidiaSmi) => ({
-  'consensusLens.defaultOperator': 'core',
   'consensusLens.training.nvidiaSmi': nvidiaSmi,
   'consensusLens.training.profiles': [
     {
@@ -173,7 +176,7 @@ let trusted;
 let fakeJob; // run name of the first job
 
 test('training: launch from the panel with κ = 0.4, follow the run live, exit code 3 reported', async () => {
-  trusted = await startCodeServer('trusted', { workspaceTrust: false, settings: { ...BASE_SETTINGS, 'security.workspace.trust.enabled': false, ...profiles(join(FIX, 'fake-nvidia-smi.sh')) }, workspace: WS });
+  trusted = await startCodeServer('trusted', { workspaceTrust: false, settings: { ...BASE_SETTINGS, 'security.workspace.trust.enabled': false, 'consensusLens.defaultOperator': 'core' }, machine: profiles(join(FIX, 'fake-nvidia-smi.sh')), workspace: WS });
   ctx = await launch();
   ctx.page.on('pageerror', (e) => console.log('[pageerror]', e.message));
   const { page } = ctx;
@@ -216,7 +219,8 @@ test('training: launch from the panel with κ = 0.4, follow the run live, exit c
   const input = quickInput(page).locator('input[type="text"]').first();
   await retry(async () => assert.match(await input.inputValue(), /fake-train\.sh/), { timeout: 15_000 });
   const command = await input.inputValue();
-  assert.match(command, /^sh '[^']*\/train ws\/fake-train\.sh' '[^']*\/train ws\/jobs\/fake-train-core-\d{8}-\d{6}' '[^']*\/control\/fake-train-core-\d{8}-\d{6}' 0\.4$/, command);
+  // ${workspaceFolder} has a space: it arrives single-quoted; the safe parts stay bare.
+  assert.match(command, /^sh '[^']*\/train ws'\/fake-train\.sh '[^']*\/train ws'\/jobs\/fake-train-core-\d{8}-\d{6} '[^']*\/train ws'\/control\/fake-train-core-\d{8}-\d{6} 0\.4$/, command);
   fakeJob = /jobs\/(fake-train-core-\d{8}-\d{6})/.exec(command)[1];
   await input.press('Enter');
   const control = join(WS, 'control', fakeJob);
@@ -271,25 +275,25 @@ test('training: launch from the panel with κ = 0.4, follow the run live, exit c
 test('training: a profile that runs through a configured terminal profile; free-text GPUs without nvidia-smi', async () => {
   const { page } = ctx;
   // No nvidia-smi now: the launcher asks for a device list.
-  const s = JSON.parse(readFileSync(trusted.settingsFile, 'utf8'));
-  s['consensusLens.training.nvidiaSmi'] = join(WORK, 'no-such-nvidia-smi');
-  writeFileSync(trusted.settingsFile, JSON.stringify(s, null, 2));
-  await page.waitForTimeout(1500);
-  await page.keyboard.press('Escape');
-  await runCommand(page, 'Consensus Lens: Launch Training…');
-  await quickRow(page, 'via-terminal-profile').waitFor({ timeout: 15_000 });
-  assert.match(await quickInput(page).locator('.quick-input-title').textContent(), /κ=0\.4/);
-  await quickRow(page, 'via-terminal-profile').click();
+  writeFileSync(trusted.machineFile, JSON.stringify(profiles(join(WORK, 'no-such-nvidia-smi')), null, 2));
   const input = quickInput(page).locator('input[type="text"]').first();
-  await retry(async () => assert.match(await quickInput(page).textContent(), /nvidia-smi is not installed: type the devices/), { timeout: 15_000 });
+  // The settings file is re-read by the workbench shortly after it changes.
+  await retry(async () => {
+    await page.keyboard.press('Escape');
+    await runCommand(page, 'Consensus Lens: Launch Training…');
+    await quickRow(page, 'via-terminal-profile').waitFor({ timeout: 15_000 });
+    assert.match(await quickInput(page).locator('.quick-input-title').textContent(), /κ=0\.4/);
+    await quickRow(page, 'via-terminal-profile').click();
+    await retry(async () => assert.match(await quickInput(page).locator('.quick-input-message').textContent(), /nvidia-smi is not installed: type the devices/), { timeout: 8_000 });
+  }, { timeout: 60_000, interval: 1000 });
   await input.fill('0,x');
-  await retry(async () => assert.match(await quickInput(page).textContent(), /"x" is not a GPU index/));
+  await retry(async () => assert.match(await quickInput(page).locator('.quick-input-message').textContent(), /"x" is not a GPU index/));
   await input.fill('0-1');
   await page.waitForTimeout(200);
   await input.press('Enter');
   await retry(async () => assert.match(await input.inputValue(), /^echo terminal-profile=/), { timeout: 15_000 });
   const command = await input.inputValue();
-  assert.match(command, /kappa=0\.4 gpus=\$CUDA_VISIBLE_DEVICES > '[^']*\/train ws\/profile-check\.txt'$/, command);
+  assert.match(command, /kappa=0\.4 gpus=\$CUDA_VISIBLE_DEVICES > '[^']*\/train ws'\/profile-check\.txt$/, command);
   await input.press('Enter');
   const check = join(WS, 'profile-check.txt');
   await retry(async () => assert.equal(existsSync(check) && readFileSync(check, 'utf8'), 'terminal-profile=yes-from-profile kappa=0.4 gpus=0,1\n'), { timeout: 30_000 });
@@ -338,7 +342,8 @@ test('training: launching is refused in an untrusted workspace', async () => {
   prepareWorkspace(ws);
   const untrusted = await startCodeServer('untrusted', {
     workspaceTrust: true,
-    settings: { ...BASE_SETTINGS, 'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'never', 'security.workspace.trust.banner': 'always', ...profiles(join(FIX, 'fake-nvidia-smi.sh')) },
+    settings: { ...BASE_SETTINGS, 'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'never', 'security.workspace.trust.banner': 'always' },
+    machine: profiles(join(FIX, 'fake-nvidia-smi.sh')),
     workspace: ws,
   });
   const page = await ctx.context.newPage();

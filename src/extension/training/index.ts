@@ -95,6 +95,18 @@ function readProfiles(log: vscode.LogOutputChannel): { profiles: TrainingProfile
   return validateProfiles(value ?? [], terminalProfileNames(terminalProfiles()));
 }
 
+/**
+ * Where machine-scoped settings are read: the user settings of a local window; in a remote window
+ * (Remote-SSH, code-server) the Remote settings — VS Code ignores machine-scoped values in the
+ * local user settings there.
+ */
+function settingsWhere(): { text: string; button: string } {
+  return vscode.env.remoteName ? { text: 'Remote settings (Preferences: Open Remote Settings (JSON))', button: 'Open Remote Settings' } : { text: 'user settings', button: 'Open User Settings' };
+}
+function openSettings(): Thenable<unknown> {
+  return vscode.commands.executeCommand(vscode.env.remoteName ? 'workbench.action.openRemoteSettingsFile' : 'workbench.action.openSettingsJson');
+}
+
 function queryGpus(): Promise<GpuQuery> {
   const path = userSetting<string>('consensusLens.training', 'nvidiaSmi').value || 'nvidia-smi';
   return new Promise((resolve) => {
@@ -329,10 +341,10 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
     const { profiles, errors } = readProfiles(log);
     if (errors.length) {
       for (const e of errors) log.warn(`training profiles: ${e}`);
-      void vscode.window.showWarningMessage(`Consensus Lens: ${errors.length} problem(s) in consensusLens.training.profiles: ${errors.slice(0, 3).join('; ')}${errors.length > 3 ? '; …' : ''}`, 'Open User Settings').then((c) => c && vscode.commands.executeCommand('workbench.action.openSettingsJson'));
+      void vscode.window.showWarningMessage(`Consensus Lens: ${errors.length} problem(s) in consensusLens.training.profiles: ${errors.slice(0, 3).join('; ')}${errors.length > 3 ? '; …' : ''}`, settingsWhere().button).then((c) => c && openSettings());
     }
     if (!profiles.length) {
-      if (!errors.length) void vscode.window.showInformationMessage('Consensus Lens: no training profile yet. Add one to consensusLens.training.profiles in your user settings (see docs/training-jobs.md).', 'Open User Settings').then((c) => c && vscode.commands.executeCommand('workbench.action.openSettingsJson'));
+      if (!errors.length) void vscode.window.showInformationMessage(`Consensus Lens: no training profile yet. Add one to consensusLens.training.profiles in your ${settingsWhere().text} (see docs/training-jobs.md).`, settingsWhere().button).then((c) => c && openSettings());
       return undefined;
     }
     const title = `Launch training · ${whatIfText(what)}${source ? ` (${source})` : ''}`;
