@@ -19,7 +19,7 @@ const bundles = [
   {
     // The VS Code extension host (node); 'vscode' is provided by the host at run time.
     ...common,
-    entryPoints: { extension: 'src/extension/extension.ts' },
+    entryPoints: { extension: 'src/extension/extension.ts', 'whatif-worker': 'src/extension/whatif/worker.ts' },
     outdir: 'dist',
     platform: 'node',
     format: 'cjs',

@@ -1,0 +1,349 @@
+// Run-wide what-ifs on worker threads (issue 6): re-score every group of a run with another
+// operator setting and compare it with the baseline, sweep a κ × τ grid, and compute the
+// dashboard's per-group read-outs. The extension host only slices the run into chunks, posts them
+// and merges the replies: no scoring and no TF-IDF on its event loop.
+//
+// Workers own shards of every run (a question always goes to the same worker, so MS-TTRL's outcome
+// cache sees its steps in order) and keep the groups' prepared features between requests: the
+// first request on a run reads the texts back from disk and prepares them in the workers; later
+// requests (a new κ, a sweep, the dashboard) only re-run the operators. `workers: 0` runs one
+// shard in-process, in slices (tests, and machines where worker threads are unavailable).
+//
+// Cancellation: no new chunk is posted after the hook says so; the chunks in flight (small, a few
+// milliseconds each) finish and are dropped; the report says `cancelled` and callers keep their
+// previous result. Pure Node: no 'vscode'.
+import { Worker } from 'node:worker_threads';
+import { join } from 'node:path';
+import type { Group, OperatorId } from '../../engine';
+import type { GroupEntry } from '../../logs';
+import { emptyAgreement, emptyComparison, mergeAgreement, mergeComparison, runAccuracy, stepSummaries, type AgreementMatrix, type ComparisonStats, type GroupDiff, type StepSummary } from '../../engine/analysis/compare';
+import { OPERATOR_IDS } from '../../engine';
+import { WhatIfShard, type DashboardRow, type Setting, type ShardReply, type ShardRequest, type SweepCell, type WhatIfItem } from './shard';
+import { changedParams } from '../params';
+
+/** One group of a run as the engine needs it: identity, revision, and how to load it when a worker lacks it. */
+export interface RunItem {
+  key: string;
+  revision: number;
+  step: number;
+  questionId: string;
+  entry?: () => GroupEntry | undefined;
+  group?: Group;
+}
+
+export interface RunSource {
+  id: string;
+  /** Complete groups in step order (first-record order within a step). */
+  items(): RunItem[];
+}
+
+export interface Hooks {
+  cancelled?: () => boolean;
+  progress?: (done: number, total: number) => void;
+}
+
+export interface Flip {
+  step: number;
+  questionId: string;
+  before: string | null;
+  after: string | null;
+}
+
+export interface WhatIfReport {
+  runId: string;
+  operator: OperatorId;
+  before: Setting;
+  after: Setting;
+  /** The parameters of `after` that differ from the defaults. */
+  changed: Record<string, number>;
+  groups: number;
+  skipped: number;
+  rollouts: number;
+  flips: Flip[];
+  /** Every group, in run order (for export). */
+  diffs: GroupDiff[];
+  stats: ComparisonStats;
+  steps: StepSummary[];
+  signChanges: number;
+  meanGateBefore: number;
+  meanGateAfter: number;
+  /** Diagnostics from logged ground truth only (null when none is logged). */
+  accuracyBefore: number | null;
+  accuracyAfter: number | null;
+  withTruth: number;
+  cancelled: boolean;
+  ms: number;
+  /** When it finished (ms since epoch). */
+  at: number;
+}
+
+export interface SweepReport {
+  runId: string;
+  operator: OperatorId;
+  kappas: number[];
+  taus: number[];
+  cells: SweepCell[];
+  cancelled: boolean;
+  ms: number;
+}
+
+export interface DashboardData {
+  runId: string;
+  rows: DashboardRow[];
+  agreement: AgreementMatrix;
+  cancelled: boolean;
+  ms: number;
+}
+
+interface Slot {
+  worker: Worker | null;
+  shard: WhatIfShard | null;
+  /** key → revision the shard holds (as far as the host knows). */
+  holds: Map<string, number>;
+}
+
+export interface EngineOptions {
+  /** Worker threads (default 2; 0 = in-process). */
+  workers?: number;
+  /** The worker script (default: whatif-worker.js beside the extension bundle). */
+  script?: string;
+  execArgv?: string[];
+  /** Groups per posted chunk (default 128). */
+  chunk?: number;
+}
+
+const hash = (s: string): number => {
+  let h = 2166136261;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
+  return h >>> 0;
+};
+
+export class WhatIfEngine {
+  private readonly slots: Slot[];
+  private readonly pending = new Map<number, { resolve: (v: ShardReply) => void; reject: (e: Error) => void }>();
+  private seq = 0;
+  private job = 0;
+  private disposed = false;
+  private readonly chunk: number;
+
+  constructor(private readonly opts: EngineOptions = {}) {
+    const count = opts.workers ?? 2;
+    this.chunk = opts.chunk ?? 128;
+    this.slots = count <= 0 ? [{ worker: null, shard: new WhatIfShard(), holds: new Map() }] : Array.from({ length: count }, () => ({ worker: null, shard: null, holds: new Map() }));
+  }
+
+  get workerCount(): number {
+    return this.slots.filter((s) => s.shard === null).length;
+  }
+
+  private workerOf(slot: Slot): Worker {
+    if (slot.worker) return slot.worker;
+    const w = new Worker(this.opts.script ?? join(__dirname, 'whatif-worker.js'), { execArgv: this.opts.execArgv });
+    w.on('message', (m: { seq: number; value?: ShardReply; error?: string }) => {
+      const p = this.pending.get(m.seq);
+      if (!p) return;
+      this.pending.delete(m.seq);
+      if (m.error !== undefined) p.reject(new Error(m.error));
+      else p.resolve(m.value!);
+      // An idle worker must not keep a process (a test, the CLI) alive.
+      if (this.pending.size === 0) for (const s of this.slots) s.worker?.unref();
+    });
+    const fail = (e: Error) => {
+      // The worker's features are gone with it: forget what it held; fail what waits on it.
+      slot.worker = null;
+      slot.holds.clear();
+      for (const [seq, p] of this.pending) {
+        this.pending.delete(seq);
+        p.reject(e);
+      }
+    };
+    w.on('error', fail);
+    w.on('exit', (code) => {
+      if (!this.disposed && slot.worker === w) fail(new Error(`what-if worker exited (code ${code})`));
+    });
+    w.unref();
+    slot.worker = w;
+    return w;
+  }
+
+  private send(slot: Slot, req: ShardRequest): Promise<ShardReply> {
+    if (slot.shard) {
+      const shard = slot.shard;
+      // In-process: yield to the event loop between chunks.
+      return new Promise((resolve, reject) => setImmediate(() => shard.handle(req).then(resolve, reject)));
+    }
+    const w = this.workerOf(slot);
+    w.ref();
+    const seq = ++this.seq;
+    return new Promise((resolve, reject) => {
+      this.pending.set(seq, { resolve, reject });
+      w.postMessage({ seq, req });
+    });
+  }
+
+  /** Posts every item to its shard in chunks (at most two in flight per shard); merges replies in run order. */
+  private async run<R extends ShardReply>(source: RunSource, make: (job: number, items: WhatIfItem[]) => ShardRequest, onReply: (reply: R, items: WhatIfItem[], index: number[]) => void, hooks: Hooks): Promise<boolean> {
+    const job = ++this.job;
+    const all = source.items();
+    const total = all.length;
+    const queues: { item: RunItem; index: number }[][] = this.slots.map(() => []);
+    all.forEach((item, index) => queues[hash(`${source.id}\u0000${item.questionId}`) % this.slots.length].push({ item, index }));
+    let done = 0;
+    let cancelled = false;
+    hooks.progress?.(0, total);
+    await Promise.all(
+      this.slots.map(async (slot, s) => {
+        const q = queues[s];
+        const inFlight = new Set<Promise<void>>();
+        for (let start = 0; start < q.length; start += this.chunk) {
+          if (cancelled || hooks.cancelled?.()) {
+            cancelled = true;
+            break;
+          }
+          const part = q.slice(start, start + this.chunk);
+          const items: WhatIfItem[] = part.map(({ item }) => {
+            const key = `${source.id}\u0000${item.key}`;
+            const wi: WhatIfItem = { key, revision: item.revision, step: item.step, questionId: item.questionId };
+            if (slot.holds.get(key) !== item.revision) {
+              if (item.group) wi.group = item.group;
+              else {
+                const e = item.entry?.();
+                if (e) wi.entry = e;
+              }
+              slot.holds.set(key, item.revision);
+            }
+            return wi;
+          });
+          const p = this.send(slot, make(job, items)).then((reply) => {
+            for (const k of (reply as { missing?: string[] }).missing ?? []) slot.holds.delete(k);
+            if (!cancelled) {
+              onReply(reply as R, items, part.map((x) => x.index));
+              done += part.length;
+              hooks.progress?.(done, total);
+            }
+          });
+          const tracked = p.finally(() => inFlight.delete(tracked));
+          inFlight.add(tracked);
+          if (inFlight.size >= 2) await Promise.race(inFlight);
+        }
+        await Promise.all(inFlight);
+        await this.send(slot, { kind: 'end', job }).catch(() => undefined);
+      }),
+    );
+    return cancelled || !!hooks.cancelled?.();
+  }
+
+  /** Re-scores every group under `after` and compares with `before` (the baseline). */
+  async rescore(source: RunSource, before: Setting, after: Setting, hooks: Hooks = {}): Promise<WhatIfReport> {
+    const t0 = performance.now();
+    const stats = emptyComparison();
+    const ordered: { index: number; d: GroupDiff }[] = [];
+    const cancelled = await this.run<Extract<ShardReply, { kind: 'rescore' }>>(
+      source,
+      (job, items) => ({ kind: 'rescore', job, items, before, after }),
+      (reply, items, index) => {
+        mergeComparison(stats, reply.stats);
+        // Diffs come back in item order, skipping missing items.
+        const missing = new Set(reply.missing);
+        let k = 0;
+        items.forEach((it, j) => {
+          if (!missing.has(it.key)) ordered.push({ index: index[j], d: reply.diffs[k++] });
+        });
+      },
+      hooks,
+    );
+    ordered.sort((a, b) => a.index - b.index);
+    const diffs = ordered.map((x) => x.d);
+    const steps = stepSummaries(stats);
+    const acc = runAccuracy(stats);
+    let gb = 0;
+    let ga = 0;
+    for (const st of Object.values(stats.steps)) {
+      gb += st.gateBefore;
+      ga += st.gateAfter;
+    }
+    return {
+      runId: source.id,
+      operator: after.operator,
+      before,
+      after,
+      changed: changedParams(after.params),
+      groups: stats.groups,
+      skipped: stats.skipped,
+      rollouts: stats.rollouts,
+      flips: diffs.filter((d) => d.flipped).map((d) => ({ step: d.step, questionId: d.questionId, before: d.labelBefore, after: d.labelAfter })),
+      diffs,
+      stats,
+      steps,
+      signChanges: stats.signChanges,
+      meanGateBefore: stats.groups ? gb / stats.groups : 0,
+      meanGateAfter: stats.groups ? ga / stats.groups : 0,
+      accuracyBefore: acc.before,
+      accuracyAfter: acc.after,
+      withTruth: acc.withTruth,
+      cancelled,
+      ms: performance.now() - t0,
+      at: Date.now(),
+    };
+  }
+
+  /** κ × τ grid for one operator: flips against the vote and, with logged ground truth, accuracy. */
+  async sweep(source: RunSource, operator: OperatorId, base: Record<string, number>, kappas: number[], taus: number[], hooks: Hooks = {}): Promise<SweepReport> {
+    const t0 = performance.now();
+    const grid = kappas.flatMap((kappa) => taus.map((tau) => ({ kappa, tau })));
+    const cells: SweepCell[] = grid.map((x) => ({ ...x, groups: 0, flips: 0, gateSum: 0, withTruth: 0, correct: 0 }));
+    const cancelled = await this.run<Extract<ShardReply, { kind: 'sweep' }>>(
+      source,
+      (job, items) => ({ kind: 'sweep', job, items, operator, base, grid }),
+      (reply) => {
+        reply.cells.forEach((c, i) => {
+          const t = cells[i];
+          t.groups += c.groups;
+          t.flips += c.flips;
+          t.gateSum += c.gateSum;
+          t.withTruth += c.withTruth;
+          t.correct += c.correct;
+        });
+      },
+      hooks,
+    );
+    return { runId: source.id, operator, kappas, taus, cells, cancelled, ms: performance.now() - t0 };
+  }
+
+  /** Every group scored with every operator at the configured parameters (the dashboard's input). */
+  async dashboard(source: RunSource, params: Record<string, number>, configured: OperatorId, hooks: Hooks = {}): Promise<DashboardData> {
+    const t0 = performance.now();
+    const agreement = emptyAgreement(OPERATOR_IDS);
+    const ordered: { index: number; row: DashboardRow }[] = [];
+    const cancelled = await this.run<Extract<ShardReply, { kind: 'dashboard' }>>(
+      source,
+      (job, items) => ({ kind: 'dashboard', job, items, params, configured }),
+      (reply, items, index) => {
+        mergeAgreement(agreement, reply.agreement);
+        const byKey = new Map(items.map((it, j) => [it.key, index[j]]));
+        for (const row of reply.rows) ordered.push({ index: byKey.get(row.key) ?? 0, row });
+      },
+      hooks,
+    );
+    ordered.sort((a, b) => a.index - b.index);
+    return { runId: source.id, rows: ordered.map((x) => x.row), agreement, cancelled, ms: performance.now() - t0 };
+  }
+
+  /** Frees a run's features in every shard (the run was closed). */
+  async forget(runId: string): Promise<void> {
+    const prefix = `${runId}\u0000`;
+    await Promise.all(
+      this.slots.map(async (slot) => {
+        for (const k of [...slot.holds.keys()]) if (k.startsWith(prefix)) slot.holds.delete(k);
+        if (slot.shard || slot.worker) await this.send(slot, { kind: 'forget', prefix }).catch(() => undefined);
+      }),
+    );
+  }
+
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    for (const p of this.pending.values()) p.reject(new Error('what-if engine disposed'));
+    this.pending.clear();
+    await Promise.all(this.slots.map((s) => s.worker?.terminate()));
+  }
+}

@@ -1,0 +1,257 @@
+// One shard of a run for run-wide what-ifs (issue 6): it keeps the prepared features of its groups
+// (answers, classes, within-class cosines as Float64Array — exact, never float32) between requests,
+// so a re-score with a new κ/τ/α, a κ × τ sweep or the dashboard's read-outs only re-run the
+// operators. A worker thread owns one shard (src/extension/whatif/worker.ts); unit tests and the
+// in-process fallback use the class directly. Pure Node: no 'vscode'.
+//
+// Memory: a group of 64 roll-outs in ~3 classes keeps ~700 cosine pairs (5.6 KB) plus its answers
+// and per-class memo; 10,000 such groups are ~100 MB, split over the worker threads and freed
+// when the run is closed ('forget'). Response texts are never kept.
+//
+// Order: the host sends each question's groups to the same shard in step order, so MS-TTRL's
+// outcome cache (one RunContext per job and setting) sees them as the training did.
+import {
+  OPERATOR_IDS,
+  answersEqual,
+  createRunContext,
+  prepareGroup,
+  scoreGroup,
+  type Group,
+  type OperatorId,
+  type OperatorResult,
+  type PreparedGroup,
+  type RunContext,
+} from '../../engine';
+import { entryToGroup, readRolloutText, type GroupEntry } from '../../logs';
+import { addAgreement, addGroup, diffGroup, emptyAgreement, emptyComparison, type AgreementMatrix, type ComparisonStats, type GroupDiff, type LabelRow } from '../../engine/analysis/compare';
+import { engineParams } from '../scoring';
+
+/** One group of a request: its key (unique per run), revision, and — when the shard may not have it yet — how to load it. */
+export interface WhatIfItem {
+  key: string;
+  revision: number;
+  step: number;
+  questionId: string;
+  /** An index entry: the shard reads the texts back from disk by offset. */
+  entry?: GroupEntry;
+  /** Or the group itself (benchmarks, tests, stdin runs). */
+  group?: Group;
+}
+
+export interface Setting {
+  operator: OperatorId;
+  /** The extension's flat parameter record (see scoring.ts engineParams). */
+  params: Record<string, number>;
+}
+
+export interface SweepCell {
+  kappa: number;
+  tau: number;
+  groups: number;
+  flips: number;
+  gateSum: number;
+  withTruth: number;
+  correct: number;
+}
+
+/** What the dashboard needs of one group, scored with every operator at the configured parameters. */
+export interface DashboardRow {
+  key: string;
+  step: number;
+  questionId: string;
+  n: number;
+  regime: string;
+  majorityRatio: number;
+  /** CoRE's gate (1 when CoRE did not run). */
+  gate: number;
+  labels: LabelRow;
+  /** Per operator: label ≡ logged ground truth (only when ground truth is logged). */
+  correct?: Partial<Record<OperatorId, boolean>>;
+  mismatches: number;
+  /** Fig. 4 of the CoRE paper: present for contested questions with a runner-up of ≥ 2. */
+  recovery?: { outnumbering: number; coherenceAdvantage: number; voteBar: number; confidenceBar: number; margin: number; overturn: boolean };
+}
+
+export type ShardRequest =
+  | { kind: 'rescore'; job: number; items: WhatIfItem[]; before: Setting; after: Setting }
+  | { kind: 'sweep'; job: number; items: WhatIfItem[]; operator: OperatorId; base: Record<string, number>; grid: { kappa: number; tau: number }[] }
+  | { kind: 'dashboard'; job: number; items: WhatIfItem[]; params: Record<string, number>; configured: OperatorId }
+  | { kind: 'end'; job: number }
+  | { kind: 'forget'; prefix?: string };
+
+export type ShardReply =
+  | { kind: 'rescore'; diffs: GroupDiff[]; stats: ComparisonStats; missing: string[] }
+  | { kind: 'sweep'; cells: SweepCell[]; missing: string[] }
+  | { kind: 'dashboard'; rows: DashboardRow[]; agreement: AgreementMatrix; missing: string[] }
+  | { kind: 'ok'; cached: number };
+
+interface Cached {
+  revision: number;
+  g: PreparedGroup;
+  /** label → label ≡ ground truth (memo: answersEqual can be costly). */
+  truth: Map<string, boolean>;
+}
+
+export class WhatIfShard {
+  private readonly cache = new Map<string, Cached>();
+  private readonly contexts = new Map<number, RunContext[]>();
+
+  get size(): number {
+    return this.cache.size;
+  }
+
+  async handle(req: ShardRequest): Promise<ShardReply> {
+    switch (req.kind) {
+      case 'forget':
+        if (req.prefix === undefined) this.cache.clear();
+        else for (const k of [...this.cache.keys()]) if (k.startsWith(req.prefix)) this.cache.delete(k);
+        return { kind: 'ok', cached: this.cache.size };
+      case 'end':
+        this.contexts.delete(req.job);
+        return { kind: 'ok', cached: this.cache.size };
+      case 'rescore':
+        return this.rescore(req);
+      case 'sweep':
+        return this.sweep(req);
+      case 'dashboard':
+        return this.dashboard(req);
+    }
+  }
+
+  /** The cached features of an item, loading them (texts by offset, then prepare) when missing or stale. */
+  private async load(item: WhatIfItem): Promise<Cached | undefined> {
+    const c = this.cache.get(item.key);
+    if (c && c.revision === item.revision) return c;
+    let group = item.group;
+    if (!group && item.entry) {
+      const rollouts = item.entry.rollouts;
+      const texts: string[] = [];
+      for (const r of rollouts) texts.push(await readRolloutText(r.source));
+      group = { ...entryToGroup(item.entry, texts, rollouts), questionId: item.questionId };
+    }
+    if (!group) return undefined;
+    const fresh: Cached = { revision: item.revision, g: prepareGroup(group), truth: new Map() };
+    this.cache.set(item.key, fresh);
+    return fresh;
+  }
+
+  private contextsFor(job: number, count: number): RunContext[] {
+    let l = this.contexts.get(job);
+    if (!l) this.contexts.set(job, (l = []));
+    while (l.length < count) l.push(createRunContext());
+    return l;
+  }
+
+  private correctness(c: Cached): ((label: string) => boolean) | null {
+    const gt = c.g.groundTruth;
+    if (gt === null || gt === undefined) return null;
+    return (label) => {
+      let v = c.truth.get(label);
+      if (v === undefined) {
+        try {
+          v = answersEqual(label, gt);
+        } catch {
+          v = label === gt;
+        }
+        c.truth.set(label, v);
+      }
+      return v;
+    };
+  }
+
+  private async rescore(req: Extract<ShardRequest, { kind: 'rescore' }>): Promise<ShardReply> {
+    const [ctxBefore, ctxAfter] = this.contextsFor(req.job, 2);
+    const stats = emptyComparison();
+    const diffs: GroupDiff[] = [];
+    const missing: string[] = [];
+    const pb = engineParams(req.before.params);
+    const pa = engineParams(req.after.params);
+    for (const item of req.items) {
+      const c = await this.load(item);
+      if (!c) {
+        missing.push(item.key);
+        continue;
+      }
+      const g = c.g;
+      const a = scoreGroup(g, { operators: [req.before.operator], params: pb }, ctxBefore).results[req.before.operator];
+      const b = scoreGroup(g, { operators: [req.after.operator], params: pa }, ctxAfter).results[req.after.operator];
+      const d = diffGroup({ step: item.step, questionId: item.questionId, n: g.n }, a, b, this.correctness(c));
+      diffs.push(d);
+      addGroup(stats, d, a, b);
+    }
+    return { kind: 'rescore', diffs, stats, missing };
+  }
+
+  private async sweep(req: Extract<ShardRequest, { kind: 'sweep' }>): Promise<ShardReply> {
+    const contexts = this.contextsFor(req.job, req.grid.length);
+    const cells: SweepCell[] = req.grid.map((x) => ({ ...x, groups: 0, flips: 0, gateSum: 0, withTruth: 0, correct: 0 }));
+    const base = engineParams(req.base);
+    const missing: string[] = [];
+    for (const item of req.items) {
+      const c = await this.load(item);
+      if (!c) {
+        missing.push(item.key);
+        continue;
+      }
+      const vote = scoreGroup(c.g, { operators: ['majority'] }).results.majority;
+      const truth = this.correctness(c);
+      req.grid.forEach((pt, s) => {
+        const r = scoreGroup(c.g, { operators: [req.operator], params: { ...base, kappa: pt.kappa, tau: pt.tau } }, contexts[s]).results[req.operator];
+        if (!r) return;
+        const cell = cells[s];
+        cell.groups++;
+        cell.gateSum += r.gate;
+        if (vote && r.labelClass !== vote.labelClass) cell.flips++;
+        if (truth) {
+          cell.withTruth++;
+          if (r.label !== null && truth(r.label)) cell.correct++;
+        }
+      });
+    }
+    return { kind: 'sweep', cells, missing };
+  }
+
+  private async dashboard(req: Extract<ShardRequest, { kind: 'dashboard' }>): Promise<ShardReply> {
+    const [ctx] = this.contextsFor(req.job, 1);
+    const params = engineParams(req.params);
+    const agreement = emptyAgreement(OPERATOR_IDS);
+    const rows: DashboardRow[] = [];
+    const missing: string[] = [];
+    for (const item of req.items) {
+      const c = await this.load(item);
+      if (!c) {
+        missing.push(item.key);
+        continue;
+      }
+      const s = scoreGroup(c.g, { params, configuredOperator: req.configured }, ctx);
+      const truth = this.correctness(c);
+      const labels: LabelRow = {};
+      const correct: Partial<Record<OperatorId, boolean>> = {};
+      for (const op of OPERATOR_IDS) {
+        const r: OperatorResult | undefined = s.results[op];
+        if (!r) continue;
+        labels[op] = r.labelClass;
+        if (truth) correct[op] = r.label !== null && truth(r.label);
+      }
+      addAgreement(agreement, labels, truth ? correct : undefined);
+      const a = s.analysis;
+      const row: DashboardRow = {
+        key: item.key,
+        step: item.step,
+        questionId: item.questionId,
+        n: c.g.n,
+        regime: c.g.n === 0 ? 'empty' : a.regime,
+        majorityRatio: a.majorityRatio,
+        gate: s.results.core?.gate ?? 1,
+        labels,
+        mismatches: s.rewardMismatch?.indices.length ?? 0,
+      };
+      if (truth) row.correct = correct;
+      if (a.regime === 'contested' && a.outnumbering !== null && a.coherenceAdvantage !== null && a.voteBar !== null && a.confidenceBar !== null && a.margin !== null) {
+        row.recovery = { outnumbering: a.outnumbering, coherenceAdvantage: a.coherenceAdvantage, voteBar: a.voteBar, confidenceBar: a.confidenceBar, margin: a.margin, overturn: a.overturn === true };
+      }
+      rows.push(row);
+    }
+    return { kind: 'dashboard', rows, agreement, missing };
+  }
+}

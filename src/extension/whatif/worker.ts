@@ -1,0 +1,16 @@
+// Worker thread of the run-wide what-ifs: owns one shard of every run it is given (its groups'
+// prepared features, kept between requests). Requests run one at a time, in arrival order.
+import { parentPort } from 'node:worker_threads';
+import { WhatIfShard, type ShardRequest } from './shard';
+
+const shard = new WhatIfShard();
+let queue: Promise<void> = Promise.resolve();
+parentPort!.on('message', (m: { seq: number; req: ShardRequest }) => {
+  queue = queue.then(async () => {
+    try {
+      parentPort!.postMessage({ seq: m.seq, value: await shard.handle(m.req) });
+    } catch (e) {
+      parentPort!.postMessage({ seq: m.seq, error: (e as Error)?.message ?? String(e) });
+    }
+  });
+});

@@ -1,0 +1,164 @@
+// Run-wide what-ifs in worker threads (issue 6): the re-score report against the engine group by
+// group, cancellation leaving the caller's previous result intact, features cached in the
+// workers, the κ × τ sweep and the dashboard rows — workers and in-process give the same numbers.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { answersEqual, scoreGroup } from '../../src/engine';
+import { RunStore } from '../../src/extension/store';
+import { rescoreRun, storeSource } from '../../src/extension/rescore';
+import { WhatIfEngine } from '../../src/extension/whatif/engine';
+import { dashboardModel } from '../../src/extension/dashboard/model';
+import { defaultParams } from '../../src/extension/params';
+import { rng, synthRollouts, type ClassPlan } from '../../scripts/synth';
+
+const dirs: string[] = [];
+const stores: RunStore[] = [];
+const engines: WhatIfEngine[] = [];
+after(async () => {
+  for (const s of stores) s.dispose();
+  for (const e of engines) await e.dispose();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** Steps of contested questions (a coherent minority that CoRE may lift) and easy ones; ground truth on even questions only. */
+function writeRun(steps: number, perStep: number): string {
+  const dir = mkdtempSync(join(tmpdir(), 'cl-whatif-'));
+  dirs.push(dir);
+  const r = rng(5);
+  for (let step = 1; step <= steps; step++) {
+    const lines: string[] = [];
+    for (let q = 0; q < perStep; q++) {
+      const plan: ClassPlan[] =
+        q % 3 !== 2
+          ? [{ answer: '12', count: 8 + (q % 2), confidence: -0.4, path: 1 }, { answer: '15', count: 7, confidence: -0.4, path: 2, identical: true }, { answer: null, count: 2 }]
+          : [{ answer: '42', count: 12, confidence: -0.3, path: 3 }, { answer: '7', count: 4, confidence: -0.6, path: 4 }];
+      const rec: Record<string, unknown> = { kind: 'group', step, question_id: `q${q}`, rollouts: synthRollouts(r, plan, { bytes: 250 }) };
+      if (q % 2 === 0) rec.ground_truth = q % 3 !== 2 ? '15' : '42';
+      lines.push(JSON.stringify(rec));
+    }
+    writeFileSync(join(dir, `step-${step}.jsonl`), lines.join('\n') + '\n');
+  }
+  return dir;
+}
+
+async function openRun(dir: string) {
+  const store = new RunStore({ configuredOperator: () => 'majority', params: defaultParams, follow: false });
+  stores.push(store);
+  const run = store.add(dir, 'opened');
+  await store.idle();
+  return { store, run };
+}
+
+const workers = () => {
+  const e = new WhatIfEngine({ workers: 2, script: join(import.meta.dirname, 'whatif-worker.mjs'), chunk: 4 });
+  engines.push(e);
+  return e;
+};
+
+test('re-score in worker threads: flips, sign changes, gates and accuracy match the engine group by group', async () => {
+  const { store, run } = await openRun(writeRun(3, 10));
+  const engine = workers();
+  const before = defaultParams();
+  const next = { ...before, kappa: 0.5 };
+  const report = await rescoreRun(store, run, before, next, 'core', { engine });
+  assert.equal(report.cancelled, false);
+  assert.equal(report.groups, 30);
+  let flips = 0;
+  let signs = 0;
+  const withTruth: Record<number, [number, number, number]> = {};
+  let i = 0;
+  for (const [step, keys] of run.steps) {
+    for (const k of keys) {
+      const g = (await store.get(store.keyOf(run, k)!))!.prepared;
+      const a = scoreGroup(g, { operators: ['core'] }).results.core!;
+      const b = scoreGroup(g, { operators: ['core'], params: { kappa: 0.5 } }).results.core!;
+      const d = report.diffs[i++];
+      assert.equal(d.questionId, g.questionId);
+      assert.equal(d.step, step);
+      assert.equal(d.flipped, a.labelClass !== b.labelClass);
+      assert.equal(d.gateBefore, a.gate);
+      assert.equal(d.gateAfter, b.gate);
+      if (d.flipped) flips++;
+      for (let j = 0; j < g.n; j++) if (Math.sign(Math.round(a.advantages[j] * 1e9)) !== Math.sign(Math.round(b.advantages[j] * 1e9))) signs++;
+      if (g.groundTruth !== null) {
+        const t = (withTruth[step] ??= [0, 0, 0]);
+        t[0]++;
+        if (a.label !== null && answersEqual(a.label, g.groundTruth)) t[1]++;
+        if (b.label !== null && answersEqual(b.label, g.groundTruth)) t[2]++;
+      } else {
+        assert.equal(d.correctBefore, null, 'no ground truth logged: no accuracy');
+      }
+    }
+  }
+  assert.ok(flips > 0, 'κ = 0.5 flips some questions');
+  assert.equal(report.flips.length, flips);
+  assert.equal(report.signChanges, signs);
+  for (const st of report.steps) {
+    const [n, b, a] = withTruth[st.step];
+    assert.equal(st.withTruth, n);
+    assert.equal(st.accuracyBefore, b / n);
+    assert.equal(st.accuracyAfter, a / n);
+  }
+  // The same report in-process.
+  const inProcess = await rescoreRun(store, run, before, next, 'core');
+  assert.deepEqual(inProcess.diffs, report.diffs);
+  assert.deepEqual(inProcess.flips, report.flips);
+});
+
+test('cancel midway: the report says cancelled, counts only what finished; the next run is complete', async () => {
+  const { store, run } = await openRun(writeRun(4, 10));
+  const engine = workers();
+  const before = defaultParams();
+  const next = { ...before, kappa: 0.5 };
+  const full = await rescoreRun(store, run, before, next, 'core', { engine });
+  let calls = 0;
+  const cancelled = await rescoreRun(store, run, before, next, 'core', { engine, cancelled: () => ++calls > 3 });
+  assert.equal(cancelled.cancelled, true);
+  assert.ok(cancelled.groups < full.groups, `${cancelled.groups} < ${full.groups}`);
+  const again = await rescoreRun(store, run, before, next, 'core', { engine });
+  assert.equal(again.cancelled, false);
+  assert.deepEqual(again.diffs, full.diffs);
+  // Per-step sums merge in the order chunks come back: equal to float rounding.
+  const rounded = (x: unknown) => JSON.parse(JSON.stringify(x, (_k, v) => (typeof v === 'number' ? Math.round(v * 1e9) / 1e9 : v)));
+  assert.deepEqual(rounded(again.stats.steps), rounded(full.stats.steps));
+});
+
+test('κ × τ sweep and the dashboard rows in workers agree with the engine', async () => {
+  const { store, run } = await openRun(writeRun(2, 9));
+  const engine = workers();
+  const src = storeSource(store, run);
+  const sweep = await engine.sweep(src, 'core', defaultParams(), [0.1, 1], [0.25, 1]);
+  assert.equal(sweep.cells.length, 4);
+  for (const cell of sweep.cells) {
+    let flips = 0;
+    let correct = 0;
+    let truth = 0;
+    for (const [, keys] of run.steps) {
+      for (const k of keys) {
+        const g = (await store.get(store.keyOf(run, k)!))!.prepared;
+        const s = scoreGroup(g, { operators: ['majority', 'core'], params: { kappa: cell.kappa, tau: cell.tau } });
+        if (s.results.core!.labelClass !== s.results.majority!.labelClass) flips++;
+        if (g.groundTruth !== null) {
+          truth++;
+          if (answersEqual(s.results.core!.label!, g.groundTruth)) correct++;
+        }
+      }
+    }
+    assert.equal(cell.groups, 18);
+    assert.equal(cell.flips, flips, `flips at κ=${cell.kappa} τ=${cell.tau}`);
+    assert.equal(cell.withTruth, truth);
+    assert.equal(cell.correct, correct);
+  }
+  const dash = await engine.dashboard(src, defaultParams(), 'majority');
+  assert.equal(dash.rows.length, 18);
+  const model = dashboardModel(dash);
+  assert.deepEqual(model.steps.map((s) => s.step), [1, 2]);
+  const overturns = dash.rows.filter((r) => r.labels.core !== r.labels.majority).length;
+  assert.equal(model.steps.reduce((t, s) => t + (s.overturns.core ?? 0), 0), overturns);
+  assert.ok(model.recovery.length > 0, 'contested questions give recovery points');
+  for (const p of model.recovery) assert.ok(p.x > 0 && p.y > 0 && p.voteBar >= 1);
+  assert.equal(model.agreement.rates[0][0], 1);
+});
