@@ -10,6 +10,7 @@ import { basename, join } from 'node:path';
 import { NVIDIA_SMI_ARGS, describeGpu, interpretNvidiaSmi, type GpuQuery } from './gpus';
 import { invocation, parseGpuList, quoteStyleFor, resolveLaunch, terminalProfile, terminalProfileNames, validateProfiles, type ResolvedLaunch, type TrainingProfile, type WhatIf } from './profile';
 import { JobPty } from './runner';
+import { OPERATOR_IDS } from '../../protocol/messages';
 
 export type { WhatIf } from './profile';
 
@@ -369,10 +370,22 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
     return start(profile, what, launch, command);
   };
 
-  const currentWhatIf = (): { what: WhatIf; source: string } => {
+  /** The what-if to prefill: the panel's, the last re-score's (asked when both differ), or the settings'. */
+  const currentWhatIf = async (): Promise<{ what: WhatIf; source: string } | undefined> => {
     const panel = host.panelWhatIf();
+    const rescore = lastRescore?.what;
+    if (panel && rescore && whatIfText(panel) !== whatIfText(rescore)) {
+      const pick = await vscode.window.showQuickPick(
+        [
+          { label: whatIfText(panel), description: 'the consensus panel', what: panel, source: 'from the consensus panel' },
+          { label: whatIfText(rescore), description: 'the last re-score', what: rescore, source: 'from the last re-score' },
+        ],
+        { title: 'Launch training: which parameters?', ignoreFocusOut: true },
+      );
+      return pick && { what: pick.what, source: pick.source };
+    }
     if (panel) return { what: panel, source: 'from the consensus panel' };
-    if (lastRescore) return { what: lastRescore.what, source: 'from the last re-score' };
+    if (rescore) return { what: rescore, source: 'from the last re-score' };
     return { what: host.configuredWhatIf(), source: 'configured parameters' };
   };
 
@@ -397,9 +410,14 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
     { dispose: () => jobs.forEach((j) => j.pty.stop()) },
     vscode.workspace.onDidGrantWorkspaceTrust(() => refresh()),
     vscode.commands.registerCommand('consensusLens.launchTraining', async (arg?: Partial<WhatIf> & { profile?: string; gpus?: string }) => {
-      const cur = currentWhatIf();
-      const given = arg && typeof arg === 'object' && typeof arg.operator === 'string' && arg.params && typeof arg.params === 'object' ? { what: { operator: arg.operator, params: arg.params }, source: 'given parameters' } : cur;
-      return launchFlow(given.what, given.source, arg && typeof arg === 'object' ? { profile: typeof arg.profile === 'string' ? arg.profile : undefined, gpus: typeof arg.gpus === 'string' ? arg.gpus : undefined } : undefined);
+      // Arguments (from another command or a link) are checked: a known operator, finite numbers, a valid GPU list.
+      const a = arg && typeof arg === 'object' ? arg : {};
+      const explicit = typeof a.operator === 'string' && (OPERATOR_IDS as readonly string[]).includes(a.operator) && a.params && typeof a.params === 'object';
+      const params = explicit ? Object.fromEntries(Object.entries(a.params!).filter(([, v]) => typeof v === 'number' && Number.isFinite(v))) : {};
+      const given = explicit ? { what: { operator: a.operator!, params: { ...host.configuredWhatIf().params, ...params } }, source: 'given parameters' } : await currentWhatIf();
+      if (!given) return undefined;
+      const gpus = typeof a.gpus === 'string' ? parseGpuList(a.gpus) : undefined;
+      return launchFlow(given.what, given.source, { profile: typeof a.profile === 'string' ? a.profile : undefined, gpus: gpus?.ok ? gpus.value : undefined });
     }),
     vscode.commands.registerCommand('consensusLens.launchTrainingFromPanel', async () => {
       const panel = host.panelWhatIf();
