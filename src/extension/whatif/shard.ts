@@ -90,7 +90,12 @@ interface Cached {
   g: PreparedGroup;
   /** label → label ≡ ground truth (memo: answersEqual can be costly). */
   truth: Map<string, boolean>;
+  /** The baseline's result under the last baseline setting (re-scores against one baseline repeat it). */
+  baseline?: { setting: string; result: OperatorResult | undefined };
 }
+
+/** Operators whose result depends on the run's order (MS-TTRL's outcome cache) are never memoised. */
+const memoisable = (op: OperatorId): boolean => op !== 'msttrl';
 
 export class WhatIfShard {
   private readonly cache = new Map<string, Cached>();
@@ -166,6 +171,7 @@ export class WhatIfShard {
     const missing: string[] = [];
     const pb = engineParams(req.before.params);
     const pa = engineParams(req.after.params);
+    const baselineKey = JSON.stringify([req.before.operator, pb]);
     for (const item of req.items) {
       const c = await this.load(item);
       if (!c) {
@@ -173,7 +179,12 @@ export class WhatIfShard {
         continue;
       }
       const g = c.g;
-      const a = scoreGroup(g, { operators: [req.before.operator], params: pb }, ctxBefore).results[req.before.operator];
+      let a: OperatorResult | undefined;
+      if (memoisable(req.before.operator) && c.baseline?.setting === baselineKey) a = c.baseline.result;
+      else {
+        a = scoreGroup(g, { operators: [req.before.operator], params: pb }, ctxBefore).results[req.before.operator];
+        if (memoisable(req.before.operator)) c.baseline = { setting: baselineKey, result: a && slim(a) };
+      }
       const b = scoreGroup(g, { operators: [req.after.operator], params: pa }, ctxAfter).results[req.after.operator];
       const d = diffGroup({ step: item.step, questionId: item.questionId, n: g.n }, a, b, this.correctness(c));
       diffs.push(d);
@@ -254,4 +265,9 @@ export class WhatIfShard {
     }
     return { kind: 'dashboard', rows, agreement, missing };
   }
+}
+
+/** What a comparison reads of a result (labels, gate, rewards, advantages): ~1 KB per group of 64. */
+function slim(r: OperatorResult): OperatorResult {
+  return { operator: r.operator, label: r.label, labelClass: r.labelClass, rewards: r.rewards, gate: r.gate, advantages: r.advantages, lossWeight: r.lossWeight, classScores: r.classScores };
 }
