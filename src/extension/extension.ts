@@ -4,8 +4,9 @@
 import * as vscode from 'vscode';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { open as openFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { OPERATOR_IDS, type OperatorId } from '../engine';
-import { isQuestionKey, type QuestionKey, type QuestionView } from '../protocol/messages';
+import { isQuestionKey, type PanelState, type QuestionKey, type QuestionView } from '../protocol/messages';
 import { ConsensusPanel, PANEL_VIEW_TYPE, type PanelHost } from './panel';
 import { ALL_PARAMS, SLIDER_PARAMS, defaultParams, sanitizeParams } from './params';
 import { RunStore, questionKeyString, type RunEntry } from './store';
@@ -51,10 +52,19 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
     // Re-scoring a question already prepared stays synchronous (the slider path).
     const cached = store.cached(key);
     if (cached) return buildView(cached, params, configuredOperator());
-    return store.get(key).then((g) => {
+    return (async () => {
+      let g = await store.get(key);
+      if (!g) {
+        // A panel restored after a reload can ask before its run is read, or for a run that was
+        // opened by hand (not in the settings): follow it again and wait for it.
+        if (!store.runs.has(key.runId) && existsSync(key.runId)) addRun(key.runId, 'opened');
+        await readyPromise;
+        await store.idle();
+        g = await store.get(key);
+      }
       if (!g) throw new Error(`${key.questionId} (step ${key.step}) is not in the open runs`);
       return buildView(g, params, configuredOperator());
-    });
+    })();
   };
 
   const docs = new RolloutDocuments({
@@ -100,6 +110,8 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       return store.firstQuestion();
     },
     log: (m) => out.info(m),
+    remember: (state) => void context.workspaceState.update('consensusLens.panel', state),
+    remembered: () => context.workspaceState.get<PanelState>('consensusLens.panel'),
   };
 
   // ---- following runs ---------------------------------------------------------------------

@@ -27,6 +27,9 @@ export interface PanelHost {
   revealInLog(key: QuestionKey, index: number): Promise<void>;
   /** A question to show when the panel opens without one. */
   firstQuestion(): QuestionKey | undefined;
+  /** The host's own record of what the panel shows (workspace state), restored after a reload. */
+  remember?(state: PanelState): void;
+  remembered?(): PanelState | undefined;
   log(message: string): void;
 }
 
@@ -63,7 +66,9 @@ export class ConsensusPanel implements vscode.Disposable {
   static revive(panel: vscode.WebviewPanel, extensionUri: vscode.Uri, host: PanelHost, state: unknown): ConsensusPanel {
     ConsensusPanel.current?.dispose();
     panel.webview.options = ConsensusPanel.options(extensionUri);
-    const s = state as Partial<PanelState> | undefined;
+    // The host's record is written on every switch; the webview's state can lag behind it.
+    const mine = host.remembered?.();
+    const s = (mine && isQuestionKey(mine.key) ? mine : state) as Partial<PanelState> | undefined;
     ConsensusPanel.current = new ConsensusPanel(panel, extensionUri, host, s && isQuestionKey(s.key) ? { key: s.key, params: s.params ?? null } : null);
     return ConsensusPanel.current;
   }
@@ -123,6 +128,7 @@ export class ConsensusPanel implements vscode.Disposable {
     this.key = key;
     this.panel.title = `Consensus · ${key.questionId}`;
     this.switchStarted = { at: performance.now(), key };
+    this.host.remember?.({ key, params: this.params });
     this.sendView('open');
   }
   /** When the last question switch was asked for (host clock), to log the time until rendered. */
@@ -181,7 +187,7 @@ export class ConsensusPanel implements vscode.Disposable {
       case 'ready': {
         this.ready = true;
         void this.panel.webview.postMessage({ type: 'init', protocol: PROTOCOL_VERSION, params: this.host.paramSpecs(), operators: this.host.operators() } satisfies HostMessage);
-        if (!this.key && m.state?.key) {
+        if (!this.key && m.state?.key && !this.host.remembered?.()) {
           this.key = m.state.key;
           if (m.state.params) this.params = { ...this.host.defaultParams(), ...m.state.params };
         }
@@ -198,10 +204,12 @@ export class ConsensusPanel implements vscode.Disposable {
       }
       case 'setParams':
         this.params = { ...this.params, ...m.params };
+        if (this.key) this.host.remember?.({ key: this.key, params: this.params });
         this.sendView('rescore', m.seq);
         return;
       case 'resetParams':
         this.params = this.host.defaultParams();
+        if (this.key) this.host.remember?.({ key: this.key, params: this.params });
         this.sendView('rescore', m.seq);
         return;
       case 'openRollout':

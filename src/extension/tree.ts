@@ -98,6 +98,11 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
     return filterQuestions(keys, (k) => run.summaries.get(k), this.filter, this.sort);
   }
 
+  resolveTreeItem(item: vscode.TreeItem, n: Node): vscode.TreeItem {
+    if (n.kind === 'question') item.tooltip = questionTooltip(n.key.questionId, n.key.step, this.store.summary(n.key), this.configured());
+    return item;
+  }
+
   getTreeItem(n: Node): vscode.TreeItem {
     switch (n.kind) {
       case 'run': {
@@ -143,7 +148,7 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
         item.id = `q:${n.key.runId}:${n.k}`;
         item.contextValue = 'question';
         item.description = questionDescription(s);
-        item.tooltip = questionTooltip(n.key.questionId, n.key.step, s, this.configured());
+        // The tooltip is built on hover (resolveTreeItem): a step of 1,000 questions expands faster.
         item.iconPath = s?.mismatches
           ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'))
           : s?.overturn

@@ -31,10 +31,17 @@ export async function openWorkbench(page, url) {
 /** Runs a command through the command palette by its title (retries while contributions load). */
 export async function runCommand(page, title, { attempts = 4 } = {}) {
   for (let i = 1; ; i++) {
+    // Keys typed while a webview (an iframe) has the focus may not reach the workbench.
+    await page.evaluate(() => document.activeElement instanceof HTMLElement && document.activeElement.tagName === 'IFRAME' && document.activeElement.blur());
     await page.keyboard.press('Escape');
     await page.keyboard.press('F1');
     const input = page.locator('.quick-input-widget input[type="text"]');
-    await input.first().waitFor({ state: 'visible', timeout: 10_000 });
+    try {
+      await input.first().waitFor({ state: 'visible', timeout: i < attempts ? 3_000 : 10_000 });
+    } catch (e) {
+      if (i >= attempts) throw e;
+      continue;
+    }
     // Focus the palette's input first: keystrokes must not reach a webview that had the focus.
     await input.first().focus();
     await input.first().press('End');

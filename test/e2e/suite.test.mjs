@@ -181,7 +181,7 @@ test('explorer: runs → steps → questions with regime, gate, overturn and mis
   await runCommand(page, 'Consensus Lens: Show All Questions');
 });
 
-test('explorer: a step of 1,000 questions expands under 200 ms', async () => {
+test('explorer: a step of 1,000 questions expands under 200 ms (median of 5)', async () => {
   const { page } = ctx;
   await revealPath(page, ['big-run']);
   // Wait until the background pass has scored the run (the step row counts its questions).
@@ -193,7 +193,7 @@ test('explorer: a step of 1,000 questions expands under 200 ms', async () => {
     assert.ok(index >= 0);
   }, { timeout: 30_000 });
   const times = [];
-  for (let i = 0; i < 3; i++) {
+  for (let i = 0; i < 5; i++) {
     const row = rows.nth(index);
     const t0 = Date.now();
     await row.locator('.monaco-tl-twistie').click();
@@ -204,7 +204,7 @@ test('explorer: a step of 1,000 questions expands under 200 ms', async () => {
   }
   figures.expand1000Ms = times;
   console.log('expand a step of 1,000 questions (ms, click to first row):', JSON.stringify(times));
-  const median = [...times].sort((a, b) => a - b)[1];
+  const median = [...times].sort((a, b) => a - b)[2];
   assert.ok(median < 200, `${times} ms`);
   await page.locator('.sidebar .title-actions [aria-label="Collapse All"]').first().click();
 });
@@ -428,11 +428,48 @@ test('live: a group appended to a followed log file arrives in the explorer and 
   await retry(async () => assert.equal((await shownQuestion(wv)).q, 'live/appended'));
 });
 
-test('reload: the panel survives a window reload (serializer + state)', async () => {
+test('open run: a log file outside the workspace is picked and followed', async () => {
   const { page } = ctx;
-  await selectQuestion(page, 'demo-run', overturned.step, overturned.qid);
+  const dir = join(process.env.E2E_WORK, 'outside-run');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, 'picked.jsonl');
+  const rollouts = Array.from({ length: 6 }, (_, i) => ({ response: `so \\boxed{${i < 4 ? 3 : 4}}`, mean_logprob: -0.2 }));
+  writeFileSync(file, JSON.stringify({ kind: 'group', step: 5, question_id: 'picked/1', rollouts }) + '\n');
+  await runCommand(page, 'Consensus Lens: Open Run…');
+  // code-server's open dialog is a quick input holding a path.
+  const input = page.locator('.quick-input-widget input[type="text"]');
+  await input.waitFor({ state: 'visible' });
+  // The dialog fills in its start folder asynchronously: wait for it, then replace it.
+  await retry(async () => assert.match(await input.inputValue(), /\//));
+  await retry(async () => {
+    await input.fill(file);
+    await page.waitForTimeout(200);
+    assert.equal(await input.inputValue(), file);
+  });
+  await input.press('Enter');
+  await revealPath(page, ['picked.jsonl', 'step 5', 'picked/1']);
+  const wv = webview(page);
+  await retry(async () => assert.equal((await shownQuestion(wv)).q, 'picked/1'));
+});
+
+test('reload: the panel survives a window reload (serializer + state), also for a run opened by hand', async () => {
+  const { page } = ctx;
+  const wv = webview(page);
+  // The panel shows picked/1, from a run outside the workspace opened with "Open Run…".
+  await retry(async () => assert.equal((await shownQuestion(wv)).q, 'picked/1'));
   await page.waitForTimeout(500);
   // Reload the window the way a user does (the workbench saves its state, then reloads).
+  await runCommand(page, 'Developer: Reload Window');
+  await page.waitForTimeout(2000);
+  await openWorkbench(page, null);
+  await retry(async () => {
+    const s = await shownQuestion(webview(page));
+    assert.equal(s.q, 'picked/1');
+    assert.equal(s.state, 'ready');
+  }, { timeout: 45_000 });
+  // And a workspace run's question after another reload.
+  await selectQuestion(page, 'demo-run', overturned.step, overturned.qid);
+  await page.waitForTimeout(500);
   await runCommand(page, 'Developer: Reload Window');
   await page.waitForTimeout(2000);
   await openWorkbench(page, null);
