@@ -14,8 +14,8 @@ import { RunTree, type Node } from './tree';
 import { RolloutDocuments, ROLLOUT_SCHEME, parseRolloutUri } from './rolloutDocs';
 import { buildView } from './scoring';
 import { statusText, stepStats } from './format';
-import { rescoreRun, type RescoreReport } from './rescore';
-import { parseRescoreText } from './paramText';
+import { WhatIfController } from './whatif';
+import { DashboardPanel, DASHBOARD_VIEW_TYPE, type DashboardHost } from './dashboard/panel';
 import { registerTraining } from './training';
 
 const CONFIG = 'consensusLens';
@@ -153,6 +153,18 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
     status.show();
   };
 
+  const openQuestion = (key: QuestionKey): void => void vscode.commands.executeCommand('consensusLens.showConsensus', key);
+  const whatIf = new WhatIfController({
+    store,
+    configuredOperator,
+    configuredParams,
+    pickRun: () => pickRun(store),
+    openQuestion,
+    openDashboard: (runId) => void vscode.commands.executeCommand('consensusLens.showDashboard', runId),
+    log: out,
+  });
+  const dashboardHost: DashboardHost = { store, whatIf, configuredOperator, configuredParams, openQuestion, log: (m) => out.info(m) };
+
   context.subscriptions.push(
     out,
     store,
@@ -212,6 +224,7 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       return run.id;
     }),
     vscode.commands.registerCommand('consensusLens.closeRun', (n?: Node) => {
+      if (n?.kind === 'run') void whatIf.engine.forget(n.runId);
       if (n?.kind === 'run') store.remove(n.runId);
     }),
     vscode.commands.registerCommand('consensusLens.refresh', async () => {
@@ -245,38 +258,25 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       if (lastRollout) return revealInLog(lastRollout.key, lastRollout.index);
       void vscode.window.showInformationMessage('Consensus Lens: open a roll-out first.');
     }),
-    vscode.commands.registerCommand('consensusLens.rescoreRun', async (arg?: Node | string, given?: Record<string, number>) => {
-      const runId = typeof arg === 'string' ? arg : arg?.kind === 'run' ? arg.runId : await pickRun(store);
-      const run = runId ? store.runs.get(runId) : undefined;
-      if (!run) return;
-      let params = given;
-      let operator = configuredOperator();
-      if (!params) {
-        const text = await vscode.window.showInputBox({
-          title: `Re-score ${run.label}`,
-          prompt: `Parameters to change, e.g. "kappa=0.5 tau=0.1", optionally an operator ("core kappa=1"; default ${operator}). Other parameters keep their configured values.`,
-          placeHolder: 'kappa=0.5',
-          validateInput: (v) => (parseRescoreText(v) ? null : 'Write name=value pairs, e.g. kappa=0.5 tau=0.25, and optionally an operator name'),
-        });
-        if (text === undefined) return;
-        const parsed = parseRescoreText(text) ?? { operator: null, params: {} };
-        params = parsed.params;
-        if (parsed.operator) operator = parsed.operator;
-      }
-      const base = configuredParams();
-      const next = sanitizeParams(params, base);
-      const report = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: `Re-scoring ${run.label}`, cancellable: true },
-        (progress, token) =>
-          rescoreRun(store, run, base, next, operator, {
-            cancelled: () => token.isCancellationRequested,
-            progress: (done, total) => progress.report({ message: `${done}/${total} groups` }),
-          }),
-      );
-      showRescoreReport(out, run, report);
-      if (!report.cancelled) training.noteWhatIf({ operator, params: next });
+    // Run-wide what-ifs and the run dashboard (issue 6): src/extension/whatif, src/extension/dashboard.
+    vscode.commands.registerCommand('consensusLens.rescoreRun', async (arg?: Node | string, given?: Record<string, number>, givenOperator?: OperatorId) => {
+      const report = await whatIf.rescoreCommand(arg, given, givenOperator);
+      if (report && !report.cancelled) training.noteWhatIf({ operator: report.operator, params: report.after.params });
       return report;
     }),
+    vscode.commands.registerCommand('consensusLens.showRescoreFlips', (runId?: string) => whatIf.showFlips(typeof runId === 'string' ? runId : undefined)),
+    vscode.commands.registerCommand('consensusLens.exportRescore', (runId?: string, target?: string) => whatIf.exportLast(typeof runId === 'string' ? runId : undefined, typeof target === 'string' ? vscode.Uri.file(target) : undefined)),
+    vscode.commands.registerCommand('consensusLens.showDashboard', (arg?: Node | string) => {
+      const runId = typeof arg === 'string' ? arg : arg?.kind === 'run' ? arg.runId : followed;
+      DashboardPanel.show(context.extensionUri, dashboardHost, runId);
+    }),
+    vscode.window.registerWebviewPanelSerializer(DASHBOARD_VIEW_TYPE, {
+      deserializeWebviewPanel: async (panel) => {
+        DashboardPanel.revive(panel, context.extensionUri, dashboardHost);
+      },
+    }),
+    whatIf,
+    { dispose: () => DashboardPanel.instance?.dispose() },
     ...(
       [
         ['consensusLens.filterContested', 'contested'],
@@ -314,7 +314,7 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
   const ready = followConfigured();
   readyPromise = ready;
   updateStatus();
-  return { store };
+  return { store, whatIf, dashboard: () => DashboardPanel.instance } as { store: RunStore };
 }
 
 export function deactivate(): void {}
@@ -379,13 +379,3 @@ async function pickQuestion(store: RunStore): Promise<QuestionKey | undefined> {
   const p = await vscode.window.showQuickPick(items, { title: 'Consensus Lens: pick a question', matchOnDescription: true });
   return p?.key;
 }
-
-function showRescoreReport(out: vscode.LogOutputChannel, run: RunEntry, r: RescoreReport): void {
-  out.info(`re-scored ${run.label} with ${JSON.stringify(r.changed)}: ${r.groups} groups, ${r.flips.length} label flips under ${r.operator}${r.cancelled ? ' (cancelled)' : ''}`);
-  for (const f of r.flips.slice(0, 200)) out.info(`  step ${f.step} ${f.questionId}: ${f.before ?? '(none)'} → ${f.after ?? '(none)'}`);
-  const acc = r.accuracyBefore !== null && r.accuracyAfter !== null ? `; pseudo-label accuracy ${(100 * r.accuracyBefore).toFixed(1)}% → ${(100 * r.accuracyAfter).toFixed(1)}% (diagnostic)` : '';
-  void vscode.window
-    .showInformationMessage(`Consensus Lens: ${r.flips.length} of ${r.groups} pseudo-labels flip under ${r.operator}; mean gate ${r.meanGateBefore.toFixed(3)} → ${r.meanGateAfter.toFixed(3)}${acc}.`, 'Show Flips')
-    .then((c) => c && out.show(true));
-}
-

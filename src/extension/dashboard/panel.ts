@@ -1,0 +1,251 @@
+// The run dashboard (consensusLens.showDashboard, issue 6): one webview per window with per-step
+// charts, the regime breakdown, the recovery-region plot, the κ × τ sweep heatmap, the operator
+// agreement matrix and the last re-score. Every number is computed by the what-if workers
+// (src/extension/whatif) on cached features; the webview draws them (webview/dashboard).
+// Live: while the run grows, the model is recomputed (debounced) and re-sent.
+import * as vscode from 'vscode';
+import { OPERATOR_IDS, type OperatorId } from '../../engine';
+import { DASHBOARD_PROTOCOL, parseDashMessage, type DashHostMessage, type DashModel } from '../../protocol/dashboard';
+import type { QuestionKey } from '../../protocol/messages';
+import { contentSecurityPolicy, makeNonce } from '../html';
+import type { RunStore } from '../store';
+import { storeSource } from '../rescore';
+import type { WhatIfController } from '../whatif';
+import { dashboardModel } from './model';
+
+export const DASHBOARD_VIEW_TYPE = 'consensusLens.dashboard';
+
+export interface DashboardHost {
+  store: RunStore;
+  whatIf: WhatIfController;
+  configuredOperator(): OperatorId;
+  configuredParams(): Record<string, number>;
+  openQuestion(key: QuestionKey): void;
+  log(message: string): void;
+}
+
+export const SWEEP_KAPPAS = [0, 0.2, 0.4, 0.6, 0.8, 1];
+export const SWEEP_TAUS = [0.05, 0.1, 0.25, 0.5, 1, 2];
+
+const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+export class DashboardPanel implements vscode.Disposable {
+  private static current: DashboardPanel | undefined;
+  private readonly disposables: vscode.Disposable[] = [];
+  private ready = false;
+  private queue: DashHostMessage[] = [];
+  private runId: string | null = null;
+  private timer: NodeJS.Timeout | undefined;
+  private computing = false;
+  private again = false;
+  /** The last model sent (tests read it through the extension's API). */
+  model: DashModel | null = null;
+
+  static get instance(): DashboardPanel | undefined {
+    return DashboardPanel.current;
+  }
+
+  static show(extensionUri: vscode.Uri, host: DashboardHost, runId?: string): DashboardPanel {
+    if (!DashboardPanel.current) {
+      const panel = vscode.window.createWebviewPanel(DASHBOARD_VIEW_TYPE, 'Run Dashboard', { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, DashboardPanel.options(extensionUri));
+      DashboardPanel.current = new DashboardPanel(panel, extensionUri, host);
+    } else DashboardPanel.current.panel.reveal(undefined, false);
+    const d = DashboardPanel.current;
+    const id = runId ?? d.runId ?? [...host.store.runs.keys()][0] ?? null;
+    if (id && id !== d.runId) d.selectRun(id);
+    return d;
+  }
+
+  static revive(panel: vscode.WebviewPanel, extensionUri: vscode.Uri, host: DashboardHost): DashboardPanel {
+    DashboardPanel.current?.dispose();
+    panel.webview.options = DashboardPanel.options(extensionUri);
+    DashboardPanel.current = new DashboardPanel(panel, extensionUri, host);
+    return DashboardPanel.current;
+  }
+
+  private static options(extensionUri: vscode.Uri): vscode.WebviewPanelOptions & vscode.WebviewOptions {
+    return { enableScripts: true, retainContextWhenHidden: false, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview')] };
+  }
+
+  private constructor(
+    private readonly panel: vscode.WebviewPanel,
+    private readonly extensionUri: vscode.Uri,
+    private readonly host: DashboardHost,
+  ) {
+    panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'activity.svg');
+    this.disposables.push(
+      panel.onDidDispose(() => this.dispose()),
+      panel.webview.onDidReceiveMessage((m) => this.onMessage(m)),
+      panel.onDidChangeViewState(() => {
+        if (!panel.visible) this.ready = false;
+      }),
+      host.store.onChange((e) => {
+        if (e.kind === 'runs') return this.post(this.initMessage());
+        if (e.kind === 'run' && e.runId === this.runId && e.changed.length) this.schedule(1500);
+      }),
+      host.whatIf.onDidChange((id) => {
+        if (id === this.runId) this.post({ type: 'whatif', whatif: host.whatIf.summary(id) });
+      }),
+    );
+    this.render();
+  }
+
+  private render(): void {
+    const webview = this.panel.webview;
+    const nonce = makeNonce();
+    const dist = vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview');
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'dashboard.js')).toString();
+    const style = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'dashboard.css')).toString();
+    this.ready = false;
+    webview.html = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${esc(contentSecurityPolicy(webview.cspSource, nonce))}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${esc(style)}">
+<title>Run Dashboard</title>
+</head>
+<body>
+<div id="app" data-state="loading"><p class="muted">Loading…</p></div>
+<script nonce="${esc(nonce)}" src="${esc(script)}"></script>
+</body>
+</html>`;
+  }
+
+  get run(): string | null {
+    return this.runId;
+  }
+
+  selectRun(runId: string): void {
+    this.runId = runId;
+    const run = this.host.store.runs.get(runId);
+    this.panel.title = `Dashboard · ${run?.label ?? runId}`;
+    this.post(this.initMessage());
+    this.post({ type: 'whatif', whatif: this.host.whatIf.summary(runId) });
+    this.schedule(0);
+  }
+
+  private initMessage(): DashHostMessage {
+    return {
+      type: 'init',
+      protocol: DASHBOARD_PROTOCOL,
+      runs: [...this.host.store.runs.values()].map((r) => ({ id: r.id, label: r.label })),
+      runId: this.runId,
+      operators: [...OPERATOR_IDS],
+      params: this.host.configuredParams(),
+      configured: this.host.configuredOperator(),
+    };
+  }
+
+  /** Recomputes the model (debounced; one computation at a time). */
+  schedule(ms: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.compute();
+    }, ms);
+  }
+
+  private async compute(): Promise<void> {
+    if (this.computing) {
+      this.again = true;
+      return;
+    }
+    const runId = this.runId;
+    const run = runId ? this.host.store.runs.get(runId) : undefined;
+    if (!run) return;
+    this.computing = true;
+    this.post({ type: 'busy', what: 'scoring the run' });
+    try {
+      await this.host.store.idle();
+      const data = await this.host.whatIf.engine.dashboard(storeSource(this.host.store, run), this.host.configuredParams(), this.host.configuredOperator(), { cancelled: () => this.runId !== runId || this.disposed });
+      if (data.cancelled || this.runId !== runId) return;
+      this.model = dashboardModel(data);
+      this.post({ type: 'model', model: this.model, live: !!run.index && run.index.mode !== 'static' });
+      this.host.log(`dashboard of ${run.label}: ${data.rows.length} groups in ${data.ms.toFixed(0)} ms`);
+    } catch (e) {
+      this.post({ type: 'error', message: (e as Error).message });
+    } finally {
+      this.computing = false;
+      this.post({ type: 'busy', what: null });
+      if (this.again) {
+        this.again = false;
+        this.schedule(0);
+      }
+    }
+  }
+
+  private async sweep(operator: OperatorId): Promise<void> {
+    const runId = this.runId;
+    const run = runId ? this.host.store.runs.get(runId) : undefined;
+    if (!run) return;
+    await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Sweeping κ × τ on ${run.label} (${operator})`, cancellable: true }, async (progress, token) => {
+      let last = 0;
+      const r = await this.host.whatIf.engine.sweep(storeSource(this.host.store, run), operator, this.host.configuredParams(), SWEEP_KAPPAS, SWEEP_TAUS, {
+        cancelled: () => token.isCancellationRequested,
+        progress: (done, total) => {
+          const pct = total ? (100 * done) / total : 100;
+          progress.report({ message: `${done}/${total} groups × ${SWEEP_KAPPAS.length * SWEEP_TAUS.length} settings`, increment: pct - last });
+          last = pct;
+        },
+      });
+      if (!r.cancelled) this.post({ type: 'sweep', sweep: { runId: r.runId, operator: r.operator, kappas: r.kappas, taus: r.taus, cells: r.cells, ms: r.ms } });
+      this.host.log(`κ × τ sweep of ${run.label} (${operator}): ${r.ms.toFixed(0)} ms${r.cancelled ? ' (cancelled)' : ''}`);
+    });
+  }
+
+  private post(m: DashHostMessage): void {
+    if (!this.ready) {
+      this.queue = this.queue.filter((q) => q.type !== m.type);
+      this.queue.push(m);
+      return;
+    }
+    void this.panel.webview.postMessage(m);
+  }
+
+  private onMessage(raw: unknown): void {
+    const m = parseDashMessage(raw);
+    if (!m) return this.host.log(`ignored a malformed message from the dashboard: ${JSON.stringify(raw)?.slice(0, 200)}`);
+    switch (m.type) {
+      case 'ready': {
+        this.ready = true;
+        const queued = this.queue;
+        this.queue = [];
+        void this.panel.webview.postMessage(this.initMessage());
+        if (this.model && this.model.runId === this.runId && !queued.some((q) => q.type === 'model')) void this.panel.webview.postMessage({ type: 'model', model: this.model, live: false } satisfies DashHostMessage);
+        if (this.runId && !queued.some((q) => q.type === 'whatif')) void this.panel.webview.postMessage({ type: 'whatif', whatif: this.host.whatIf.summary(this.runId) } satisfies DashHostMessage);
+        for (const q of queued) if (q.type !== 'init') void this.panel.webview.postMessage(q);
+        if (!this.runId) {
+          const first = [...this.host.store.runs.keys()][0];
+          if (first) this.selectRun(first);
+        } else if (!this.model) this.schedule(0);
+        return;
+      }
+      case 'selectRun':
+        if (this.host.store.runs.has(m.runId)) this.selectRun(m.runId);
+        return;
+      case 'openQuestion':
+        if (this.runId) this.host.openQuestion({ runId: this.runId, step: m.step, questionId: m.questionId });
+        return;
+      case 'runSweep':
+        void this.sweep(m.operator);
+        return;
+      case 'rescore':
+        if (this.runId) void vscode.commands.executeCommand('consensusLens.rescoreRun', this.runId);
+        return;
+      case 'export':
+        if (this.runId) void this.host.whatIf.exportLast(this.runId);
+        return;
+    }
+  }
+
+  private disposed = false;
+  dispose(): void {
+    this.disposed = true;
+    if (DashboardPanel.current === this) DashboardPanel.current = undefined;
+    if (this.timer) clearTimeout(this.timer);
+    this.panel.dispose();
+    for (const d of this.disposables.splice(0)) d.dispose();
+  }
+}

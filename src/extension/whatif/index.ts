@@ -1,0 +1,197 @@
+// The run-wide what-if commands in VS Code (issue 6): Re-score Run… (operator and parameters in
+// one quick input prefilled with the current values, validated against each parameter's range;
+// re-scored in worker threads with a cancellable progress notification), the list of flipped
+// questions (each opens its consensus panel), and export of the last result as JSONL or CSV.
+// A cancelled re-score never replaces the previous result.
+import * as vscode from 'vscode';
+import { writeFile } from 'node:fs/promises';
+import { OPERATOR_IDS, operatorSpec, paramSpec, checkValue, type OperatorId } from '../../engine';
+import { diffsToCsv, diffsToJsonl } from '../../engine/analysis/compare';
+import type { QuestionKey } from '../../protocol/messages';
+import type { DashWhatIf } from '../../protocol/dashboard';
+import { sanitizeParams } from '../params';
+import { parseRescoreText } from '../paramText';
+import type { RunEntry, RunStore } from '../store';
+import { storeSource } from '../rescore';
+import { WhatIfEngine, type WhatIfReport } from './engine';
+
+export interface WhatIfDeps {
+  store: RunStore;
+  configuredOperator(): OperatorId;
+  configuredParams(): Record<string, number>;
+  pickRun(): Promise<string | undefined>;
+  openQuestion(key: QuestionKey): void;
+  openDashboard(runId: string): void;
+  log: vscode.LogOutputChannel;
+}
+
+/** The operator's own parameters, shown in the prefilled input ("core kappa=0.1 tau=0.25 alpha=0.1"). */
+export function prefillText(operator: OperatorId, params: Record<string, number>): string {
+  const spec = operatorSpec(operator);
+  const keys = (spec?.params ?? []).filter((k) => k !== 'shift' && k !== 'eps' && k !== 'tmax' && k !== 'ciscTemp' && typeof params[k] === 'number');
+  return [operator, ...keys.map((k) => `${k}=${params[k]}`)].join(' ');
+}
+
+/** Null when the text is valid, else what is wrong (unknown names, values outside their ranges). */
+export function validateRescoreText(text: string): string | null {
+  const parsed = parseRescoreText(text);
+  if (!parsed) return `Write an operator (${OPERATOR_IDS.join(', ')}) and name=value pairs, e.g. "core kappa=0.5 tau=0.25"`;
+  for (const [k, v] of Object.entries(parsed.params)) {
+    const spec = paramSpec(k);
+    if (!spec) return `unknown parameter ${k}`;
+    try {
+      checkValue(spec, v);
+    } catch (e) {
+      return `${spec.symbol}: ${(e as Error).message}`;
+    }
+  }
+  return null;
+}
+
+export function whatIfSummary(r: WhatIfReport): DashWhatIf {
+  const hist = (h: WhatIfReport['stats']['rewardShift']) => ({ lo: h.lo, hi: h.hi, counts: h.counts, n: h.n });
+  return {
+    runId: r.runId,
+    operator: r.operator,
+    changed: r.changed,
+    groups: r.groups,
+    rollouts: r.rollouts,
+    flipsCount: r.flips.length,
+    signChanges: r.signChanges,
+    meanGateBefore: r.meanGateBefore,
+    meanGateAfter: r.meanGateAfter,
+    accuracyBefore: r.accuracyBefore,
+    accuracyAfter: r.accuracyAfter,
+    withTruth: r.withTruth,
+    steps: r.steps.map(({ withTruth: _w, ...s }) => s),
+    flips: r.flips.slice(0, 1000),
+    histograms: { rewardShift: hist(r.stats.rewardShift), advantageShift: hist(r.stats.advantageShift), gateBefore: hist(r.stats.gateBefore), gateAfter: hist(r.stats.gateAfter) },
+    ms: r.ms,
+    at: r.at,
+  };
+}
+
+export class WhatIfController implements vscode.Disposable {
+  readonly engine = new WhatIfEngine({ workers: 2 });
+  /** The last COMPLETED re-score per run. */
+  readonly last = new Map<string, WhatIfReport>();
+  private readonly changed = new vscode.EventEmitter<string>();
+  readonly onDidChange = this.changed.event;
+  private running = false;
+
+  constructor(private readonly deps: WhatIfDeps) {}
+
+  private run(runId: string): RunEntry | undefined {
+    return this.deps.store.runs.get(runId);
+  }
+
+  /** consensusLens.rescoreRun. `given` params skip the input (tests, other commands). */
+  async rescoreCommand(arg?: { kind?: string; runId?: string } | string, given?: Record<string, number>, givenOperator?: OperatorId): Promise<WhatIfReport | undefined> {
+    const runId = typeof arg === 'string' ? arg : arg?.kind === 'run' ? arg.runId : await this.deps.pickRun();
+    const run = runId ? this.run(runId) : undefined;
+    if (!run) return undefined;
+    const base = this.deps.configuredParams();
+    let operator = givenOperator ?? this.deps.configuredOperator();
+    let params = given;
+    if (!params) {
+      const text = await vscode.window.showInputBox({
+        title: `Re-score ${run.label}`,
+        prompt: `An operator (${OPERATOR_IDS.join(', ')}) and the parameters to change, e.g. "core kappa=0.5". The baseline is the configured setting; other parameters keep their configured values.`,
+        value: prefillText(operator === 'majority' ? 'core' : operator, base),
+        placeHolder: 'core kappa=0.5',
+        validateInput: validateRescoreText,
+      });
+      if (text === undefined) return undefined;
+      const parsed = parseRescoreText(text) ?? { operator: null, params: {} };
+      params = parsed.params;
+      if (parsed.operator) operator = parsed.operator;
+    }
+    const next = sanitizeParams(params, base);
+    if (this.running) {
+      void vscode.window.showWarningMessage('Consensus Lens: a re-score is already running.');
+      return undefined;
+    }
+    this.running = true;
+    let report: WhatIfReport;
+    try {
+      report = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Re-scoring ${run.label} (${operator})`, cancellable: true }, (progress, token) => {
+        let last = 0;
+        return this.engine.rescore(storeSource(this.deps.store, run), { operator, params: base }, { operator, params: next }, {
+          cancelled: () => token.isCancellationRequested,
+          progress: (done, total) => {
+            const pct = total ? (100 * done) / total : 100;
+            progress.report({ message: `${done}/${total} groups`, increment: pct - last });
+            last = pct;
+          },
+        });
+      });
+    } finally {
+      this.running = false;
+    }
+    const r = report;
+    const log = this.deps.log;
+    log.info(`re-scored ${run.label} with ${operator} ${JSON.stringify(r.changed)}: ${r.groups} groups, ${r.flips.length} label flips, ${r.signChanges} advantage sign changes, ${r.ms.toFixed(0)} ms${r.cancelled ? ' (cancelled)' : ''}`);
+    if (r.cancelled) {
+      void vscode.window.showInformationMessage(`Consensus Lens: re-score cancelled after ${r.groups} groups; the previous result is kept.`);
+      return r;
+    }
+    this.last.set(run.id, r);
+    this.changed.fire(run.id);
+    for (const f of r.flips.slice(0, 200)) log.info(`  step ${f.step} ${f.questionId}: ${f.before ?? '(none)'} → ${f.after ?? '(none)'}`);
+    const acc = r.accuracyBefore !== null && r.accuracyAfter !== null ? `; pseudo-label accuracy ${(100 * r.accuracyBefore).toFixed(1)}% → ${(100 * r.accuracyAfter).toFixed(1)}% (diagnostic)` : '';
+    void vscode.window
+      .showInformationMessage(
+        `Consensus Lens: ${r.flips.length} of ${r.groups} pseudo-labels flip under ${r.operator}; ${r.signChanges} roll-outs change advantage sign; mean gate ${r.meanGateBefore.toFixed(3)} → ${r.meanGateAfter.toFixed(3)}${acc}.`,
+        'Show Flips',
+        'Open Dashboard',
+        'Export…',
+      )
+      .then((c) => {
+        if (c === 'Show Flips') void this.showFlips(run.id);
+        else if (c === 'Open Dashboard') this.deps.openDashboard(run.id);
+        else if (c === 'Export…') void this.exportLast(run.id);
+      });
+    return r;
+  }
+
+  /** consensusLens.showRescoreFlips: the flipped questions of the last re-score; picking one opens its panel. */
+  async showFlips(runId?: string): Promise<void> {
+    const id = runId ?? [...this.last.keys()].pop();
+    const r = id ? this.last.get(id) : undefined;
+    if (!r || !id) return void vscode.window.showInformationMessage('Consensus Lens: re-score a run first.');
+    if (!r.flips.length) return void vscode.window.showInformationMessage('Consensus Lens: no pseudo-label flips in the last re-score.');
+    const items = r.flips.map((f) => ({ label: f.questionId, description: `step ${f.step}: ${f.before ?? '(none)'} → ${f.after ?? '(none)'}`, f }));
+    const pick = await vscode.window.showQuickPick(items, { title: `${r.flips.length} pseudo-labels flip under ${r.operator} ${JSON.stringify(r.changed)}`, matchOnDescription: true });
+    if (pick) this.deps.openQuestion({ runId: id, step: pick.f.step, questionId: pick.f.questionId });
+  }
+
+  /** consensusLens.exportRescore: writes the last re-score (one line per group) as JSONL or CSV. */
+  async exportLast(runId?: string, target?: vscode.Uri): Promise<vscode.Uri | undefined> {
+    const id = runId ?? [...this.last.keys()].pop();
+    const r = id ? this.last.get(id) : undefined;
+    if (!r) return void vscode.window.showInformationMessage('Consensus Lens: re-score a run first.');
+    const uri =
+      target ??
+      (await vscode.window.showSaveDialog({
+        title: 'Export the re-score',
+        defaultUri: vscode.Uri.file(`${this.run(r.runId)?.path ?? process.cwd()}/rescore-${r.operator}.jsonl`),
+        filters: { 'JSON Lines': ['jsonl'], CSV: ['csv'] },
+      }));
+    if (!uri) return undefined;
+    const csv = uri.fsPath.toLowerCase().endsWith('.csv');
+    const header = { run: r.runId, operator: r.operator, before: r.before.params, after: r.after.params, changed: r.changed, groups: r.groups, flips: r.flips.length, sign_changes: r.signChanges, accuracy_before: r.accuracyBefore, accuracy_after: r.accuracyAfter };
+    await writeFile(uri.fsPath, csv ? diffsToCsv(r.diffs) : diffsToJsonl(r.diffs, header));
+    void vscode.window.showInformationMessage(`Consensus Lens: exported ${r.diffs.length} groups to ${uri.fsPath}.`);
+    return uri;
+  }
+
+  summary(runId: string): DashWhatIf | null {
+    const r = this.last.get(runId);
+    return r ? whatIfSummary(r) : null;
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+    void this.engine.dispose();
+  }
+}

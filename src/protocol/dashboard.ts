@@ -1,0 +1,120 @@
+// Typed messages between the extension host and the run dashboard (webview), issue 6. Imported by
+// both sides; no 'vscode', no DOM. The webview draws what the host computed; it never scores.
+import type { OperatorId } from './messages';
+
+export const DASHBOARD_PROTOCOL = 1;
+
+export interface DashStep {
+  step: number;
+  groups: number;
+  meanGate: number;
+  meanMajorityRatio: number;
+  overturns: Partial<Record<OperatorId, number>>;
+  accuracy: Partial<Record<OperatorId, number>>;
+  withTruth: number;
+  mismatches: number;
+  regimes: Record<string, number>;
+}
+
+export interface DashRecoveryPoint {
+  step: number;
+  questionId: string;
+  x: number;
+  y: number;
+  voteBar: number;
+  confidenceBar: number;
+  recoverable: boolean;
+  overturn: boolean;
+}
+
+export interface DashModel {
+  runId: string;
+  groups: number;
+  steps: DashStep[];
+  regimes: Record<string, number>;
+  recovery: DashRecoveryPoint[];
+  agreement: { operators: OperatorId[]; rates: (number | null)[][]; both: number[][]; accuracy: (number | null)[]; withTruth: number[] };
+  hasTruth: boolean;
+  ms: number;
+}
+
+export interface DashSweep {
+  runId: string;
+  operator: OperatorId;
+  kappas: number[];
+  taus: number[];
+  cells: { kappa: number; tau: number; groups: number; flips: number; gateSum: number; withTruth: number; correct: number }[];
+  ms: number;
+}
+
+export interface DashHistogram {
+  lo: number;
+  hi: number;
+  counts: number[];
+  n: number;
+}
+
+/** The last completed re-score of the run (a cancelled one never replaces it). */
+export interface DashWhatIf {
+  runId: string;
+  operator: OperatorId;
+  changed: Record<string, number>;
+  groups: number;
+  rollouts: number;
+  flipsCount: number;
+  signChanges: number;
+  meanGateBefore: number;
+  meanGateAfter: number;
+  accuracyBefore: number | null;
+  accuracyAfter: number | null;
+  withTruth: number;
+  steps: { step: number; groups: number; flips: number; signChanges: number; meanGateBefore: number; meanGateAfter: number; accuracyBefore: number | null; accuracyAfter: number | null }[];
+  /** The first flips (up to 1,000): step, question, labels. */
+  flips: { step: number; questionId: string; before: string | null; after: string | null }[];
+  histograms: { rewardShift: DashHistogram; advantageShift: DashHistogram; gateBefore: DashHistogram; gateAfter: DashHistogram };
+  ms: number;
+  at: number;
+}
+
+export interface DashRun {
+  id: string;
+  label: string;
+}
+
+export type DashHostMessage =
+  | { type: 'init'; protocol: number; runs: DashRun[]; runId: string | null; operators: OperatorId[]; params: Record<string, number>; configured: OperatorId }
+  | { type: 'model'; model: DashModel; live: boolean }
+  | { type: 'sweep'; sweep: DashSweep }
+  | { type: 'whatif'; whatif: DashWhatIf | null }
+  | { type: 'busy'; what: string | null }
+  | { type: 'error'; message: string };
+
+export type DashWebviewMessage =
+  | { type: 'ready' }
+  | { type: 'selectRun'; runId: string }
+  | { type: 'openQuestion'; step: number; questionId: string }
+  | { type: 'runSweep'; operator: OperatorId }
+  | { type: 'rescore' }
+  | { type: 'export'; format: 'jsonl' | 'csv' };
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const OPS = new Set(['majority', 'cisc', 'ec', 'core', 't3rl', 'msttrl']);
+
+/** Validates a message from the dashboard webview (untrusted input to the host). */
+export function parseDashMessage(v: unknown): DashWebviewMessage | null {
+  if (!isRecord(v) || typeof v.type !== 'string') return null;
+  switch (v.type) {
+    case 'ready':
+    case 'rescore':
+      return { type: v.type };
+    case 'selectRun':
+      return typeof v.runId === 'string' ? { type: 'selectRun', runId: v.runId } : null;
+    case 'openQuestion':
+      return typeof v.step === 'number' && Number.isFinite(v.step) && typeof v.questionId === 'string' ? { type: 'openQuestion', step: v.step, questionId: v.questionId } : null;
+    case 'runSweep':
+      return typeof v.operator === 'string' && OPS.has(v.operator) ? { type: 'runSweep', operator: v.operator as OperatorId } : null;
+    case 'export':
+      return v.format === 'jsonl' || v.format === 'csv' ? { type: 'export', format: v.format } : null;
+  }
+  return null;
+}

@@ -1,0 +1,463 @@
+// The run dashboard (browser, issue 6). Draws what the host computed (src/protocol/dashboard.ts):
+// per-step charts, regimes, the recovery-region plot (CoRE Fig. 4), the κ × τ sweep heatmap, the
+// operator agreement matrix and the last re-score. Charts use Chart.js with colours from the
+// --vscode-* theme variables (redrawn when the theme changes). Every string from the log goes into
+// the DOM as text, never as HTML.
+import './main.css';
+import {
+  Chart,
+  BarController,
+  BarElement,
+  CategoryScale,
+  Filler,
+  Legend,
+  LineController,
+  LineElement,
+  LinearScale,
+  LogarithmicScale,
+  PointElement,
+  ScatterController,
+  Tooltip,
+  type ChartConfiguration,
+  type ChartDataset,
+} from 'chart.js';
+import type { DashHistogram, DashHostMessage, DashModel, DashRecoveryPoint, DashSweep, DashWebviewMessage, DashWhatIf } from '../../src/protocol/dashboard';
+import type { OperatorId } from '../../src/protocol/messages';
+import { h, clear, fmt, showLabel } from '../dom';
+
+Chart.register(BarController, BarElement, CategoryScale, Filler, Legend, LineController, LineElement, LinearScale, LogarithmicScale, PointElement, ScatterController, Tooltip);
+
+const vscode = acquireVsCodeApi<{ runId: string | null }>();
+const post = (m: DashWebviewMessage): void => vscode.postMessage(m);
+const OP_LABELS: Record<OperatorId, string> = { majority: 'Majority', cisc: 'CISC', ec: 'EC', core: 'CoRE', t3rl: 'T3RL', msttrl: 'MS-TTRL' };
+const OP_COLORS: Record<OperatorId, string> = { majority: 'foreground', cisc: 'charts-orange', ec: 'charts-yellow', core: 'charts-green', t3rl: 'charts-blue', msttrl: 'charts-purple' };
+const REGIMES = ['saturated', 'contested', 'competence-floor', 'empty'];
+const REGIME_COLORS: Record<string, string> = { saturated: 'charts-blue', contested: 'charts-purple', 'competence-floor': 'charts-red', empty: 'descriptionForeground' };
+
+let model: DashModel | null = null;
+let sweep: DashSweep | null = null;
+let whatif: DashWhatIf | null = null;
+let operators: OperatorId[] = [];
+const charts = new Map<string, Chart>();
+
+const app = document.getElementById('app')!;
+clear(app);
+const status = h('div', { id: 'status', class: 'status', role: 'status', 'aria-live': 'polite' });
+const header = h('header', { class: 'header' });
+const runSelect = h('select', { id: 'run-select', 'aria-label': 'Run' });
+runSelect.addEventListener('change', () => post({ type: 'selectRun', runId: runSelect.value }));
+const summary = h('div', { id: 'summary', class: 'summary' });
+const sections = {
+  steps: section('steps', 'Per step', 'Mean CoRE gate and majority ratio; pseudo-labels that differ from the vote per operator; reward mismatches; accuracy against logged ground truth (a diagnostic).'),
+  regimes: section('regimes', 'Regimes', 'Saturated: the top class holds ≥ 90% of N; competence floor: < 25%; contested otherwise.'),
+  recovery: section('recovery', 'Recovery region (CoRE Fig. 4)', 'One point per contested question: outnumbering ratio r = m/n* against the coherence advantage c*/c_w the runner-up has. The vote’s bar (m−1)/(n*−1) and the confidence-lowered bar (w̄_w/w̄_*)·(m−1)/(n*−1) are drawn per question; a point above its confidence bar can be recovered. Click a point to open its question.'),
+  sweep: section('sweep', 'κ × τ sweep', 'CoRE (or another operator) over a 6 × 6 grid: pseudo-labels that differ from the vote, or accuracy where ground truth is logged.'),
+  agreement: section('agreement', 'Operator agreement', 'Share of questions where two operators choose the same answer class (both ran); the last column is accuracy against logged ground truth.'),
+  whatif: section('whatif', 'Last re-score', 'Consensus Lens: Re-score Run… compares a setting with the configured baseline. A cancelled re-score never replaces this.'),
+};
+app.append(status, header, summary, ...Object.values(sections).map((s) => s.root));
+app.dataset.state = 'waiting';
+
+function section(id: string, title: string, note: string) {
+  const body = h('div', { class: 'body' });
+  const root = h('section', { id: `section-${id}`, class: 'card', 'aria-labelledby': `title-${id}` }, h('h2', { id: `title-${id}` }, title), h('p', { class: 'muted small' }, note), body);
+  return { root, body };
+}
+
+// ---- theme --------------------------------------------------------------------------------------
+
+function cssVar(name: string, fallback = '#888'): string {
+  const v = getComputedStyle(document.body).getPropertyValue(`--vscode-${name}`).trim();
+  return v || fallback;
+}
+function alpha(color: string, a: number): string {
+  return `color-mix(in srgb, ${color} ${Math.round(a * 100)}%, transparent)`;
+}
+function applyTheme(): void {
+  Chart.defaults.color = cssVar('foreground');
+  Chart.defaults.borderColor = cssVar('widget-border', cssVar('panel-border', '#8884'));
+  Chart.defaults.font.family = getComputedStyle(document.body).getPropertyValue('--vscode-font-family') || 'sans-serif';
+  Chart.defaults.animation = false;
+}
+
+function chart(id: string, parent: HTMLElement, config: ChartConfiguration): Chart {
+  charts.get(id)?.destroy();
+  const canvas = h('canvas', { id: `chart-${id}`, role: 'img', 'aria-label': id });
+  const box = h('div', { class: 'chart' }, canvas);
+  parent.append(box);
+  const c = new Chart(canvas, config);
+  charts.set(id, c);
+  return c;
+}
+
+// ---- messages -----------------------------------------------------------------------------------
+
+window.addEventListener('message', (e: MessageEvent<DashHostMessage>) => {
+  const m = e.data;
+  if (!m || typeof m !== 'object') return;
+  switch (m.type) {
+    case 'init':
+      operators = m.operators;
+      clear(runSelect);
+      for (const r of m.runs) runSelect.append(h('option', { value: r.id, selected: r.id === m.runId }, r.label));
+      renderHeader();
+      vscode.setState({ runId: m.runId });
+      return;
+    case 'model':
+      model = m.model;
+      if (sweep && sweep.runId !== model.runId) sweep = null;
+      app.dataset.state = 'ready';
+      app.dataset.live = String(m.live);
+      renderAll();
+      return;
+    case 'sweep':
+      sweep = m.sweep;
+      renderSweep();
+      return;
+    case 'whatif':
+      whatif = m.whatif;
+      renderWhatIf();
+      return;
+    case 'busy':
+      status.textContent = m.what ? `${m.what}…` : '';
+      document.body.dataset.busy = m.what ? 'true' : 'false';
+      return;
+    case 'error':
+      status.textContent = m.message;
+      return;
+  }
+});
+
+function renderHeader(): void {
+  clear(header);
+  const rescore = h('button', { id: 'rescore', class: 'button' }, 'Re-score run…');
+  rescore.addEventListener('click', () => post({ type: 'rescore' }));
+  header.append(h('h1', {}, 'Run dashboard'), h('label', { class: 'inline' }, 'Run ', runSelect), rescore);
+}
+
+function renderAll(): void {
+  if (!model) return;
+  applyTheme();
+  const m = model;
+  clear(summary);
+  const contested = m.regimes.contested ?? 0;
+  summary.append(
+    stat('groups', String(m.groups)),
+    stat('steps', String(m.steps.length)),
+    stat('contested', String(contested)),
+    stat('recovery points', String(m.recovery.length)),
+    stat('ground truth', m.hasTruth ? 'logged (diagnostic)' : 'not logged'),
+    stat('computed in', `${fmt(m.ms, 0)} ms`),
+  );
+  document.body.dataset.groups = String(m.groups);
+  renderSteps();
+  renderRegimes();
+  renderRecovery();
+  renderSweep();
+  renderAgreement();
+  renderWhatIf();
+}
+
+function stat(label: string, value: string): HTMLElement {
+  return h('div', { class: 'stat', 'data-stat': label }, h('div', { class: 'muted small' }, label), h('div', { class: 'value' }, value));
+}
+
+// ---- per-step charts ------------------------------------------------------------------------------
+
+function renderSteps(): void {
+  const m = model!;
+  const body = sections.steps.body;
+  clear(body);
+  const labels = m.steps.map((s) => String(s.step));
+  const grid = h('div', { class: 'grid2' });
+  body.append(grid);
+  chart('gate', grid, {
+    type: 'line',
+    data: {
+      labels,
+      datasets: [
+        { label: 'mean CoRE gate', data: m.steps.map((s) => s.meanGate), borderColor: cssVar('charts-green'), backgroundColor: cssVar('charts-green') },
+        { label: 'majority ratio', data: m.steps.map((s) => s.meanMajorityRatio), borderColor: cssVar('charts-blue'), backgroundColor: cssVar('charts-blue') },
+      ],
+    },
+    options: { maintainAspectRatio: false, scales: { y: { min: 0, max: 1, title: { display: true, text: 'mean' } }, x: { title: { display: true, text: 'step' } } } },
+  });
+  const ops = operators.filter((o) => o !== 'majority' && m.steps.some((s) => s.overturns[o] !== undefined));
+  chart('overturns', grid, {
+    type: 'line',
+    data: { labels, datasets: ops.map((o) => ({ label: `${OP_LABELS[o]} ≠ vote`, data: m.steps.map((s) => s.overturns[o] ?? null), borderColor: cssVar(OP_COLORS[o]), backgroundColor: cssVar(OP_COLORS[o]) })) },
+    options: { maintainAspectRatio: false, scales: { y: { beginAtZero: true, title: { display: true, text: 'questions' } }, x: { title: { display: true, text: 'step' } } } },
+  });
+  chart('mismatches', grid, {
+    type: 'bar',
+    data: { labels, datasets: [{ label: 'reward mismatches (roll-outs)', data: m.steps.map((s) => s.mismatches), backgroundColor: cssVar('charts-red') }] },
+    options: { maintainAspectRatio: false, scales: { y: { beginAtZero: true }, x: { title: { display: true, text: 'step' } } } },
+  });
+  if (m.hasTruth) {
+    const accOps = operators.filter((o) => m.steps.some((s) => s.accuracy[o] !== undefined));
+    chart('accuracy', grid, {
+      type: 'line',
+      data: { labels, datasets: accOps.map((o) => ({ label: OP_LABELS[o], data: m.steps.map((s) => s.accuracy[o] ?? null), borderColor: cssVar(OP_COLORS[o]), backgroundColor: cssVar(OP_COLORS[o]) })) },
+      options: { maintainAspectRatio: false, plugins: { title: { display: true, text: 'pseudo-label accuracy (logged ground truth; diagnostic)' } }, scales: { y: { min: 0, max: 1 }, x: { title: { display: true, text: 'step' } } } },
+    });
+  } else grid.append(h('p', { class: 'muted', id: 'no-truth' }, 'No ground truth is logged: no accuracy is shown (it is never inferred).'));
+}
+
+function renderRegimes(): void {
+  const m = model!;
+  const body = sections.regimes.body;
+  clear(body);
+  const present = REGIMES.filter((r) => m.regimes[r]);
+  const table = h('table', { class: 'grid', id: 'regime-table' }, h('thead', {}, h('tr', {}, h('th', {}, 'regime'), h('th', {}, 'questions'), h('th', {}, 'share'))));
+  const tb = h('tbody');
+  for (const r of present) tb.append(h('tr', { 'data-regime': r }, h('td', {}, r.replace('-', ' ')), h('td', { class: 'num' }, String(m.regimes[r])), h('td', { class: 'num' }, `${fmt((100 * m.regimes[r]) / Math.max(1, m.groups), 1)}%`)));
+  table.append(tb);
+  const wrap = h('div', { class: 'grid2' }, h('div', {}, table));
+  body.append(wrap);
+  chart('regimes', wrap, {
+    type: 'bar',
+    data: { labels: m.steps.map((s) => String(s.step)), datasets: present.map((r) => ({ label: r.replace('-', ' '), data: m.steps.map((s) => s.regimes[r] ?? 0), backgroundColor: cssVar(REGIME_COLORS[r]) })) },
+    options: { maintainAspectRatio: false, scales: { x: { stacked: true, title: { display: true, text: 'step' } }, y: { stacked: true, beginAtZero: true } } },
+  });
+}
+
+// ---- recovery region ------------------------------------------------------------------------------
+
+let recoveryPoints: DashRecoveryPoint[] = [];
+
+function renderRecovery(): void {
+  const m = model!;
+  const body = sections.recovery.body;
+  clear(body);
+  recoveryPoints = m.recovery;
+  if (!m.recovery.length) {
+    body.append(h('p', { class: 'muted', id: 'no-recovery' }, 'No contested question with a runner-up of two or more roll-outs.'));
+    return;
+  }
+  const pts = m.recovery;
+  const green = cssVar('charts-green');
+  const red = cssVar('charts-red');
+  const fg = cssVar('foreground');
+  const datasets: ChartDataset<'scatter'>[] = [
+    {
+      label: 'questions (filled: CoRE overturns the vote)',
+      data: pts.map((p) => ({ x: p.x, y: p.y })),
+      pointRadius: 5,
+      pointHoverRadius: 7,
+      pointBackgroundColor: pts.map((p) => (p.overturn ? fg : 'transparent')),
+      pointBorderColor: fg,
+      borderColor: fg,
+      backgroundColor: fg,
+    },
+    { label: 'vote’s bar (m−1)/(n*−1)', data: pts.map((p) => ({ x: p.x, y: p.voteBar })), pointStyle: 'line', pointRadius: 8, borderColor: red, backgroundColor: red, pointBorderWidth: 2 },
+    { label: 'confidence-lowered bar', data: pts.map((p) => ({ x: p.x, y: p.confidenceBar })), pointStyle: 'line', pointRadius: 8, borderColor: green, backgroundColor: green, pointBorderWidth: 2 },
+  ];
+  const maxX = Math.max(...pts.map((p) => p.x), 1) * 1.1;
+  datasets.push({ label: 'c*/c_w = r', data: [{ x: 1, y: 1 }, { x: maxX, y: maxX }], showLine: true, pointRadius: 0, borderDash: [4, 4], borderColor: alpha(red, 0.6), backgroundColor: 'transparent' });
+  const c = chart('recovery', body, {
+    type: 'scatter',
+    data: { datasets },
+    options: {
+      maintainAspectRatio: false,
+      onClick: (_e, elements) => {
+        const el = elements.find((x) => x.datasetIndex === 0);
+        if (el) openPoint(el.index);
+      },
+      plugins: {
+        tooltip: {
+          callbacks: {
+            label: (ctx) => {
+              const p = pts[ctx.dataIndex];
+              if (!p) return '';
+              if (ctx.datasetIndex === 0) return `${p.questionId} (step ${p.step}): r = ${fmt(p.x, 2)}, c*/c_w = ${fmt(p.y, 3)}, bars ${fmt(p.voteBar, 2)} / ${fmt(p.confidenceBar, 2)}${p.overturn ? ' · overturned' : ''}`;
+              return `${ctx.dataset.label}: ${fmt(ctx.parsed.y, 3)}`;
+            },
+          },
+        },
+      },
+      scales: {
+        x: { type: 'linear', min: 1, title: { display: true, text: 'outnumbering ratio r = m/n*' } },
+        y: { type: 'logarithmic', title: { display: true, text: 'coherence advantage c*/c_w (log)' } },
+      },
+    },
+  });
+  (c.canvas.parentElement as HTMLElement).classList.add('tall');
+  // Keyboard and screen readers: the same points as a list of buttons.
+  const list = h('details', { id: 'recovery-list' }, h('summary', {}, `The ${pts.length} points as a list`));
+  const ul = h('ul', { class: 'points' });
+  pts.slice(0, 500).forEach((p, i) => {
+    const b = h('button', { class: 'link', 'data-index': i, 'data-question': p.questionId, 'data-step': p.step }, `${p.questionId} · step ${p.step} · r ${fmt(p.x, 2)} · c*/c_w ${fmt(p.y, 3)}${p.recoverable ? ' · above its bar' : ''}${p.overturn ? ' · overturned' : ''}`);
+    b.addEventListener('click', () => openPoint(i));
+    ul.append(h('li', {}, b));
+  });
+  list.append(ul);
+  body.append(list);
+}
+
+function openPoint(i: number): void {
+  const p = recoveryPoints[i];
+  if (p) post({ type: 'openQuestion', step: p.step, questionId: p.questionId });
+}
+
+// ---- sweep heatmap ---------------------------------------------------------------------------------
+
+function renderSweep(): void {
+  const body = sections.sweep.body;
+  clear(body);
+  const opSelect = h('select', { id: 'sweep-operator', 'aria-label': 'Operator to sweep' });
+  for (const o of ['core', 'ec', 'cisc'] as OperatorId[]) opSelect.append(h('option', { value: o, selected: (sweep?.operator ?? 'core') === o }, OP_LABELS[o]));
+  const run = h('button', { id: 'run-sweep', class: 'button' }, 'Run 6 × 6 sweep');
+  run.addEventListener('click', () => post({ type: 'runSweep', operator: opSelect.value as OperatorId }));
+  body.append(h('div', { class: 'row' }, opSelect, run));
+  if (!sweep || (model && sweep.runId !== model.runId)) {
+    body.append(h('p', { class: 'muted' }, 'Not run yet for this run (it re-scores every group 36 times in the worker threads).'));
+    return;
+  }
+  const s = sweep;
+  const truth = s.cells.some((c) => c.withTruth > 0);
+  const value = (c: DashSweep['cells'][number]) => (truth ? (c.withTruth ? c.correct / c.withTruth : null) : c.groups ? c.flips / c.groups : null);
+  const vals = s.cells.map(value).filter((v): v is number => v !== null);
+  const lo = Math.min(...vals);
+  const hi = Math.max(...vals);
+  const table = h('table', { class: 'heatmap', id: 'sweep-table', 'data-metric': truth ? 'accuracy' : 'flips' });
+  table.append(h('caption', {}, `${OP_LABELS[s.operator]}: ${truth ? 'pseudo-label accuracy (logged ground truth)' : 'share of pseudo-labels that differ from the vote'} · ${fmt(s.ms / 1000, 1)} s`));
+  table.append(h('thead', {}, h('tr', {}, h('th', {}, 'κ \\ τ'), ...s.taus.map((t) => h('th', { scope: 'col' }, fmt(t, 2))))));
+  const tb = h('tbody');
+  for (const k of s.kappas) {
+    const tr = h('tr', {}, h('th', { scope: 'row' }, fmt(k, 2)));
+    for (const t of s.taus) {
+      const c = s.cells.find((x) => x.kappa === k && x.tau === t)!;
+      const v = value(c);
+      const share = v === null || hi === lo ? 0 : (v - lo) / (hi - lo);
+      const td = h('td', { 'data-kappa': k, 'data-tau': t, 'data-value': v ?? '', title: `κ = ${k}, τ = ${t}: ${c.flips} of ${c.groups} differ from the vote; mean gate ${fmt(c.groups ? c.gateSum / c.groups : null, 3)}${c.withTruth ? `; accuracy ${fmt((100 * c.correct) / c.withTruth, 1)}%` : ''}` }, v === null ? '—' : truth ? `${fmt(100 * v, 1)}%` : `${fmt(100 * v, 1)}%`);
+      td.style.background = `color-mix(in srgb, var(--vscode-charts-${truth ? 'green' : 'purple'}) ${Math.round(10 + 70 * share)}%, transparent)`;
+      tr.append(td);
+    }
+    tb.append(tr);
+  }
+  table.append(tb);
+  body.append(table);
+}
+
+// ---- agreement ---------------------------------------------------------------------------------------
+
+function renderAgreement(): void {
+  const m = model!;
+  const body = sections.agreement.body;
+  clear(body);
+  const a = m.agreement;
+  const ran = a.operators.map((_, i) => a.both[i][i] > 0);
+  const idx = a.operators.map((_, i) => i).filter((i) => ran[i]);
+  const table = h('table', { class: 'heatmap', id: 'agreement-table' });
+  table.append(h('thead', {}, h('tr', {}, h('th', {}, ''), ...idx.map((i) => h('th', { scope: 'col' }, OP_LABELS[a.operators[i]])), m.hasTruth ? h('th', { scope: 'col' }, 'vs ground truth') : null)));
+  const tb = h('tbody');
+  for (const i of idx) {
+    const tr = h('tr', { 'data-op': a.operators[i] }, h('th', { scope: 'row' }, OP_LABELS[a.operators[i]]));
+    for (const j of idx) {
+      const r = a.rates[i][j];
+      const td = h('td', { 'data-op': a.operators[j], 'data-value': r ?? '', title: `${a.both[i][j]} questions where both ran` }, r === null ? '—' : `${fmt(100 * r, 1)}%`);
+      if (r !== null) td.style.background = `color-mix(in srgb, var(--vscode-charts-blue) ${Math.round(10 + 60 * r)}%, transparent)`;
+      tr.append(td);
+    }
+    if (m.hasTruth) tr.append(h('td', { class: 'num', 'data-col': 'truth', title: `${a.withTruth[i]} questions with logged ground truth` }, a.accuracy[i] === null ? '—' : `${fmt(100 * a.accuracy[i]!, 1)}%`));
+    tb.append(tr);
+  }
+  table.append(tb);
+  body.append(table);
+  const missing = a.operators.filter((_, i) => !ran[i]);
+  if (missing.length) body.append(h('p', { class: 'muted small' }, `Did not run on this run (data not logged): ${missing.map((o) => OP_LABELS[o]).join(', ')}.`));
+}
+
+// ---- last re-score --------------------------------------------------------------------------------------
+
+function histogramChart(id: string, parent: HTMLElement, title: string, hs: { label: string; h: DashHistogram; color: string }[]): void {
+  const first = hs[0].h;
+  const bins = first.counts.length;
+  const width = (first.hi - first.lo) / bins;
+  const labels = Array.from({ length: bins }, (_, b) => fmt(first.lo + (b + 0.5) * width, 2));
+  chart(id, parent, {
+    type: 'bar',
+    data: { labels, datasets: hs.map((x) => ({ label: x.label, data: x.h.counts, backgroundColor: alpha(x.color, 0.7), borderColor: x.color, borderWidth: 1, barPercentage: 1, categoryPercentage: 1 })) },
+    options: { maintainAspectRatio: false, plugins: { title: { display: true, text: title } }, scales: { y: { type: 'logarithmic', title: { display: true, text: 'count (log)' } } } },
+  });
+}
+
+function renderWhatIf(): void {
+  const body = sections.whatif.body;
+  clear(body);
+  const w = whatif;
+  if (!w || (model && w.runId !== model.runId)) {
+    body.append(h('p', { class: 'muted', id: 'no-whatif' }, 'No re-score of this run yet.'));
+    return;
+  }
+  const changed = Object.entries(w.changed).map(([k, v]) => `${k}=${v}`).join(' ') || 'configured values';
+  const exportJsonl = h('button', { class: 'button', id: 'export-jsonl' }, 'Export JSONL…');
+  const exportCsv = h('button', { class: 'button', id: 'export-csv' }, 'Export CSV…');
+  exportJsonl.addEventListener('click', () => post({ type: 'export', format: 'jsonl' }));
+  exportCsv.addEventListener('click', () => post({ type: 'export', format: 'csv' }));
+  body.append(
+    h('div', { class: 'summary', id: 'whatif-summary', 'data-flips': w.flipsCount, 'data-groups': w.groups },
+      stat('setting', `${OP_LABELS[w.operator]} ${changed}`),
+      stat('pseudo-label flips', `${w.flipsCount} of ${w.groups}`),
+      stat('advantage sign changes', `${w.signChanges} of ${w.rollouts} roll-outs`),
+      stat('mean gate', `${fmt(w.meanGateBefore, 3)} → ${fmt(w.meanGateAfter, 3)}`),
+      stat('accuracy (diagnostic)', w.accuracyBefore === null ? 'no ground truth logged' : `${fmt(100 * w.accuracyBefore, 1)}% → ${fmt(100 * (w.accuracyAfter ?? 0), 1)}%`),
+      stat('took', `${fmt(w.ms / 1000, 2)} s`),
+    ),
+    h('div', { class: 'row' }, exportJsonl, exportCsv),
+  );
+  const grid = h('div', { class: 'grid2' });
+  body.append(grid);
+  const labels = w.steps.map((s) => String(s.step));
+  chart('whatif-steps', grid, {
+    type: 'bar',
+    data: {
+      labels,
+      datasets: [
+        { type: 'bar', label: 'flips', data: w.steps.map((s) => s.flips), backgroundColor: cssVar('charts-purple'), yAxisID: 'y' },
+        ...(w.accuracyBefore !== null
+          ? ([
+              { type: 'line', label: 'accuracy before', data: w.steps.map((s) => s.accuracyBefore), borderColor: cssVar('charts-blue'), backgroundColor: cssVar('charts-blue'), yAxisID: 'acc' },
+              { type: 'line', label: 'accuracy after', data: w.steps.map((s) => s.accuracyAfter), borderColor: cssVar('charts-green'), backgroundColor: cssVar('charts-green'), yAxisID: 'acc' },
+            ] as ChartDataset<'line'>[])
+          : []),
+      ] as ChartDataset<'bar'>[],
+    },
+    options: { maintainAspectRatio: false, scales: { y: { beginAtZero: true, title: { display: true, text: 'flips' } }, acc: { display: w.accuracyBefore !== null, position: 'right', min: 0, max: 1, title: { display: true, text: 'accuracy' } }, x: { title: { display: true, text: 'step' } } } },
+  });
+  histogramChart('reward-shift', grid, 'reward shift ΔR per roll-out', [{ label: 'ΔR', h: w.histograms.rewardShift, color: cssVar('charts-orange') }]);
+  histogramChart('advantage-shift', grid, 'advantage shift ΔA per roll-out', [{ label: 'ΔA', h: w.histograms.advantageShift, color: cssVar('charts-blue') }]);
+  histogramChart('gates', grid, 'gate per question', [
+    { label: 'before', h: w.histograms.gateBefore, color: cssVar('charts-blue') },
+    { label: 'after', h: w.histograms.gateAfter, color: cssVar('charts-green') },
+  ]);
+  const table = h('table', { class: 'grid', id: 'flip-table' }, h('thead', {}, h('tr', {}, ...['step', 'question', 'before', 'after'].map((t) => h('th', { scope: 'col' }, t)))));
+  const tb = h('tbody');
+  for (const f of w.flips) {
+    const open = h('button', { class: 'link', 'data-question': f.questionId, 'data-step': f.step, title: 'Open this question in the consensus panel' }, f.questionId);
+    open.addEventListener('click', () => post({ type: 'openQuestion', step: f.step, questionId: f.questionId }));
+    tb.append(h('tr', {}, h('td', { class: 'num' }, String(f.step)), h('td', {}, open), h('td', { class: 'answer' }, showLabel(f.before)), h('td', { class: 'answer' }, showLabel(f.after))));
+  }
+  table.append(tb);
+  body.append(h('h3', {}, `Questions whose pseudo-label flips (${w.flipsCount}${w.flips.length < w.flipsCount ? `, first ${w.flips.length}` : ''})`), h('div', { class: 'scroll' }, table));
+}
+
+// Follow the theme: VS Code swaps the body's class.
+new MutationObserver(() => {
+  if (model) renderAll();
+}).observe(document.body, { attributes: true, attributeFilter: ['class'] });
+
+// Tests: where a recovery point is on screen (page coordinates inside this frame).
+(window as unknown as { consensusLensDashboard: unknown }).consensusLensDashboard = {
+  recoveryPoint: (i: number) => {
+    const c = charts.get('recovery');
+    const el = c?.getDatasetMeta(0).data[i];
+    if (!c || !el) return null;
+    const r = c.canvas.getBoundingClientRect();
+    return { x: r.left + el.x, y: r.top + el.y, questionId: recoveryPoints[i]?.questionId, step: recoveryPoints[i]?.step };
+  },
+  recoveryCount: () => recoveryPoints.length,
+};
+
+renderHeader();
+post({ type: 'ready' });
