@@ -334,6 +334,14 @@ test('training: re-launch a job with the same parameters, then stop it', async (
     const rows = await jobRows(page);
     assert.ok(rows.some((r) => r.label.startsWith(`${name}, stopped`)), JSON.stringify(rows));
   }, { timeout: 20_000 });
+  // Clicking a job opens its terminal (the task's, named after the run).
+  await page.locator(`.part.panel .monaco-list-row[aria-label^="${name},"]`).first().click();
+  await retry(async () => {
+    const active = await page.locator('.part.panel .composite-bar .action-item.checked, .part.panel .panel-switcher-container .action-item.checked').first().textContent();
+    assert.match(active ?? '', /terminal/i);
+    assert.ok(await page.locator('.part.panel', { hasText: name }).count(), 'the job terminal is shown');
+  }, { timeout: 15_000 });
+  await page.screenshot({ path: join(WORK, 'job-terminal.png') });
 });
 
 test('training: launching is refused in an untrusted workspace', async () => {

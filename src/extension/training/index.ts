@@ -428,9 +428,11 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
       const j = await pickJob(arg, (x) => x.state === 'running');
       if (!j || j.state !== 'running') return;
       log.info(`stopping job ${j.launch.runName}`);
+      // Ending the process ends the task and keeps its terminal (with the output) open;
+      // TaskExecution.terminate() would close the terminal too. It is the fallback.
       j.pty.stopRequested = true;
-      if (j.execution) j.execution.terminate();
-      j.pty.stop();
+      if (j.pty.running) j.pty.stop();
+      else j.execution?.terminate();
     }),
     vscode.commands.registerCommand('consensusLens.relaunchJob', async (arg?: unknown) => {
       const j = await pickJob(arg);
@@ -442,6 +444,7 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
       const j = await pickJob(arg);
       if (!j) return;
       const t = findTerminal(j);
+      log.info(`show terminal of ${j.launch.runName}: ${t ? `"${t.name}"` : `not found among ${vscode.window.terminals.map((x) => JSON.stringify(x.name)).join(', ') || 'no terminals'}`}`);
       if (t) t.show(false);
       else void vscode.window.showInformationMessage(`Consensus Lens: the terminal of ${j.launch.runName} was closed. Its output is in ${j.outputFile}.`, 'Show Output').then((c) => c && vscode.window.showTextDocument(vscode.Uri.file(j.outputFile)));
     }),
