@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { NVIDIA_SMI_ARGS, describeGpu, interpretNvidiaSmi, type GpuQuery } from './gpus';
-import { invocation, parseGpuList, quoteStyleFor, resolveLaunch, terminalProfile, terminalProfileNames, validateProfiles, type ResolvedLaunch, type TrainingProfile, type WhatIf } from './profile';
+import { invocation, parseGpuList, quoteStyleFor, resolveLaunch, trainingVariables, terminalProfile, terminalProfileNames, validateProfiles, type ResolvedLaunch, type TrainingProfile, type WhatIf } from './profile';
 import { JobPty } from './runner';
 import { OPERATOR_IDS } from '../../protocol/messages';
 
@@ -191,7 +191,9 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
 
   const labelRun = (j: Job): void => {
     if (!j.run || !j.launch.logDir) return;
-    j.run.label = `${basename(j.launch.logDir)} (job ${stateText(j)})`;
+    // The folder's name, with the run name when the folder does not say it (verl: runs/<run>/rollouts).
+    const base = basename(j.launch.logDir);
+    j.run.label = `${base.includes(j.launch.runName) ? base : `${j.launch.runName}/${base}`} (job ${stateText(j)})`;
     host.refreshExplorer();
   };
 
@@ -363,7 +365,10 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
     if (gpus === undefined) return undefined;
     const tp = profile.terminal ? terminalProfile(terminalProfiles(), profile.terminal) : undefined;
     const shell = tp ? (Array.isArray(tp.path) ? tp.path[0] : tp.path) : vscode.env.shell;
-    const launch = resolveLaunch(profile, what, { workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '', date: new Date(), gpus }, quoteStyleFor(shell ?? ''));
+    const ctx = { workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '', date: new Date(), gpus };
+    let launch = resolveLaunch(profile, what, ctx, quoteStyleFor(shell ?? ''));
+    // Two launches of one profile within a second would share a run name (and log folder).
+    for (let n = 2; jobs.some((j) => j.launch.runName === launch.runName); n++) launch = resolveLaunch(profile, what, { ...ctx, runName: `${trainingVariables(profile, what, ctx).runName}-${n}` }, quoteStyleFor(shell ?? ''));
     const command = await confirmCommand(launch, `${title}: ${profile.name}`);
     if (command === undefined) return undefined;
     if (!trusted()) return undefined;
