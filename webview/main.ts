@@ -2,7 +2,7 @@
 // All data goes into the DOM as text (textContent / attributes), never as HTML.
 import './main.css';
 import '@vscode-elements/elements/dist/vscode-button/index.js';
-import type { HostMessage, OperatorId, PanelState, ParamSpec, QuestionView, RolloutRow, WebviewMessage } from '../src/protocol/messages';
+import type { HostMessage, OperatorId, PanelState, ParamSpec, QuestionKey, QuestionView, RolloutRow, SensitivityRange, WebviewMessage } from '../src/protocol/messages';
 import { h, clear, fmt, showLabel } from './dom';
 import { RolloutGraph } from './graph';
 
@@ -26,6 +26,7 @@ const header = h('header', { id: 'header', class: 'header' });
 const strip = h('section', { id: 'label-strip', class: 'strip', 'aria-label': 'Pseudo-labels of all operators' });
 const controls = h('section', { id: 'controls', class: 'controls', 'aria-label': 'Operator parameters' });
 const theory = h('section', { id: 'theory', class: 'theory', 'aria-label': 'Gate, regime and recovery threshold' });
+const sensitivityBox = h('section', { id: 'sensitivity', class: 'sensitivity', 'aria-label': 'How close the CoRE label is to flipping' });
 const graphBox = h('div', { id: 'graph', class: 'graph', role: 'img', 'aria-label': 'Roll-out graph' });
 const graphLegend = h('div', { class: 'legend muted' }, 'Node size: equilibrium mass x* · outlined: dominant set · green: CoRE label class · ▲ reward mismatch · ◆ no answer. Click a node to open its text.');
 const classTable = h('table', { id: 'class-table', class: 'grid' });
@@ -35,7 +36,7 @@ app.append(
   message,
   header,
   strip,
-  h('div', { class: 'columns' }, h('div', { class: 'left' }, controls, theory), h('div', { class: 'right' }, graphBox, graphLegend)),
+  h('div', { class: 'columns' }, h('div', { class: 'left' }, controls, theory, sensitivityBox), h('div', { class: 'right' }, graphBox, graphLegend)),
   h('h3', {}, 'Answer classes'),
   h('div', { class: 'scroll' }, classTable),
   h('h3', {}, 'Roll-outs'),
@@ -85,8 +86,40 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
     case 'select':
       setSelected(m.index, true);
       return;
+    case 'sensitivity':
+      renderSensitivity(m.key, m.params, m.ranges);
+      return;
   }
 });
+
+// ---- sensitivity (issue 6): the κ and τ intervals over which CoRE's label stays the same -------
+
+function renderSensitivity(key: QuestionKey, params: Record<string, number>, ranges: SensitivityRange[]): void {
+  if (!view || view.key.runId !== key.runId || view.key.step !== key.step || view.key.questionId !== key.questionId) return;
+  if (['kappa', 'tau'].some((k) => view!.params[k] !== undefined && params[k] !== undefined && view!.params[k] !== params[k])) return;
+  clear(sensitivityBox);
+  sensitivityBox.append(h('h3', {}, 'How close to flipping'));
+  const dl = h('dl', { class: 'readouts' });
+  for (const r of ranges) {
+    const sym = r.param === 'kappa' ? 'κ' : 'τ';
+    let text: string;
+    let detail = '';
+    if (!r.affects) text = r.param === 'tau' ? 'no effect (no confidence logged)' : 'no effect (no class of two or more)';
+    else {
+      text = `${r.loIsRangeEnd ? '[' : '('}${fmt(r.lo, 4)}, ${fmt(r.hi, 4)}${r.hiIsRangeEnd ? ']' : ')'}`;
+      const parts: string[] = [];
+      if (!r.loIsRangeEnd) parts.push(`below → ${showLabel(r.belowLabel ?? null)}`);
+      if (!r.hiIsRangeEnd) parts.push(`above → ${showLabel(r.aboveLabel ?? null)}`);
+      detail = parts.length ? `${parts.join(' · ')} · nearest flip ${fmt(r.distance, 4)} away` : 'no flip in the searched range';
+    }
+    dl.append(
+      h('dt', {}, `CoRE label ${showLabel(r.label)} holds for ${sym} ∈`),
+      h('dd', { id: `sensitivity-${r.param}`, 'data-lo': r.lo, 'data-hi': r.hi, 'data-lo-end': r.loIsRangeEnd, 'data-hi-end': r.hiIsRangeEnd, 'data-affects': r.affects, title: detail }, text),
+    );
+    if (detail) dl.append(h('dt', { class: 'small' }, ''), h('dd', { class: 'muted small', id: `sensitivity-${r.param}-detail` }, detail));
+  }
+  sensitivityBox.append(dl, h('p', { class: 'muted small' }, `at ${Object.entries(params).filter(([k]) => k === 'kappa' || k === 'tau').map(([k, v]) => `${k === 'kappa' ? 'κ' : 'τ'} = ${fmt(v, 3)}`).join(', ')}; κ searched over [0, 1], τ over [0.001, 100] (grid, then bisection to 1e-4)`));
+}
 
 // ---- controls ---------------------------------------------------------------------------------
 
@@ -151,7 +184,10 @@ function renderView(v: QuestionView): void {
   const sameQuestion = view && view.key.runId === v.key.runId && view.key.step === v.key.step && view.key.questionId === v.key.questionId;
   const prevVisible = view ? visibleSpecs().map((s) => s.key).join() : '';
   view = v;
-  if (!sameQuestion) selected = -1;
+  if (!sameQuestion) {
+    selected = -1;
+    clear(sensitivityBox);
+  }
   for (const k of Object.keys(sliderValues)) if (v.params[k] !== undefined) sliderValues[k] = v.params[k];
   message.textContent = '';
   app.dataset.state = 'ready';

@@ -112,6 +112,7 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
     log: (m) => out.info(m),
     remember: (state) => void context.workspaceState.update('consensusLens.panel', state),
     remembered: () => context.workspaceState.get<PanelState>('consensusLens.panel'),
+    sensitivity: (key, params) => whatIf.sensitivity(key, params),
   };
 
   // ---- following runs ---------------------------------------------------------------------

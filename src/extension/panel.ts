@@ -11,6 +11,7 @@ import {
   type PanelState,
   type QuestionKey,
   type QuestionView,
+  type SensitivityRange,
 } from '../protocol/messages';
 import { makeNonce, panelHtml } from './html';
 
@@ -31,6 +32,8 @@ export interface PanelHost {
   remember?(state: PanelState): void;
   remembered?(): PanelState | undefined;
   log(message: string): void;
+  /** Issue 6: the question's CoRE label intervals in κ and τ at these parameters (computed off the host thread). */
+  sensitivity?(key: QuestionKey, params: Record<string, number>): Promise<SensitivityRange[] | null>;
 }
 
 export class ConsensusPanel implements vscode.Disposable {
@@ -158,6 +161,7 @@ export class ConsensusPanel implements vscode.Disposable {
         this.pending.set(seq, Date.now());
         if (reason === 'open') this.openSeqs.add(seq);
         this.post({ type: 'view', seq, request, view, reason });
+        this.scheduleSensitivity(key);
       };
       if (v instanceof Promise) v.then(deliver, fail);
       else deliver(v);
@@ -166,6 +170,22 @@ export class ConsensusPanel implements vscode.Disposable {
     }
   }
   private latestDelivered = 0;
+
+  /** After the view, once the sliders rest for 250 ms: the κ/τ intervals of the label (issue 6). */
+  private sensitivityTimer: NodeJS.Timeout | undefined;
+  private scheduleSensitivity(key: QuestionKey): void {
+    if (!this.host.sensitivity) return;
+    if (this.sensitivityTimer) clearTimeout(this.sensitivityTimer);
+    this.sensitivityTimer = setTimeout(() => {
+      const params = { ...this.params };
+      this.host.sensitivity!(key, params).then(
+        (ranges) => {
+          if (ranges && this.key === key) this.post({ type: 'sensitivity', key, params, ranges });
+        },
+        (e) => this.host.log(`sensitivity of ${key.questionId}: ${(e as Error).message}`),
+      );
+    }, 250);
+  }
 
   private post(m: HostMessage): void {
     if (!this.ready) {

@@ -134,6 +134,26 @@ export interface QuestionView {
   scoreMs: number;
 }
 
+/**
+ * Issue 6: the interval of κ (or τ) around the current value over which the question's CoRE label
+ * stays the same (grid bracket + bisection to ~1e-4; see src/engine/analysis/sensitivity.ts).
+ */
+export interface SensitivityRange {
+  param: 'kappa' | 'tau';
+  value: number;
+  label: string | null;
+  lo: number;
+  hi: number;
+  loIsRangeEnd: boolean;
+  hiIsRangeEnd: boolean;
+  belowLabel?: string | null;
+  aboveLabel?: string | null;
+  /** Distance to the nearest flip (null: none in the searched range). */
+  distance: number | null;
+  /** False when the parameter cannot move the label (τ without confidence). */
+  affects: boolean;
+}
+
 // ---- host → webview ----------------------------------------------------------------------
 
 export type HostMessage =
@@ -142,7 +162,8 @@ export type HostMessage =
   | { type: 'view'; seq: number; request?: number; view: QuestionView; reason: 'open' | 'rescore' | 'update' }
   | { type: 'empty'; message: string }
   | { type: 'error'; seq: number; message: string }
-  | { type: 'select'; index: number };
+  | { type: 'select'; index: number }
+  | { type: 'sensitivity'; key: QuestionKey; params: Record<string, number>; ranges: SensitivityRange[] };
 
 // ---- webview → host ----------------------------------------------------------------------
 
@@ -160,7 +181,7 @@ export interface PanelState {
   params: Record<string, number> | null;
 }
 
-const HOST_TYPES = new Set(['init', 'view', 'empty', 'error', 'select']);
+const HOST_TYPES = new Set(['init', 'view', 'empty', 'error', 'select', 'sensitivity']);
 const WEBVIEW_TYPES = new Set(['ready', 'setParams', 'resetParams', 'openRollout', 'revealInLog', 'rendered']);
 
 function isRecord(v: unknown): v is Record<string, unknown> {

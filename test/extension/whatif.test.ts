@@ -162,3 +162,20 @@ test('κ × τ sweep and the dashboard rows in workers agree with the engine', a
   for (const p of model.recovery) assert.ok(p.x > 0 && p.y > 0 && p.voteBar >= 1);
   assert.equal(model.agreement.rates[0][0], 1);
 });
+
+test('the panel’s sensitivity intervals come from a worker and match the engine in-process', async () => {
+  const { store, run } = await openRun(writeRun(1, 3));
+  const engine = workers();
+  const { sensitivity } = await import('../../src/engine/analysis/sensitivity');
+  const { sensitivityRange } = await import('../../src/extension/whatif/range');
+  for (const [, keys] of run.steps) {
+    for (const k of keys) {
+      const g = (await store.get(store.keyOf(run, k)!))!;
+      const fromWorker = await engine.sensitivity(g.prepared, defaultParams());
+      const local = sensitivity(g.prepared, {});
+      assert.deepEqual(fromWorker, local);
+      const wire = sensitivityRange(fromWorker.kappa);
+      assert.equal(wire.distance === null, !Number.isFinite(fromWorker.kappa.distance));
+    }
+  }
+});

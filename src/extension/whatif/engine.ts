@@ -14,7 +14,8 @@
 // previous result. Pure Node: no 'vscode'.
 import { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
-import type { Group, OperatorId } from '../../engine';
+import type { Group, OperatorId, PreparedGroup } from '../../engine';
+import type { SensitivityInterval } from '../../engine/analysis/sensitivity';
 import type { GroupEntry } from '../../logs';
 import { emptyAgreement, emptyComparison, mergeAgreement, mergeComparison, runAccuracy, stepSummaries, type AgreementMatrix, type ComparisonStats, type GroupDiff, type StepSummary } from '../../engine/analysis/compare';
 import { OPERATOR_IDS } from '../../engine';
@@ -327,6 +328,14 @@ export class WhatIfEngine {
     );
     ordered.sort((a, b) => a.index - b.index);
     return { runId: source.id, rows: ordered.map((x) => x.row), agreement, cancelled, ms: performance.now() - t0 };
+  }
+
+  /** A question's CoRE label intervals in κ and τ (issue 6 item 3), computed off the host thread. */
+  async sensitivity(prepared: PreparedGroup, params: Record<string, number>): Promise<{ kappa: SensitivityInterval; tau: SensitivityInterval }> {
+    const slot = this.slots[hash(prepared.questionId) % this.slots.length];
+    const r = await this.send(slot, { kind: 'sensitivity', prepared, params });
+    if (r.kind !== 'sensitivity') throw new Error('unexpected reply');
+    return { kappa: r.kappa, tau: r.tau };
   }
 
   /** Frees a run's features in every shard (the run was closed). */

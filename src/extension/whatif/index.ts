@@ -7,7 +7,8 @@ import * as vscode from 'vscode';
 import { writeFile } from 'node:fs/promises';
 import { OPERATOR_IDS, operatorSpec, paramSpec, checkValue, type OperatorId } from '../../engine';
 import { diffsToCsv, diffsToJsonl } from '../../engine/analysis/compare';
-import type { QuestionKey } from '../../protocol/messages';
+import type { QuestionKey, SensitivityRange } from '../../protocol/messages';
+import { sensitivityRange } from './range';
 import type { DashWhatIf } from '../../protocol/dashboard';
 import { sanitizeParams } from '../params';
 import { parseRescoreText } from '../paramText';
@@ -183,6 +184,14 @@ export class WhatIfController implements vscode.Disposable {
     await writeFile(uri.fsPath, csv ? diffsToCsv(r.diffs) : diffsToJsonl(r.diffs, header));
     void vscode.window.showInformationMessage(`Consensus Lens: exported ${r.diffs.length} groups to ${uri.fsPath}.`);
     return uri;
+  }
+
+  /** The panel's κ/τ intervals for a question (in a worker thread). */
+  async sensitivity(key: QuestionKey, params: Record<string, number>): Promise<SensitivityRange[] | null> {
+    const g = this.deps.store.cached(key) ?? (await this.deps.store.get(key));
+    if (!g) return null;
+    const r = await this.engine.sensitivity(g.prepared, params);
+    return [sensitivityRange(r.kappa), sensitivityRange(r.tau)];
   }
 
   summary(runId: string): DashWhatIf | null {

@@ -24,6 +24,7 @@ import {
 } from '../../engine';
 import { entryToGroup, readRolloutText, type GroupEntry } from '../../logs';
 import { addAgreement, addGroup, diffGroup, emptyAgreement, emptyComparison, type AgreementMatrix, type ComparisonStats, type GroupDiff, type LabelRow } from '../../engine/analysis/compare';
+import { sensitivity, type SensitivityInterval } from '../../engine/analysis/sensitivity';
 import { engineParams } from '../scoring';
 
 /** One group of a request: its key (unique per run), revision, and — when the shard may not have it yet — how to load it. */
@@ -76,6 +77,7 @@ export type ShardRequest =
   | { kind: 'rescore'; job: number; items: WhatIfItem[]; before: Setting; after: Setting }
   | { kind: 'sweep'; job: number; items: WhatIfItem[]; operator: OperatorId; base: Record<string, number>; grid: { kappa: number; tau: number }[] }
   | { kind: 'dashboard'; job: number; items: WhatIfItem[]; params: Record<string, number>; configured: OperatorId }
+  | { kind: 'sensitivity'; prepared: PreparedGroup; params: Record<string, number> }
   | { kind: 'end'; job: number }
   | { kind: 'forget'; prefix?: string };
 
@@ -83,6 +85,7 @@ export type ShardReply =
   | { kind: 'rescore'; diffs: GroupDiff[]; stats: ComparisonStats; missing: string[] }
   | { kind: 'sweep'; cells: SweepCell[]; missing: string[] }
   | { kind: 'dashboard'; rows: DashboardRow[]; agreement: AgreementMatrix; missing: string[] }
+  | { kind: 'sensitivity'; kappa: SensitivityInterval; tau: SensitivityInterval }
   | { kind: 'ok'; cached: number };
 
 interface Cached {
@@ -114,6 +117,8 @@ export class WhatIfShard {
       case 'end':
         this.contexts.delete(req.job);
         return { kind: 'ok', cached: this.cache.size };
+      case 'sensitivity':
+        return { kind: 'sensitivity', ...sensitivity(req.prepared, engineParams(req.params)) };
       case 'rescore':
         return this.rescore(req);
       case 'sweep':
