@@ -114,6 +114,9 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
         if (run) {
           const groups = run.keys.size;
           item.description = run.loading && groups === 0 ? 'reading…' : `${run.steps.size} steps · ${groups} groups · ${run.rollouts} roll-outs`;
+          // Background scoring in progress: the markers of unscored questions are still to come.
+          const complete = run.index ? run.index.groups().filter((e) => e.complete).length : 0;
+          if (!run.loading && run.summaries.size < complete) item.description += ` · scoring ${run.summaries.size}/${complete}`;
           const warnings = run.notices.filter((x) => x.level !== 'info').length;
           item.tooltip = `${run.path}\nfollowed (${run.origin})${warnings ? `\n${warnings} notice(s): see the Consensus Lens output` : ''}`;
           item.accessibilityInformation = { label: `${run.label}, ${item.description}` };

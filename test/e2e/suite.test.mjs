@@ -184,11 +184,13 @@ test('explorer: runs → steps → questions with regime, gate, overturn and mis
 test('explorer: a step of 1,000 questions expands under 200 ms (median of 5)', async () => {
   const { page } = ctx;
   await revealPath(page, ['big-run']);
-  // Wait until the background pass has scored the run (the step row counts its questions).
+  // Wait until the background pass has scored the run (its row stops saying "scoring n/N").
   const rows = page.locator('.sidebar .monaco-list-row');
   let index = -1;
   await retry(async () => {
     const info = await rowInfo(page);
+    const runRow = info.find((r) => r.level === 1 && r.label.startsWith('big-run,'));
+    assert.ok(runRow && !/scoring/.test(runRow.label), runRow?.label);
     index = info.findIndex((r) => r.level === 2 && r.label.startsWith('step 1, 1000 questions'));
     assert.ok(index >= 0);
   }, { timeout: 30_000 });
