@@ -179,3 +179,17 @@ test('the panel’s sensitivity intervals come from a worker and match the engin
     }
   }
 });
+
+test('re-score input: prefill, "vs OPERATOR" baseline, range validation', async () => {
+  const { parseWhatIfText, prefillText, validateRescoreText } = await import('../../src/extension/whatif/text');
+  assert.equal(prefillText('core', defaultParams()), 'core kappa=0.1 tau=0.25 alpha=0.1');
+  assert.deepEqual(parseWhatIfText('core kappa=0.5 vs majority'), { operator: 'core', baseline: 'majority', params: { kappa: 0.5 } });
+  assert.deepEqual(parseWhatIfText('kappa=0.3'), { operator: null, baseline: null, params: { kappa: 0.3 } });
+  assert.equal(parseWhatIfText('core kappa=0.5 vs nobody'), null);
+  assert.equal(validateRescoreText('core kappa=0.5 vs majority'), null);
+  assert.match(validateRescoreText('core kappa=1.5') ?? '', /κ.*outside \[0, 1\]/);
+  assert.match(validateRescoreText('core tau=0') ?? '', /τ.*outside \(0/);
+  assert.ok(validateRescoreText('core kappa=abc'));
+  // The prefilled text is itself valid.
+  assert.equal(validateRescoreText(`${prefillText('core', defaultParams())} vs majority`), null);
+});

@@ -111,6 +111,8 @@ export interface EngineOptions {
   execArgv?: string[];
   /** Groups per posted chunk (default 128). */
   chunk?: number;
+  /** A pause after each chunk (e2e tests only: lets a click cancel a re-score of a small run). */
+  delayMs?: number;
 }
 
 const hash = (s: string): number => {
@@ -215,7 +217,8 @@ export class WhatIfEngine {
             }
             return wi;
           });
-          const p = this.send(slot, make(job, items)).then((reply) => {
+          const p = this.send(slot, make(job, items)).then(async (reply) => {
+            if (this.opts.delayMs) await new Promise((r) => setTimeout(r, this.opts.delayMs));
             for (const k of (reply as { missing?: string[] }).missing ?? []) slot.holds.delete(k);
             if (!cancelled) {
               onReply(reply as R, items, part.map((x) => x.index));

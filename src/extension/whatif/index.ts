@@ -5,13 +5,13 @@
 // A cancelled re-score never replaces the previous result.
 import * as vscode from 'vscode';
 import { writeFile } from 'node:fs/promises';
-import { OPERATOR_IDS, operatorSpec, paramSpec, checkValue, type OperatorId } from '../../engine';
+import { OPERATOR_IDS, type OperatorId } from '../../engine';
 import { diffsToCsv, diffsToJsonl } from '../../engine/analysis/compare';
 import type { QuestionKey, SensitivityRange } from '../../protocol/messages';
 import { sensitivityRange } from './range';
 import type { DashWhatIf } from '../../protocol/dashboard';
 import { sanitizeParams } from '../params';
-import { parseRescoreText } from '../paramText';
+import { parseWhatIfText, prefillText, validateRescoreText } from './text';
 import type { RunEntry, RunStore } from '../store';
 import { storeSource } from '../rescore';
 import { WhatIfEngine, type WhatIfReport } from './engine';
@@ -24,29 +24,6 @@ export interface WhatIfDeps {
   openQuestion(key: QuestionKey): void;
   openDashboard(runId: string): void;
   log: vscode.LogOutputChannel;
-}
-
-/** The operator's own parameters, shown in the prefilled input ("core kappa=0.1 tau=0.25 alpha=0.1"). */
-export function prefillText(operator: OperatorId, params: Record<string, number>): string {
-  const spec = operatorSpec(operator);
-  const keys = (spec?.params ?? []).filter((k) => k !== 'shift' && k !== 'eps' && k !== 'tmax' && k !== 'ciscTemp' && typeof params[k] === 'number');
-  return [operator, ...keys.map((k) => `${k}=${params[k]}`)].join(' ');
-}
-
-/** Null when the text is valid, else what is wrong (unknown names, values outside their ranges). */
-export function validateRescoreText(text: string): string | null {
-  const parsed = parseRescoreText(text);
-  if (!parsed) return `Write an operator (${OPERATOR_IDS.join(', ')}) and name=value pairs, e.g. "core kappa=0.5 tau=0.25"`;
-  for (const [k, v] of Object.entries(parsed.params)) {
-    const spec = paramSpec(k);
-    if (!spec) return `unknown parameter ${k}`;
-    try {
-      checkValue(spec, v);
-    } catch (e) {
-      return `${spec.symbol}: ${(e as Error).message}`;
-    }
-  }
-  return null;
 }
 
 export function whatIfSummary(r: WhatIfReport): DashWhatIf {
@@ -73,7 +50,10 @@ export function whatIfSummary(r: WhatIfReport): DashWhatIf {
 }
 
 export class WhatIfController implements vscode.Disposable {
-  readonly engine = new WhatIfEngine({ workers: 2 });
+  // CONSENSUS_LENS_TEST_WHATIF_DELAY_MS (e2e only): a pause per chunk of 2 groups, so a re-score of
+  // a small run lasts long enough to be cancelled by a click.
+  private static readonly testDelay = Number(process.env.CONSENSUS_LENS_TEST_WHATIF_DELAY_MS) || 0;
+  readonly engine = new WhatIfEngine({ workers: 2, ...(WhatIfController.testDelay > 0 ? { chunk: 2, delayMs: WhatIfController.testDelay } : {}) });
   /** The last COMPLETED re-score per run. */
   readonly last = new Map<string, WhatIfReport>();
   private readonly changed = new vscode.EventEmitter<string>();
@@ -92,20 +72,23 @@ export class WhatIfController implements vscode.Disposable {
     const run = runId ? this.run(runId) : undefined;
     if (!run) return undefined;
     const base = this.deps.configuredParams();
-    let operator = givenOperator ?? this.deps.configuredOperator();
+    const configured = this.deps.configuredOperator();
+    let operator = givenOperator ?? configured;
+    let baseline: OperatorId | null = null;
     let params = given;
     if (!params) {
       const text = await vscode.window.showInputBox({
         title: `Re-score ${run.label}`,
-        prompt: `An operator (${OPERATOR_IDS.join(', ')}) and the parameters to change, e.g. "core kappa=0.5". The baseline is the configured setting; other parameters keep their configured values.`,
-        value: prefillText(operator === 'majority' ? 'core' : operator, base),
-        placeHolder: 'core kappa=0.5',
+        prompt: `An operator (${OPERATOR_IDS.join(', ')}) and the parameters to change, e.g. "core kappa=0.5". The baseline is the same operator at the configured parameters, or "vs OPERATOR" (e.g. "vs majority": what the run trained on). Other parameters keep their configured values.`,
+        value: configured === 'majority' ? `${prefillText('core', base)} vs majority` : prefillText(operator, base),
+        placeHolder: 'core kappa=0.5 vs majority',
         validateInput: validateRescoreText,
       });
       if (text === undefined) return undefined;
-      const parsed = parseRescoreText(text) ?? { operator: null, params: {} };
+      const parsed = parseWhatIfText(text) ?? { operator: null, baseline: null, params: {} };
       params = parsed.params;
       if (parsed.operator) operator = parsed.operator;
+      baseline = parsed.baseline;
     }
     const next = sanitizeParams(params, base);
     if (this.running) {
@@ -117,7 +100,7 @@ export class WhatIfController implements vscode.Disposable {
     try {
       report = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Re-scoring ${run.label} (${operator})`, cancellable: true }, (progress, token) => {
         let last = 0;
-        return this.engine.rescore(storeSource(this.deps.store, run), { operator, params: base }, { operator, params: next }, {
+        return this.engine.rescore(storeSource(this.deps.store, run), { operator: baseline ?? operator, params: base }, { operator, params: next }, {
           cancelled: () => token.isCancellationRequested,
           progress: (done, total) => {
             const pct = total ? (100 * done) / total : 100;
@@ -131,7 +114,7 @@ export class WhatIfController implements vscode.Disposable {
     }
     const r = report;
     const log = this.deps.log;
-    log.info(`re-scored ${run.label} with ${operator} ${JSON.stringify(r.changed)}: ${r.groups} groups, ${r.flips.length} label flips, ${r.signChanges} advantage sign changes, ${r.ms.toFixed(0)} ms${r.cancelled ? ' (cancelled)' : ''}`);
+    log.info(`re-scored ${run.label} with ${operator} ${JSON.stringify(r.changed)} against ${r.before.operator} at the configured parameters: ${r.groups} groups, ${r.flips.length} label flips, ${r.signChanges} advantage sign changes, ${r.ms.toFixed(0)} ms${r.cancelled ? ' (cancelled)' : ''}`);
     if (r.cancelled) {
       void vscode.window.showInformationMessage(`Consensus Lens: re-score cancelled after ${r.groups} groups; the previous result is kept.`);
       return r;
@@ -142,7 +125,7 @@ export class WhatIfController implements vscode.Disposable {
     const acc = r.accuracyBefore !== null && r.accuracyAfter !== null ? `; pseudo-label accuracy ${(100 * r.accuracyBefore).toFixed(1)}% → ${(100 * r.accuracyAfter).toFixed(1)}% (diagnostic)` : '';
     void vscode.window
       .showInformationMessage(
-        `Consensus Lens: ${r.flips.length} of ${r.groups} pseudo-labels flip under ${r.operator}; ${r.signChanges} roll-outs change advantage sign; mean gate ${r.meanGateBefore.toFixed(3)} → ${r.meanGateAfter.toFixed(3)}${acc}.`,
+        `Consensus Lens: ${r.flips.length} of ${r.groups} pseudo-labels flip under ${r.operator}${r.before.operator !== r.operator ? ` (vs ${r.before.operator})` : ''}; ${r.signChanges} roll-outs change advantage sign; mean gate ${r.meanGateBefore.toFixed(3)} → ${r.meanGateAfter.toFixed(3)}${acc}.`,
         'Show Flips',
         'Open Dashboard',
         'Export…',
