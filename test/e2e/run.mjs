@@ -95,7 +95,8 @@ const server = spawn(codeServer, [
 ], {
   stdio: ['ignore', 'pipe', 'pipe'],
   // No extension gallery: the workbench would query open-vsx.org (there is no network here).
-  env: { ...process.env, CODE_SERVER_CONFIG: join(work, 'config.yaml'), EXTENSIONS_GALLERY: JSON.stringify({ serviceUrl: '', itemUrl: '', resourceUrlTemplate: '' }) },
+  // CONSENSUS_LENS_TEST_WHATIF_DELAY_MS: re-scores pause per chunk, so whatif.test.mjs can cancel one midway.
+  env: { ...process.env, CODE_SERVER_CONFIG: join(work, 'config.yaml'), EXTENSIONS_GALLERY: JSON.stringify({ serviceUrl: '', itemUrl: '', resourceUrlTemplate: '' }), CONSENSUS_LENS_TEST_WHATIF_DELAY_MS: '300' },
   detached: true,
 });
 let serverLog = '';
@@ -124,7 +125,7 @@ const env = {
 };
 const only = process.argv.slice(2);
 // E2E_FILES=training.test.mjs runs one file; training.test.mjs starts its own code-servers (trusted, untrusted).
-const files = (process.env.E2E_FILES || 'suite.test.mjs,training.test.mjs').split(',').map((f) => join(here, f.trim()));
+const files = (process.env.E2E_FILES || 'suite.test.mjs,whatif.test.mjs,training.test.mjs').split(',').map((f) => join(here, f.trim()));
 const suite = spawnSync(process.execPath, ['--test', '--test-reporter=spec', '--test-concurrency=1', ...(only.length ? ['--test-name-pattern', only.join('|')] : []), ...files], { stdio: 'inherit', env });
 writeFileSync(join(work, 'code-server.log'), serverLog);
 killServer();

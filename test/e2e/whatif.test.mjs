@@ -1,0 +1,197 @@
+// e2e of issue 6 (run-wide what-ifs and the run dashboard) in real VS Code (code-server +
+// Chromium). Started by run.mjs after suite.test.mjs, against the same code-server, whose
+// extension host runs with CONSENSUS_LENS_TEST_WHATIF_DELAY_MS so a re-score of the small demo
+// run lasts long enough to be cancelled by a click. Scenarios: re-score the demo run with κ = 0.5
+// against the vote, cancel once midway (the previous result stays), run it fully (flips as the CLI
+// predicts), open a flipped question from the result; the dashboard's recovery plot → a question;
+// the panel's sensitivity intervals. Screenshots go to media/screenshots/.
+import { test, before, after, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { launch, openWorkbench, runCommand, retry } from './lib.mjs';
+
+const URL_ = process.env.E2E_URL;
+const ROOT = process.env.E2E_ROOT;
+const WORKSPACE = process.env.E2E_WORKSPACE;
+const DEMO = WORKSPACE && join(WORKSPACE, 'demo-run');
+const SHOTS = ROOT && join(ROOT, 'media/screenshots');
+let ctx;
+
+/** The CLI's labels for a run: step|question → {majority, core}. */
+function cliLabels(path, extra = []) {
+  const out = execFileSync(process.execPath, [join(ROOT, 'dist/cli.js'), 'score', path, '--operators', 'majority,core', ...extra], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  const m = new Map();
+  for (const line of out.trim().split('\n')) {
+    const o = JSON.parse(line);
+    m.set(`${o.step}|${o.question_id}`, { step: o.step, q: o.question_id, majority: o.results.majority.label, core: o.results.core.label });
+  }
+  return m;
+}
+
+/** The webview (inner frame) that holds `selector`: the consensus panel and the dashboard can both be open. */
+async function frameWith(page, selector, timeout = 30_000) {
+  return retry(async () => {
+    const outer = page.locator('iframe.webview.ready');
+    const n = await outer.count();
+    for (let i = 0; i < n; i++) {
+      const f = page.frameLocator('iframe.webview.ready').nth(i).frameLocator('#active-frame');
+      if (await f.locator(selector).count()) return f;
+    }
+    throw new Error(`no webview holds ${selector} (${n} webviews)`);
+  }, { timeout });
+}
+
+async function shownQuestion(page) {
+  const wv = await frameWith(page, '#rollout-table');
+  return wv.locator('#app').evaluate((el) => ({ q: el.dataset.questionId, step: el.dataset.step }));
+}
+
+const toast = (page, text) => page.locator('.notifications-toasts .notification-toast', { hasText: text }).first();
+
+async function clearNotifications(page) {
+  await runCommand(page, 'Notifications: Clear All Notifications').catch(() => {});
+  await page.keyboard.press('Escape');
+}
+
+/** Runs Re-score Run… on demo-run with `text` typed over the prefilled input. */
+async function startRescore(page, text) {
+  await runCommand(page, 'Consensus Lens: Re-score Run…');
+  const pick = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'demo-run' }).first();
+  await pick.waitFor({ timeout: 15_000 });
+  await pick.click();
+  const input = page.locator('.quick-input-widget input[type="text"]');
+  await input.waitFor({ state: 'visible' });
+  // The input is prefilled with the configured values ("core kappa=0.1 … vs majority"), selected.
+  await retry(async () => assert.match(await input.inputValue(), /^core kappa=0\.1 .*vs majority$/));
+  await input.press('Control+a');
+  await page.keyboard.type(text);
+  await page.keyboard.press('Enter');
+}
+
+before(async () => {
+  assert.ok(URL_, 'E2E_URL is not set: run this suite through run.mjs');
+  mkdirSync(SHOTS, { recursive: true });
+  ctx = await launch();
+  ctx.page.on('pageerror', (e) => console.log('[pageerror]', e.message));
+  await openWorkbench(ctx.page, URL_);
+  // The run explorer reads the workspace's runs.
+  await ctx.page.locator('.activitybar [aria-label^="Consensus Lens"]').first().click();
+  await ctx.page.locator('.sidebar .monaco-list-row', { hasText: 'demo-run' }).first().waitFor({ timeout: 60_000 });
+});
+
+afterEach(async (t) => {
+  const name = t.name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60);
+  await ctx?.page.screenshot({ path: join(process.env.E2E_WORK, `whatif-end-${name}.png`) }).catch(() => {});
+});
+
+after(async () => {
+  if (ctx) {
+    assert.deepEqual(ctx.external, [], 'no network access beyond code-server');
+    await ctx.browser.close();
+  }
+});
+
+test('re-score the demo run with κ = 0.5: cancel midway keeps the previous result; the full run flips as the CLI says; a flip opens its question', async () => {
+  const { page } = ctx;
+  const base = cliLabels(DEMO);
+  const at1 = cliLabels(DEMO, ['--kappa', '1']);
+  const at05 = cliLabels(DEMO, ['--kappa', '0.5']);
+  const flips1 = [...at1.values()].filter((o) => o.core !== base.get(`${o.step}|${o.q}`).majority);
+  const flips05 = [...at05.values()].filter((o) => o.core !== base.get(`${o.step}|${o.q}`).majority);
+  assert.ok(flips05.length > 0, 'CoRE at κ = 0.5 overturns some votes of the demo run');
+
+  // 1. A previous result: κ = 1 against the vote, run fully.
+  await clearNotifications(page);
+  await startRescore(page, 'core kappa=1 vs majority');
+  await toast(page, 'pseudo-labels flip').waitFor({ timeout: 60_000 });
+  assert.match(await toast(page, 'pseudo-labels flip').innerText(), new RegExp(`${flips1.length} of ${base.size} pseudo-labels flip under core \\(vs majority\\)`));
+  await clearNotifications(page);
+
+  // 2. κ = 0.5, cancelled once midway from the progress notification.
+  await startRescore(page, 'core kappa=0.5 vs majority');
+  const progress = toast(page, 'Re-scoring demo-run');
+  await progress.waitFor({ timeout: 30_000 });
+  await retry(async () => {
+    const m = /(\d+)\/(\d+) groups/.exec(await progress.innerText());
+    assert.ok(m && Number(m[1]) > 0 && Number(m[1]) < Number(m[2]), `midway: ${m?.[0]}`);
+  }, { timeout: 30_000, interval: 50 });
+  await progress.locator('.monaco-button, a.monaco-button', { hasText: 'Cancel' }).first().click();
+  const cancelled = toast(page, 're-score cancelled');
+  await cancelled.waitFor({ timeout: 30_000 });
+  assert.match(await cancelled.innerText(), /the previous result is kept/);
+  await clearNotifications(page);
+  // The previous (κ = 1) result is intact: its flips are listed.
+  await runCommand(page, 'Consensus Lens: Show Pseudo-label Flips of the Last Re-score');
+  if (flips1.length) {
+    await retry(async () => assert.match(await page.locator('.quick-input-widget').innerText(), /"kappa":1\b/));
+    await retry(async () => assert.equal(await page.locator('.quick-input-widget .monaco-list-row').count(), flips1.length));
+  } else {
+    await toast(page, 'no pseudo-label flips').waitFor({ timeout: 10_000 });
+  }
+  await page.keyboard.press('Escape');
+  await clearNotifications(page);
+
+  // 3. κ = 0.5 run fully: the flips the CLI predicts.
+  await startRescore(page, 'core kappa=0.5 vs majority');
+  const done = toast(page, 'pseudo-labels flip');
+  await done.waitFor({ timeout: 60_000 });
+  assert.match(await done.innerText(), new RegExp(`${flips05.length} of ${base.size} pseudo-labels flip under core \\(vs majority\\)`));
+  await page.screenshot({ path: join(SHOTS, 'rescore-result.png') });
+
+  // 4. Show Flips → pick one → its consensus panel.
+  await done.locator('.monaco-button', { hasText: 'Show Flips' }).first().click();
+  const rows = page.locator('.quick-input-widget .monaco-list-row');
+  await rows.first().waitFor({ timeout: 10_000 });
+  await retry(async () => assert.equal(await rows.count(), flips05.length));
+  const first = flips05[0];
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: first.q }).first().click();
+  await retry(async () => assert.deepEqual(await shownQuestion(page), { q: first.q, step: String(first.step) }), { timeout: 30_000 });
+});
+
+test('panel: the κ and τ intervals over which the CoRE label holds', async () => {
+  const { page } = ctx;
+  const wv = await frameWith(page, '#rollout-table');
+  const kappa = wv.locator('#sensitivity-kappa');
+  await kappa.waitFor({ timeout: 30_000 });
+  const lo = Number(await kappa.getAttribute('data-lo'));
+  const hi = Number(await kappa.getAttribute('data-hi'));
+  assert.ok(lo <= 0.1 + 1e-12 && 0.1 <= hi + 1e-12, `κ = 0.1 in [${lo}, ${hi}]`);
+  assert.ok(await wv.locator('#sensitivity-tau').count());
+  await wv.locator('#sensitivity').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(SHOTS, 'panel-sensitivity.png') });
+});
+
+test('dashboard: charts of the run; a click on a recovery-plot point opens its question', async () => {
+  const { page } = ctx;
+  await runCommand(page, 'Consensus Lens: Show Run Dashboard');
+  const dash = await frameWith(page, '#section-recovery', 60_000);
+  await retry(async () => assert.ok(Number(await dash.locator('body').getAttribute('data-groups')) > 0), { timeout: 60_000 });
+  await dash.locator('#chart-gate').waitFor();
+  // The last re-score (κ = 0.5) is shown with its flips.
+  await retry(async () => assert.ok(Number(await dash.locator('#whatif-summary').getAttribute('data-flips')) > 0));
+  await dash.locator('#agreement-table').waitFor();
+  await page.screenshot({ path: join(SHOTS, 'dashboard-light.png') });
+  // Sweep: run the 6 × 6 grid and wait for the heatmap.
+  await dash.locator('#run-sweep').click();
+  await dash.locator('#sweep-table td[data-kappa]').first().waitFor({ timeout: 120_000 });
+  assert.equal(await dash.locator('#sweep-table td[data-kappa]').count(), 36);
+  // Click a point of the recovery plot.
+  const canvas = dash.locator('#chart-recovery');
+  await canvas.scrollIntoViewIfNeeded();
+  const point = await retry(async () => {
+    const p = await dash.locator('body').evaluate(() => {
+      const api = window.consensusLensDashboard;
+      if (!api || api.recoveryCount() === 0) return null;
+      const pt = api.recoveryPoint(0);
+      const r = document.getElementById('chart-recovery').getBoundingClientRect();
+      return pt && { x: pt.x - r.left, y: pt.y - r.top, questionId: pt.questionId, step: pt.step };
+    });
+    assert.ok(p, 'a recovery point is drawn');
+    return p;
+  });
+  await page.screenshot({ path: join(SHOTS, 'dashboard-recovery.png') });
+  await canvas.click({ position: { x: point.x, y: point.y } });
+  await retry(async () => assert.deepEqual(await shownQuestion(page), { q: point.questionId, step: String(point.step) }), { timeout: 30_000 });
+});
