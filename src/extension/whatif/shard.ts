@@ -13,6 +13,9 @@
 import {
   OPERATOR_IDS,
   answersEqual,
+  operatorSpec,
+  resolveParams,
+  type Params,
   createRunContext,
   prepareGroup,
   scoreGroup,
@@ -97,6 +100,16 @@ interface Cached {
   baseline?: { setting: string; result: OperatorResult | undefined };
 }
 
+/**
+ * One operator's result exactly as scoreGroup computes it (same availability rule, same run), without
+ * the theory read-outs and the mismatch check a comparison does not read.
+ */
+function runOperator(g: PreparedGroup, op: OperatorId, p: Params, ctx?: RunContext): OperatorResult | undefined {
+  const spec = operatorSpec(op)!;
+  if (g.n === 0 || spec.unavailable(g, ctx, p)) return undefined;
+  return spec.run(g, p, ctx);
+}
+
 /** Operators whose result depends on the run's order (MS-TTRL's outcome cache) are never memoised. */
 const memoisable = (op: OperatorId): boolean => op !== 'msttrl';
 
@@ -174,8 +187,8 @@ export class WhatIfShard {
     const stats = emptyComparison();
     const diffs: GroupDiff[] = [];
     const missing: string[] = [];
-    const pb = engineParams(req.before.params);
-    const pa = engineParams(req.after.params);
+    const pb = resolveParams(engineParams(req.before.params));
+    const pa = resolveParams(engineParams(req.after.params));
     const baselineKey = JSON.stringify([req.before.operator, pb]);
     for (const item of req.items) {
       const c = await this.load(item);
@@ -187,10 +200,10 @@ export class WhatIfShard {
       let a: OperatorResult | undefined;
       if (memoisable(req.before.operator) && c.baseline?.setting === baselineKey) a = c.baseline.result;
       else {
-        a = scoreGroup(g, { operators: [req.before.operator], params: pb }, ctxBefore).results[req.before.operator];
+        a = runOperator(g, req.before.operator, pb, ctxBefore);
         if (memoisable(req.before.operator)) c.baseline = { setting: baselineKey, result: a && slim(a) };
       }
-      const b = scoreGroup(g, { operators: [req.after.operator], params: pa }, ctxAfter).results[req.after.operator];
+      const b = runOperator(g, req.after.operator, pa, ctxAfter);
       const d = diffGroup({ step: item.step, questionId: item.questionId, n: g.n }, a, b, this.correctness(c));
       diffs.push(d);
       addGroup(stats, d, a, b);
@@ -202,6 +215,7 @@ export class WhatIfShard {
     const contexts = this.contextsFor(req.job, req.grid.length);
     const cells: SweepCell[] = req.grid.map((x) => ({ ...x, groups: 0, flips: 0, gateSum: 0, withTruth: 0, correct: 0 }));
     const base = engineParams(req.base);
+    const settings = req.grid.map((pt) => resolveParams({ ...base, kappa: pt.kappa, tau: pt.tau }));
     const missing: string[] = [];
     for (const item of req.items) {
       const c = await this.load(item);
@@ -209,10 +223,10 @@ export class WhatIfShard {
         missing.push(item.key);
         continue;
       }
-      const vote = scoreGroup(c.g, { operators: ['majority'] }).results.majority;
+      const vote = runOperator(c.g, 'majority', settings[0] ?? resolveParams({}));
       const truth = this.correctness(c);
-      req.grid.forEach((pt, s) => {
-        const r = scoreGroup(c.g, { operators: [req.operator], params: { ...base, kappa: pt.kappa, tau: pt.tau } }, contexts[s]).results[req.operator];
+      req.grid.forEach((_pt, s) => {
+        const r = runOperator(c.g, req.operator, settings[s], contexts[s]);
         if (!r) return;
         const cell = cells[s];
         cell.groups++;
