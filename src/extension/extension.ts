@@ -268,7 +268,8 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
     vscode.commands.registerCommand('consensusLens.showRescoreFlips', (runId?: string) => whatIf.showFlips(typeof runId === 'string' ? runId : undefined)),
     vscode.commands.registerCommand('consensusLens.exportRescore', (runId?: string, target?: string) => whatIf.exportLast(typeof runId === 'string' ? runId : undefined, typeof target === 'string' ? vscode.Uri.file(target) : undefined)),
     vscode.commands.registerCommand('consensusLens.showDashboard', (arg?: Node | string) => {
-      const runId = typeof arg === 'string' ? arg : arg?.kind === 'run' ? arg.runId : followed;
+      // The run asked for, else the consensus panel's, else the last re-scored one, else the followed one.
+      const runId = typeof arg === 'string' ? arg : arg?.kind === 'run' ? arg.runId : (ConsensusPanel.instance?.question?.runId ?? [...whatIf.last.keys()].pop() ?? followed);
       DashboardPanel.show(context.extensionUri, dashboardHost, runId);
     }),
     vscode.window.registerWebviewPanelSerializer(DASHBOARD_VIEW_TYPE, {

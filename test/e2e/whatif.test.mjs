@@ -167,6 +167,8 @@ test('dashboard: charts of the run; a click on a recovery-plot point opens its q
   const { page } = ctx;
   await runCommand(page, 'Consensus Lens: Show Run Dashboard');
   const dash = await frameWith(page, '#section-recovery', 60_000);
+  // It opens on the consensus panel's run (demo-run); the run picker says so.
+  await retry(async () => assert.equal(await dash.locator('#run-select option:checked').textContent(), 'demo-run'));
   await retry(async () => assert.ok(Number(await dash.locator('body').getAttribute('data-groups')) > 0), { timeout: 60_000 });
   await dash.locator('#chart-gate').waitFor();
   // The last re-score (κ = 0.5) is shown with its flips.
