@@ -66,7 +66,10 @@ async function withLag<T>(f: () => Promise<T>): Promise<{ value: T; s: number; c
 }
 
 (async () => {
+const rss0 = process.memoryUsage().rss;
 const load = await withLag(() => engine.rescore(source, { operator: 'core', params: base }, { operator: 'core', params: base }));
+const rssLoaded = process.memoryUsage().rss;
+console.error(`RSS ${(rss0 / 2 ** 20).toFixed(0)} MiB before, ${(rssLoaded / 2 ** 20).toFixed(0)} MiB with the features cached in the workers`);
 console.error(`first pass (texts → features in ${WORKERS} workers, then score): ${load.s.toFixed(1)} s, ${load.value.groups} groups; host max lag ${load.maxLagMs.toFixed(1)} ms`);
 const runs: { s: number; cpuS: number; maxLagMs: number; p99LagMs: number; flips: number }[] = [];
 for (const kappa of [0.5, 0.3, 0.7]) {
@@ -88,6 +91,8 @@ console.log(
     distinct: DISTINCT,
     workers: WORKERS,
     firstPassS: load.s,
+    rssBeforeMiB: rss0 / 2 ** 20,
+    rssCachedMiB: rssLoaded / 2 ** 20,
     rescoreMedianS: median,
     rescoreRuns: runs,
     sweep6x6S: sweep.s,
