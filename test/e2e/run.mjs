@@ -57,6 +57,14 @@ const settings = {
   'git.openRepositoryInParentFolders': 'never',
   'git.enabled': false,
 };
+// A run outside the workspace, named in the settings: followed at activation.
+const settingsRun = join(work, 'settings-run');
+mkdirSync(settingsRun, { recursive: true });
+writeFileSync(join(settingsRun, 'log.jsonl'), JSON.stringify({
+  kind: 'group', step: 2, question_id: 'from/settings',
+  rollouts: Array.from({ length: 5 }, (_, i) => ({ response: `hence \\boxed{${i < 3 ? 8 : 9}}`, mean_logprob: -0.3 })),
+}) + '\n');
+settings['consensusLens.runs'] = [settingsRun];
 writeFileSync(join(userData, 'User/settings.json'), JSON.stringify(settings, null, 2));
 writeFileSync(join(work, 'config.yaml'), 'auth: none\ncert: false\n');
 

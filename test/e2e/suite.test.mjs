@@ -430,6 +430,13 @@ test('live: a group appended to a followed log file arrives in the explorer and 
   await retry(async () => assert.equal((await shownQuestion(wv)).q, 'live/appended'));
 });
 
+test('settings: a run outside the workspace listed in consensusLens.runs is followed', async () => {
+  const { page } = ctx;
+  // run.mjs seeded the user settings with .work/settings-run before VS Code started.
+  await revealPath(page, ['settings-run', 'step 2', 'from/settings']);
+  await retry(async () => assert.equal((await shownQuestion(webview(page))).q, 'from/settings'));
+});
+
 test('open run: a log file outside the workspace is picked and followed', async () => {
   const { page } = ctx;
   const dir = join(process.env.E2E_WORK, 'outside-run');
