@@ -75,3 +75,21 @@ export async function retry(fn, { timeout = 15_000, interval = 200 } = {}) {
     await new Promise((r) => setTimeout(r, interval));
   }
 }
+
+/**
+ * The webview (inner frame) whose document matches `selector`, when several webviews are open
+ * (the consensus panel holds `#label-strip`; another panel has its own marker). The returned
+ * FrameLocator is pinned to that webview's position among the open ones: look it up again after
+ * opening or closing a webview.
+ */
+export async function webviewWith(page, selector, { timeout = 20_000 } = {}) {
+  return retry(async () => {
+    const outer = page.locator('iframe.webview.ready');
+    const n = await outer.count();
+    for (let i = 0; i < n; i++) {
+      const inner = page.frameLocator('iframe.webview.ready').nth(i).frameLocator('#active-frame');
+      if ((await inner.locator(selector).count()) > 0) return inner;
+    }
+    throw new Error(`no webview holds ${selector} (${n} open)`);
+  }, { timeout });
+}
