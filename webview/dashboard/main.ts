@@ -253,6 +253,9 @@ function renderRecovery(): void {
     { label: 'confidence-lowered bar', data: pts.map((p) => ({ x: p.x, y: p.confidenceBar })), pointStyle: 'line', pointRadius: 8, borderColor: green, backgroundColor: green, pointBorderWidth: 2 },
   ];
   const maxX = Math.max(...pts.map((p) => p.x), 1) * 1.1;
+  const ys = pts.flatMap((p) => [p.y, p.voteBar]).filter((v) => v > 0 && Number.isFinite(v));
+  const yMin = Math.min(0.5, ...ys) / 1.5;
+  const yMax = Math.max(2, ...ys) * 1.5;
   datasets.push({ label: 'c*/c_w = r', data: [{ x: 1, y: 1 }, { x: maxX, y: maxX }], showLine: true, pointRadius: 0, borderDash: [4, 4], borderColor: alpha(red, 0.6), backgroundColor: 'transparent' });
   const c = chart('recovery', body, {
     type: 'scatter',
@@ -277,7 +280,9 @@ function renderRecovery(): void {
       },
       scales: {
         x: { type: 'linear', min: 1, title: { display: true, text: 'outnumbering ratio r = m/n*' } },
-        y: { type: 'logarithmic', title: { display: true, text: 'coherence advantage c*/c_w (log)' } },
+        // The range follows the points and the vote's bars; confidence bars far outside it (very
+        // confident or unconfident runners-up) are clipped at the edge (their value is in the tooltip).
+        y: { type: 'logarithmic', min: yMin, max: yMax, title: { display: true, text: 'coherence advantage c*/c_w (log; confidence bars beyond the range are clipped)' }, ticks: { callback: (v) => fmt(Number(v), 2) } },
       },
     },
   });
