@@ -175,6 +175,10 @@ test('dashboard: charts of the run; a click on a recovery-plot point opens its q
   await retry(async () => assert.ok(Number(await dash.locator('#whatif-summary').getAttribute('data-flips')) > 0));
   await dash.locator('#agreement-table').waitFor();
   await page.screenshot({ path: join(SHOTS, 'dashboard-light.png') });
+  await dash.locator('#section-whatif').scrollIntoViewIfNeeded();
+  await page.screenshot({ path: join(SHOTS, 'dashboard-whatif.png') });
+  // A flip in the dashboard's table is one click from its question too.
+  assert.ok(await dash.locator('#flip-table button[data-question]').count() > 0);
   // Sweep: run the 6 × 6 grid and wait for the heatmap.
   await dash.locator('#run-sweep').click();
   await dash.locator('#sweep-table td[data-kappa]').first().waitFor({ timeout: 120_000 });
