@@ -240,3 +240,77 @@ test('output tail: last lines without colours or carriage-return progress', () =
   assert.deepEqual(u.lines(5), ['red', 'progress 10%', 'progress 100%', 'Traceback: boom']);
   assert.deepEqual(lastLines('a\nb\n', 5), ['a', 'b']);
 });
+
+// ---- the job's process (job-process.ts) -------------------------------------------------------
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { JobProcess, jobEnv, signalExitCode } from '../../src/extension/training/job-process';
+
+function runJob(command: string, opts: { stopWhen?: (out: string) => boolean; env?: Record<string, string>; outputFile?: string } = {}): Promise<{ code: number; signal: NodeJS.Signals | null; error?: string; out: string; proc: JobProcess }> {
+  return new Promise((resolve) => {
+    let out = '';
+    const proc: JobProcess = new JobProcess(invocation(command, undefined, '/bin/sh'), { cwd: tmpdir(), env: jobEnv(process.env, {}, opts.env ?? {}), outputFile: opts.outputFile, killAfterMs: 2000 }, {
+      onOutput: (s) => {
+        out += s;
+        if (opts.stopWhen?.(out)) proc.stop();
+      },
+      onExit: (code, signal, error) => resolve({ code, signal, error, out, proc }),
+    });
+    proc.start();
+  });
+}
+
+test('job process: the exit code, stdout and stderr, the last lines, the output file', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cl-job-'));
+  const file = join(dir, 'jobs', 'out.log');
+  const r = await runJob('for i in 1 2 3 4 5; do echo "step $i"; done; echo "boom: nan" >&2; exit 3', { outputFile: file });
+  assert.equal(r.code, 3);
+  assert.equal(r.signal, null);
+  assert.deepEqual(r.proc.tail.lines(2), ['step 5', 'boom: nan']);
+  assert.equal(r.proc.stopRequested, false);
+  assert.equal(r.proc.running, false);
+  // The file is closed right after the exit: wait for its last write to land.
+  for (let i = 0; i < 100 && !(existsSync(file) && readFileSync(file, 'utf8').endsWith('boom: nan\n')); i++) await new Promise((res) => setTimeout(res, 50));
+  assert.match(readFileSync(file, 'utf8'), /step 1\n[\s\S]*boom: nan\n$/);
+  assert.equal((await runJob('true')).code, 0);
+});
+
+test('job process: stop ends the whole process group (children too) with SIGTERM → 143', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cl-job-'));
+  const pidFile = join(dir, 'child.pid');
+  const r = await runJob(`sleep 300 & echo $! > ${quotePosix(pidFile)}; echo started; wait`, { stopWhen: (o) => o.includes('started') });
+  assert.equal(r.proc.stopRequested, true);
+  assert.equal(r.signal, 'SIGTERM');
+  assert.equal(r.code, 143);
+  const child = Number(readFileSync(pidFile, 'utf8'));
+  // The background sleep was in the group: it is gone (or a zombie being reaped) once we look.
+  let alive = true;
+  for (let i = 0; i < 50 && alive; i++) {
+    try {
+      process.kill(child, 0);
+      const stat = readFileSync(`/proc/${child}/stat`, 'utf8');
+      alive = !/^\d+ \([^)]*\) Z/.test(stat);
+    } catch {
+      alive = false;
+    }
+    if (alive) await new Promise((res) => setTimeout(res, 100));
+  }
+  assert.equal(alive, false, 'the job\'s child process was stopped with it');
+  assert.equal(signalExitCode('SIGKILL'), 137);
+});
+
+test('job process: a program that does not exist ends with 127 and says why', async () => {
+  const r = await new Promise<{ code: number; error?: string }>((resolve) => {
+    new JobProcess({ file: '/nonexistent/train', args: [], env: {} }, { cwd: tmpdir(), env: {} }, { onOutput: () => {}, onExit: (code, _s, error) => resolve({ code, error }) }).start();
+  });
+  assert.equal(r.code, 127);
+  assert.match(r.error ?? '', /could not start \/nonexistent\/train/);
+});
+
+test('job environment: VS Code variables dropped, terminal profile env (null unsets), launch env wins; values reach the job intact', async () => {
+  const env = jobEnv({ PATH: '/bin', VSCODE_IPC_HOOK: 'x', ELECTRON_RUN_AS_NODE: '1', HOME: '/h', DROP: 'me' }, { DROP: null, FROM_PROFILE: 'p', CONSENSUS_LENS_KAPPA: 'profile' }, { CONSENSUS_LENS_KAPPA: '0.4' });
+  assert.deepEqual(env, { PATH: '/bin', HOME: '/h', FROM_PROFILE: 'p', CONSENSUS_LENS_KAPPA: '0.4' });
+  const hostile = "a 'b' \"c\" $d `e`\nf";
+  const r = await runJob('printf "%s|%s" "$CONSENSUS_LENS_RUN_NAME" "$CONSENSUS_LENS_KAPPA"', { env: { CONSENSUS_LENS_RUN_NAME: hostile, CONSENSUS_LENS_KAPPA: '0.4' } });
+  assert.equal(r.out, `${hostile}|0.4`);
+});
