@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { quotePosix, quotePowerShell, substitute, quotedVariables, formatParam, formatDate, defaultRunName, type TrainingVariables } from '../../src/extension/training/quote';
-import { invocation, parseGpuList, resolveLaunch, terminalProfile, terminalProfileNames, validateProfiles, quoteStyleFor, type TrainingProfile } from '../../src/extension/training/profile';
+import { invocation, invocationShell, parseGpuList, resolveLaunch, terminalProfile, terminalProfileNames, validateProfiles, quoteStyleFor, type TrainingProfile } from '../../src/extension/training/profile';
 import { describeGpu, interpretNvidiaSmi, lastLines, OutputTail, parseNvidiaSmiCsv } from '../../src/extension/training/gpus';
 
 const FIX = join(import.meta.dirname ?? __dirname, '../fixtures/nvidia-smi');
@@ -195,6 +195,14 @@ test('invocation: default shell, known shells get -c, wrappers get the command l
   assert.deepEqual(invocation('echo hi', { path: 'ssh', args: ['-t', 'gpu01'] }, undefined).args, ['-t', 'gpu01', 'echo hi']);
   assert.deepEqual(invocation('echo hi', { path: 'pwsh' }, undefined).args, ['-Command', 'echo hi']);
   assert.equal(invocation('x', { path: ['/nope/zsh', '/bin/sh'] }, undefined, (p) => p === '/bin/sh').file, '/bin/sh');
+  // The quoting follows the shell that parses the command: a PowerShell default shell on Linux is
+  // not used (sh is, with POSIX quoting); on Windows it is, with PowerShell quoting.
+  assert.equal(invocationShell(undefined, '/usr/bin/pwsh'), '/bin/sh');
+  assert.deepEqual(invocation('x', undefined, '/usr/bin/pwsh').args, ['-c', 'x']);
+  assert.equal(quoteStyleFor(invocationShell(undefined, 'C:\\Program Files\\PowerShell\\7\\pwsh.exe')), 'powershell');
+  assert.deepEqual(invocation('x', undefined, 'C:\\Windows\\System32\\WindowsPowerShell\\v1.0\\powershell.exe').args, ['-Command', 'x']);
+  assert.equal(invocationShell({ path: 'ssh', args: ['gpu01'] }, '/bin/zsh'), 'ssh');
+  assert.equal(quoteStyleFor(invocationShell({ path: 'ssh' }, undefined)), 'posix');
   const names = terminalProfileNames({ bash: { path: 'bash' }, hidden: null, tmux: { path: ['tmux'], args: ['new'] }, bad: { args: [] } });
   assert.deepEqual(names, ['bash', 'tmux']);
   assert.deepEqual(terminalProfile({ w: { path: 'sh', args: ['-e'], env: { A: 'b', B: null, C: 3 } } }, 'w'), { path: 'sh', args: ['-e'], env: { A: 'b', B: null } });

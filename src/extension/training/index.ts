@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { NVIDIA_SMI_ARGS, describeGpu, interpretNvidiaSmi, type GpuQuery } from './gpus';
-import { invocation, parseGpuList, quoteStyleFor, resolveLaunch, trainingVariables, terminalProfile, terminalProfileNames, validateProfiles, type ResolvedLaunch, type TrainingProfile, type WhatIf } from './profile';
+import { invocation, invocationShell, parseGpuList, quoteStyleFor, resolveLaunch, trainingVariables, terminalProfile, terminalProfileNames, validateProfiles, type ResolvedLaunch, type TrainingProfile, type WhatIf } from './profile';
 import { JobPty } from './runner';
 import { OPERATOR_IDS } from '../../protocol/messages';
 
@@ -74,6 +74,9 @@ function stateText(j: Job): string {
       return `stopped (exit ${j.exitCode})`;
   }
 }
+
+/** A terminal profile's path exists (a bare name is looked up on PATH by spawn). */
+const shellExists = (p: string): boolean => !/[\\/]/.test(p) || existsSync(p);
 
 const osKey = (): string => (process.platform === 'win32' ? 'windows' : process.platform === 'darwin' ? 'osx' : 'linux');
 
@@ -269,7 +272,7 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
 
   const start = async (profile: TrainingProfile, what: WhatIf, launch: ResolvedLaunch, command: string): Promise<Job> => {
     const tp = profile.terminal ? terminalProfile(terminalProfiles(), profile.terminal) : undefined;
-    const inv = invocation(command, tp, vscode.env.shell, (p) => !p.includes('/') || existsSync(p));
+    const inv = invocation(command, tp, vscode.env.shell, shellExists);
     const id = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
     const storage = context.globalStorageUri.fsPath;
     const outputFile = join(storage, 'jobs', `${launch.runName.replace(/[^A-Za-z0-9._-]+/g, '_')}-${id}.log`);
@@ -364,11 +367,12 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
     const gpus = given?.gpus ?? (await pickGpus(profile, `${title}: GPUs`));
     if (gpus === undefined) return undefined;
     const tp = profile.terminal ? terminalProfile(terminalProfiles(), profile.terminal) : undefined;
-    const shell = tp ? (Array.isArray(tp.path) ? tp.path[0] : tp.path) : vscode.env.shell;
+    // Values are quoted for the shell that will parse the command (see invocation()).
+    const shell = invocationShell(tp, vscode.env.shell, shellExists);
     const ctx = { workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '', date: new Date(), gpus };
-    let launch = resolveLaunch(profile, what, ctx, quoteStyleFor(shell ?? ''));
+    let launch = resolveLaunch(profile, what, ctx, quoteStyleFor(shell));
     // Two launches of one profile within a second would share a run name (and log folder).
-    for (let n = 2; jobs.some((j) => j.launch.runName === launch.runName); n++) launch = resolveLaunch(profile, what, { ...ctx, runName: `${trainingVariables(profile, what, ctx).runName}-${n}` }, quoteStyleFor(shell ?? ''));
+    for (let n = 2; jobs.some((j) => j.launch.runName === launch.runName); n++) launch = resolveLaunch(profile, what, { ...ctx, runName: `${trainingVariables(profile, what, ctx).runName}-${n}` }, quoteStyleFor(shell));
     const command = await confirmCommand(launch, `${title}: ${profile.name}`);
     if (command === undefined) return undefined;
     if (!trusted()) return undefined;

@@ -237,11 +237,10 @@ export interface Invocation {
  */
 export function invocation(command: string, terminal: TerminalProfile | undefined, defaultShell: string | undefined, exists: (p: string) => boolean = () => true): Invocation {
   if (!terminal) {
-    const sh = defaultShell && POSIX_SHELLS.has(exeName(defaultShell)) ? defaultShell : '/bin/sh';
-    return { file: sh, args: ['-c', command], env: {} };
+    const sh = invocationShell(undefined, defaultShell);
+    return { file: sh, args: [quoteStyleFor(sh) === 'powershell' ? '-Command' : '-c', command], env: {} };
   }
-  const paths = Array.isArray(terminal.path) ? terminal.path : [terminal.path];
-  const file = paths.find((p) => exists(p)) ?? paths[0];
+  const file = invocationShell(terminal, defaultShell, exists);
   const args = Array.isArray(terminal.args) ? [...terminal.args] : typeof terminal.args === 'string' && terminal.args.trim() ? terminal.args.trim().split(/\s+/) : [];
   const name = exeName(file);
   if (!COMMAND_FLAGS.has(args[args.length - 1] ?? '')) {
@@ -250,6 +249,21 @@ export function invocation(command: string, terminal: TerminalProfile | undefine
   }
   args.push(command);
   return { file, args, env: { ...(terminal.env ?? {}) } };
+}
+
+/**
+ * The shell (or wrapper) that will parse the command, so values are quoted for it: the terminal
+ * profile's executable; else the default shell when it is a POSIX shell (or PowerShell on
+ * Windows); else /bin/sh.
+ */
+export function invocationShell(terminal: TerminalProfile | undefined, defaultShell: string | undefined, exists: (p: string) => boolean = () => true): string {
+  if (terminal) {
+    const paths = Array.isArray(terminal.path) ? terminal.path : [terminal.path];
+    return paths.find((p) => exists(p)) ?? paths[0];
+  }
+  if (defaultShell && POSIX_SHELLS.has(exeName(defaultShell))) return defaultShell;
+  if (defaultShell && /^[a-z]:|\\/i.test(defaultShell) && quoteStyleFor(defaultShell) === 'powershell') return defaultShell;
+  return '/bin/sh';
 }
 
 /** The names of terminal profiles usable by a training profile (entries set to null are hidden). */
