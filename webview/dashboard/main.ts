@@ -50,7 +50,7 @@ const summary = h('div', { id: 'summary', class: 'summary' });
 const sections = {
   steps: section('steps', 'Per step', 'Mean CoRE gate and majority ratio; pseudo-labels that differ from the vote per operator; reward mismatches; accuracy against logged ground truth (a diagnostic).'),
   regimes: section('regimes', 'Regimes', 'Saturated: the top class holds ≥ 90% of N; competence floor: < 25%; contested otherwise.'),
-  recovery: section('recovery', 'Recovery region (CoRE Fig. 4)', 'One point per contested question: outnumbering ratio r = m/n* against the coherence advantage c*/c_w the runner-up has. The vote’s bar (m−1)/(n*−1) and the confidence-lowered bar (w̄_w/w̄_*)·(m−1)/(n*−1) are drawn per question; a point above its confidence bar can be recovered. Click a point to open its question.'),
+  recovery: section('recovery', 'Recovery region (CoRE Fig. 4)', 'One point per contested question: outnumbering ratio r = m/n* against the coherence advantage c*/c_w the runner-up has. The vote’s bar (m−1)/(n*−1) and the confidence-lowered bar (w̄_w/w̄_*)·(m−1)/(n*−1) are drawn per question; a point above its confidence bar can be recovered (bars far outside the points’ range are clipped at the edge). Click a point to open its question.'),
   sweep: section('sweep', 'κ × τ sweep', 'CoRE (or another operator) over a 6 × 6 grid: pseudo-labels that differ from the vote, or accuracy where ground truth is logged.'),
   agreement: section('agreement', 'Operator agreement', 'Share of questions where two operators choose the same answer class (both ran); the last column is accuracy against logged ground truth.'),
   whatif: section('whatif', 'Last re-score', 'Consensus Lens: Re-score Run… compares a setting with the configured baseline. A cancelled re-score never replaces this.'),
@@ -282,7 +282,7 @@ function renderRecovery(): void {
         x: { type: 'linear', min: 1, title: { display: true, text: 'outnumbering ratio r = m/n*' } },
         // The range follows the points and the vote's bars; confidence bars far outside it (very
         // confident or unconfident runners-up) are clipped at the edge (their value is in the tooltip).
-        y: { type: 'logarithmic', min: yMin, max: yMax, title: { display: true, text: 'coherence advantage c*/c_w (log; confidence bars beyond the range are clipped)' }, ticks: { callback: (v) => fmt(Number(v), 2) } },
+        y: { type: 'logarithmic', min: yMin, max: yMax, title: { display: true, text: 'c*/c_w (log)' }, ticks: { callback: (v) => fmt(Number(v), 2) } },
       },
     },
   });
