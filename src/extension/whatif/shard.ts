@@ -4,9 +4,11 @@
 // operators. A worker thread owns one shard (src/extension/whatif/worker.ts); unit tests and the
 // in-process fallback use the class directly. Pure Node: no 'vscode'.
 //
-// Memory: a group of 64 roll-outs in ~3 classes keeps ~700 cosine pairs (5.6 KB) plus its answers
-// and per-class memo; 10,000 such groups are ~100 MB, split over the worker threads and freed
-// when the run is closed ('forget'). Response texts are never kept.
+// Memory: a group of 64 roll-outs in ~3 classes keeps ~700 cosine pairs (5.6 KB) plus its answers,
+// classes, confidences, a memo of the baseline's rewards and advantages (~1 KB) and V8 object
+// overhead; bench/whatif-bench.ts measured the process growing by ~590 MB for 10,000 groups after
+// the first pass (that includes heap the texts of the first pass grew). Split over the worker
+// threads, freed when the run is closed ('forget'). Response texts are never kept.
 //
 // Order: the host sends each question's groups to the same shard in step order, so MS-TTRL's
 // outcome cache (one RunContext per job and setting) sees them as the training did.
