@@ -77,10 +77,10 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
   });
 
   let lastRollout: { key: QuestionKey; index: number } | undefined;
-  const openRollout = async (key: QuestionKey, index: number, params?: Record<string, number>): Promise<void> => {
+  const openRollout = async (key: QuestionKey, index: number, params?: Record<string, number>, preserveFocus = false): Promise<void> => {
     const run = store.runs.get(key.runId);
     if (!run || !store.entry(key)) return void vscode.window.showWarningMessage(`Consensus Lens: ${key.questionId} is no longer in the run.`);
-    await docs.open({ key, index, params }, run.label);
+    await docs.open({ key, index, params }, run.label, preserveFocus);
     lastRollout = { key, index };
     ConsensusPanel.instance?.select(index);
   };
@@ -207,6 +207,16 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       if (n?.kind === 'run') {
         followed = n.runId;
         updateStatus();
+      }
+    }),
+    // The explorer's question and roll-out rows (see tree.ts: no arguments, the selection says which).
+    vscode.commands.registerCommand('consensusLens.showSelected', async () => {
+      const n = treeView.selection[0];
+      if (n?.kind === 'question') {
+        ConsensusPanel.show(context.extensionUri, host, n.key);
+        updateStatus();
+      } else if (n?.kind === 'rollout') {
+        await openRollout(n.key, n.index, undefined, true);
       }
     }),
 

@@ -67,7 +67,12 @@ export class ConsensusPanel implements vscode.Disposable {
   }
 
   static revive(panel: vscode.WebviewPanel, extensionUri: vscode.Uri, host: PanelHost, state: unknown): ConsensusPanel {
-    ConsensusPanel.current?.dispose();
+    // A panel the user opened after the reload, before VS Code got round to restoring the old
+    // one, wins: the restored panel would show an older question.
+    if (ConsensusPanel.current) {
+      panel.dispose();
+      return ConsensusPanel.current;
+    }
     panel.webview.options = ConsensusPanel.options(extensionUri);
     // The host's record is written on every switch; the webview's state can lag behind it.
     const mine = host.remembered?.();

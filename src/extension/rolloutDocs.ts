@@ -84,11 +84,11 @@ export class RolloutDocuments implements vscode.TextDocumentContentProvider, vsc
     editor.setDecorations(this.decoration, [{ range, hoverMessage: 'The extracted answer' }]);
   }
 
-  async open(ref: RolloutRef, runLabel: string): Promise<vscode.TextEditor> {
+  async open(ref: RolloutRef, runLabel: string, preserveFocus = false): Promise<vscode.TextEditor> {
     const uri = rolloutUri(ref, runLabel);
     let doc = await vscode.workspace.openTextDocument(uri);
     if (doc.languageId !== ROLLOUT_LANGUAGE) doc = await vscode.languages.setTextDocumentLanguage(doc, ROLLOUT_LANGUAGE);
-    const editor = await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside, preserveFocus: false });
+    const editor = await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside, preserveFocus });
     this.decorate(editor);
     const span = this.spans.get(uri.toString());
     if (span) editor.revealRange(new vscode.Range(doc.positionAt(span[0]), doc.positionAt(span[1])), vscode.TextEditorRevealType.InCenterIfOutsideViewport);

@@ -159,7 +159,10 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
             : new vscode.ThemeIcon(s?.regime === 'saturated' ? 'pass' : s?.regime === 'competence-floor' ? 'circle-slash' : 'question');
         const e = this.store.entry(n.key);
         if (e && !e.complete) item.description = `receiving… (${e.rollouts.length} roll-outs)`;
-        item.command = { command: 'consensusLens.showConsensus', title: 'Show Consensus', arguments: [n.key] };
+        // A command without arguments, acting on the selection: a command with arguments gets a
+        // temporary id that is dropped on every refresh, and a click on a row drawn before a
+        // refresh (the background pass refreshes often) would hit a stale id and do nothing.
+        item.command = { command: 'consensusLens.showSelected', title: 'Show Consensus' };
         item.accessibilityInformation = { label: `${n.key.questionId}, ${item.description}` };
         return item;
       }
@@ -172,7 +175,7 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
         item.description = [c !== null ? `c ${fmt(c, 3)}` : null, g?.previews[n.index]?.slice(0, 60)].filter(Boolean).join(' · ');
         item.iconPath = new vscode.ThemeIcon('note');
         item.accessibilityInformation = { label: `roll-out ${n.index}, answer ${answer === null ? 'none' : show(answer)}` };
-        item.command = { command: 'consensusLens.openRollout', title: 'Open Roll-out', arguments: [n.key, n.index] };
+        item.command = { command: 'consensusLens.showSelected', title: 'Open Roll-out' };
         return item;
       }
       case 'notice': {

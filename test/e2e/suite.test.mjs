@@ -135,6 +135,9 @@ afterEach(async (t) => {
 
 after(async () => {
   if (ctx) {
+    // Leave the workbench clean for the next test file (same code-server, same workspace).
+    await runCommand(ctx.page, 'View: Close All Editors').catch(() => {});
+    await ctx.page.waitForTimeout(500);
     assert.deepEqual(ctx.external, [], 'no network access beyond code-server');
     await ctx.browser.close();
   }
