@@ -83,6 +83,13 @@ export class DashboardPanel implements vscode.Disposable {
         if (e.kind === 'runs') return this.post(this.initMessage());
         if (e.kind === 'run' && e.runId === this.runId && e.changed.length) this.schedule(1500);
       }),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        // Other parameters or another configured operator: the read-outs change.
+        if (e.affectsConfiguration('consensusLens.params') || e.affectsConfiguration('consensusLens.defaultOperator') || e.affectsConfiguration('consensusLens.advantage')) {
+          this.post(this.initMessage());
+          this.schedule(300);
+        }
+      }),
       host.whatIf.onDidChange((id) => {
         if (id === this.runId) this.post({ type: 'whatif', whatif: host.whatIf.summary(id) });
       }),
