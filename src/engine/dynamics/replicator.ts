@@ -36,11 +36,24 @@ export interface ReplicatorResult {
 export function replicator(n: number, blocks: readonly AffinityBlock[], opt: ReplicatorOptions): ReplicatorResult {
   // Work in block order: each block's members are contiguous, so the inner product reads x
   // sequentially; `order[k]` is the roll-out at position k. Roll-outs outside every block follow.
+  // All blocks are copied into one array so the hot loop touches typed arrays only.
   const order = new Int32Array(n);
   const inBlock = new Uint8Array(n);
   let k = 0;
-  for (const b of blocks) for (const i of b.members) (order[k++] = i), (inBlock[i] = 1);
+  let cells = 0;
+  for (const b of blocks) {
+    for (const i of b.members) (order[k++] = i), (inBlock[i] = 1);
+    cells += b.members.length * b.members.length;
+  }
   for (let i = 0; i < n; i++) if (!inBlock[i]) order[k++] = i;
+  const A = new Float64Array(cells);
+  const size = new Int32Array(blocks.length);
+  let at = 0;
+  blocks.forEach((b, j) => {
+    A.set(b.a, at);
+    at += b.a.length;
+    size[j] = b.members.length;
+  });
 
   let x = new Float64Array(n).fill(1 / n);
   let next = new Float64Array(n);
@@ -48,32 +61,24 @@ export function replicator(n: number, blocks: readonly AffinityBlock[], opt: Rep
   const { alpha, shift, eps, tmax } = opt;
   let objective = 0;
   let t = 0;
+  let sum = 0; // Σx, kept from the update loop (the same sum, in the same order)
+  for (let i = 0; i < n; i++) sum += x[i];
   while (t < tmax) {
-    let sum = 0;
-    for (let i = 0; i < n; i++) sum += x[i];
     const c = shift * sum;
     for (let i = 0; i < n; i++) wx[i] = c - alpha * x[i];
-    let o = 0;
-    for (const { members, a } of blocks) {
-      const m = members.length;
-      for (let p = 0; p < m; p++) {
-        let s = 0;
-        const row = p * m;
-        for (let q = 0; q < m; q++) s += a[row + q] * x[o + q];
-        wx[o + p] += s;
-      }
-      o += m;
-    }
+    blockProduct(A, size, x, wx);
     let den = 0;
     for (let i = 0; i < n; i++) den += x[i] * wx[i];
     objective = den;
     t++;
     if (!(den > 0)) break; // x(t+1) = x(t): the change is 0 < ε
     let diff = 0;
+    sum = 0;
     for (let i = 0; i < n; i++) {
       const v = (x[i] * wx[i]) / den;
       const d = v - x[i];
       diff += d * d;
+      sum += v;
       next[i] = v;
     }
     [x, next] = [next, x];
@@ -82,4 +87,71 @@ export function replicator(n: number, blocks: readonly AffinityBlock[], opt: Rep
   const out = new Float64Array(n);
   for (let i = 0; i < n; i++) out[order[i]] = x[i];
   return { x: out, iterations: t, objective };
+}
+
+/**
+ * wx += A'x for the block-diagonal A' (blocks row-major, back to back). Four rows at a time: four
+ * independent sums keep the floating-point adders busy (one running sum is bound by the add
+ * latency) and each x value is loaded once for the four rows.
+ */
+function blockProduct(A: Float64Array, size: Int32Array, x: Float64Array, wx: Float64Array): void {
+  let o = 0;
+  let base = 0;
+  for (let j = 0; j < size.length; j++) {
+    const m = size[j];
+    let p = 0;
+    for (; p + 7 < m; p += 8) {
+      const r0 = base + p * m;
+      let s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
+      for (let q = 0; q < m; q++) {
+        const xq = x[o + q];
+        const c = r0 + q;
+        s0 += A[c] * xq;
+        s1 += A[c + m] * xq;
+        s2 += A[c + 2 * m] * xq;
+        s3 += A[c + 3 * m] * xq;
+        s4 += A[c + 4 * m] * xq;
+        s5 += A[c + 5 * m] * xq;
+        s6 += A[c + 6 * m] * xq;
+        s7 += A[c + 7 * m] * xq;
+      }
+      wx[o + p] += s0;
+      wx[o + p + 1] += s1;
+      wx[o + p + 2] += s2;
+      wx[o + p + 3] += s3;
+      wx[o + p + 4] += s4;
+      wx[o + p + 5] += s5;
+      wx[o + p + 6] += s6;
+      wx[o + p + 7] += s7;
+    }
+    for (; p + 3 < m; p += 4) {
+      const r0 = base + p * m;
+      const r1 = r0 + m;
+      const r2 = r1 + m;
+      const r3 = r2 + m;
+      let s0 = 0;
+      let s1 = 0;
+      let s2 = 0;
+      let s3 = 0;
+      for (let q = 0; q < m; q++) {
+        const xq = x[o + q];
+        s0 += A[r0 + q] * xq;
+        s1 += A[r1 + q] * xq;
+        s2 += A[r2 + q] * xq;
+        s3 += A[r3 + q] * xq;
+      }
+      wx[o + p] += s0;
+      wx[o + p + 1] += s1;
+      wx[o + p + 2] += s2;
+      wx[o + p + 3] += s3;
+    }
+    for (; p < m; p++) {
+      const r0 = base + p * m;
+      let s0 = 0;
+      for (let q = 0; q < m; q++) s0 += A[r0 + q] * x[o + q];
+      wx[o + p] += s0;
+    }
+    o += m;
+    base += m * m;
+  }
 }
