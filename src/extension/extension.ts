@@ -207,6 +207,14 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       if (n?.kind === 'run') {
         followed = n.runId;
         updateStatus();
+      } else if (n?.kind === 'question') {
+        // The row's command reads the selection; if the selection reached us after the command
+        // (it can, right after a window reload), this shows the question the user picked.
+        const q = ConsensusPanel.instance?.question;
+        if (ConsensusPanel.instance && !(q && q.runId === n.key.runId && q.step === n.key.step && q.questionId === n.key.questionId)) {
+          ConsensusPanel.show(context.extensionUri, host, n.key);
+          updateStatus();
+        }
       }
     }),
     // The explorer's question and roll-out rows (see tree.ts: no arguments, the selection says which).
