@@ -316,8 +316,13 @@ test('re-score run: another κ re-scores every group and reports the labels that
   const flips = [...base.keys()].filter((k) => base.get(k).results.core.label !== at1.get(k).results.core.label).length;
   assert.ok(flips > 0);
   await runCommand(page, 'Consensus Lens: Re-score Run…');
+  // The run picker: filter it to the run, then accept.
   const pick = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'coherence-run' }).first();
-  await pick.click();
+  await pick.waitFor({ state: 'attached' });
+  await page.locator('.quick-input-widget input[type="text"]').first().focus();
+  await page.keyboard.type('coherence-run');
+  await retry(async () => assert.equal(await page.locator('.quick-input-widget .monaco-list-row:visible').count(), 1));
+  await page.keyboard.press('Enter');
   const input = page.locator('.quick-input-widget input[type="text"]');
   await input.waitFor({ state: 'visible' });
   await page.keyboard.type('core kappa=1');
