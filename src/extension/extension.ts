@@ -91,7 +91,9 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
     const line = Math.max(0, src.line - 1);
     const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(src.file));
     const end = doc.lineAt(Math.min(line, doc.lineCount - 1)).range.end;
-    await vscode.window.showTextDocument(doc, { selection: new vscode.Range(line, 0, end.line, Math.min(end.character, 2000)), preview: true, viewColumn: vscode.ViewColumn.Beside });
+    // Reuse the column already showing this log file, if any (no new group per reveal).
+    const column = vscode.window.visibleTextEditors.find((e) => e.document.uri.fsPath === doc.uri.fsPath)?.viewColumn ?? vscode.ViewColumn.Beside;
+    await vscode.window.showTextDocument(doc, { selection: new vscode.Range(line, 0, end.line, Math.min(end.character, 2000)), preview: true, viewColumn: column });
   };
 
   const host: PanelHost = {

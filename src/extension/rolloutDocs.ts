@@ -88,7 +88,9 @@ export class RolloutDocuments implements vscode.TextDocumentContentProvider, vsc
     const uri = rolloutUri(ref, runLabel);
     let doc = await vscode.workspace.openTextDocument(uri);
     if (doc.languageId !== ROLLOUT_LANGUAGE) doc = await vscode.languages.setTextDocumentLanguage(doc, ROLLOUT_LANGUAGE);
-    const editor = await vscode.window.showTextDocument(doc, { preview: true, viewColumn: vscode.ViewColumn.Beside, preserveFocus });
+    // One column for roll-outs: reuse the one already showing a roll-out (no new group per click).
+    const column = vscode.window.visibleTextEditors.find((e) => e.document.uri.scheme === ROLLOUT_SCHEME)?.viewColumn ?? vscode.ViewColumn.Beside;
+    const editor = await vscode.window.showTextDocument(doc, { preview: true, viewColumn: column, preserveFocus });
     this.decorate(editor);
     const span = this.spans.get(uri.toString());
     if (span) editor.revealRange(new vscode.Range(doc.positionAt(span[0]), doc.positionAt(span[1])), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
