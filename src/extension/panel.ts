@@ -176,7 +176,9 @@ export class ConsensusPanel implements vscode.Disposable {
   }
   private latestDelivered = 0;
 
-  /** After the view, once the sliders rest for 250 ms: the κ/τ intervals of the label (issue 6). */
+  /** After the view, once the user rests on a question (or its sliders) for 600 ms: the κ/τ
+   * intervals of the label (issue 6). Not sooner: the search re-runs CoRE a few hundred times in a
+   * worker, and clicking through questions must not wait behind it on two cores. */
   private sensitivityTimer: NodeJS.Timeout | undefined;
   private scheduleSensitivity(key: QuestionKey): void {
     if (!this.host.sensitivity) return;
@@ -189,7 +191,7 @@ export class ConsensusPanel implements vscode.Disposable {
         },
         (e) => this.host.log(`sensitivity of ${key.questionId}: ${(e as Error).message}`),
       );
-    }, 250);
+    }, 600);
   }
 
   private post(m: HostMessage): void {
