@@ -71,7 +71,7 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
         const ms = performance.now() - t0;
         document.body.dataset.renderedSeq = String(m.seq);
         document.body.dataset.renderMs = ms.toFixed(1);
-        post({ type: 'rendered', seq: m.seq, ms });
+        post({ type: 'rendered', seq: m.seq, ms, at: Date.now() });
       });
       return;
     }

@@ -135,12 +135,12 @@ export class ConsensusPanel implements vscode.Disposable {
   showQuestion(key: QuestionKey): void {
     this.key = key;
     this.panel.title = `Consensus · ${key.questionId}`;
-    this.switchStarted = { at: performance.now(), key };
+    this.switchStarted = { at: performance.now(), wall: Date.now(), key };
     this.host.remember?.({ key, params: this.params });
     this.sendView('open');
   }
   /** When the last question switch was asked for (host clock), to log the time until rendered. */
-  private switchStarted: { at: number; key: QuestionKey } | null = null;
+  private switchStarted: { at: number; wall: number; key: QuestionKey } | null = null;
   private openSeqs = new Set<number>();
 
   /** Re-score after the run changed (live updates). */
@@ -253,9 +253,12 @@ export class ConsensusPanel implements vscode.Disposable {
           if (this.renderTimes.length > 200) this.renderTimes.shift();
         }
         if (this.openSeqs.delete(m.seq) && this.switchStarted && this.key === this.switchStarted.key) {
-          const total = performance.now() - this.switchStarted.at;
+          // Until the view was on screen (the webview's clock), else until its message came back.
+          const onScreen = m.at !== undefined ? m.at - this.switchStarted.wall : undefined;
+          const roundTrip = performance.now() - this.switchStarted.at;
+          const total = onScreen !== undefined && onScreen >= 0 && onScreen <= roundTrip + 5 ? onScreen : roundTrip;
           this.switchStarted = null;
-          this.host.log(`question switch to ${this.key.questionId} (step ${this.key.step}): ${total.toFixed(1)} ms until rendered (webview ${m.ms.toFixed(1)} ms)`);
+          this.host.log(`question switch to ${this.key.questionId} (step ${this.key.step}): ${total.toFixed(1)} ms until rendered (webview ${m.ms.toFixed(1)} ms, message back after ${roundTrip.toFixed(1)} ms)`);
         }
         return;
       }

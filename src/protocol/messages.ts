@@ -173,7 +173,9 @@ export type WebviewMessage =
   | { type: 'resetParams'; seq: number }
   | { type: 'openRollout'; index: number }
   | { type: 'revealInLog'; index: number }
-  | { type: 'rendered'; seq: number; ms: number };
+  /** `at`: the webview's wall clock when the view was on screen (same machine as the host in
+   * practice), so the host can time a switch without the message's trip back. */
+  | { type: 'rendered'; seq: number; ms: number; at?: number };
 
 /** What the panel persists with setState (and the serializer restores). */
 export interface PanelState {
@@ -218,7 +220,7 @@ export function parseWebviewMessage(v: unknown): WebviewMessage | null {
     case 'revealInLog':
       return Number.isInteger(v.index) && (v.index as number) >= 0 ? { type: v.type, index: v.index as number } : null;
     case 'rendered':
-      return isFiniteNumber(v.seq) && isFiniteNumber(v.ms) ? { type: 'rendered', seq: v.seq, ms: v.ms } : null;
+      return isFiniteNumber(v.seq) && isFiniteNumber(v.ms) ? { type: 'rendered', seq: v.seq, ms: v.ms, ...(isFiniteNumber(v.at) ? { at: v.at } : {}) } : null;
   }
   return null;
 }
