@@ -4,53 +4,12 @@
 import { OPERATOR_IDS, type OperatorId } from '../../engine';
 import { agreementRates } from '../../engine/analysis/compare';
 import type { DashboardData } from '../whatif/engine';
+import type { DashModel, DashRecoveryPoint, DashStep } from '../../protocol/dashboard';
 
-export interface DashboardStep {
-  step: number;
-  groups: number;
-  meanGate: number;
-  meanMajorityRatio: number;
-  /** Per operator: questions whose label differs from the vote's. */
-  overturns: Partial<Record<OperatorId, number>>;
-  /** Per operator: pseudo-label accuracy against logged ground truth (absent when none is logged). */
-  accuracy: Partial<Record<OperatorId, number>>;
-  withTruth: number;
-  /** Roll-outs whose logged reward differs from the configured operator's (a reward bug). */
-  mismatches: number;
-  regimes: Record<string, number>;
-}
-
-export interface RecoveryPoint {
-  step: number;
-  questionId: string;
-  /** r = m/n* (outnumbering ratio). */
-  x: number;
-  /** c* over c_w: the runner-up's coherence advantage. */
-  y: number;
-  voteBar: number;
-  confidenceBar: number;
-  /** Above the confidence-lowered bar: Props. 2–3 predict the runner-up can win. */
-  recoverable: boolean;
-  overturn: boolean;
-}
-
-export interface DashboardModel {
-  runId: string;
-  groups: number;
-  steps: DashboardStep[];
-  regimes: Record<string, number>;
-  recovery: RecoveryPoint[];
-  agreement: {
-    operators: OperatorId[];
-    rates: (number | null)[][];
-    both: number[][];
-    /** Per operator: accuracy against logged ground truth (null without any) and how many groups had it. */
-    accuracy: (number | null)[];
-    withTruth: number[];
-  };
-  hasTruth: boolean;
-  ms: number;
-}
+// The model's shape is the dashboard protocol's: the host builds exactly what the webview draws.
+export type DashboardStep = DashStep;
+export type RecoveryPoint = DashRecoveryPoint;
+export type DashboardModel = DashModel;
 
 /** Keeps the first `max` contested points (the plot stays legible; the count is reported). */
 export const MAX_RECOVERY_POINTS = 5000;
