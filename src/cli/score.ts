@@ -2,7 +2,7 @@
 
 import type { Readable } from 'node:stream';
 import { readRun, type Notice } from '../logs';
-import { OPERATOR_IDS, PARAM_SPECS, operatorSpec, resolveParams, type Group, type OperatorId, type Params } from '../engine';
+import { PARAM_SPECS, operatorSpec, resolveParams, type Group, type OperatorId, type Params } from '../engine';
 import { CliIO, UsageError, flagString, operatorsFromFlags, paramsFromFlags, parseArgs, parseList } from './args';
 import { ShardState, addStats, emptyStats, scoreLine, sweepGroup, type ScoreJob, type SweepJob, type SweepStats } from './pipeline';
 import { ShardedPool, defaultJobs } from './pool';
@@ -156,4 +156,3 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
   return 0;
 }
 
-export const SCORE_OPERATORS_HELP = OPERATOR_IDS.join(',');

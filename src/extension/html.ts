@@ -1,4 +1,4 @@
-// The consensus panel's HTML shell. It holds no log content (the data arrives by postMessage and
+// The webviews' HTML shell (consensus panel, run dashboard). It holds no log content (the data arrives by postMessage and
 // is rendered as text): only URIs of our own bundles and a fresh nonce. Pure: no 'vscode'.
 import { randomBytes } from 'node:crypto';
 
@@ -11,9 +11,13 @@ export interface ShellOptions {
   scriptUri: string;
   styleUri: string;
   nonce: string;
+  /** Defaults to "Consensus" (the consensus panel). */
+  title?: string;
+  /** The consensus panel's graph: cytoscape injects this stylesheet, allowed by the nonce. */
+  cytoscape?: boolean;
 }
 
-const escapeAttr = (s: string): string => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+export const escapeAttr = (s: string): string => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 export function contentSecurityPolicy(cspSource: string, nonce: string): string {
   return [
@@ -32,9 +36,9 @@ export function panelHtml(o: ShellOptions): string {
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${escapeAttr(contentSecurityPolicy(o.cspSource, o.nonce))}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${escapeAttr(o.styleUri)}">
-<style id="__________cytoscape_stylesheet" nonce="${escapeAttr(o.nonce)}">.__________cytoscape_container { position: relative; }</style>
-<title>Consensus</title>
+<link rel="stylesheet" href="${escapeAttr(o.styleUri)}">${o.cytoscape === false ? '' : `
+<style id="__________cytoscape_stylesheet" nonce="${escapeAttr(o.nonce)}">.__________cytoscape_container { position: relative; }</style>`}
+<title>${escapeAttr(o.title ?? 'Consensus')}</title>
 </head>
 <body>
 <div id="app" data-state="loading"><p class="muted">Loading…</p></div>

@@ -25,8 +25,6 @@ export interface ReplicatorOptions {
 export interface ReplicatorResult {
   x: Float64Array;
   iterations: number;
-  /** x*ᵀ W' x* at the last step (the shifted objective). */
-  objective: number;
 }
 
 /**
@@ -68,7 +66,6 @@ export function replicator(n: number, blocks: readonly AffinityBlock[], opt: Rep
   let next = new Float64Array(n);
   const wx = new Float64Array(n);
   const { alpha, shift, eps, tmax } = opt;
-  let objective = 0;
   let t = 0;
   let sum = 0; // Σx, kept from the update loop (the same sum, in the same order)
   for (let i = 0; i < n; i++) sum += x[i];
@@ -78,7 +75,6 @@ export function replicator(n: number, blocks: readonly AffinityBlock[], opt: Rep
     blockProduct(A, size, active, x, wx);
     let den = 0;
     for (let i = 0; i < n; i++) den += x[i] * wx[i];
-    objective = den;
     t++;
     if (!(den > 0)) break; // x(t+1) = x(t): the change is 0 < ε
     let diff = 0;
@@ -101,7 +97,7 @@ export function replicator(n: number, blocks: readonly AffinityBlock[], opt: Rep
   }
   const out = new Float64Array(n);
   for (let i = 0; i < n; i++) out[order[i]] = x[i];
-  return { x: out, iterations: t, objective };
+  return { x: out, iterations: t };
 }
 
 /**

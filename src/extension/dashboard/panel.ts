@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import { OPERATOR_IDS, type OperatorId } from '../../engine';
 import { DASHBOARD_PROTOCOL, parseDashMessage, type DashHostMessage, type DashModel } from '../../protocol/dashboard';
 import type { QuestionKey } from '../../protocol/messages';
-import { contentSecurityPolicy, makeNonce } from '../html';
+import { makeNonce, panelHtml } from '../html';
 import type { RunStore } from '../store';
 import { storeSource } from '../rescore';
 import type { WhatIfController } from '../whatif';
@@ -26,8 +26,6 @@ export interface DashboardHost {
 
 export const SWEEP_KAPPAS = [0, 0.2, 0.4, 0.6, 0.8, 1];
 export const SWEEP_TAUS = [0.05, 0.1, 0.25, 0.5, 1, 2];
-
-const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 export class DashboardPanel implements vscode.Disposable {
   private static current: DashboardPanel | undefined;
@@ -104,20 +102,7 @@ export class DashboardPanel implements vscode.Disposable {
     const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'dashboard.js')).toString();
     const style = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'dashboard.css')).toString();
     this.ready = false;
-    webview.html = `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${esc(contentSecurityPolicy(webview.cspSource, nonce))}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${esc(style)}">
-<title>Run Dashboard</title>
-</head>
-<body>
-<div id="app" data-state="loading"><p class="muted">Loading…</p></div>
-<script nonce="${esc(nonce)}" src="${esc(script)}"></script>
-</body>
-</html>`;
+    webview.html = panelHtml({ cspSource: webview.cspSource, nonce, scriptUri: script, styleUri: style, title: 'Run Dashboard', cytoscape: false });
   }
 
   get run(): string | null {
