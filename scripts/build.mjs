@@ -2,6 +2,11 @@
 // the webview (browser). `node scripts/build.mjs [--watch]`.
 import * as esbuild from 'esbuild';
 import { chmodSync } from 'node:fs';
+import { buildWasm } from './build-wasm.mjs';
+
+// The replicator's WebAssembly kernel first (replicator.wat → replicator-wasm.ts), so no bundle
+// holds stale bytes. (In --watch mode only at start: after editing the .wat, re-run this.)
+if (await buildWasm()) console.log('src/engine/dynamics/replicator-wasm.ts regenerated from replicator.wat');
 
 const watch = process.argv.includes('--watch');
 const common = { bundle: true, sourcemap: 'linked', logLevel: 'warning', legalComments: 'none' };
