@@ -5,7 +5,7 @@
 
 import type { Group, OutcomeCheck, RecordSource } from './types';
 import { answersEqual, extractAnswer, formClasses, type AnswerClass } from './answers';
-import { cosinesWithin, tfidfRows } from './features/tfidf';
+import { cosinesByClass, tfidfRows } from './features/tfidf';
 
 export interface PreparedGroup {
   run?: string;
@@ -55,7 +55,7 @@ export function prepareGroup(group: Group, opts: PrepareOptions = {}): PreparedG
   let cosines: Float64Array[] = [];
   if (hasReasoning) {
     const rows = tfidfRows(rollouts.map((r) => r.response ?? ''));
-    cosines = classes.map((c) => cosinesWithin(rows, c.members));
+    cosines = cosinesByClass(rows, classes.map((c) => c.members));
   }
 
   const confidence = new Float64Array(n);

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { cosineMatrix, tfidfRows, normaliseForNgrams } from '../../src/engine/features/tfidf';
+import { cosineMatrix, cosinesByClass, pairIndex, tfidfRows, normaliseForNgrams } from '../../src/engine/features/tfidf';
 
 // Fixtures made once by scripts/make-tfidf-fixtures.py with scikit-learn's TfidfVectorizer.
 const fixture = JSON.parse(readFileSync('test/fixtures/tfidf-sklearn.json', 'utf8')) as {
@@ -41,5 +41,65 @@ test('rows are unit length or zero', () => {
     let ss = 0;
     for (let k = rows.start[d]; k < rows.start[d + 1]; k++) ss += rows.values[k] ** 2;
     assert.ok(d === 0 ? ss === 0 : Math.abs(ss - 1) < 1e-12);
+  }
+});
+
+/** Independent reference: string-keyed counts over code points, dense dot products. */
+function referenceCosines(texts: string[]): number[][] {
+  const docs = texts.map((t) => {
+    const cps = Array.from(normaliseForNgrams(t));
+    const m = new Map<string, number>();
+    for (let p = 0; p + 4 <= cps.length; p++) {
+      const g = cps.slice(p, p + 4).join('');
+      m.set(g, (m.get(g) ?? 0) + 1);
+    }
+    return m;
+  });
+  const df = new Map<string, number>();
+  for (const d of docs) for (const g of d.keys()) df.set(g, (df.get(g) ?? 0) + 1);
+  const n = texts.length;
+  const vecs = docs.map((d) => {
+    const v = new Map<string, number>();
+    let ss = 0;
+    for (const [g, c] of d) {
+      const x = c * (Math.log((1 + n) / (1 + df.get(g)!)) + 1);
+      v.set(g, x);
+      ss += x * x;
+    }
+    for (const [g, x] of v) v.set(g, ss > 0 ? x / Math.sqrt(ss) : 0);
+    return v;
+  });
+  return vecs.map((a) => vecs.map((b) => [...a].reduce((s, [g, x]) => s + x * (b.get(g) ?? 0), 0)));
+}
+
+test('within-class cosines (dense columns and sparse pairs) match a reference on random groups', () => {
+  let seed = 7;
+  const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const words = ['the', 'The', 'answer', 'is', '= 2', 'x^2', 'so', 'Therefore', '\\frac{1}{2}', 'we', 'get', '3', '17', 'sum'];
+  for (let round = 0; round < 30; round++) {
+    const n = 1 + Math.floor(rand() * 40);
+    const unicode = round % 5 === 4; // also the non-ASCII counting path
+    const texts = Array.from({ length: n }, () => {
+      const len = Math.floor(rand() * 60);
+      let s = '';
+      for (let w = 0; w < len; w++) s += words[Math.floor(rand() * words.length)] + (rand() < 0.1 ? '  \n' : rand() < 0.05 ? '\t' : ' ');
+      return unicode && rand() < 0.5 ? s + ' π≈3.14 Ä' : s;
+    });
+    // Random classes, some singletons, some roll-outs in none.
+    const k = 1 + Math.floor(rand() * 4);
+    const classes: number[][] = Array.from({ length: k }, () => []);
+    for (let i = 0; i < n; i++) if (rand() < 0.9) classes[Math.floor(rand() * k)].push(i);
+    const ref = referenceCosines(texts);
+    const rows = tfidfRows(texts);
+    const got = cosinesByClass(rows, classes);
+    classes.forEach((members, c) => {
+      assert.ok(got[c].length === (members.length * (members.length - 1)) / 2);
+      for (let a = 0; a < members.length; a++) {
+        for (let b = a + 1; b < members.length; b++) {
+          const want = ref[members[a]][members[b]];
+          assert.ok(Math.abs(got[c][pairIndex(members.length, a, b)] - want) < 1e-12, `round ${round} class ${c} pair ${a},${b}: ${got[c][pairIndex(members.length, a, b)]} vs ${want}`);
+        }
+      }
+    });
   }
 });

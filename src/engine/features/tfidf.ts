@@ -26,16 +26,14 @@ export interface TfidfRows {
   terms: Int32Array;
   values: Float64Array;
   vocabularySize: number;
+  /** Document frequency of each term (first `vocabularySize` entries). */
+  df: Int32Array;
 }
 
 // Scratch buffers reused across groups (the engine is single-threaded per worker thread).
 let bmpIds = new Int32Array(65536).fill(-1);
 let tableKeys = new Float64Array(1 << 15);
 let tableIds = new Int32Array(1 << 15).fill(-1);
-let dense = new Float64Array(1 << 14);
-let classDf = new Int32Array(1 << 14);
-let classTerms = new Int32Array(1 << 16);
-let classValues = new Float64Array(1 << 16);
 
 function ensureTable(capacity: number): void {
   if (tableKeys.length < capacity) {
@@ -47,7 +45,7 @@ function ensureTable(capacity: number): void {
 
 /** Fits TF-IDF on `texts` (one group) and returns the L2-normalised rows. */
 export function tfidfRows(texts: readonly string[]): TfidfRows {
-  return countSmallAlphabet(texts) ?? countGeneral(texts.map(normaliseForNgrams));
+  return countAscii(texts) ?? countSmallAlphabet(texts) ?? countGeneral(texts.map(normaliseForNgrams));
 }
 
 /** ASCII whitespace in Python's `\s` (str.isspace): \t \n \v \f \r, U+001C–U+001F, space. */
@@ -141,17 +139,131 @@ class Counter {
   }
 }
 
-// Scratch for the fused path: the hash table holds four ints per entry (key, term id, last
+// Scratch for the counting paths: the hash table holds four ints per entry (key, term id, last
 // document seen, slot of the term in that document's row), so counting a 4-gram touches one
 // cache line; `termDf` grows with the vocabulary. Reset per group.
 let smallTable = new Int32Array(4 << 12);
 let termDf: Int32Array<ArrayBuffer> = new Int32Array(1 << 12);
 let rowTerms = new Int32Array(1 << 16);
 let rowCounts = new Float64Array(1 << 16);
+let bytes = new Uint8Array(1 << 16);
+const utf8 = new TextEncoder();
+
+/** Lower-cased ASCII byte, and Python's ASCII whitespace (str.isspace). */
+const ASCII_LOWER = new Uint8Array(128);
+for (let c = 0; c < 128; c++) ASCII_LOWER[c] = c >= 65 && c <= 90 ? c + 32 : c;
+
+/** Table size (log2) of the last group: a run's groups are alike, so start there, not small. */
+let lastBits = 12;
 
 /**
- * The common case, fused into one pass per document: at most 256 distinct BMP code points in the
- * group (no surrogates), so a 4-gram is one 32-bit key of four 8-bit ids, counted in an
+ * The common case: every response is ASCII. Each text is copied to bytes in one native call
+ * (TextEncoder.encodeInto: an ASCII string is its own UTF-8), lower-cased and whitespace-collapsed
+ * inline exactly as normaliseForNgrams would, and a 4-gram is its four bytes as one 32-bit key.
+ * Returns null when any text is not ASCII. The rows live in scratch buffers (see countSmallAlphabet).
+ */
+function countAscii(texts: readonly string[]): TfidfRows | null {
+  const n = texts.length;
+  let totalChars = 0;
+  for (const s of texts) totalChars += s.length;
+  // Three bytes per UTF-16 unit hold any text whole, so `written` tells ASCII apart exactly.
+  if (bytes.length < 3 * totalChars) bytes = new Uint8Array(3 * totalChars);
+  const b = bytes;
+  const at = new Int32Array(n + 1);
+  for (let d = 0; d < n; d++) {
+    const s = texts[d];
+    const { written } = utf8.encodeInto(s, b.subarray(at[d]));
+    if (written !== s.length) return null;
+    at[d + 1] = at[d] + written;
+  }
+  if (rowTerms.length < totalChars) {
+    rowTerms = new Int32Array(totalChars);
+    rowCounts = new Float64Array(totalChars);
+  }
+  const terms = rowTerms;
+  const counts = rowCounts;
+  const start = new Int32Array(n + 1);
+  // No larger than twice the group's 4-gram count: a small group after a large one stays cheap.
+  let bits = Math.max(4, Math.min(lastBits, 32 - Math.clz32(2 * totalChars)));
+  let cap = 1 << bits;
+  if (smallTable.length < 4 * cap) smallTable = new Int32Array(4 * cap);
+  let table = smallTable;
+  table.fill(-1, 0, 4 * cap);
+  let vocab = 0;
+  let w = 0;
+  let df = termDf;
+  const space = ASCII_SPACE;
+  const lower = ASCII_LOWER;
+  for (let d = 0; d < n; d++) {
+    start[d] = w;
+    const end = at[d + 1];
+    let key = 0;
+    let emitted = 0;
+    for (let p = at[d]; p < end; p++) {
+      let c = b[p];
+      if (space[c] === 1) {
+        let q = p + 1;
+        while (q < end && space[b[q]] === 1) q++;
+        if (q - p >= 2) {
+          c = 32;
+          p = q - 1;
+        }
+      } else c = lower[c];
+      key = (key << 8) | c;
+      if (++emitted < 4) continue;
+      let e = (Math.imul(key, 0x9e3779b1) >>> (32 - bits)) << 2;
+      let term = table[e + 1];
+      while (term >= 0 && table[e] !== key) {
+        e = (e + 4) & (4 * cap - 1);
+        term = table[e + 1];
+      }
+      if (term < 0) {
+        term = vocab++;
+        table[e] = key;
+        table[e + 1] = term;
+        if (vocab > df.length) df = termDf = grow(df);
+        df[term] = 0;
+        if (vocab * 2 > cap) {
+          ({ table, e } = rehash(table, cap, ++bits, term));
+          cap <<= 1;
+        }
+      }
+      if (table[e + 2] !== d) {
+        table[e + 2] = d;
+        table[e + 3] = w;
+        df[term]++;
+        terms[w] = term;
+        counts[w++] = 1;
+      } else counts[table[e + 3]]++;
+    }
+  }
+  lastBits = bits;
+  start[n] = w;
+  return finish(n, start, terms.subarray(0, w), counts.subarray(0, w), df, vocab);
+}
+
+/** Doubles the counting table (entries of four ints) and returns where `term`'s entry moved. */
+function rehash(old: Int32Array, oldCap: number, bits: number, term: number): { table: Int32Array<ArrayBuffer>; e: number } {
+  const cap = 1 << bits;
+  const table = new Int32Array(4 * cap).fill(-1);
+  let e = -1;
+  for (let k = 0; k < 4 * oldCap; k += 4) {
+    if (old[k + 1] < 0) continue;
+    let h = (Math.imul(old[k], 0x9e3779b1) >>> (32 - bits)) << 2;
+    while (table[h + 1] >= 0) h = (h + 4) & (4 * cap - 1);
+    table[h] = old[k];
+    table[h + 1] = old[k + 1];
+    table[h + 2] = old[k + 2];
+    table[h + 3] = old[k + 3];
+    if (old[k + 1] === term) e = h;
+  }
+  if (table.length > smallTable.length) smallTable = table;
+  return { table, e };
+}
+
+/**
+ * Groups with some non-ASCII text, fused into one pass per document: at most 256 distinct BMP
+ * code points in the group (no surrogates), so a 4-gram is one 32-bit key of four 8-bit ids, counted in an
  * open-addressing table with Fibonacci hashing that grows with the vocabulary (a small table
  * stays in cache). Returns null as soon as the group does not fit; the general path then runs.
  * The returned rows live in scratch buffers: valid until the next call.
@@ -228,23 +340,8 @@ function countSmallAlphabet(texts: readonly string[]): TfidfRows | null {
         if (vocab > df.length) df = termDf = grow(df);
         df[term] = 0;
         if (vocab * 2 > cap) {
-          // Grow and rehash; the entry of this 4-gram moves, so find it again below.
-          const old = table;
-          const oldCap = cap;
-          bits++;
+          ({ table, e } = rehash(table, cap, ++bits, term));
           cap <<= 1;
-          table = new Int32Array(4 * cap).fill(-1);
-          for (let k = 0; k < 4 * oldCap; k += 4) {
-            if (old[k + 1] < 0) continue;
-            let h = (Math.imul(old[k], 0x9e3779b1) >>> (32 - bits)) << 2;
-            while (table[h + 1] >= 0) h = (h + 4) & (4 * cap - 1);
-            table[h] = old[k];
-            table[h + 1] = old[k + 1];
-            table[h + 2] = old[k + 2];
-            table[h + 3] = old[k + 3];
-            if (old[k + 1] === term) e = h;
-          }
-          if (table.length > smallTable.length) smallTable = table;
         }
       }
       if (table[e + 2] !== d) {
@@ -321,8 +418,11 @@ function countLargeAlphabet(seqs: Int32Array[], totalGrams: number, alphabet: nu
 
 /** idf weighting and L2 normalisation of raw counts (in place). */
 function finish(n: number, start: Int32Array, terms: Int32Array, values: Float64Array, df: Int32Array, vocab: number): TfidfRows {
+  // idf depends on df alone (1..N): one logarithm per possible df, not one per term.
+  const idfOfDf = new Float64Array(n + 1);
+  for (let c = 1; c <= n; c++) idfOfDf[c] = Math.log((1 + n) / (1 + c)) + 1;
   const idf = new Float64Array(vocab);
-  for (let t = 0; t < vocab; t++) idf[t] = Math.log((1 + n) / (1 + df[t])) + 1;
+  for (let t = 0; t < vocab; t++) idf[t] = idfOfDf[df[t]];
   for (let d = 0; d < n; d++) {
     let ss = 0;
     for (let k = start[d]; k < start[d + 1]; k++) {
@@ -335,7 +435,7 @@ function finish(n: number, start: Int32Array, terms: Int32Array, values: Float64
       for (let k = start[d]; k < start[d + 1]; k++) values[k] *= inv;
     }
   }
-  return { n, start, terms, values, vocabularySize: vocab };
+  return { n, start, terms, values, vocabularySize: vocab, df };
 }
 
 /** Reference path for groups with more than 9741 distinct code points: string keys. */
@@ -376,73 +476,152 @@ function tfidfRowsSlow(seqs: Int32Array[]): TfidfRows {
  * so the cosine is the dot product (zero rows give 0, as scikit-learn's cosine_similarity does).
  */
 export function cosinesWithin(rows: TfidfRows, members: readonly number[]): Float64Array {
-  const m = members.length;
-  const out = new Float64Array((m * (m - 1)) / 2);
-  if (m < 2) return out;
-  const V = rows.vocabularySize;
-  if (classDf.length < V) classDf = new Int32Array(Math.max(V, classDf.length * 2));
-  const { start, terms, values } = rows;
-  // A term held by only one member of the class adds exactly 0 to every dot product: keep only
-  // the terms shared within the class (with real text about half of them), renumbered densely so
-  // the scatter array stays small enough for the L1 cache.
-  const df = classDf;
-  let total = 0;
-  for (const i of members) {
-    for (let k = start[i]; k < start[i + 1]; k++) df[terms[k]]++;
-    total += start[i + 1] - start[i];
-  }
-  if (classTerms.length < total) {
-    classTerms = new Int32Array(total);
-    classValues = new Float64Array(total);
-  }
-  const cStart = new Int32Array(m + 1);
-  const cTerms = classTerms;
-  const cValues = classValues;
-  // df[t] > 1 marks a shared term; its local id is stored as −(id + 1) once assigned.
-  let shared = 0;
-  let w = 0;
-  for (let a = 0; a < m; a++) {
-    const i = members[a];
-    cStart[a] = w;
-    for (let k = start[i]; k < start[i + 1]; k++) {
-      const t = terms[k];
-      let c = df[t];
-      if (c === 1) continue;
-      if (c > 1) c = df[t] = -(++shared);
-      cTerms[w] = -c - 1;
-      cValues[w++] = values[k];
-    }
-  }
-  cStart[m] = w;
-  for (const i of members) for (let k = start[i]; k < start[i + 1]; k++) df[terms[k]] = 0;
+  return cosinesByClass(rows, [members])[0];
+}
 
-  if (dense.length < shared) dense = new Float64Array(Math.max(shared, dense.length * 2));
-  const d = dense;
-  let o = 0;
-  for (let a = 0; a < m - 1; a++) {
-    const s0 = cStart[a];
-    const s1 = cStart[a + 1];
-    for (let k = s0; k < s1; k++) d[cTerms[k]] = cValues[k];
-    for (let b = a + 1; b < m; b++) {
-      // Four partial sums: independent additions instead of one chain bound by add latency.
-      let d0 = 0;
-      let d1 = 0;
-      let d2 = 0;
-      let d3 = 0;
-      const e = cStart[b + 1];
-      let k = cStart[b];
-      for (; k + 3 < e; k += 4) {
-        d0 += d[cTerms[k]] * cValues[k];
-        d1 += d[cTerms[k + 1]] * cValues[k + 1];
-        d2 += d[cTerms[k + 2]] * cValues[k + 2];
-        d3 += d[cTerms[k + 3]] * cValues[k + 3];
-      }
-      for (; k < e; k++) d0 += d[cTerms[k]] * cValues[k];
-      out[o++] = d0 + d1 + (d2 + d3);
+// Scratch for cosinesByClass, grown on demand.
+let termCode = new Int32Array(1 << 14);
+let listStart = new Int32Array(1 << 14);
+let listEnd = new Int32Array(1 << 14);
+let listSlot = new Int32Array(1 << 16);
+let listValue = new Float64Array(1 << 16);
+let gramRows = new Float64Array(1 << 16);
+
+/**
+ * A term in more than this fraction of the group's responses is a dense column of every class's
+ * matrix (its share of the pair products is a dense, sequential Gram product); rarer terms add
+ * their pairs one by one. On 2 KB reasoning texts most pair products come from a few hundred
+ * frequent 4-grams (" the", "= 2"), while most shared terms are in 2–5 responses. Only speed
+ * depends on it.
+ */
+const DENSE_SHARE = 0.3;
+
+/**
+ * The within-class cosines of every class (each packed as in `cosinesWithin`): only the pairs the
+ * answer kernel keeps. Terms are split once per group by document frequency: a term in one
+ * response adds exactly 0 to every dot product and is skipped; frequent terms become dense
+ * columns, multiplied class by class; the others are gathered into one list per term (ordered by
+ * class and member), whose runs inside one class add their pairs.
+ */
+export function cosinesByClass(rows: TfidfRows, classes: readonly (readonly number[])[]): Float64Array[] {
+  const out = classes.map((c) => new Float64Array((c.length * (c.length - 1)) / 2));
+  const { n, start, terms, values, df } = rows;
+  const V = rows.vocabularySize;
+  if (termCode.length < V) {
+    termCode = new Int32Array(Math.max(V, 2 * termCode.length));
+    listStart = new Int32Array(termCode.length + 1);
+    listEnd = new Int32Array(termCode.length + 1);
+  }
+  // termCode: dense column (≥ 0), sparse list (−2 − id) or −1 (in one response only).
+  const code = termCode;
+  const threshold = DENSE_SHARE * n;
+  let D = 0;
+  let sparse = 0;
+  let listed = 0;
+  for (let t = 0; t < V; t++) {
+    const c = df[t];
+    if (c < 2) code[t] = -1;
+    else if (c > threshold) code[t] = D++;
+    else {
+      listStart[sparse] = listed;
+      listEnd[sparse] = listed;
+      listed += c;
+      code[t] = -2 - sparse++;
     }
-    for (let k = s0; k < s1; k++) d[cTerms[k]] = 0;
+  }
+  if (listSlot.length < listed) {
+    listSlot = new Int32Array(listed);
+    listValue = new Float64Array(listed);
+  }
+  const le = listEnd;
+  const ls = listSlot;
+  const lv = listValue;
+  // Slots number the members of every class with a pair, class after class.
+  const slotClass: number[] = [];
+  const slotPos: number[] = [];
+  classes.forEach((c, ci) => {
+    const m = c.length;
+    if (m < 2) return;
+    if (gramRows.length < m * D) gramRows = new Float64Array(Math.max(m * D, 2 * gramRows.length));
+    const F = gramRows;
+    F.fill(0, 0, m * D);
+    for (let a = 0; a < m; a++) {
+      const slot = slotClass.length;
+      slotClass.push(ci);
+      slotPos.push(a);
+      const i = c[a];
+      const row = a * D;
+      for (let k = start[i]; k < start[i + 1]; k++) {
+        const id = code[terms[k]];
+        if (id >= 0) F[row + id] = values[k];
+        else if (id < -1) {
+          const p = le[-2 - id]++;
+          ls[p] = slot;
+          lv[p] = values[k];
+        }
+      }
+    }
+    if (D > 0) gram(F, m, D, out[ci]);
+  });
+  // Each sparse list is ordered by slot: its runs of one class add their pairs.
+  for (let s = 0; s < sparse; s++) {
+    const e = le[s];
+    let p = listStart[s];
+    while (p < e - 1) {
+      const ci = slotClass[ls[p]];
+      let q = p + 1;
+      while (q < e && slotClass[ls[q]] === ci) q++;
+      if (q - p > 1) {
+        const o = out[ci];
+        const m = classes[ci].length;
+        for (let u = p; u < q - 1; u++) {
+          const a = slotPos[ls[u]];
+          const base = a * m - (a * (a + 1)) / 2 - a - 1;
+          const va = lv[u];
+          for (let v = u + 1; v < q; v++) o[base + slotPos[ls[v]]] += va * lv[v];
+        }
+      }
+      p = q;
+    }
   }
   return out;
+}
+
+/** out[pair(a, b)] += F_a · F_b for a < b (packed upper triangle), F row-major m × f. */
+function gram(F: Float64Array, m: number, f: number, out: Float64Array): void {
+  for (let a = 0; a < m - 1; a++) {
+    const ra = a * f;
+    const base = a * m - (a * (a + 1)) / 2 - a - 1;
+    let b = a + 1;
+    // Each F_a value feeds four products; four independent sums.
+    for (; b + 3 < m; b += 4) {
+      const r0 = b * f;
+      const r1 = r0 + f;
+      const r2 = r1 + f;
+      const r3 = r2 + f;
+      let s0 = 0;
+      let s1 = 0;
+      let s2 = 0;
+      let s3 = 0;
+      for (let k = 0; k < f; k++) {
+        const x = F[ra + k];
+        s0 += x * F[r0 + k];
+        s1 += x * F[r1 + k];
+        s2 += x * F[r2 + k];
+        s3 += x * F[r3 + k];
+      }
+      out[base + b] += s0;
+      out[base + b + 1] += s1;
+      out[base + b + 2] += s2;
+      out[base + b + 3] += s3;
+    }
+    for (; b < m; b++) {
+      const rb = b * f;
+      let s0 = 0;
+      for (let k = 0; k < f; k++) s0 += F[ra + k] * F[rb + k];
+      out[base + b] += s0;
+    }
+  }
 }
 
 /** Index of the pair (a, b) of member positions (a ≠ b) in the packed triangle of `cosinesWithin`. */
