@@ -504,7 +504,8 @@ const DENSE_SHARE = 0.3;
  * class and member), whose runs inside one class add their pairs.
  */
 export function cosinesByClass(rows: TfidfRows, classes: readonly (readonly number[])[]): Float64Array[] {
-  const out = classes.map((c) => new Float64Array((c.length * (c.length - 1)) / 2));
+  const out: Float64Array[] = [];
+  for (const c of classes) out.push(new Float64Array((c.length * (c.length - 1)) / 2));
   const { n, start, terms, values, df } = rows;
   const V = rows.vocabularySize;
   if (termCode.length < V) {
@@ -536,19 +537,25 @@ export function cosinesByClass(rows: TfidfRows, classes: readonly (readonly numb
   const le = listEnd;
   const ls = listSlot;
   const lv = listValue;
-  // Slots number the members of every class with a pair, class after class.
-  const slotClass: number[] = [];
-  const slotPos: number[] = [];
-  classes.forEach((c, ci) => {
+  // Slots number the members of every class with a pair, class after class. Plain loops over
+  // typed copies: member arrays of different element kinds would deoptimise a closure here.
+  let slots = 0;
+  for (const c of classes) if (c.length >= 2) slots += c.length;
+  const slotClass = new Int32Array(slots);
+  const slotPos = new Int32Array(slots);
+  const sizes = new Int32Array(classes.length);
+  let slot = 0;
+  for (let ci = 0; ci < classes.length; ci++) {
+    const c = classes[ci];
     const m = c.length;
-    if (m < 2) return;
+    sizes[ci] = m;
+    if (m < 2) continue;
     if (gramRows.length < m * D) gramRows = new Float64Array(Math.max(m * D, 2 * gramRows.length));
     const F = gramRows;
     F.fill(0, 0, m * D);
-    for (let a = 0; a < m; a++) {
-      const slot = slotClass.length;
-      slotClass.push(ci);
-      slotPos.push(a);
+    for (let a = 0; a < m; a++, slot++) {
+      slotClass[slot] = ci;
+      slotPos[slot] = a;
       const i = c[a];
       const row = a * D;
       for (let k = start[i]; k < start[i + 1]; k++) {
@@ -562,7 +569,7 @@ export function cosinesByClass(rows: TfidfRows, classes: readonly (readonly numb
       }
     }
     if (D > 0) gram(F, m, D, out[ci]);
-  });
+  }
   // Each sparse list is ordered by slot: its runs of one class add their pairs.
   for (let s = 0; s < sparse; s++) {
     const e = le[s];
@@ -573,7 +580,7 @@ export function cosinesByClass(rows: TfidfRows, classes: readonly (readonly numb
       while (q < e && slotClass[ls[q]] === ci) q++;
       if (q - p > 1) {
         const o = out[ci];
-        const m = classes[ci].length;
+        const m = sizes[ci];
         for (let u = p; u < q - 1; u++) {
           const a = slotPos[ls[u]];
           const base = a * m - (a * (a + 1)) / 2 - a - 1;
