@@ -8,7 +8,7 @@ import { ShardState, addStats, emptyStats, scoreLine, sweepGroup, type ScoreJob,
 import { ShardedPool, defaultJobs } from './pool';
 
 /** How many groups may be in flight (read, not yet written): bounds memory on huge runs. */
-const IN_FLIGHT = 64;
+const IN_FLIGHT = 16;
 /** Below this many groups the worker start-up costs more than it saves. */
 const WORKER_MIN_GROUPS = 8;
 
