@@ -7,7 +7,10 @@
 // Speed matters (a group is 64 × ~2 KB): code points are mapped to a small per-group alphabet so
 // a 4-gram is one exact integer key (a·S³ + b·S² + c·S + d < 2⁵³), counted in an open-addressing
 // table instead of a string-keyed Map. Only the cosines the answer kernel keeps (within-class
-// pairs) are ever computed.
+// pairs) are ever computed. All-ASCII groups (the common case) are counted in a WebAssembly
+// kernel (ngrams.wat) with the JavaScript path as reference and fallback.
+
+import { ngramsWasmBytes } from './ngrams-wasm';
 
 /** Python's `\s` for str patterns (str.isspace): unlike JS `\s` it has U+001C–U+001F and U+0085 and lacks U+FEFF. */
 const PY_WHITESPACE_RUN = /[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]{2,}/g;
@@ -157,12 +160,26 @@ for (let c = 0; c < 128; c++) ASCII_LOWER[c] = c >= 65 && c <= 90 ? c + 32 : c;
 let lastBits = 12;
 
 /**
- * The common case: every response is ASCII. Each text is copied to bytes in one native call
- * (TextEncoder.encodeInto: an ASCII string is its own UTF-8), lower-cased and whitespace-collapsed
- * inline exactly as normaliseForNgrams would, and a 4-gram is its four bytes as one 32-bit key.
- * Returns null when any text is not ASCII. The rows live in scratch buffers (see countSmallAlphabet).
+ * The common case: every response is ASCII. Counted in the WebAssembly kernel (ngrams.wat) when
+ * this thread has it and it is enabled, else by `countAsciiJs`; the two give identical rows.
+ * Returns null when any text is not ASCII.
  */
 function countAscii(texts: readonly string[]): TfidfRows | null {
+  if (ngramsWasmEnabled) {
+    const rows = countAsciiWasm(texts);
+    if (rows !== undefined) return rows;
+  }
+  return countAsciiJs(texts);
+}
+
+/**
+ * The JavaScript twin of the kernel (the reference; the fallback without WebAssembly). Each text
+ * is copied to bytes in one native call (TextEncoder.encodeInto: an ASCII string is its own
+ * UTF-8), lower-cased and whitespace-collapsed inline exactly as normaliseForNgrams would, and a
+ * 4-gram is its four bytes as one 32-bit key. Returns null when any text is not ASCII. The rows
+ * live in scratch buffers (see countSmallAlphabet).
+ */
+function countAsciiJs(texts: readonly string[]): TfidfRows | null {
   const n = texts.length;
   let totalChars = 0;
   for (const s of texts) totalChars += s.length;
@@ -240,6 +257,123 @@ function countAscii(texts: readonly string[]): TfidfRows | null {
   lastBits = bits;
   start[n] = w;
   return finish(n, start, terms.subarray(0, w), counts.subarray(0, w), df, vocab);
+}
+
+// The WebAssembly kernel of the ASCII path (ngrams.wat): one module instance (and one linear
+// memory) per thread, created on first use. Typed by hand, as in replicator.ts (no DOM lib).
+interface WasmMemory {
+  readonly buffer: ArrayBuffer;
+  grow(pages: number): number;
+}
+interface WasmApi {
+  validate(bytes: Uint8Array): boolean;
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
+}
+type CountKernel = (
+  n: number, pAt: number, pIdfOfDf: number, pStart: number, pTerms: number, pValues: number, pDf: number, pMeta: number,
+  pTable: number, pScratch: number, bits: number,
+) => number;
+interface NgramKernel {
+  memory: WasmMemory;
+  count: CountKernel;
+}
+
+/** undefined: not tried yet on this thread; null: unavailable (no WebAssembly, or it failed). */
+let ngramKernel: NgramKernel | null | undefined;
+let ngramsWasmEnabled = true;
+/** Table size (log2) of the kernel's last group (as `lastBits` for the JS path). */
+let wasmLastBits = 12;
+
+function loadNgramKernel(): NgramKernel | null {
+  if (ngramKernel !== undefined) return ngramKernel;
+  ngramKernel = null;
+  const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
+  if (!wasm) return ngramKernel;
+  try {
+    const bytes = ngramsWasmBytes();
+    if (!wasm.validate(bytes)) return ngramKernel;
+    const { exports } = new wasm.Instance(new wasm.Module(bytes), {});
+    ngramKernel = { memory: exports.memory as WasmMemory, count: exports.count as CountKernel };
+  } catch {
+    ngramKernel = null;
+  }
+  return ngramKernel;
+}
+
+/** Lets the ASCII path count in WebAssembly on this thread (the default) or not (benchmarks, tests). */
+export function setNgramsWasmEnabled(enabled: boolean): void {
+  ngramsWasmEnabled = enabled;
+}
+
+/** Whether this thread counts ASCII groups in WebAssembly (loads the kernel on first call). */
+export function ngramsWasmAvailable(): boolean {
+  return loadNgramKernel() !== null;
+}
+
+const WASM_PAGE = 65536;
+const align64 = (bytes: number): number => Math.ceil(bytes / 64) * 64;
+
+/**
+ * `countAsciiJs` and `finish` in the kernel: the texts are encoded straight into its memory and
+ * one call normalises, counts, weighs and normalises the rows, bit for bit as the JS path does.
+ * Null when a text is not ASCII; undefined when the kernel is unavailable or the group does not
+ * fit its memory (the JS path then runs). The rows are views of the kernel's memory: valid until
+ * the next call (a later group may grow the memory, which detaches them).
+ */
+function countAsciiWasm(texts: readonly string[]): TfidfRows | null | undefined {
+  const k = loadNgramKernel();
+  if (!k) return undefined;
+  const n = texts.length;
+  let total = 0;
+  for (const s of texts) total += s.length;
+  // 2^maxBits > 2·total: no vocabulary (at most one term per byte) can outgrow the table.
+  const maxBits = Math.max(4, 32 - Math.clz32(2 * total));
+  // Layout (see ngrams.wat): header and byte classes below 256, then at | idfOfDf | start | df |
+  // terms | values | meta | text (16 bytes of slack for 16-byte loads) | table | scratch.
+  const pAt = 256;
+  const pIdfOfDf = align64(pAt + 4 * (n + 1));
+  const pStart = align64(pIdfOfDf + 8 * (n + 1));
+  const pDf = align64(pStart + 4 * (n + 1));
+  const pTerms = align64(pDf + 4 * total);
+  const pValues = align64(pTerms + 4 * total);
+  const pMeta = align64(pValues + 8 * total);
+  const pText = align64(pMeta + 8 * total);
+  const pTable = align64(pText + total + 16);
+  const pScratch = pTable + 8 * 2 ** maxBits;
+  const end = pScratch + 4 * 2 ** maxBits;
+  if (end > 2 ** 31) return undefined;
+  const have = k.memory.buffer.byteLength;
+  if (end > have) {
+    try {
+      k.memory.grow(Math.ceil((end - have) / WASM_PAGE));
+    } catch {
+      return undefined;
+    }
+  }
+  // Views after any grow (growing detaches the old buffer).
+  const buffer = k.memory.buffer;
+  const mem = new Uint8Array(buffer);
+  const at = new Int32Array(buffer, pAt, n + 1);
+  let pos = pText;
+  for (let d = 0; d < n; d++) {
+    const s = texts[d];
+    at[d] = pos;
+    // Room for s.length bytes: all of s is read into as many bytes only when it is ASCII.
+    const { read, written } = utf8.encodeInto(s, mem.subarray(pos, pos + s.length));
+    if (read !== s.length || written !== s.length) return null;
+    pos += written;
+  }
+  at[n] = pos;
+  // idf depends on df alone (1..N), as in `finish`.
+  const idfOfDf = new Float64Array(buffer, pIdfOfDf, n + 1);
+  for (let c = 1; c <= n; c++) idfOfDf[c] = Math.log((1 + n) / (1 + c)) + 1;
+  const bits = Math.max(4, Math.min(wasmLastBits, maxBits));
+  const vocab = k.count(n, pAt, pIdfOfDf, pStart, pTerms, pValues, pDf, pMeta, pTable, pScratch, bits);
+  wasmLastBits = new Int32Array(buffer, 0, 1)[0];
+  const start = new Int32Array(buffer, pStart, n + 1);
+  const w = start[n];
+  return { n, start, terms: new Int32Array(buffer, pTerms, w), values: new Float64Array(buffer, pValues, w), vocabularySize: vocab, df: new Int32Array(buffer, pDf, vocab) };
 }
 
 /** Doubles the counting table (entries of four ints) and returns where `term`'s entry moved. */
