@@ -9,8 +9,10 @@ export interface ExtractOptions {
 }
 
 /** End of the last `cmd` not followed by a letter (`\\boxed` but not `\\boxedx`), or -1. Searched
- * from the end: a response is long and its box is near the end. */
+ * from the end: a response is long and its box is near the end. A command the text lacks is ruled
+ * out by a forward search first, which V8 does much faster than a backward one. */
 function lastCommandEnd(text: string, cmd: string): number {
+  if (text.indexOf(cmd) < 0) return -1;
   for (let i = text.lastIndexOf(cmd); i >= 0; i = i > 0 ? text.lastIndexOf(cmd, i - 1) : -1) {
     const next = text.charCodeAt(i + cmd.length);
     const letter = (next >= 65 && next <= 90) || (next >= 97 && next <= 122);
