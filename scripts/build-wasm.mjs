@@ -3,7 +3,8 @@
 // in tests, the esbuild bundles of the CLI, its workers, the extension host and the what-if
 // worker) imports them like any other module, with no loader. The kernels (KERNELS below):
 //   src/engine/dynamics/replicator.wat → replicator-wasm.ts  (replicator dynamics)
-//   src/engine/features/ngrams.wat     → ngrams-wasm.ts      (character 4-gram counting)
+//   src/engine/features/ngrams.wat     → ngrams-wasm.ts      (character 4-gram counting and
+//                                                            within-class cosines)
 // Run by scripts/build.mjs before bundling; test/engine/replicator-wasm.test.ts and
 // test/engine/ngrams-wasm.test.ts check that each committed module is what its .wat compiles
 // to. `node scripts/build-wasm.mjs`.
@@ -26,7 +27,7 @@ export const KERNELS = [
     wat: join(root, 'src/engine/features/ngrams.wat'),
     module: join(root, 'src/engine/features/ngrams-wasm.ts'),
     accessor: 'ngramsWasmBytes',
-    about: "Character 4-gram counting of ASCII groups (SPEC §4.3 step 1) in WebAssembly; see tfidf.ts.",
+    about: 'Character 4-gram TF-IDF of ASCII groups and within-class cosines (SPEC §4.3 step 1) in WebAssembly; see tfidf.ts.',
   },
 ];
 

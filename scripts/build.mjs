@@ -4,9 +4,9 @@ import * as esbuild from 'esbuild';
 import { chmodSync } from 'node:fs';
 import { buildWasm } from './build-wasm.mjs';
 
-// The replicator's WebAssembly kernel first (replicator.wat → replicator-wasm.ts), so no bundle
-// holds stale bytes. (In --watch mode only at start: after editing the .wat, re-run this.)
-if (await buildWasm()) console.log('src/engine/dynamics/replicator-wasm.ts regenerated from replicator.wat');
+// The WebAssembly kernels first (each .wat → its -wasm.ts module, see build-wasm.mjs), so no
+// bundle holds stale bytes. (In --watch mode only at start: after editing a .wat, re-run this.)
+if (await buildWasm()) console.log('WebAssembly modules regenerated from their .wat (written above)');
 
 const watch = process.argv.includes('--watch');
 const common = { bundle: true, sourcemap: 'linked', logLevel: 'warning', legalComments: 'none' };

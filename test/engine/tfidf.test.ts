@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { cosineMatrix, cosinesByClass, pairIndex, tfidfRows, normaliseForNgrams } from '../../src/engine/features/tfidf';
+import { cosineMatrix, cosinesByClass, cosinesByClassJs, cosinesByClassWasm, pairIndex, tfidfRows, normaliseForNgrams } from '../../src/engine/features/tfidf';
+import { rng } from '../../scripts/synth';
 
 // Fixtures made once by scripts/make-tfidf-fixtures.py with scikit-learn's TfidfVectorizer.
 const fixture = JSON.parse(readFileSync('test/fixtures/tfidf-sklearn.json', 'utf8')) as {
@@ -90,14 +91,76 @@ test('within-class cosines (dense columns and sparse pairs) match a reference on
     const classes: number[][] = Array.from({ length: k }, () => []);
     for (let i = 0; i < n; i++) if (rand() < 0.9) classes[Math.floor(rand() * k)].push(i);
     const ref = referenceCosines(texts);
-    const rows = tfidfRows(texts);
-    const got = cosinesByClass(rows, classes);
+    // The default (the kernel here), and each path by name.
+    for (const [path, cosines] of [['default', cosinesByClass], ['js', cosinesByClassJs], ['wasm', cosinesByClassWasm]] as const) {
+      const got = cosines(tfidfRows(texts), classes)!;
+      classes.forEach((members, c) => {
+        assert.ok(got[c].length === (members.length * (members.length - 1)) / 2);
+        for (let a = 0; a < members.length; a++) {
+          for (let b = a + 1; b < members.length; b++) {
+            const want = ref[members[a]][members[b]];
+            assert.ok(Math.abs(got[c][pairIndex(members.length, a, b)] - want) < 1e-12, `${path}: round ${round} class ${c} pair ${a},${b}: ${got[c][pairIndex(members.length, a, b)]} vs ${want}`);
+          }
+        }
+      });
+    }
+  }
+});
+
+/** Random classes over 0..n−1: shuffled members, singletons, empty classes, roll-outs in none. */
+function randomClasses(r: () => number, n: number): number[][] {
+  const k = 1 + Math.floor(r() * Math.min(12, n + 1));
+  const classes: number[][] = Array.from({ length: k }, () => []);
+  const skew = r() < 0.5; // most roll-outs in the first class, as when a majority agrees
+  for (let i = 0; i < n; i++) {
+    if (r() < 0.08) continue;
+    classes[skew && r() < 0.6 ? 0 : Math.floor(r() * k)].push(i);
+  }
+  for (const c of classes) {
+    for (let j = c.length - 1; j > 0; j--) {
+      const x = Math.floor(r() * (j + 1));
+      [c[j], c[x]] = [c[x], c[j]];
+    }
+  }
+  if (r() < 0.3) classes.push([Math.floor(r() * Math.max(n, 1))].filter((i) => i < n));
+  return classes;
+}
+
+const VOCAB = ['the', 'The', 'answer', 'is', '= 2', 'x^2', 'so', 'Therefore', '\\frac{1}{2}', 'we', 'get', '3', '17', 'sum', 'π', 'Ä', 'naïve', '≈'];
+/** Texts of words (frequent shared 4-grams: dense columns), random letters (rare ones: pairs) or empty. */
+function randomTexts(r: () => number, n: number, unicode: boolean): string[] {
+  return Array.from({ length: n }, () => {
+    const u = r();
+    if (u < 0.05) return '';
+    const len = Math.floor(r() * (u < 0.5 ? 400 : 80));
+    let s = '';
+    if (u < 0.5) for (let i = 0; i < len; i++) s += String.fromCharCode(97 + Math.floor(r() * (r() < 0.5 ? 6 : 26)));
+    else for (let w = 0; w < len; w++) s += VOCAB[Math.floor(r() * (unicode ? VOCAB.length : VOCAB.length - 4))] + (r() < 0.1 ? '  \n' : ' ');
+    return s;
+  });
+}
+
+test('within-class cosines: the kernel, the JS path and the reference agree on many random groups (N up to 200)', () => {
+  const r = rng(20251201);
+  for (let round = 0; round < 60; round++) {
+    const n = round < 4 ? round : 1 + Math.floor(r() * (round % 3 === 0 ? 200 : 64));
+    const unicode = round % 4 === 3; // rows from the JS counting paths, copied into the kernel
+    const texts = randomTexts(r, n, unicode);
+    const classes = randomClasses(r, n);
+    const ref = round % 3 === 1 ? referenceCosines(texts) : null;
+    const js = cosinesByClassJs(tfidfRows(texts), classes);
+    const wasm = cosinesByClassWasm(tfidfRows(texts), classes)!;
+    assert.ok(wasm, 'the kernel is available');
     classes.forEach((members, c) => {
-      assert.ok(got[c].length === (members.length * (members.length - 1)) / 2);
-      for (let a = 0; a < members.length; a++) {
-        for (let b = a + 1; b < members.length; b++) {
-          const want = ref[members[a]][members[b]];
-          assert.ok(Math.abs(got[c][pairIndex(members.length, a, b)] - want) < 1e-12, `round ${round} class ${c} pair ${a},${b}: ${got[c][pairIndex(members.length, a, b)]} vs ${want}`);
+      const m = members.length;
+      assert.equal(wasm[c].length, m < 2 ? 0 : (m * (m - 1)) / 2, `round ${round} class ${c}: size`);
+      assert.equal(js[c].length, wasm[c].length);
+      for (let a = 0; a < m; a++) {
+        for (let b = a + 1; b < m; b++) {
+          const p = pairIndex(m, a, b);
+          const what = `round ${round} (N = ${n}${unicode ? ', non-ASCII' : ''}) class ${c} pair ${a},${b}`;
+          assert.ok(Math.abs(wasm[c][p] - js[c][p]) <= 1e-12, `${what}: wasm ${wasm[c][p]} vs JS ${js[c][p]}`);
+          if (ref) assert.ok(Math.abs(wasm[c][p] - ref[members[a]][members[b]]) <= 1e-12, `${what}: wasm ${wasm[c][p]} vs reference ${ref[members[a]][members[b]]}`);
         }
       }
     });

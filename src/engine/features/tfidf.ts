@@ -8,7 +8,8 @@
 // a 4-gram is one exact integer key (a·S³ + b·S² + c·S + d < 2⁵³), counted in an open-addressing
 // table instead of a string-keyed Map. Only the cosines the answer kernel keeps (within-class
 // pairs) are ever computed. All-ASCII groups (the common case) are counted in a WebAssembly
-// kernel (ngrams.wat) with the JavaScript path as reference and fallback.
+// kernel (ngrams.wat), which also computes the within-class cosines of every group; the
+// JavaScript paths stay as reference and fallback.
 
 import { ngramsWasmBytes } from './ngrams-wasm';
 
@@ -274,9 +275,16 @@ type CountKernel = (
   n: number, pAt: number, pIdfOfDf: number, pStart: number, pTerms: number, pValues: number, pDf: number, pMeta: number,
   pTable: number, pScratch: number, bits: number,
 ) => number;
+type ClassifyKernel = (pDf: number, vocab: number, maxSparse: number, pCode: number) => number;
+type CosinesKernel = (
+  pStart: number, pTerms: number, pValues: number, pCode: number, D: number, k: number, pSizes: number, pMembers: number,
+  pOut: number, pEntries: number, pList: number, pF: number,
+) => void;
 interface NgramKernel {
   memory: WasmMemory;
   count: CountKernel;
+  classify: ClassifyKernel;
+  cosines: CosinesKernel;
 }
 
 /** undefined: not tried yet on this thread; null: unavailable (no WebAssembly, or it failed). */
@@ -294,7 +302,12 @@ function loadNgramKernel(): NgramKernel | null {
     const bytes = ngramsWasmBytes();
     if (!wasm.validate(bytes)) return ngramKernel;
     const { exports } = new wasm.Instance(new wasm.Module(bytes), {});
-    ngramKernel = { memory: exports.memory as WasmMemory, count: exports.count as CountKernel };
+    ngramKernel = {
+      memory: exports.memory as WasmMemory,
+      count: exports.count as CountKernel,
+      classify: exports.classify as ClassifyKernel,
+      cosines: exports.cosines as CosinesKernel,
+    };
   } catch {
     ngramKernel = null;
   }
@@ -626,18 +639,167 @@ let gramRows = new Float64Array(1 << 16);
  * matrix (its share of the pair products is a dense, sequential Gram product); rarer terms add
  * their pairs one by one. On 2 KB reasoning texts most pair products come from a few hundred
  * frequent 4-grams (" the", "= 2"), while most shared terms are in 2–5 responses. Only speed
- * depends on it.
+ * depends on it (the JS path's value).
  */
 const DENSE_SHARE = 0.3;
 
 /**
+ * The same for the kernel, where a dense column costs far less against a sparse pair: its Gram
+ * product runs at ~0.15 ns per (pair, column), its sparse pairs at ~6 ns each (a chained,
+ * data-dependent walk). A term in d of the n responses gives about C(d,2)·P within-class pairs
+ * (P: the chance that two responses share a class) and as a column costs P·C(n,2) pairs, so the
+ * break-even d/n is about √(0.15/6) ≈ 0.16 whatever the classes; 0.1–0.2 measured alike on
+ * .bench/core-200.jsonl (bench/cosines-bench.ts), 0.3 ~20% slower.
+ */
+const WASM_DENSE_SHARE = 0.15;
+
+let cosinesWasmEnabled = true;
+
+/** Lets `cosinesByClass` run in WebAssembly on this thread (the default) or not (benchmarks, tests). */
+export function setCosinesWasmEnabled(enabled: boolean): void {
+  cosinesWasmEnabled = enabled;
+}
+
+/**
  * The within-class cosines of every class (each packed as in `cosinesWithin`): only the pairs the
- * answer kernel keeps. Terms are split once per group by document frequency: a term in one
- * response adds exactly 0 to every dot product and is skipped; frequent terms become dense
- * columns, multiplied class by class; the others are gathered into one list per term (ordered by
- * class and member), whose runs inside one class add their pairs.
+ * answer kernel keeps. In the WebAssembly kernel (`cosinesByClassWasm`) when this thread has it
+ * and it is enabled, else in JavaScript (`cosinesByClassJs`, the reference); the two agree to
+ * rounding (the same products, summed in another order). Ordinary arrays, owned by the caller.
  */
 export function cosinesByClass(rows: TfidfRows, classes: readonly (readonly number[])[]): Float64Array[] {
+  if (cosinesWasmEnabled) {
+    const out = cosinesByClassWasm(rows, classes);
+    if (out) return out;
+  }
+  return cosinesByClassJs(rows, classes);
+}
+
+/**
+ * `cosinesByClassJs` in the kernel (ngrams.wat: `classify`, then `cosines`), on the same kind of
+ * split of terms (at its own threshold, WASM_DENSE_SHARE). Rows the kernel counted are used in
+ * place; others (the JS counting paths) are copied in. Per class, one branch-free pass over its
+ * members' rows fills the dense columns and chains each sparse entry to the term's previous one
+ * in the class (no per-term lists to gather and split), the chains add their pairs, and an f64x2
+ * Gram product adds the dense columns'. Null when the kernel is unavailable or the group does not
+ * fit its memory. If the memory has to grow, rows that are views of it are re-made on the grown
+ * memory (they stay valid until the kernel's next group, as before).
+ */
+export function cosinesByClassWasm(rows: TfidfRows, classes: readonly (readonly number[])[]): Float64Array[] | null {
+  const k = loadNgramKernel();
+  if (!k) return null;
+  const out: Float64Array[] = new Array(classes.length);
+  let paired = 0;
+  let slots = 0;
+  let pairs = 0;
+  let mMax = 0;
+  for (let ci = 0; ci < classes.length; ci++) {
+    const m = classes[ci].length;
+    if (m < 2) {
+      out[ci] = new Float64Array(0);
+      continue;
+    }
+    paired++;
+    slots += m;
+    pairs += (m * (m - 1)) / 2;
+    if (m > mMax) mMax = m;
+  }
+  if (paired === 0) return out;
+  const { n } = rows;
+  const w = rows.start[n];
+  const V = rows.vocabularySize;
+  const buffer0 = k.memory.buffer;
+  const inPlace = rows.start.buffer === buffer0 && rows.terms.buffer === buffer0 && rows.values.buffer === buffer0 && rows.df.buffer === buffer0;
+  // Layout: the rows (in place, or copied from 256), then code | sizes | members | out | entries | F.
+  let pStart = 256;
+  let pDf = align64(pStart + 4 * (n + 1));
+  let pTerms = align64(pDf + 4 * V);
+  let pValues = align64(pTerms + 4 * w);
+  let base = align64(pValues + 8 * w);
+  if (inPlace) {
+    pStart = rows.start.byteOffset;
+    pDf = rows.df.byteOffset;
+    pTerms = rows.terms.byteOffset;
+    pValues = rows.values.byteOffset;
+    base = align64(Math.max(pStart + 4 * (n + 1), pDf + 4 * V, pTerms + 4 * w, pValues + 8 * w));
+  }
+  const pCode = base;
+  const pSizes = align64(pCode + 4 * V);
+  const pMembers = align64(pSizes + 4 * paired);
+  const pOut = align64(pMembers + 4 * slots);
+  const pEntries = align64(pOut + 8 * pairs);
+  const pList = align64(pEntries + 16 * (w + 2));
+  const pF = align64(pList + 8 * (w + 1));
+  if (!growKernelMemory(k, pF, inPlace ? rows : null)) return null;
+  if (!inPlace) {
+    const buffer = k.memory.buffer;
+    new Int32Array(buffer, pStart, n + 1).set(rows.start.subarray(0, n + 1));
+    new Int32Array(buffer, pDf, V).set(rows.df.subarray(0, V));
+    new Int32Array(buffer, pTerms, w).set(rows.terms.subarray(0, w));
+    new Float64Array(buffer, pValues, w).set(rows.values.subarray(0, w));
+  }
+  const D = k.classify(pDf, V, Math.floor(WASM_DENSE_SHARE * n), pCode);
+  // F: the largest class's rows of D columns rounded up to even (16-byte rows).
+  if (!growKernelMemory(k, pF + 8 * mMax * (D + (D & 1)), inPlace ? rows : null)) return null;
+  const buffer = k.memory.buffer;
+  const sizes = new Int32Array(buffer, pSizes, paired);
+  const members = new Int32Array(buffer, pMembers, slots);
+  for (let ci = 0, c = 0, at = 0; ci < classes.length; ci++) {
+    const cl = classes[ci];
+    const m = cl.length;
+    if (m < 2) continue;
+    sizes[c++] = m;
+    for (let a = 0; a < m; a++) members[at++] = cl[a];
+  }
+  k.cosines(pStart, pTerms, pValues, pCode, D, paired, pSizes, pMembers, pOut, pEntries, pList, pF);
+  const all = new Float64Array(buffer, pOut, pairs);
+  for (let ci = 0, at = 0; ci < classes.length; ci++) {
+    const m = classes[ci].length;
+    if (m < 2) continue;
+    const len = (m * (m - 1)) / 2;
+    out[ci] = all.slice(at, at + len);
+    at += len;
+  }
+  return out;
+}
+
+/**
+ * Grows the kernel's memory to at least `end` bytes (false when it cannot). Growing detaches
+ * every view of the old memory: `rows`, when they are such views, are re-made on the new one.
+ */
+function growKernelMemory(k: NgramKernel, end: number, rows: TfidfRows | null): boolean {
+  if (end > 2 ** 31) return false;
+  const have = k.memory.buffer.byteLength;
+  if (end <= have) return true;
+  const views = rows && {
+    start: [rows.start.byteOffset, rows.start.length],
+    terms: [rows.terms.byteOffset, rows.terms.length],
+    values: [rows.values.byteOffset, rows.values.length],
+    df: [rows.df.byteOffset, rows.df.length],
+  };
+  try {
+    k.memory.grow(Math.ceil((end - have) / WASM_PAGE));
+  } catch {
+    return false;
+  } finally {
+    if (rows && views) {
+      const buffer = k.memory.buffer;
+      rows.start = new Int32Array(buffer, views.start[0], views.start[1]);
+      rows.terms = new Int32Array(buffer, views.terms[0], views.terms[1]);
+      rows.values = new Float64Array(buffer, views.values[0], views.values[1]);
+      rows.df = new Int32Array(buffer, views.df[0], views.df[1]);
+    }
+  }
+  return true;
+}
+
+/**
+ * The JavaScript twin of `cosinesByClassWasm` (the reference; the fallback without WebAssembly).
+ * Terms are split once per group by document frequency: a term in one response adds exactly 0 to
+ * every dot product and is skipped; frequent terms become dense columns, multiplied class by
+ * class; the others are gathered into one list per term (ordered by class and member), whose runs
+ * inside one class add their pairs.
+ */
+export function cosinesByClassJs(rows: TfidfRows, classes: readonly (readonly number[])[]): Float64Array[] {
   const out: Float64Array[] = [];
   for (const c of classes) out.push(new Float64Array((c.length * (c.length - 1)) / 2));
   const { n, start, terms, values, df } = rows;
