@@ -6,6 +6,7 @@ import { answersEqual, explainEquality, extractAnswer, formClasses } from '../..
 import { compareAnswers, limits } from '../../src/engine/answers/compare';
 import { loadVectors } from './helpers';
 import { rng } from '../../scripts/synth';
+import { normalise } from '../../src/engine/answers/normalise';
 
 
 const int = (r: () => number, lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
@@ -206,4 +207,20 @@ test('fuzz: random LaTeX-ish strings never throw and compare symmetrically', () 
     assert.equal(compareAnswers(a, b).equal, compareAnswers(b, a).equal, `${a} | ${b}`);
     assert.doesNotThrow(() => extractAnswer(`${a} ${b}`));
   }
+});
+
+test('normalise skips on plain text only rules that cannot match it (same result as trying every rule)', () => {
+  let seed = 99;
+  const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  // Plain characters (no backslash, letter, $, %, *, `, ~ or non-ASCII) and a few that are not.
+  const plain = '0123456789012345 ,.;:?!=/+-^_(){}[]<>\'"#&|@';
+  const other = ['\\', 'x', 'e', '$', '%', '*', '`', '~', '°', 'π', ' cm', ' and ', '\\text{m}', '\u00a0'];
+  const cases = ['1,000', '1{,}000', '4 4/9', '= 12.', '12;', '(12,102)', '1 000 000', '0.5 .', '=3/4?'];
+  for (let k = 0; k < 4000; k++) {
+    let s = '';
+    const len = 1 + Math.floor(rand() * 14);
+    for (let i = 0; i < len; i++) s += rand() < 0.08 ? other[Math.floor(rand() * other.length)] : plain[Math.floor(rand() * plain.length)];
+    cases.push(s);
+  }
+  for (const s of cases) assert.deepEqual(normalise(s), normalise(s, true), JSON.stringify(s));
 });

@@ -12,6 +12,7 @@
 // `replicator` uses the kernel when it can.
 
 import { replicatorWasmBytes } from './replicator-wasm';
+import { instantiateKernel, WASM_PAGE, type WasmMemory } from '../wasm';
 
 /** One answer class's calibrated affinities A' (dense m×m, zero diagonal) over its members. */
 export interface AffinityBlock {
@@ -135,17 +136,7 @@ export function replicatorJs(n: number, blocks: readonly AffinityBlock[], opt: R
 }
 
 // The WebAssembly kernel: one module instance (and one linear memory) per thread, created on
-// first use. Typed here by hand: the engine compiles against lib ES2022 (no DOM lib), which has
-// no WebAssembly declarations.
-interface WasmMemory {
-  readonly buffer: ArrayBuffer;
-  grow(pages: number): number;
-}
-interface WasmApi {
-  validate(bytes: Uint8Array): boolean;
-  Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
-}
+// first use (see ../wasm.ts).
 type RunKernel = (
   n: number, nb: number, pSize: number, pActive: number, pA: number, pX: number, pNext: number, pWx: number,
   alpha: number, shift: number, eps: number, tmax: number,
@@ -160,18 +151,8 @@ let kernel: Kernel | null | undefined;
 
 function loadKernel(): Kernel | null {
   if (kernel !== undefined) return kernel;
-  kernel = null;
-  const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
-  if (!wasm) return kernel;
-  try {
-    const bytes = replicatorWasmBytes();
-    // validate() is false where the engine lacks 128-bit SIMD (or WebAssembly is restricted).
-    if (!wasm.validate(bytes)) return kernel;
-    const { exports } = new wasm.Instance(new wasm.Module(bytes), {});
-    kernel = { memory: exports.memory as WasmMemory, run: exports.run as RunKernel };
-  } catch {
-    kernel = null;
-  }
+  const exports = instantiateKernel(replicatorWasmBytes);
+  kernel = exports && { memory: exports.memory as WasmMemory, run: exports.run as RunKernel };
   return kernel;
 }
 
@@ -180,7 +161,6 @@ export function replicatorWasmAvailable(): boolean {
   return loadKernel() !== null;
 }
 
-const PAGE = 65536;
 const align16 = (bytes: number): number => Math.ceil(bytes / 16) * 16;
 
 /**
@@ -206,7 +186,7 @@ export function replicatorWasm(n: number, blocks: readonly AffinityBlock[], opt:
   const have = k.memory.buffer.byteLength;
   if (end > have) {
     try {
-      k.memory.grow(Math.ceil((end - have) / PAGE));
+      k.memory.grow(Math.ceil((end - have) / WASM_PAGE));
     } catch {
       return null; // out of memory for the kernel: the JS path allocates its own arrays
     }

@@ -12,6 +12,7 @@
 // JavaScript paths stay as reference and fallback.
 
 import { ngramsWasmBytes } from './ngrams-wasm';
+import { instantiateKernel, WASM_PAGE, type WasmMemory } from '../wasm';
 
 /** Python's `\s` for str patterns (str.isspace): unlike JS `\s` it has U+001C–U+001F and U+0085 and lacks U+FEFF. */
 const PY_WHITESPACE_RUN = /[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]{2,}/g;
@@ -261,16 +262,7 @@ function countAsciiJs(texts: readonly string[]): TfidfRows | null {
 }
 
 // The WebAssembly kernel of the ASCII path (ngrams.wat): one module instance (and one linear
-// memory) per thread, created on first use. Typed by hand, as in replicator.ts (no DOM lib).
-interface WasmMemory {
-  readonly buffer: ArrayBuffer;
-  grow(pages: number): number;
-}
-interface WasmApi {
-  validate(bytes: Uint8Array): boolean;
-  Module: new (bytes: Uint8Array) => object;
-  Instance: new (module: object, imports: object) => { exports: Record<string, unknown> };
-}
+// memory) per thread, created on first use (see ../wasm.ts).
 type CountKernel = (
   n: number, pAt: number, pIdfOfDf: number, pStart: number, pTerms: number, pValues: number, pDf: number, pMeta: number,
   pTable: number, pScratch: number, bits: number,
@@ -295,22 +287,13 @@ let wasmLastBits = 12;
 
 function loadNgramKernel(): NgramKernel | null {
   if (ngramKernel !== undefined) return ngramKernel;
-  ngramKernel = null;
-  const wasm = (globalThis as { WebAssembly?: WasmApi }).WebAssembly;
-  if (!wasm) return ngramKernel;
-  try {
-    const bytes = ngramsWasmBytes();
-    if (!wasm.validate(bytes)) return ngramKernel;
-    const { exports } = new wasm.Instance(new wasm.Module(bytes), {});
-    ngramKernel = {
-      memory: exports.memory as WasmMemory,
-      count: exports.count as CountKernel,
-      classify: exports.classify as ClassifyKernel,
-      cosines: exports.cosines as CosinesKernel,
-    };
-  } catch {
-    ngramKernel = null;
-  }
+  const exports = instantiateKernel(ngramsWasmBytes);
+  ngramKernel = exports && {
+    memory: exports.memory as WasmMemory,
+    count: exports.count as CountKernel,
+    classify: exports.classify as ClassifyKernel,
+    cosines: exports.cosines as CosinesKernel,
+  };
   return ngramKernel;
 }
 
@@ -324,7 +307,6 @@ export function ngramsWasmAvailable(): boolean {
   return loadNgramKernel() !== null;
 }
 
-const WASM_PAGE = 65536;
 const align64 = (bytes: number): number => Math.ceil(bytes / 64) * 64;
 
 /**
