@@ -93,12 +93,16 @@ const RULES: readonly Rule[] = [
 const NOT_PLAIN = /[\\A-Za-z$%*`~\u0080-\uffff]/;
 const PLAIN_RULES = new Set(['thousands separators', 'mixed number', 'trailing punctuation', 'leading "="']);
 
+const NON_ASCII = /[^\x00-\x7f]/;
+
 const SUPERSCRIPTS: Record<string, string> = {
   '\u2070': '0', '\u00b9': '1', '\u00b2': '2', '\u00b3': '3', '\u2074': '4', '\u2075': '5', '\u2076': '6',
   '\u2077': '7', '\u2078': '8', '\u2079': '9', '\u207b': '-', '\u207a': '+',
 };
 
 function applyUnicode(s: string): string {
+  // Every rewrite below (and NFKC) leaves ASCII text as it is.
+  if (!NON_ASCII.test(s)) return s;
   // Superscripts before NFKC, which would turn x² into x2 (a product).
   let out = s.replace(/[\u2070\u00b9\u00b2\u00b3\u2074-\u2079\u207a\u207b]+/g,
     (m) => `^{${[...m].map((c) => SUPERSCRIPTS[c]).join('')}}`);
@@ -136,6 +140,8 @@ export function normalise(answer: string, everyRule = false): Normalised {
 
 /** True when the answer contains a word (3+ letters that are not a function name): it is text. */
 export function hasWord(s: string): boolean {
+  // Removing commands only shortens letter runs: no run of three letters, no word.
+  if (!/[A-Za-z]{3}/.test(s)) return false;
   const bare = s.replace(/\\(?:begin|end)\s*\{[A-Za-z*]*\}/g, ' ').replace(/\\[A-Za-z]+/g, ' ');
   for (const m of bare.matchAll(/[A-Za-z]{3,}/g)) if (!FUNCTION_WORDS.has(m[0].toLowerCase())) return true;
   return false;
