@@ -212,7 +212,14 @@ test('training: launch from the panel with κ = 0.4, follow the run live, exit c
   await quickRow(page, 'GPU 1: NVIDIA A100-SXM4-80GB').waitFor({ timeout: 15_000 });
   const gpuRows = await quickRows(page);
   assert.ok(gpuRows.some((l) => /GPU 1: NVIDIA A100-SXM4-80GB.*76\.4\/80\.0 GiB used.*100% busy/.test(l)), gpuRows.join(' | '));
-  await quickRow(page, 'GPU 2:').locator('.monaco-checkbox, input[type=checkbox], .quick-input-list-checkbox').first().click();
+  // Tick GPU 2 and see it ticked before accepting: a click that lands while the list is still
+  // settling is lost, and Enter would then go on with no GPU.
+  const box = quickRow(page, 'GPU 2:').locator('.monaco-checkbox, input[type=checkbox], .quick-input-list-checkbox').first();
+  const ticked = () => box.evaluate((el) => el.checked === true || el.getAttribute('aria-checked') === 'true' || el.classList.contains('checked'));
+  await retry(async () => {
+    if (!(await ticked())) await box.click();
+    assert.ok(await ticked(), 'GPU 2 ticked');
+  }, { timeout: 15_000, interval: 500 });
   await page.keyboard.press('Enter');
 
   // The resolved command, in full, quoted; Enter launches it.
