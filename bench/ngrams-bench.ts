@@ -1,4 +1,4 @@
-// Micro-benchmark of TF-IDF on ASCII groups: the JavaScript path (`countAsciiJs` + `finish`)
+// Micro-benchmark of TF-IDF on ASCII groups: the JavaScript path (`countSmallAlphabet` + `finish`)
 // against the WebAssembly kernel (src/engine/features/ngrams.wat), both through `tfidfRows`
 // (counting, idf and L2 rows), on the same groups, in one process, interleaved (the order
 // alternates by round), best of several rounds. Times are CPU time of this process (process.cpuUsage, user + system), which a shared,

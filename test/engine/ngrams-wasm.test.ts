@@ -1,5 +1,5 @@
 // The WebAssembly kernel of ASCII TF-IDF (src/engine/features/ngrams.wat) against its JavaScript
-// twin (`countAsciiJs` + `finish` in tfidf.ts), and the generated module against the .wat.
+// twin (`countSmallAlphabet` + `finish` in tfidf.ts), and the generated module against the .wat.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

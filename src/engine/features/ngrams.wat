@@ -1,6 +1,6 @@
 ;; TF-IDF rows of one all-ASCII group over character 4-grams (SPEC §4.3 step 1, scikit-learn's
 ;; char analyzer) in one call: normalisation, counting, idf and L2 rows. The twin of
-;; `countAsciiJs` + `finish` in tfidf.ts, which document the semantics. Exact: the same rows,
+;; `countSmallAlphabet` + `finish` in tfidf.ts, which document the semantics. Exact: the same rows,
 ;; term ids, document frequencies and values, bit for bit (ids in order of first sight, each row
 ;; in order of first occurrence, the same floating-point operations in the same order).
 ;; The same module (one memory, so those rows need no copy) computes the within-class cosines of

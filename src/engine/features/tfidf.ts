@@ -151,114 +151,17 @@ let smallTable = new Int32Array(4 << 12);
 let termDf: Int32Array<ArrayBuffer> = new Int32Array(1 << 12);
 let rowTerms = new Int32Array(1 << 16);
 let rowCounts = new Float64Array(1 << 16);
-let bytes = new Uint8Array(1 << 16);
 const utf8 = new TextEncoder();
-
-/** Lower-cased ASCII byte, and Python's ASCII whitespace (str.isspace). */
-const ASCII_LOWER = new Uint8Array(128);
-for (let c = 0; c < 128; c++) ASCII_LOWER[c] = c >= 65 && c <= 90 ? c + 32 : c;
-
-/** Table size (log2) of the last group: a run's groups are alike, so start there, not small. */
-let lastBits = 12;
 
 /**
  * The common case: every response is ASCII. Counted in the WebAssembly kernel (ngrams.wat) when
- * this thread has it and it is enabled, else by `countAsciiJs`; the two give identical rows.
- * Returns null when any text is not ASCII.
+ * this thread has it and it is enabled; null otherwise, or when any text is not ASCII. Its
+ * JavaScript twin is `countSmallAlphabet` (an ASCII group's alphabet fits): the same term ids, rows
+ * and values, bit for bit.
  */
 function countAscii(texts: readonly string[]): TfidfRows | null {
-  if (ngramsWasmEnabled) {
-    const rows = countAsciiWasm(texts);
-    if (rows !== undefined) return rows;
-  }
-  return countAsciiJs(texts);
-}
-
-/**
- * The JavaScript twin of the kernel (the reference; the fallback without WebAssembly). Each text
- * is copied to bytes in one native call (TextEncoder.encodeInto: an ASCII string is its own
- * UTF-8), lower-cased and whitespace-collapsed inline exactly as normaliseForNgrams would, and a
- * 4-gram is its four bytes as one 32-bit key. Returns null when any text is not ASCII. The rows
- * live in scratch buffers (see countSmallAlphabet).
- */
-function countAsciiJs(texts: readonly string[]): TfidfRows | null {
-  const n = texts.length;
-  let totalChars = 0;
-  for (const s of texts) totalChars += s.length;
-  // Three bytes per UTF-16 unit hold any text whole, so `written` tells ASCII apart exactly.
-  if (bytes.length < 3 * totalChars) bytes = new Uint8Array(3 * totalChars);
-  const b = bytes;
-  const at = new Int32Array(n + 1);
-  for (let d = 0; d < n; d++) {
-    const s = texts[d];
-    const { written } = utf8.encodeInto(s, b.subarray(at[d]));
-    if (written !== s.length) return null;
-    at[d + 1] = at[d] + written;
-  }
-  if (rowTerms.length < totalChars) {
-    rowTerms = new Int32Array(totalChars);
-    rowCounts = new Float64Array(totalChars);
-  }
-  const terms = rowTerms;
-  const counts = rowCounts;
-  const start = new Int32Array(n + 1);
-  // No larger than twice the group's 4-gram count: a small group after a large one stays cheap.
-  let bits = Math.max(4, Math.min(lastBits, 32 - Math.clz32(2 * totalChars)));
-  let cap = 1 << bits;
-  if (smallTable.length < 4 * cap) smallTable = new Int32Array(4 * cap);
-  let table = smallTable;
-  table.fill(-1, 0, 4 * cap);
-  let vocab = 0;
-  let w = 0;
-  let df = termDf;
-  const space = ASCII_SPACE;
-  const lower = ASCII_LOWER;
-  for (let d = 0; d < n; d++) {
-    start[d] = w;
-    const end = at[d + 1];
-    let key = 0;
-    let emitted = 0;
-    for (let p = at[d]; p < end; p++) {
-      let c = b[p];
-      if (space[c] === 1) {
-        let q = p + 1;
-        while (q < end && space[b[q]] === 1) q++;
-        if (q - p >= 2) {
-          c = 32;
-          p = q - 1;
-        }
-      } else c = lower[c];
-      key = (key << 8) | c;
-      if (++emitted < 4) continue;
-      let e = (Math.imul(key, 0x9e3779b1) >>> (32 - bits)) << 2;
-      let term = table[e + 1];
-      while (term >= 0 && table[e] !== key) {
-        e = (e + 4) & (4 * cap - 1);
-        term = table[e + 1];
-      }
-      if (term < 0) {
-        term = vocab++;
-        table[e] = key;
-        table[e + 1] = term;
-        if (vocab > df.length) df = termDf = grow(df);
-        df[term] = 0;
-        if (vocab * 2 > cap) {
-          ({ table, e } = rehash(table, cap, ++bits, term));
-          cap <<= 1;
-        }
-      }
-      if (table[e + 2] !== d) {
-        table[e + 2] = d;
-        table[e + 3] = w;
-        df[term]++;
-        terms[w] = term;
-        counts[w++] = 1;
-      } else counts[table[e + 3]]++;
-    }
-  }
-  lastBits = bits;
-  start[n] = w;
-  return finish(n, start, terms.subarray(0, w), counts.subarray(0, w), df, vocab);
+  if (!ngramsWasmEnabled) return null;
+  return countAsciiWasm(texts) ?? null;
 }
 
 // The WebAssembly kernel of the ASCII path (ngrams.wat): one module instance (and one linear
@@ -282,7 +185,7 @@ interface NgramKernel {
 /** undefined: not tried yet on this thread; null: unavailable (no WebAssembly, or it failed). */
 let ngramKernel: NgramKernel | null | undefined;
 let ngramsWasmEnabled = true;
-/** Table size (log2) of the kernel's last group (as `lastBits` for the JS path). */
+/** Table size (log2) of the kernel's last group: a run's groups are alike, so start there. */
 let wasmLastBits = 12;
 
 function loadNgramKernel(): NgramKernel | null {
@@ -310,7 +213,7 @@ export function ngramsWasmAvailable(): boolean {
 const align64 = (bytes: number): number => Math.ceil(bytes / 64) * 64;
 
 /**
- * `countAsciiJs` and `finish` in the kernel: the texts are encoded straight into its memory and
+ * `countSmallAlphabet` and `finish` in the kernel: the texts are encoded straight into its memory and
  * one call normalises, counts, weighs and normalises the rows, bit for bit as the JS path does.
  * Null when a text is not ASCII; undefined when the kernel is unavailable or the group does not
  * fit its memory (the JS path then runs). The rows are views of the kernel's memory: valid until
