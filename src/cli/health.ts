@@ -147,9 +147,12 @@ export function renderHealth(h: RunHealth, path: string): string {
   out.push(h.alarms.length ? `Alarms (${h.alarms.length}):` : 'Alarms: none');
   for (const a of h.alarms) out.push(`  ${a.message}  (p = ${a.p.toFixed(3)})`);
   out.push('');
-  out.push('Confidence premise:');
-  out.push(`  ${h.premise.label.message}`);
-  if (h.premise.truth) out.push(`  ${h.premise.truth.message}`);
+  if (h.premise.label.groups === 0 && (!h.premise.truth || h.premise.truth.groups === 0)) out.push('Confidence premise: not checked (no question with confidences and both kinds of roll-out)');
+  else {
+    out.push('Confidence premise:');
+    out.push(`  ${h.premise.label.message}`);
+    if (h.premise.truth) out.push(`  ${h.premise.truth.message}`);
+  }
   out.push('');
   out.push(h.rewardBugs.length ? 'Reward bugs:' : 'Reward bugs: none found');
   for (const b of h.rewardBugs) out.push(`  [${b.kind}] ${b.message}; e.g. step ${b.example.step} question ${b.example.question_id}${b.example.run ? ` (${b.example.run})` : ''}`);
