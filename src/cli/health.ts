@@ -142,7 +142,8 @@ export function renderHealthSummary(h: RunHealth): string {
 /** The full text of `health`. */
 export function renderHealth(h: RunHealth, path: string): string {
   const out: string[] = [];
-  out.push(`${path === '-' ? 'standard input' : path}: ${h.steps.length} steps, ${h.groups} groups, ${h.rollouts} roll-outs`);
+  const plural = (k: number, w: string) => `${k} ${w}${k === 1 ? '' : 's'}`;
+  out.push(`${path === '-' ? 'standard input' : path}: ${plural(h.steps.length, 'step')}, ${plural(h.groups, 'group')}, ${plural(h.rollouts, 'roll-out')}`);
   out.push('');
   out.push(h.alarms.length ? `Alarms (${h.alarms.length}):` : 'Alarms: none');
   for (const a of h.alarms) out.push(`  ${a.message}  (p = ${a.p.toFixed(3)})`);

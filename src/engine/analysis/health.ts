@@ -416,7 +416,11 @@ export function analyseRun(records: readonly GroupHealth[], opts: AnalyseOptions
   // Change points: every series with enough steps, at a Bonferroni level so that a stationary run
   // raises any alarm with probability at most FAMILY_ALPHA.
   const alarms: Alarm[] = [];
-  const testable = series.filter((s) => s.values.filter((v) => v !== null).length >= MIN_STEPS_FOR_CHANGES);
+  // A constant series cannot change (its p-value is 1), so it does not count in the correction.
+  const testable = series.filter((s) => {
+    const xs = s.values.filter((v): v is number => v !== null);
+    return xs.length >= MIN_STEPS_FOR_CHANGES && xs.some((v) => v !== xs[0]);
+  });
   if (steps.length < MIN_STEPS_FOR_CHANGES) notes.push(`${steps.length} step${steps.length === 1 ? '' : 's'}: change points need at least ${MIN_STEPS_FOR_CHANGES}`);
   const alpha = testable.length ? FAMILY_ALPHA / testable.length : FAMILY_ALPHA;
   for (const s of testable) {
@@ -495,6 +499,7 @@ function aggregateWhatIf(records: readonly GroupHealth[], anyTruth: boolean): Ro
   if (!withW.length) return null;
   const sizeSet = new Set<number>();
   for (const h of withW) for (const k of Object.keys(h.whatif!)) if (k !== 'full') sizeSet.add(Number(k));
+  if (!sizeSet.size) return null; // every group has N ≤ 4: nothing to subsample
   const sizes = [...[...sizeSet].sort((a, b) => a - b).map(String), 'full'];
   const values: RolloutsWhatIf['values'] = {};
   for (const op of WHATIF_OPERATORS) {
