@@ -24,6 +24,7 @@ import {
 import type { DashHistogram, DashHostMessage, DashModel, DashRecoveryPoint, DashSweep, DashWebviewMessage, DashWhatIf } from '../../src/protocol/dashboard';
 import type { OperatorId } from '../../src/protocol/messages';
 import { h, clear, fmt, showLabel } from '../dom';
+import { renderHealth } from './health';
 
 Chart.register(BarController, BarElement, CategoryScale, Filler, Legend, LineController, LineElement, LinearScale, LogarithmicScale, PointElement, ScatterController, Tooltip);
 
@@ -48,6 +49,7 @@ const runSelect = h('select', { id: 'run-select', 'aria-label': 'Run' });
 runSelect.addEventListener('change', () => post({ type: 'selectRun', runId: runSelect.value }));
 const summary = h('div', { id: 'summary', class: 'summary' });
 const sections = {
+  health: section('health', 'Run health', 'Per-step series from the logs with change-point alarms (a permutation-calibrated CUSUM test, ≤ 5% false alarms on a stationary run), the confidence premise (within-question AUROC), reward bugs by class and degenerate pluralities — the same analysis as consensus-lens health (docs/health.md).'),
   steps: section('steps', 'Per step', 'Mean CoRE gate and majority ratio; pseudo-labels that differ from the vote per operator; reward mismatches; accuracy against logged ground truth (a diagnostic).'),
   regimes: section('regimes', 'Regimes', 'Saturated: the top class holds ≥ 90% of N; competence floor: < 25%; contested otherwise.'),
   recovery: section('recovery', 'Recovery region (CoRE Fig. 4)', 'One point per contested question: outnumbering ratio r = m/n* against the coherence advantage c*/c_w the runner-up has. The vote’s bar (m−1)/(n*−1) and the confidence-lowered bar (w̄_w/w̄_*)·(m−1)/(n*−1) are drawn per question; a point above its confidence bar can be recovered (bars far outside the points’ range are clipped at the edge). Click a point to open its question.'),
@@ -150,6 +152,7 @@ function renderAll(): void {
     stat('computed in', `${fmt(m.ms, 0)} ms`),
   );
   document.body.dataset.groups = String(m.groups);
+  renderHealth(sections.health.body, m.health, { chart, cssVar, openQuestion: (step, questionId) => post({ type: 'openQuestion', step, questionId }) });
   renderSteps();
   renderRegimes();
   renderRecovery();

@@ -8,6 +8,7 @@ import type { GroupScore } from '../score';
 import { resolveParams, type Params } from '../params';
 import { operatorSpec, type RunContext } from '../operators/registry';
 import type { OperatorId } from '../operators/result';
+import type { AurocCounts, FlagName, GroupHealth } from './health-types';
 import { answersEqual, type AnswerClass } from '../answers';
 import { pairIndex } from '../features/tfidf';
 import { ANSWER_RULES, REPETITION_THRESHOLD } from './health-text';
@@ -28,65 +29,16 @@ export const FLAG = {
   /** The answer was found only by a fallback rule ("answer is", the last number): no box. */
   unformatted: 32,
 } as const;
-export type FlagName = keyof typeof FLAG;
 export const FLAG_NAMES = Object.keys(FLAG) as FlagName[];
+export type { AurocCounts, FlagName, GroupHealth, RewardEvidence } from './health-types';
 /** The CoRE paper's degenerate generations (Appendix H: "empty or repetition-collapsed"), and truncated ones. */
 export const DEGENERATE_MASK = FLAG.empty | FLAG.truncated | FLAG.repetitive;
 export const NEAR_DUPLICATE_COSINE = 0.99;
 
 export const isDegenerate = (flags: number): boolean => (flags & DEGENERATE_MASK) !== 0;
 
-/** Mann–Whitney counts of one group: U = Σ over (positive, negative) pairs of [c_p > c_q] + ½[c_p = c_q]. */
-export interface AurocCounts {
-  u: number;
-  pairs: number;
-}
 
-/** What the reward-bug classifier needs from a group whose every roll-out has a logged reward. */
-export interface RewardEvidence {
-  configured: OperatorId;
-  logged: number[];
-  /** The configured operator's rewards. */
-  expected: number[];
-  classOf: number[];
-  classSizes: number[];
-  /** Label class of every operator that ran. */
-  labels: Partial<Record<OperatorId, number>>;
-  /** Class equivalent to the logged ground truth (-1: none), null without ground truth. */
-  truthClass: number | null;
-}
 
-export interface GroupHealth {
-  run?: string;
-  step: number;
-  questionId: string;
-  n: number;
-  /** Whether the text measures (truncated, repetitive, unformatted, length) were computed. */
-  hasText: boolean;
-  flags: number[];
-  answered: number;
-  distinct: number;
-  majorityRatio: number | null;
-  /** Shannon entropy (nats) of the answer-class distribution of the answered roll-outs. */
-  entropy: number | null;
-  meanLength: number | null;
-  /** CoRE's gate (EC's when CoRE did not run). */
-  gate: number | null;
-  meanConfidence: number | null;
-  voteLabel: string | null;
-  voteClass: number;
-  /** The vote's class is mostly (more than half) degenerate roll-outs. */
-  degeneratePlurality: boolean;
-  /** Operators whose label is another class than the vote's, when the vote's class is degenerate. */
-  rescuedBy: OperatorId[];
-  /** Diagnostics against logged ground truth (never an operator input). */
-  truth: { labelCorrect: boolean; rewardAccuracy: number; correct: number } | null;
-  auroc: { label?: AurocCounts; truth?: AurocCounts };
-  rewards?: RewardEvidence;
-  /** "How many roll-outs": per N', per operator, [hits, trials] (hits = correct with ground truth,
-   * else the same answer class as the operator's full-N label). */
-  whatif?: Record<string, Partial<Record<OperatorId, [number, number]>>>;
-}
 
 export interface GroupHealthOptions {
   configuredOperator?: OperatorId;

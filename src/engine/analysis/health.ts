@@ -6,6 +6,9 @@
 import type { OperatorId } from '../operators/result';
 import { changePoints } from './health-changepoint';
 import { FLAG, FLAG_NAMES, isDegenerate, WHATIF_OPERATORS, type AurocCounts, type FlagName, type GroupHealth } from './health-group';
+import type { Alarm, PremiseCheck, PremiseVerdict, RewardBug, RewardBugKind, RolloutsWhatIf, RunHealth, Series } from './health-types';
+
+export type { Alarm, PremiseCheck, PremiseVerdict, RewardBug, RewardBugKind, RolloutsWhatIf, RunHealth, Series } from './health-types';
 
 export * from './health-group';
 export { changePoints, type ChangePoint, type ChangePointOptions } from './health-changepoint';
@@ -46,79 +49,13 @@ export const FAMILY_ALPHA = 0.05;
 /** Fewest steps a series needs before it is tested (two segments of at least 3 steps each, and then some). */
 export const MIN_STEPS_FOR_CHANGES = 8;
 
-export interface Series {
-  id: string;
-  label: string;
-  /** One value per entry of RunHealth.steps; null where the step has no data for it. */
-  values: (number | null)[];
-}
 
-export interface Alarm {
-  series: string;
-  label: string;
-  /** The first step of the new level. */
-  step: number;
-  before: number;
-  after: number;
-  p: number;
-  message: string;
-}
 
-export type PremiseVerdict = 'informative' | 'uninformative' | 'misleading' | 'too few';
 
-export interface PremiseCheck {
-  /** Pooled within-question AUROC: Σ U / Σ pairs over groups (each pair compares two roll-outs of one question). */
-  auroc: number | null;
-  groups: number;
-  pairs: number;
-  verdict: PremiseVerdict;
-  message: string;
-}
 
-export type RewardBugKind = 'constant-penalty' | 'inverted' | 'different-label' | 'ground-truth-leak' | 'scaled';
 
-export interface RewardBug {
-  kind: RewardBugKind;
-  groups: number;
-  /** Groups with logged rewards the class was tested on. */
-  of: number;
-  firstStep: number;
-  example: { step: number; question_id: string; run?: string };
-  message: string;
-}
 
-export interface RolloutsWhatIf {
-  /** N' values, then 'full'. */
-  sizes: string[];
-  metric: 'accuracy' | 'agreement';
-  /** Per operator, per size: hits / trials (null when no trial). */
-  values: Partial<Record<OperatorId, (number | null)[]>>;
-  groups: number;
-  draws: number;
-  idfRefit: false;
-}
 
-export interface RunHealth {
-  format: 'consensus-lens/health/v1';
-  groups: number;
-  rollouts: number;
-  steps: number[];
-  series: Series[];
-  alarms: Alarm[];
-  premise: { label: PremiseCheck; truth: PremiseCheck | null };
-  degenerate: {
-    /** Roll-outs per flag (text flags count only where texts were read). */
-    flags: Record<FlagName, number>;
-    degenerateRollouts: number;
-    pluralities: number;
-    /** Degenerate pluralities where another operator chose a different class. */
-    rescued: Partial<Record<OperatorId, number>>;
-    examples: { step: number; question_id: string; run?: string; label: string | null }[];
-  };
-  rewardBugs: RewardBug[];
-  rolloutsWhatIf: RolloutsWhatIf | null;
-  notes: string[];
-}
 
 const fmt = (x: number, d: number): string => (Math.abs(x) >= 1000 ? x.toFixed(0) : x.toFixed(d));
 
@@ -128,7 +65,8 @@ export const PREMISE_INFORMATIVE = 0.6;
 /** Fewest groups (with both kinds of roll-out and confidences) before a verdict. */
 export const PREMISE_MIN_GROUPS = 5;
 
-function premise(counts: (AurocCounts | undefined)[], what: string): PremiseCheck {
+/** The premise verdict over pooled within-question AUROC counts (one entry per group). */
+export function premiseCheck(counts: readonly (AurocCounts | undefined)[], what: string): PremiseCheck {
   let u = 0;
   let pairs = 0;
   let groups = 0;
@@ -401,6 +339,8 @@ function seriesValue(id: string, hs: GroupHealth[]): number | null {
 export interface AnalyseOptions {
   /** Permutations of each change-point test (default 999). */
   permutations?: number;
+  /** Multiplies every series' smallest relevant change (default 1; 0 leaves the test alone, for measuring it). */
+  minChangeScale?: number;
 }
 
 export function analyseRun(records: readonly GroupHealth[], opts: AnalyseOptions = {}): RunHealth {
@@ -434,7 +374,7 @@ export function analyseRun(records: readonly GroupHealth[], opts: AnalyseOptions
       }
     });
     const m = xs.reduce((a, b) => a + b, 0) / xs.length;
-    const minChange = spec.relative ? Math.max(spec.minChange * Math.abs(m), 1e-9) : spec.minChange;
+    const minChange = (opts.minChangeScale ?? 1) * (spec.relative ? spec.minChange * Math.abs(m) : spec.minChange);
     for (const cp of changePoints(xs, { alpha, minChange, permutations: opts.permutations, seed: 0x9e3779b1 ^ SERIES.indexOf(spec) })) {
       const step = at[cp.index];
       alarms.push({
@@ -484,8 +424,8 @@ export function analyseRun(records: readonly GroupHealth[], opts: AnalyseOptions
     series,
     alarms,
     premise: {
-      label: premise(records.map((h) => h.auroc.label), "the vote's class"),
-      truth: anyTruth ? premise(records.map((h) => h.auroc.truth), 'correct roll-outs') : null,
+      label: premiseCheck(records.map((h) => h.auroc.label), "the vote's class"),
+      truth: anyTruth ? premiseCheck(records.map((h) => h.auroc.truth), 'correct roll-outs') : null,
     },
     degenerate: { flags, degenerateRollouts, pluralities, rescued, examples },
     rewardBugs: classifyRewardBugs(records),
