@@ -166,6 +166,16 @@ test('reward bugs: a ground-truth leak, inverted rewards, {−1, 1} scaling', ()
   assert.deepEqual(scaled.alarms, []);
 });
 
+test('reward bugs: rewards from the vote in a run configured with CoRE name the vote\'s label', () => {
+  const ctx = createRunContext();
+  const recs = makeRun(SHAPE).map((g) => healthOf(g, { params: {}, configuredOperator: 'core' }, ctx));
+  const bugs = analyseRun(recs).rewardBugs;
+  assert.deepEqual(bugs.map((b) => b.kind), ['different-label']);
+  assert.match(bugs[0].message, /rewarded class is the vote's label/);
+  // Every group is explained: CoRE's graded rewards never equal the vote's binary ones.
+  assert.equal(bugs[0].groups, recs.length);
+});
+
 test('the confidence premise: uninformative and misleading confidences are named', () => {
   const un = runHealth({ confidence: 'uninformative' }).h;
   assert.equal(un.premise.label.verdict, 'uninformative');

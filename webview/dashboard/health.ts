@@ -80,7 +80,8 @@ export function renderHealth(body: HTMLElement, health: RunHealth | undefined, d
       options: {
         maintainAspectRatio: false,
         plugins: { title: { display: true, text: alarms.length ? `⚠ ${s.label}` : s.label, color: alarms.length ? bad : undefined }, legend: { display: false } },
-        scales: { x: { title: { display: true, text: 'step' } } },
+        // Shares, ratios, AUROC, accuracy, lengths and counts are non-negative (the mean log-prob is not).
+        scales: { x: { title: { display: true, text: 'step' } }, y: s.id === 'confidence' ? {} : { beginAtZero: true } },
       },
     });
   }

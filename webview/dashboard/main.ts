@@ -49,13 +49,13 @@ const runSelect = h('select', { id: 'run-select', 'aria-label': 'Run' });
 runSelect.addEventListener('change', () => post({ type: 'selectRun', runId: runSelect.value }));
 const summary = h('div', { id: 'summary', class: 'summary' });
 const sections = {
-  health: section('health', 'Run health', 'Per-step series from the logs with change-point alarms (a permutation-calibrated CUSUM test, ≤ 5% false alarms on a stationary run), the confidence premise (within-question AUROC), reward bugs by class and degenerate pluralities — the same analysis as consensus-lens health (docs/health.md).'),
   steps: section('steps', 'Per step', 'Mean CoRE gate and majority ratio; pseudo-labels that differ from the vote per operator; reward mismatches; accuracy against logged ground truth (a diagnostic).'),
   regimes: section('regimes', 'Regimes', 'Saturated: the top class holds ≥ 90% of N; competence floor: < 25%; contested otherwise.'),
   recovery: section('recovery', 'Recovery region (CoRE Fig. 4)', 'One point per contested question: outnumbering ratio r = m/n* against the coherence advantage c*/c_w the runner-up has. The vote’s bar (m−1)/(n*−1) and the confidence-lowered bar (w̄_w/w̄_*)·(m−1)/(n*−1) are drawn per question; a point above its confidence bar can be recovered (bars far outside the points’ range are clipped at the edge). Click a point to open its question.'),
   sweep: section('sweep', 'κ × τ sweep', 'CoRE (or another operator) over a 6 × 6 grid: pseudo-labels that differ from the vote, or accuracy where ground truth is logged.'),
   agreement: section('agreement', 'Operator agreement', 'Share of questions where two operators choose the same answer class (both ran); the last column is accuracy against logged ground truth.'),
   whatif: section('whatif', 'Last re-score', 'Consensus Lens: Re-score Run… compares a setting with the configured baseline. A cancelled re-score never replaces this.'),
+  health: section('health', 'Run health', 'Per-step series from the logs with change-point alarms (a permutation-calibrated CUSUM test, ≤ 5% false alarms on a stationary run), the confidence premise (within-question AUROC), reward bugs by class and degenerate pluralities — the same analysis as consensus-lens health (docs/health.md).'),
 };
 app.append(status, header, summary, ...Object.values(sections).map((s) => s.root));
 app.dataset.state = 'waiting';

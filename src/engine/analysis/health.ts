@@ -165,9 +165,10 @@ export function classifyRewardBugs(records: readonly GroupHealth[]): RewardBug[]
     // answer and the configured operator would have rewarded some of them.
     if (constant && close(r.logged[0], lo) && lo < hi - EPS && answered * 2 >= r.logged.length && r.expected.some((v) => v > lo + EPS)) c.push('constant-penalty');
     // A binary reward whose rewarded roll-outs are exactly one answer class: which label is it?
-    const top = Math.max(...r.logged);
-    const bottom = Math.min(...r.logged);
-    if (top > bottom + EPS && r.logged.every((v) => close(v, top) || close(v, bottom))) {
+    // (Binary in the run's two reward values, so a unanimous group rewarded in full counts too.)
+    const top = hi;
+    const bottom = lo;
+    if (top > bottom + EPS && r.logged.some((v) => close(v, top)) && r.logged.every((v) => close(v, top) || close(v, bottom))) {
       const rewarded = new Set<number>();
       r.logged.forEach((v, i) => close(v, top) && rewarded.add(r.classOf[i]));
       const cls = rewarded.size === 1 ? [...rewarded][0] : -2;
@@ -213,7 +214,8 @@ export function classifyRewardBugs(records: readonly GroupHealth[]): RewardBug[]
       else out.push({ kind: 'inverted', ...base, message: `rewards are inverted in ${groups.length} of ${of} groups from step ${first.step}: logged = ${affineText(a, b)} of ${configured}'s R — the run rewards the roll-outs the operator rejects` });
     } else if (best === 'constant-penalty') {
       const correct = groups.reduce((s, g) => s + (g.truth?.correct ?? 0), 0);
-      const answered = groups.reduce((s, g) => s + g.answered, 0);
+      // Extractable = a non-empty answer (an empty box is the degenerate answer "").
+      const answered = groups.reduce((s, g) => s + g.flags.filter((f) => !(f & (FLAG.noAnswer | FLAG.empty))).length, 0);
       const rollouts = groups.reduce((s, g) => s + g.n, 0);
       const unboxed = groups.reduce((s, g) => s + g.flags.filter((f) => f & FLAG.unformatted).length, 0);
       out.push({
