@@ -34,45 +34,53 @@ export const REPETITION_MIN_LENGTH = 200;
  */
 export const REPETITION_THRESHOLD = 0.5;
 
+// Scratch hash table of repetitionShare (open addressing), grown on demand.
+let table = new Int32Array(1 << 14);
+let used = new Uint8Array(1 << 14);
+
 /**
  * Share of the text's windows of REPETITION_WINDOW characters that already occurred earlier in
- * the text (a rolling polynomial hash, two independent 26-bit hashes combined, so a false match
- * needs a double collision). 0 for texts shorter than REPETITION_MIN_LENGTH.
+ * the text. A rolling polynomial hash modulo 2^32 (Math.imul) indexes an open-addressing table; a
+ * false match needs two different windows with the same 32-bit hash (about L/2^32 per window, a
+ * few in a million for a long response). 0 for texts shorter than REPETITION_MIN_LENGTH.
  */
 export function repetitionShare(text: string): number {
   const W = REPETITION_WINDOW;
   const L = text.length;
   if (L < REPETITION_MIN_LENGTH) return 0;
-  const M1 = 67108859; // primes below 2^26: products stay below 2^53
-  const M2 = 67108837;
-  const B1 = 257;
-  const B2 = 263;
-  let p1 = 1;
-  let p2 = 1;
-  for (let k = 0; k < W - 1; k++) {
-    p1 = (p1 * B1) % M1;
-    p2 = (p2 * B2) % M2;
-  }
-  let h1 = 0;
-  let h2 = 0;
-  const seen = new Set<number>();
+  const windows = L - W + 1;
+  let size = table.length;
+  while (size < 2 * windows) size *= 2;
+  if (size !== table.length) {
+    table = new Int32Array(size);
+    used = new Uint8Array(size);
+  } else used.fill(0);
+  const mask = size - 1;
+  const B = 0x01000193;
+  let pw = 1; // B^(W-1) mod 2^32
+  for (let k = 0; k < W - 1; k++) pw = Math.imul(pw, B);
+  let h = 0;
   let repeated = 0;
   for (let i = 0; i < L; i++) {
-    const c = text.charCodeAt(i);
-    if (i >= W) {
-      const old = text.charCodeAt(i - W);
-      h1 = (h1 - ((old * p1) % M1) + M1) % M1;
-      h2 = (h2 - ((old * p2) % M2) + M2) % M2;
-    }
-    h1 = (h1 * B1 + c) % M1;
-    h2 = (h2 * B2 + c) % M2;
-    if (i >= W - 1) {
-      const key = h1 * 67108864 + h2;
-      if (seen.has(key)) repeated++;
-      else seen.add(key);
+    if (i >= W) h = (h - Math.imul(text.charCodeAt(i - W), pw)) | 0;
+    h = (Math.imul(h, B) + text.charCodeAt(i)) | 0;
+    if (i < W - 1) continue;
+    // Fibonacci hashing spreads the (polynomial, low-bit-poor) hash over the table.
+    let slot = Math.imul(h, 0x9e3779b1) >>> 0 & mask;
+    for (;;) {
+      if (!used[slot]) {
+        used[slot] = 1;
+        table[slot] = h;
+        break;
+      }
+      if (table[slot] === h) {
+        repeated++;
+        break;
+      }
+      slot = (slot + 1) & mask;
     }
   }
-  return repeated / (L - W + 1);
+  return repeated / windows;
 }
 
 /** Which rule of SPEC §3.1 found the answer of `response` (given the answer prepareGroup kept). */
