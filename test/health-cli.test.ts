@@ -70,6 +70,12 @@ test('health on the verl and TRL fixtures (no confidence, two steps) and on bad 
   assert.match(r.out, /Alarms: none/);
   assert.match(r.out, /change points need at least 8/);
   assert.match(r.out, /Confidence premise: not checked/);
+  // Two runs under one folder (TRL completions and a verl dump): one timeline each, never mixed.
+  assert.match(r.out, /\(run trl\/completions\)/);
+  assert.match(r.out, /\(run verl\/rollout\)/);
+  const j = JSON.parse(cli(['health', 'test/fixtures/logs', '--json']).out);
+  assert.deepEqual(j.runs.map((x: { run: string }) => x.run).sort(), ['trl/completions', 'verl/rollout']);
+  assert.equal(j.groups, j.runs[0].groups);
   const missing = cli(['health', join(dir, 'nope')]);
   assert.notEqual(missing.code, 0);
   assert.match(missing.err, /nope/);

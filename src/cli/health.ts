@@ -6,7 +6,7 @@
 // Also accepts the score flags (--kappa, --tau, ...), --configured-operator and --jobs.
 import type { Readable } from 'node:stream';
 import {
-  analyseRun,
+  analyseRuns,
   groupHealth,
   rolloutWhatIf,
   WHATIF_OPERATORS,
@@ -96,9 +96,10 @@ export async function collectHealth(path: string, opts: HealthBuildOptions, onNo
   return records;
 }
 
-export async function buildHealth(path: string, opts: HealthBuildOptions, onNotice: (n: Notice) => void): Promise<RunHealth> {
+/** The health of each run under PATH (one entry unless the folder holds several runs), largest first. */
+export async function buildHealth(path: string, opts: HealthBuildOptions, onNotice: (n: Notice) => void): Promise<{ run: string | null; health: RunHealth }[]> {
   const records = await collectHealth(path, opts, onNotice);
-  return analyseRun(records, { permutations: opts.permutations });
+  return analyseRuns(records, { permutations: opts.permutations });
 }
 
 const f = (x: number | null | undefined, d = 2): string => (x === null || x === undefined || !Number.isFinite(x) ? '-' : Math.abs(x) >= 1000 ? x.toFixed(0) : x.toFixed(d));
@@ -124,9 +125,9 @@ const SHORT: Record<string, string> = {
 };
 
 /** The health section `report` prints (alarms, premise, reward bugs, degenerate pluralities). */
-export function renderHealthSummary(h: RunHealth): string {
+export function renderHealthSummary(h: RunHealth, run?: string | null): string {
   const out: string[] = [];
-  out.push(`health: ${h.alarms.length ? `${h.alarms.length} alarm${h.alarms.length === 1 ? '' : 's'}` : 'no alarm'}${h.rewardBugs.length ? `, ${h.rewardBugs.length} reward-bug class${h.rewardBugs.length === 1 ? '' : 'es'}` : ''} (consensus-lens health for the timeline)`);
+  out.push(`health${run ? ` of ${run}` : ''}: ${h.alarms.length ? `${h.alarms.length} alarm${h.alarms.length === 1 ? '' : 's'}` : 'no alarm'}${h.rewardBugs.length ? `, ${h.rewardBugs.length} reward-bug class${h.rewardBugs.length === 1 ? '' : 'es'}` : ''} (consensus-lens health for the timeline)`);
   for (const a of h.alarms) out.push(`  alarm: ${a.message}`);
   const premises = [h.premise.label, h.premise.truth].filter((p) => p && p.verdict !== 'too few');
   for (const p of premises) out.push(`  ${p!.verdict === 'informative' ? '' : 'warning: '}${p!.message}`);
@@ -202,16 +203,18 @@ export async function runHealth(argv: string[], io: CliIO): Promise<number> {
   const configured = flagString(a, 'configured-operator') as OperatorId | undefined;
   if (configured && !['majority', 'cisc', 'ec', 'core', 't3rl', 'msttrl'].includes(configured)) throw new UsageError(`unknown operator "${configured}"`);
   let errors = 0;
-  const h = await buildHealth(path, { params: paramsFromFlags(a), configuredOperator: configured, stdin: io.stdin as Readable, jobs: jobsFrom(flagString(a, 'jobs')) }, (n) => {
+  const runs = await buildHealth(path, { params: paramsFromFlags(a), configuredOperator: configured, stdin: io.stdin as Readable, jobs: jobsFrom(flagString(a, 'jobs')) }, (n) => {
     if (n.level === 'error') errors++;
     const where = n.file && !n.message.startsWith(n.file) ? `${n.file}${n.line ? `:${n.line}` : ''}: ` : '';
     io.stderr.write(`consensus-lens: ${n.level === 'info' ? '' : `${n.level}: `}${where}${n.message}\n`);
   });
+  const h = runs[0].health;
   if (h.groups === 0) {
     io.stderr.write(`consensus-lens health: no groups in ${path}\n`);
     return 1;
   }
-  if (a.flags.get('json')) io.stdout.write(JSON.stringify({ path, ...h }) + '\n');
-  else io.stdout.write(renderHealth(h, path));
+  // Several runs (verl's rollout/ and validation/): the largest at the top level, each in `runs`.
+  if (a.flags.get('json')) io.stdout.write(JSON.stringify({ path, ...(runs[0].run !== null ? { run: runs[0].run } : {}), ...h, ...(runs.length > 1 ? { runs: runs.map((r) => ({ run: r.run, ...r.health })) } : {}) }) + '\n');
+  else io.stdout.write(runs.map((r) => renderHealth(r.health, runs.length > 1 ? `${path} (run ${r.run ?? '-'})` : path)).join('\n'));
   return errors > 0 ? 1 : 0;
 }

@@ -19,7 +19,7 @@ import type { Notice } from '../logs';
 import { forEachGroup, jobsFrom } from './score';
 import type { ScoreJob } from './pipeline';
 import { needsReasoning, prepareGroup, scoreGroup } from '../engine';
-import { analyseRun, groupHealth, type GroupHealth, type RunHealth } from '../engine/analysis/health';
+import { analyseRuns, groupHealth, type GroupHealth, type RunHealth } from '../engine/analysis/health';
 import { renderHealthSummary } from './health';
 import type { RunContext } from '../engine';
 import { defaultJobs } from './pool';
@@ -71,8 +71,10 @@ export interface RunReport {
   total: ReportStep;
   groups: ReportGroup[];
   notices: Notice[];
-  /** Run health (docs/health.md): alarms, the confidence premise, reward bugs, degenerate roll-outs. */
+  /** Run health (docs/health.md): alarms, the confidence premise, reward bugs, degenerate roll-outs
+   * (of the largest run when the path holds several; each is in `health_runs`). */
   health?: RunHealth;
+  health_runs?: { run: string | null; health: RunHealth }[];
 }
 
 const finite = (x: number): number | null => (Number.isFinite(x) ? x : null);
@@ -214,8 +216,12 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
     total: summarize(-1, rows, operators),
     groups: rows,
     notices: notices.slice(0, 200),
-    health: analyseRun(healths),
+    ...healthFields(analyseRuns(healths)),
   };
+}
+
+function healthFields(runs: { run: string | null; health: RunHealth }[]): Pick<RunReport, 'health' | 'health_runs'> {
+  return runs.length > 1 ? { health: runs[0].health, health_runs: runs } : { health: runs[0].health };
 }
 
 const pct = (x: number | null | undefined): string => (x === null || x === undefined ? '-' : `${(100 * x).toFixed(1)}%`);
@@ -251,7 +257,8 @@ export function renderTable(r: RunReport): string {
   if (anyTruth) out.push(`accuracy: pseudo-label vs logged ground truth over ${t.with_truth} groups${partial ? ', (k) = over the k groups the operator could run on' : ''} (a diagnostic; ground truth is never an input)`);
   else out.push('accuracy: no ground truth logged');
   if (t.reward_mismatch_groups) out.push(`reward mismatch: in ${t.reward_mismatch_groups} groups the logged reward differs from the configured operator's (SPEC §5)`);
-  if (r.health) out.push(renderHealthSummary(r.health).trimEnd());
+  if (r.health_runs) for (const h of r.health_runs) out.push(renderHealthSummary(h.health, h.run ?? '-').trimEnd());
+  else if (r.health) out.push(renderHealthSummary(r.health).trimEnd());
   return out.join('\n') + '\n';
 }
 

@@ -209,9 +209,9 @@ export function classifyRewardBugs(records: readonly GroupHealth[]): RewardBug[]
         out.push({
           kind: 'scaled',
           ...base,
-          message: `logged rewards are ${affineText(a, b)} of ${configured}'s R in ${groups.length} of ${of} groups${close(a, 2) && close(b, -1) ? ' ({−1, 1} instead of {0, 1})' : ''}: a scaled/shifted reward (GRPO's group normalisation removes a shift and a positive scale), not a per-roll-out bug`,
+          message: `logged reward = ${affineText(a, b)} (R: ${configured}'s reward) in ${groups.length} of ${of} groups${close(a, 2) && close(b, -1) ? ' ({−1, 1} instead of {0, 1})' : ''}: a scaled/shifted reward (GRPO's group normalisation removes a shift and a positive scale), not a per-roll-out bug`,
         });
-      else out.push({ kind: 'inverted', ...base, message: `rewards are inverted in ${groups.length} of ${of} groups from step ${first.step}: logged = ${affineText(a, b)} of ${configured}'s R — the run rewards the roll-outs the operator rejects` });
+      else out.push({ kind: 'inverted', ...base, message: `rewards are inverted in ${groups.length} of ${of} groups from step ${first.step}: logged reward = ${affineText(a, b)} (R: ${configured}'s reward) — the run rewards the roll-outs the operator rejects` });
     } else if (best === 'constant-penalty') {
       const correct = groups.reduce((s, g) => s + (g.truth?.correct ?? 0), 0);
       // Extractable = a non-empty answer (an empty box is the degenerate answer "").
@@ -434,6 +434,23 @@ export function analyseRun(records: readonly GroupHealth[], opts: AnalyseOptions
     rolloutsWhatIf: aggregateWhatIf(records, anyTruth),
     notes,
   };
+}
+
+/**
+ * One analysis per run when the records come from several (a verl folder's rollout/ and
+ * validation/ dumps are two runs with interleaved steps: one timeline would mix them), largest
+ * first; a single run (or records without run names) gives one entry with run null.
+ */
+export function analyseRuns(records: readonly GroupHealth[], opts: AnalyseOptions = {}): { run: string | null; health: RunHealth }[] {
+  const byRun = new Map<string, GroupHealth[]>();
+  for (const h of records) {
+    const k = h.run ?? '';
+    const l = byRun.get(k);
+    if (l) l.push(h);
+    else byRun.set(k, [h]);
+  }
+  if (byRun.size <= 1) return [{ run: records[0]?.run ?? null, health: analyseRun(records, opts) }];
+  return [...byRun.entries()].sort((a, b) => b[1].length - a[1].length).map(([run, hs]) => ({ run: run || null, health: analyseRun(hs, opts) }));
 }
 
 function aggregateWhatIf(records: readonly GroupHealth[], anyTruth: boolean): RolloutsWhatIf | null {
