@@ -71,6 +71,8 @@ test('health: the dashboard marks the CLI\'s alarms on the timeline; a degenerat
   assert.equal(await box.getAttribute('data-alarm'), '10');
   await dash.locator('#chart-health-unformatted_share').waitFor();
   assert.equal(await dash.locator('#health-alarms li[data-bug="constant-penalty"]').count(), 1);
+  // How many roll-outs (CoRE Fig. 2), from the same subsampling as the CLI.
+  await dash.locator('#chart-health-whatif').waitFor();
   await dash.locator('#section-health').scrollIntoViewIfNeeded();
   await dash.locator('#section-health').evaluate((el) => el.scrollIntoView({ block: 'start' }));
   await page.screenshot({ path: join(SHOTS, 'health-timeline.png') });

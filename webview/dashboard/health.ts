@@ -44,7 +44,7 @@ export function renderHealth(body: HTMLElement, health: RunHealth | undefined, d
   for (const n of health.notes) list.append(h('li', { class: 'muted small' }, n));
   body.append(list);
 
-  if (health.steps.length < 2) return;
+  if (health.steps.length < 2) return renderWhatIf(body, health, deps);
   const labels = health.steps.map(String);
   const grid = h('div', { class: 'grid3', id: 'health-series' });
   body.append(grid);
@@ -85,4 +85,28 @@ export function renderHealth(body: HTMLElement, health: RunHealth | undefined, d
       },
     });
   }
+  renderWhatIf(body, health, deps);
+}
+
+/** "How many roll-outs?" (CoRE Fig. 2): label quality per operator against N′. */
+function renderWhatIf(body: HTMLElement, health: RunHealth, deps: HealthDeps): void {
+  const w = health.rolloutsWhatIf;
+  if (w) {
+    const colors: Record<string, string> = { majority: 'foreground', cisc: 'charts-orange', ec: 'charts-yellow', core: 'charts-green' };
+    const box = h('div', { class: 'health-whatif', id: 'health-whatif' });
+    body.append(
+      h('h3', {}, `How many roll-outs? (CoRE Fig. 2) — ${w.metric === 'accuracy' ? 'pseudo-label accuracy against logged ground truth' : 'agreement with the full-N label'}`),
+      h('p', { class: 'muted small' }, `${w.draws} seeded subsamples per N′ of ${w.groups} groups, re-scored with the group's features (TF-IDF idf not refit: the full group's, see docs/health.md §5).`),
+      box,
+    );
+    deps.chart('health-whatif', box, {
+      type: 'line',
+      data: {
+        labels: w.sizes.map((x) => (x === 'full' ? 'full N' : `N′ = ${x}`)),
+        datasets: Object.entries(w.values).map(([op, vals]) => ({ label: op, data: vals!, borderColor: deps.cssVar(colors[op] ?? 'charts-blue'), backgroundColor: deps.cssVar(colors[op] ?? 'charts-blue') })),
+      },
+      options: { maintainAspectRatio: false, scales: { y: { min: 0, max: 1, title: { display: true, text: w.metric } }, x: { title: { display: true, text: 'roll-outs per question' } } } },
+    });
+  }
+
 }

@@ -31,7 +31,8 @@ import { entryToGroup, readRolloutText, type GroupEntry } from '../../logs';
 import { addAgreement, addGroup, diffGroup, emptyAgreement, emptyComparison, type AgreementMatrix, type ComparisonStats, type GroupDiff, type LabelRow } from '../../engine/analysis/compare';
 import { sensitivity, type SensitivityInterval } from '../../engine/analysis/sensitivity';
 import { engineParams } from '../scoring';
-import { groupHealth, type GroupHealth } from '../../engine/analysis/health';
+import { groupHealth, rolloutWhatIf, type GroupHealth } from '../../engine/analysis/health';
+import { hashString } from '../../engine/analysis/health-random';
 
 /** One group of a request: its key (unique per run), revision, and — when the shard may not have it yet — how to load it. */
 export interface WhatIfItem {
@@ -84,7 +85,7 @@ export interface DashboardRow {
 export type ShardRequest =
   | { kind: 'rescore'; job: number; items: WhatIfItem[]; before: Setting; after: Setting }
   | { kind: 'sweep'; job: number; items: WhatIfItem[]; operator: OperatorId; base: Record<string, number>; grid: { kappa: number; tau: number }[] }
-  | { kind: 'dashboard'; job: number; items: WhatIfItem[]; params: Record<string, number>; configured: OperatorId }
+  | { kind: 'dashboard'; job: number; items: WhatIfItem[]; params: Record<string, number>; configured: OperatorId; whatifEvery?: number }
   | { kind: 'sensitivity'; prepared: PreparedGroup; params: Record<string, number> }
   | { kind: 'end'; job: number }
   | { kind: 'forget'; prefix?: string };
@@ -284,6 +285,11 @@ export class WhatIfShard {
       };
       if (truth) row.correct = correct;
       row.health = groupHealth(c.g, s, { configuredOperator: req.configured, ctx });
+      // "How many roll-outs" on a sample of about 256 groups, picked by key (the same on every shard).
+      if (req.whatifEvery && hashString(item.key) % req.whatifEvery === 0) {
+        const w = rolloutWhatIf(c.g, s, params);
+        if (w) row.health.whatif = w;
+      }
       if (a.regime === 'contested' && a.outnumbering !== null && a.coherenceAdvantage !== null && a.voteBar !== null && a.confidenceBar !== null && a.margin !== null) {
         row.recovery = { outnumbering: a.outnumbering, coherenceAdvantage: a.coherenceAdvantage, voteBar: a.voteBar, confidenceBar: a.confidenceBar, margin: a.margin, overturn: a.overturn === true };
       }
