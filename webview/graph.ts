@@ -20,6 +20,7 @@ export function themeColors() {
     muted: cssVar('--vscode-descriptionForeground', '#777'),
     node: cssVar('--vscode-charts-blue', '#3794ff'),
     label: cssVar('--vscode-charts-green', '#388a34'),
+    degenerate: cssVar('--vscode-charts-red', '#f14c4c'),
     other: cssVar('--vscode-charts-orange', '#d18616'),
     none: cssVar('--vscode-disabledForeground', '#999'),
     support: cssVar('--vscode-charts-purple', '#b180d7'),
@@ -99,6 +100,8 @@ export class RolloutGraph {
       { selector: 'node.noanswer', style: { 'background-color': c.none, shape: 'diamond' } },
       { selector: 'node.support', style: { 'border-width': 3, 'border-color': c.support } },
       { selector: 'node.mismatch', style: { shape: 'triangle' } },
+      // Run health: an empty, truncated or repetition-collapsed roll-out (docs/health.md §1).
+      { selector: 'node.degenerate', style: { 'background-color': c.degenerate, shape: 'round-tag' } },
       { selector: 'node.selected', style: { 'overlay-color': c.select, 'overlay-opacity': 0.35, 'overlay-padding': 4 } },
       {
         selector: ':parent',
@@ -134,7 +137,8 @@ export class RolloutGraph {
     const size = (m: number | null): number => (m === null ? 14 : 8 + 34 * Math.sqrt(Math.max(0, m) / maxMass));
     const nodeClasses = (i: number): string => {
       const r = view.rollouts[i];
-      return [r.classIndex < 0 ? 'noanswer' : r.classIndex === coreClass ? 'label' : '', r.inSupport ? 'support' : '', r.mismatch ? 'mismatch' : '', i === this.selected ? 'selected' : ''].filter(Boolean).join(' ');
+      const degenerate = (r.flags ?? []).some((f) => f === 'empty' || f === 'truncated' || f === 'repetitive');
+      return [r.classIndex < 0 ? 'noanswer' : r.classIndex === coreClass ? 'label' : '', degenerate ? 'degenerate' : '', r.inSupport ? 'support' : '', r.mismatch ? 'mismatch' : '', i === this.selected ? 'selected' : ''].filter(Boolean).join(' ');
     };
     const ws = view.edges.map((e) => e.weight);
     const wMin = Math.min(...ws, 1);

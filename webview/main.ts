@@ -28,7 +28,7 @@ const controls = h('section', { id: 'controls', class: 'controls', 'aria-label':
 const theory = h('section', { id: 'theory', class: 'theory', 'aria-label': 'Gate, regime and recovery threshold' });
 const sensitivityBox = h('section', { id: 'sensitivity', class: 'sensitivity', 'aria-label': 'How close the CoRE label is to flipping' });
 const graphBox = h('div', { id: 'graph', class: 'graph', role: 'img', 'aria-label': 'Roll-out graph' });
-const graphLegend = h('div', { class: 'legend muted' }, 'Node size: equilibrium mass x* · outlined: dominant set · green: CoRE label class · ▲ reward mismatch · ◆ no answer. Click a node to open its text.');
+const graphLegend = h('div', { class: 'legend muted' }, 'Node size: equilibrium mass x* · outlined: dominant set · green: CoRE label class · ▲ reward mismatch · ◆ no answer · red tag: degenerate (empty, truncated, repetition-collapsed). Click a node to open its text.');
 const classTable = h('table', { id: 'class-table', class: 'grid' });
 const rolloutTable = h('table', { id: 'rollout-table', class: 'grid', role: 'grid', 'aria-label': 'Roll-outs' });
 const message = h('div', { id: 'message', class: 'message', role: 'status' });
@@ -158,6 +158,7 @@ function renderControls(): void {
       h('div', { class: 'slider' }, h('label', { for: id, title: s.description }, `${s.label} `, h('span', { class: 'muted' }, `(${s.key}, default ${fmt(s.default, 3)})`)), input, out),
       h('div', { id: `${id}-desc`, class: 'muted small' }, s.description),
     );
+    if (s.key === 'tau' && view?.health) controls.append(premiseNote(view));
   }
   const reset = h('vscode-button', { id: 'reset', secondary: true, title: 'Reset every parameter to its configured default' }, 'Reset to defaults');
   reset.addEventListener('click', () => {
@@ -165,6 +166,18 @@ function renderControls(): void {
     post({ type: 'resetParams', seq: ++sentSeq });
   });
   controls.append(h('div', { class: 'buttons' }, reset));
+}
+
+/** The confidence premise next to τ (docs/health.md §3): τ only matters when confidence separates
+ * the roll-outs within a question. */
+function premiseNote(v: QuestionView): HTMLElement {
+  const hl = v.health!;
+  const warn = hl.runVerdict === 'uninformative' || hl.runVerdict === 'misleading';
+  return h(
+    'div',
+    { id: 'tau-auroc', class: `muted small ${warn ? 'premise-warning' : ''}`, title: hl.runMessage ?? '' },
+    `confidence AUROC (in the vote's class): this question ${fmt(hl.auroc, 2)} · run ${fmt(hl.runAuroc, 2)}${hl.runVerdict && hl.runVerdict !== 'too few' ? ` (${hl.runVerdict}${hl.runVerdict === 'uninformative' ? ': τ is moot' : hl.runVerdict === 'misleading' ? ': confidence favours wrong roll-outs' : ''})` : ''}`,
+  );
 }
 
 function syncSliders(v: QuestionView): void {
@@ -228,6 +241,9 @@ function renderHeader(v: QuestionView): void {
       v.overturn ? badge('CoRE overturns the vote', 'overturn', 'overturn') : badge('CoRE agrees with the vote', 'agree', 'overturn'),
       v.mismatches > 0 ? badge(`${v.mismatches} reward mismatch${v.mismatches > 1 ? 'es' : ''} vs ${OP_LABELS[v.configuredOperator]}`, 'mismatch', 'mismatches') : null,
       v.confidence === 'missing' ? badge('no confidence logged: CoRE runs as EC', 'muted-badge') : null,
+      v.health?.degeneratePlurality
+        ? badge(`degenerate plurality: the vote's class is mostly empty, truncated or repetition-collapsed roll-outs${v.health.rescuedBy.length ? ` (${v.health.rescuedBy.map((o) => OP_LABELS[o]).join(', ')} pick another answer)` : ''}`, 'degenerate', 'degenerate-plurality')
+        : null,
     ),
   );
   if (v.prompt) header.append(h('p', { class: 'prompt', id: 'prompt' }, v.prompt.length > 600 ? v.prompt.slice(0, 599) + '…' : v.prompt));
@@ -297,6 +313,9 @@ interface Column {
   text(r: RolloutRow): string;
 }
 
+const FLAG_LABELS: Record<string, string> = { empty: 'empty', noAnswer: 'no answer', truncated: 'truncated', repetitive: 'repetitive', nearDuplicate: 'near-dup', unformatted: 'unformatted' };
+const isDegenerateRow = (r: RolloutRow): boolean => (r.flags ?? []).some((f) => f === 'empty' || f === 'truncated' || f === 'repetitive');
+
 function columns(v: QuestionView): Column[] {
   const ops = v.operators.filter((o) => o.available).map((o) => o.operator);
   const cfg = v.configuredOperator;
@@ -310,6 +329,7 @@ function columns(v: QuestionView): Column[] {
     { id: 'advantage', title: `A ${OP_LABELS[cfg]}`, tip: `GRPO advantage under ${OP_LABELS[cfg]} (the configured operator)`, value: (r) => r.advantages[cfg] ?? null, text: (r) => fmt(r.advantages[cfg], 3) },
     { id: 'logged', title: 'logged R', tip: 'the reward the training loop logged', value: (r) => r.loggedReward, text: (r) => fmt(r.loggedReward, 3) },
     { id: 'mismatch', title: '≠', tip: `logged reward differs from ${OP_LABELS[cfg]}'s by more than 1e-6`, value: (r) => (r.mismatch ? 1 : 0), text: (r) => (r.mismatch ? '≠' : '') },
+    { id: 'flags', title: 'health', tip: 'run-health flags: empty box, no answer, truncated, repetition-collapsed, near-duplicate, unformatted (answer found without a box)', value: (r) => (r.flags ?? []).join(' '), text: (r) => (r.flags ?? []).map((f) => FLAG_LABELS[f] ?? f).join(' · ') },
     { id: 'preview', title: 'text', value: (r) => r.preview, text: (r) => r.preview },
   ];
 }
@@ -349,7 +369,7 @@ function renderRollouts(v: QuestionView): void {
     const tr = h('tr', {
       'data-index': r.index,
       tabindex: (selected >= 0 ? r.index === selected : r === rows[0]) ? 0 : -1,
-      class: `${r.inSupport ? 'support' : ''} ${r.mismatch ? 'mismatch' : ''} ${r.index === selected ? 'selected' : ''}`,
+      class: `${r.inSupport ? 'support' : ''} ${r.mismatch ? 'mismatch' : ''} ${isDegenerateRow(r) ? 'degenerate' : ''} ${r.index === selected ? 'selected' : ''}`,
       'aria-selected': r.index === selected ? 'true' : 'false',
       title: 'Enter: open the text · L: reveal in the log file',
     });

@@ -6,6 +6,7 @@ import { runEqual } from './equal';
 import { runExtract } from './extract';
 import { runReport } from './report';
 import { runWatch } from './watch';
+import { runHealth } from './health';
 
 const USAGE = `usage: consensus-lens <command> [options]
 
@@ -16,6 +17,8 @@ const USAGE = `usage: consensus-lens <command> [options]
   sweep PATH          re-score the run for every combination of parameter lists
                       --kappa 0:1:0.1 [--tau LIST] [--alpha LIST] [--operators ...]
   report PATH         per-step summary of a run [--html FILE]
+  health PATH         run health: timeline, change-point alarms, confidence premise, reward bugs,
+                      degenerate roll-outs, how many roll-outs [--json] [--configured-operator OP]
   watch PATH          follow a run; one JSON line per newly completed group
   serve --stdio       reward worker for training loops (one JSON request per line)
   equal A B           print true/false;  equal --jsonl FILE|-
@@ -30,6 +33,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> =
   extract: runExtract,
   report: runReport,
   watch: runWatch,
+  health: runHealth,
 };
 
 async function main(argv: string[]): Promise<number> {

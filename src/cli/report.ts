@@ -17,7 +17,10 @@ import { randomBytes } from 'node:crypto';
 import { answersEqual, createRunContext, type Group, type GroupScore, type OperatorId, type Params } from '../engine';
 import type { Notice } from '../logs';
 import { forEachGroup, jobsFrom } from './score';
-import { scoreWith, type ScoreJob } from './pipeline';
+import type { ScoreJob } from './pipeline';
+import { needsReasoning, prepareGroup, scoreGroup } from '../engine';
+import { analyseRuns, groupHealth, type GroupHealth, type RunHealth } from '../engine/analysis/health';
+import { renderHealthSummary } from './health';
 import type { RunContext } from '../engine';
 import { defaultJobs } from './pool';
 import { CliIO, UsageError, flagString, operatorsFromFlags, paramsFromFlags, parseArgs } from './args';
@@ -68,6 +71,10 @@ export interface RunReport {
   total: ReportStep;
   groups: ReportGroup[];
   notices: Notice[];
+  /** Run health (docs/health.md): alarms, the confidence premise, reward bugs, degenerate roll-outs
+   * (of the largest run when the path holds several; each is in `health_runs`). */
+  health?: RunHealth;
+  health_runs?: { run: string | null; health: RunHealth }[];
 }
 
 const finite = (x: number): number | null => (Number.isFinite(x) ? x : null);
@@ -102,9 +109,12 @@ export function groupRow(s: GroupScore, truth: string | null): ReportGroup {
 }
 
 /** One row of the report for a group, scored as `score` would (labels, gates, correctness against
- * logged ground truth). Runs in the worker threads too. */
-export function reportRow(group: Group, job: ScoreJob, ctx: RunContext): ReportGroup {
-  return groupRow(scoreWith(group, job, ctx), group.groundTruth ?? null);
+ * logged ground truth), and the group's health record (docs/health.md) from the same features.
+ * Runs in the worker threads too. */
+export function reportRow(group: Group, job: ScoreJob, ctx: RunContext): { row: ReportGroup; health: GroupHealth } {
+  const g = prepareGroup(group, { reasoning: needsReasoning(job.operators), health: true });
+  const score = scoreGroup(g, { operators: job.operators, params: job.params, configuredOperator: job.configuredOperator }, ctx);
+  return { row: groupRow(score, group.groundTruth ?? null), health: groupHealth(g, score, { configuredOperator: job.configuredOperator, params: job.params, ctx }) };
 }
 
 /** Aggregates group rows (all of one step, or the whole run) into a summary line. */
@@ -166,6 +176,7 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
   const notices: Notice[] = [];
   const ctx = createRunContext();
   const rows: ReportGroup[] = [];
+  const healths: GroupHealth[] = [];
   const seenOps = new Set<string>();
   const sink = (n: Notice) => {
     notices.push(n);
@@ -177,10 +188,11 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
     sink,
     opts.jobs ?? defaultJobs(),
     (g) => reportRow(g, job, ctx),
-    (pool, g) => pool.submit<ReportGroup>(g.questionId, { kind: 'report', group: g, job }),
-    (row) => {
+    (pool, g) => pool.submit<{ row: ReportGroup; health: GroupHealth }>(g.questionId, { kind: 'report', group: g, job }),
+    ({ row, health }) => {
       for (const id of Object.keys(row.labels)) seenOps.add(id);
       rows.push(row);
+      healths.push(health);
     },
     opts.stdin,
   );
@@ -204,7 +216,12 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
     total: summarize(-1, rows, operators),
     groups: rows,
     notices: notices.slice(0, 200),
+    ...healthFields(analyseRuns(healths)),
   };
+}
+
+function healthFields(runs: { run: string | null; health: RunHealth }[]): Pick<RunReport, 'health' | 'health_runs'> {
+  return runs.length > 1 ? { health: runs[0].health, health_runs: runs } : { health: runs[0].health };
 }
 
 const pct = (x: number | null | undefined): string => (x === null || x === undefined ? '-' : `${(100 * x).toFixed(1)}%`);
@@ -240,6 +257,8 @@ export function renderTable(r: RunReport): string {
   if (anyTruth) out.push(`accuracy: pseudo-label vs logged ground truth over ${t.with_truth} groups${partial ? ', (k) = over the k groups the operator could run on' : ''} (a diagnostic; ground truth is never an input)`);
   else out.push('accuracy: no ground truth logged');
   if (t.reward_mismatch_groups) out.push(`reward mismatch: in ${t.reward_mismatch_groups} groups the logged reward differs from the configured operator's (SPEC §5)`);
+  if (r.health_runs) for (const h of r.health_runs) out.push(renderHealthSummary(h.health, h.run ?? '-').trimEnd());
+  else if (r.health) out.push(renderHealthSummary(r.health).trimEnd());
   return out.join('\n') + '\n';
 }
 
@@ -287,6 +306,8 @@ input[type=search] { padding: .3rem .5rem; min-width: 18rem; }
 <h2>Groups</h2>
 <p><label>Filter <input type="search" id="filter" placeholder="question id, label, regime…"></label> <label><input type="checkbox" id="flipsOnly"> only groups where an operator overturns the vote</label></p>
 <div id="groups"></div>
+<h2>Health</h2>
+<div id="health"></div>
 <h2>Notices</h2>
 <div id="notices"></div>
 <script type="application/json" id="report-data">${embedJson(r)}</script>
@@ -400,6 +421,20 @@ input[type=search] { padding: .3rem .5rem; min-width: 18rem; }
   }
   document.getElementById('filter').addEventListener('input', applyFilter);
   document.getElementById('flipsOnly').addEventListener('change', applyFilter);
+
+  // Run health (docs/health.md): alarms, the confidence premise, reward bugs, degenerate pluralities.
+  (function health() {
+    var h = data.health, box = document.getElementById('health');
+    if (!h) { box.appendChild(el('p', 'not computed', 'muted')); return; }
+    var ul = el('ul');
+    h.alarms.forEach(function (a) { ul.appendChild(el('li', 'alarm: ' + a.message, 'no')); });
+    [h.premise.label, h.premise.truth].forEach(function (p) { if (p && p.verdict !== 'too few') ul.appendChild(el('li', p.message, p.verdict === 'informative' ? '' : 'no')); });
+    h.rewardBugs.forEach(function (b) { ul.appendChild(el('li', 'reward bug (' + b.kind + '): ' + b.message + '; e.g. step ' + b.example.step + ' question ' + b.example.question_id, 'no')); });
+    if (h.degenerate.pluralities) ul.appendChild(el('li', 'degenerate pluralities: ' + h.degenerate.pluralities + ' questions whose vote class is mostly empty, truncated or repetition-collapsed roll-outs'));
+    h.notes.forEach(function (n) { ul.appendChild(el('li', n, 'muted')); });
+    if (!ul.firstChild) ul.appendChild(el('li', 'no alarm', 'ok'));
+    box.appendChild(ul);
+  })();
 
   var nl = document.getElementById('notices');
   if (!data.notices.length) nl.appendChild(el('p', 'none', 'muted'));

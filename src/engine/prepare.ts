@@ -6,6 +6,7 @@
 import type { Group, OutcomeCheck, RecordSource } from './types';
 import { answersEqual, extractAnswer, formClasses, type AnswerClass } from './answers';
 import { cosinesByClass, tfidfRows } from './features/tfidf';
+import { rolloutTextStats, type RolloutTextStats } from './analysis/health-text';
 
 export interface PreparedGroup {
   run?: string;
@@ -34,6 +35,9 @@ export interface PreparedGroup {
   /** Diagnostics only. */
   groundTruth: string | null;
   sources: (RecordSource | undefined)[];
+  /** Run health (docs/health.md): length, answer rule, truncation and repetition per roll-out;
+   * present only when prepared with `health: true` (they need the texts, which are not kept). */
+  text?: RolloutTextStats;
 }
 
 export interface PrepareOptions {
@@ -42,6 +46,8 @@ export interface PrepareOptions {
   /** Compute the reasoning vectors (TF-IDF, within-class cosines; default true). Only EC and
    * CoRE need them: a majority-vote reward worker skips the costliest step. */
   reasoning?: boolean;
+  /** Compute the per-roll-out text measures of the run-health analysis (default false). */
+  health?: boolean;
 }
 
 export function prepareGroup(group: Group, opts: PrepareOptions = {}): PreparedGroup {
@@ -80,7 +86,7 @@ export function prepareGroup(group: Group, opts: PrepareOptions = {}): PreparedG
     }
   }
 
-  return {
+  const prepared: PreparedGroup = {
     run: group.run,
     step: group.step,
     questionId: group.questionId,
@@ -99,4 +105,11 @@ export function prepareGroup(group: Group, opts: PrepareOptions = {}): PreparedG
     groundTruth: group.groundTruth ?? null,
     sources: rollouts.map((r) => r.source),
   };
+  if (opts.health)
+    prepared.text = rolloutTextStats(
+      rollouts.map((r) => r.response ?? ''),
+      answers,
+      rollouts.map((r) => r.answer !== undefined && r.answer !== null),
+    );
+  return prepared;
 }

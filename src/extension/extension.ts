@@ -13,6 +13,7 @@ import { RunStore, questionKeyString, type RunEntry } from './store';
 import { RunTree, type Node } from './tree';
 import { RolloutDocuments, ROLLOUT_SCHEME, parseRolloutUri } from './rolloutDocs';
 import { buildView } from './scoring';
+import { RunHealthCache, alarmStatus, runPremise } from './health';
 import { statusText, stepStats } from './format';
 import { WhatIfController } from './whatif';
 import { DashboardPanel, DASHBOARD_VIEW_TYPE, type DashboardHost } from './dashboard/panel';
@@ -48,10 +49,21 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
   status.command = 'workbench.view.extension.consensusLens';
   let followed: string | undefined;
 
+  // The run's confidence premise (pooled within-question AUROC), shown next to the τ slider.
+  const withRunPremise = (v: QuestionView): QuestionView => {
+    const run = store.runs.get(v.key.runId);
+    if (run && v.health) {
+      const p = runPremise(run.summaries.values());
+      v.health.runAuroc = p.auroc;
+      v.health.runVerdict = p.verdict;
+      v.health.runMessage = p.message;
+    }
+    return v;
+  };
   const viewOf = (key: QuestionKey, params: Record<string, number>): QuestionView | Promise<QuestionView> => {
     // Re-scoring a question already prepared stays synchronous (the slider path).
     const cached = store.cached(key);
-    if (cached) return buildView(cached, params, configuredOperator());
+    if (cached) return withRunPremise(buildView(cached, params, configuredOperator()));
     return (async () => {
       let g = await store.get(key);
       if (!g) {
@@ -63,7 +75,7 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
         g = await store.get(key);
       }
       if (!g) throw new Error(`${key.questionId} (step ${key.step}) is not in the open runs`);
-      return buildView(g, params, configuredOperator());
+      return withRunPremise(buildView(g, params, configuredOperator()));
     })();
   };
 
@@ -143,6 +155,8 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       tree.refresh();
     }, 120);
   };
+  const healthCache = new RunHealthCache();
+  let healthTimer: NodeJS.Timeout | undefined;
   const updateStatus = (): void => {
     const panelRun = ConsensusPanel.instance?.question?.runId;
     const run = store.runs.get(panelRun ?? followed ?? '') ?? [...store.runs.values()][0];
@@ -152,6 +166,14 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
     const st = stepStats(step, keys.map((k) => run.summaries.get(k)));
     status.text = statusText(run.label, st);
     status.tooltip = `Consensus Lens — ${run.path}\nlatest step ${st.step ?? '—'}: ${st.groups} groups (${st.scored} scored), ${st.overturns} CoRE overturns, mean gate ${st.meanGate?.toFixed(4) ?? '—'}\n${run.keys.size} groups, ${run.rollouts} roll-outs in the run${run.loading ? '\nreading…' : ''}`;
+    // Run health (docs/health.md): say when the run has raised an alarm or shows a reward bug.
+    const health = healthCache.get(run.id, run.summaries);
+    const alarm = alarmStatus(health.health);
+    if (alarm.text) {
+      status.text += ` ${alarm.text}`;
+      status.tooltip += `\n${alarm.tooltip}\n(Show Run Dashboard for the timeline)`;
+    }
+    if (health.stale && !healthTimer) healthTimer = setTimeout(() => ((healthTimer = undefined), updateStatus()), 2100);
     status.accessibilityInformation = { label: status.text.replace(/\$\([^)]*\)\s*/g, '') };
     status.show();
   };
@@ -299,11 +321,13 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
     }),
     whatIf,
     { dispose: () => DashboardPanel.instance?.dispose() },
+    { dispose: () => healthTimer && clearTimeout(healthTimer) },
     ...(
       [
         ['consensusLens.filterContested', 'contested'],
         ['consensusLens.filterOverturns', 'overturns'],
         ['consensusLens.filterMismatches', 'mismatches'],
+        ['consensusLens.filterDegenerate', 'degenerate'],
         ['consensusLens.clearFilters', 'all'],
       ] as const
     ).map(([id, f]) =>

@@ -1,7 +1,8 @@
 // Explorer filters and sort orders. Pure: no 'vscode'.
 import type { QuestionSummary } from './scoring';
+import { isDegenerate } from '../engine/analysis/health';
 
-export type ExplorerFilter = 'all' | 'contested' | 'overturns' | 'mismatches';
+export type ExplorerFilter = 'all' | 'contested' | 'overturns' | 'mismatches' | 'degenerate';
 export type ExplorerSort = 'id' | 'gate';
 
 export function matchesFilter(s: QuestionSummary | undefined, filter: ExplorerFilter): boolean {
@@ -14,6 +15,9 @@ export function matchesFilter(s: QuestionSummary | undefined, filter: ExplorerFi
       return s?.overturn === true;
     case 'mismatches':
       return (s?.mismatches ?? 0) > 0;
+    case 'degenerate':
+      // A degenerate plurality, or any empty, truncated or repetition-collapsed roll-out (docs/health.md §1).
+      return !!s?.health && (s.health.degeneratePlurality || s.health.flags.some(isDegenerate));
   }
 }
 

@@ -23,6 +23,7 @@ export function questionDescription(s: QuestionSummary | undefined): string {
   const parts = [REGIME_LABELS[s.regime], `gate ${fmt(s.gate, 2)}`];
   if (s.overturn) parts.push('CoRE overturns');
   if (s.mismatches > 0) parts.push(`≠ reward ×${s.mismatches}`);
+  if (s.health?.degeneratePlurality) parts.push('degenerate plurality');
   return parts.join(' · ');
 }
 
@@ -33,6 +34,7 @@ export function questionTooltip(questionId: string, step: number, s: QuestionSum
   lines.push(`majority: ${show(s.majorityLabel)}   CoRE: ${show(s.label)}${s.overturn ? '  (overturns the vote)' : ''}`);
   lines.push(`CoRE gate w_q = ${fmt(s.gate, 4)}`);
   if (s.mismatches > 0) lines.push(`${s.mismatches} roll-out(s) whose logged training reward differs from ${OPERATOR_LABELS[configured]}'s (a reward bug?)`);
+  if (s.health?.degeneratePlurality) lines.push(`degenerate plurality: the vote's class is mostly empty, truncated or repetition-collapsed roll-outs${s.health.rescuedBy.length ? ` (${s.health.rescuedBy.map((o) => OPERATOR_LABELS[o]).join(', ')} pick another answer)` : ''}`);
   return lines.join('\n');
 }
 

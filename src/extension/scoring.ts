@@ -13,6 +13,7 @@ import {
   type RunContext,
 } from '../engine';
 import { classAffinity } from '../engine/operators/equilibrium';
+import { FLAG, FLAG_NAMES, groupHealth, type GroupHealth } from '../engine/analysis/health';
 import type { ClassRow, GraphEdge, OperatorOutcome, QuestionKey, QuestionView, Regime, RolloutRow } from '../protocol/messages';
 
 /** A group as the store keeps it: prepared features, no response texts. */
@@ -35,6 +36,8 @@ export interface QuestionSummary {
   label: string | null;
   majorityLabel: string | null;
   n: number;
+  /** Run health of the question (docs/health.md): the record the run's timeline and alarms are built from. */
+  health?: GroupHealth;
 }
 
 export const PREVIEW_CHARS = 160;
@@ -48,7 +51,8 @@ export function storeGroup(group: Group, runId: string, runLabel: string): Store
   return {
     key: { runId, step: group.step, questionId: group.questionId },
     runLabel,
-    prepared: prepareGroup(group),
+    // With the text measures of the run-health analysis (texts are dropped after this).
+    prepared: prepareGroup(group, { health: true }),
     prompt: group.prompt ?? null,
     previews: group.rollouts.map((r) => preview(r.response ?? '')),
     sampleIdx: group.rollouts.map((r) => (typeof r.sampleIdx === 'number' ? r.sampleIdx : null)),
@@ -81,6 +85,7 @@ export function summarize(g: StoredGroup, s: GroupScore): QuestionSummary {
     label: core?.label ?? null,
     majorityLabel: s.results.majority?.label ?? null,
     n: g.prepared.n,
+    health: groupHealth(g.prepared, s, { configuredOperator: s.rewardMismatch?.operator }),
   };
 }
 
@@ -142,6 +147,7 @@ export function buildView(g: StoredGroup, params: Record<string, number>, config
     };
   });
 
+  const health = groupHealth(p, s, { configuredOperator: configured });
   const support = new Set(eq?.support ?? []);
   const confWeights = core?.confidence === 'used' ? core.weights : undefined;
   const rollouts: RolloutRow[] = [];
@@ -167,6 +173,7 @@ export function buildView(g: StoredGroup, params: Record<string, number>, config
       advantages,
       loggedReward: finite(p.loggedRewards[i]),
       mismatch: mismatchSet.has(i),
+      flags: FLAG_NAMES.filter((f) => health.flags[i] & FLAG[f]),
       preview: g.previews[i] ?? '',
       hasSource: !!p.sources[i],
     });
@@ -217,6 +224,14 @@ export function buildView(g: StoredGroup, params: Record<string, number>, config
     prompt: g.prompt,
     groundTruth: gt ?? null,
     configuredOperator: configured,
+    health: {
+      degeneratePlurality: health.degeneratePlurality,
+      rescuedBy: health.rescuedBy,
+      auroc: health.auroc.label ? health.auroc.label.u / health.auroc.label.pairs : null,
+      runAuroc: null,
+      runVerdict: null,
+      runMessage: null,
+    },
     params: { ...params },
     regime: p.n === 0 ? 'empty' : a.regime,
     overturn: a.overturn === true,

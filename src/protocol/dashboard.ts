@@ -1,6 +1,7 @@
 // Typed messages between the extension host and the run dashboard (webview), issue 6. Imported by
 // both sides; no 'vscode', no DOM. The webview draws what the host computed; it never scores.
 import type { OperatorId } from './messages';
+import type { RunHealth } from '../engine/analysis/health-types';
 
 export const DASHBOARD_PROTOCOL = 1;
 
@@ -36,6 +37,8 @@ export interface DashModel {
   agreement: { operators: OperatorId[]; rates: (number | null)[][]; both: number[][]; accuracy: (number | null)[]; withTruth: number[] };
   hasTruth: boolean;
   ms: number;
+  /** Run health: timeline series, change-point alarms, premise, reward bugs (docs/health.md). */
+  health?: RunHealth;
 }
 
 export interface DashSweep {

@@ -67,6 +67,8 @@ export interface RolloutRow {
   loggedReward: number | null;
   /** |logged − configured operator's reward| > 1e-6. */
   mismatch: boolean;
+  /** Run-health flags (docs/health.md §1): empty, noAnswer, truncated, repetitive, nearDuplicate, unformatted. */
+  flags?: string[];
   /** First characters of the response (text only; rendered with textContent). */
   preview: string;
   hasSource: boolean;
@@ -107,6 +109,20 @@ export interface RecoveryReadout {
   margin: number | null;
 }
 
+/** Run health of a question (docs/health.md): the degenerate plurality and the confidence premise. */
+export interface QuestionHealth {
+  /** More than half of the vote's class is empty, truncated or repetition-collapsed roll-outs. */
+  degeneratePlurality: boolean;
+  /** Operators whose label is another class than the vote's degenerate one. */
+  rescuedBy: OperatorId[];
+  /** Within-question AUROC of c_i for "in the vote's class" (null without confidences or with one kind). */
+  auroc: number | null;
+  /** The same pooled over the run's questions scored so far, and its verdict. */
+  runAuroc: number | null;
+  runVerdict: string | null;
+  runMessage: string | null;
+}
+
 export interface QuestionView {
   key: QuestionKey;
   runLabel: string;
@@ -116,6 +132,7 @@ export interface QuestionView {
   groundTruth: string | null;
   /** The operator the run is configured with (its rewards are checked against the log). */
   configuredOperator: OperatorId;
+  health?: QuestionHealth;
   params: Record<string, number>;
   regime: Regime;
   /** CoRE's label differs from majority's. */

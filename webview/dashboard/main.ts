@@ -24,6 +24,7 @@ import {
 import type { DashHistogram, DashHostMessage, DashModel, DashRecoveryPoint, DashSweep, DashWebviewMessage, DashWhatIf } from '../../src/protocol/dashboard';
 import type { OperatorId } from '../../src/protocol/messages';
 import { h, clear, fmt, showLabel } from '../dom';
+import { renderHealth } from './health';
 
 Chart.register(BarController, BarElement, CategoryScale, Filler, Legend, LineController, LineElement, LinearScale, LogarithmicScale, PointElement, ScatterController, Tooltip);
 
@@ -54,6 +55,7 @@ const sections = {
   sweep: section('sweep', 'κ × τ sweep', 'CoRE (or another operator) over a 6 × 6 grid: pseudo-labels that differ from the vote, or accuracy where ground truth is logged.'),
   agreement: section('agreement', 'Operator agreement', 'Share of questions where two operators choose the same answer class (both ran); the last column is accuracy against logged ground truth.'),
   whatif: section('whatif', 'Last re-score', 'Consensus Lens: Re-score Run… compares a setting with the configured baseline. A cancelled re-score never replaces this.'),
+  health: section('health', 'Run health', 'Per-step series from the logs with change-point alarms (a permutation-calibrated CUSUM test, ≤ 5% false alarms on a stationary run), the confidence premise (within-question AUROC), reward bugs by class and degenerate pluralities — the same analysis as consensus-lens health (docs/health.md).'),
 };
 app.append(status, header, summary, ...Object.values(sections).map((s) => s.root));
 app.dataset.state = 'waiting';
@@ -150,6 +152,7 @@ function renderAll(): void {
     stat('computed in', `${fmt(m.ms, 0)} ms`),
   );
   document.body.dataset.groups = String(m.groups);
+  renderHealth(sections.health.body, m.health, { chart, cssVar, openQuestion: (step, questionId) => post({ type: 'openQuestion', step, questionId }) });
   renderSteps();
   renderRegimes();
   renderRecovery();

@@ -4,6 +4,7 @@
 import { OPERATOR_IDS, type OperatorId } from '../../engine';
 import { agreementRates } from '../../engine/analysis/compare';
 import type { DashboardData } from '../whatif/engine';
+import { analyseRun } from '../../engine/analysis/health';
 import type { DashModel, DashRecoveryPoint, DashStep } from '../../protocol/dashboard';
 
 // The model's shape is the dashboard protocol's: the host builds exactly what the webview draws.
@@ -66,5 +67,7 @@ export function dashboardModel(d: DashboardData): DashboardModel {
     },
     hasTruth: a.withTruth.some((n) => n > 0),
     ms: d.ms,
+    // Run health (docs/health.md): the same analysis as `consensus-lens health` and the status bar.
+    health: analyseRun(d.rows.flatMap((r) => (r.health ? [r.health] : []))),
   };
 }

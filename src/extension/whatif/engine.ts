@@ -319,9 +319,11 @@ export class WhatIfEngine {
     const t0 = performance.now();
     const agreement = emptyAgreement(OPERATOR_IDS);
     const ordered: { index: number; row: DashboardRow }[] = [];
+    // Run health's roll-out subsampling on about 256 groups (WHATIF_MAX_GROUPS of the CLI).
+    const whatifEvery = Math.max(1, Math.ceil(source.items().length / 256));
     const cancelled = await this.run<Extract<ShardReply, { kind: 'dashboard' }>>(
       source,
-      (job, items) => ({ kind: 'dashboard', job, items, params, configured }),
+      (job, items) => ({ kind: 'dashboard', job, items, params, configured, whatifEvery }),
       (reply, items, index) => {
         mergeAgreement(agreement, reply.agreement);
         const byKey = new Map(items.map((it, j) => [it.key, index[j]]));

@@ -31,6 +31,8 @@ import { entryToGroup, readRolloutText, type GroupEntry } from '../../logs';
 import { addAgreement, addGroup, diffGroup, emptyAgreement, emptyComparison, type AgreementMatrix, type ComparisonStats, type GroupDiff, type LabelRow } from '../../engine/analysis/compare';
 import { sensitivity, type SensitivityInterval } from '../../engine/analysis/sensitivity';
 import { engineParams } from '../scoring';
+import { groupHealth, rolloutWhatIf, type GroupHealth } from '../../engine/analysis/health';
+import { hashString } from '../../engine/analysis/health-random';
 
 /** One group of a request: its key (unique per run), revision, and — when the shard may not have it yet — how to load it. */
 export interface WhatIfItem {
@@ -76,12 +78,14 @@ export interface DashboardRow {
   mismatches: number;
   /** Fig. 4 of the CoRE paper: present for contested questions with a runner-up of ≥ 2. */
   recovery?: { outnumbering: number; coherenceAdvantage: number; voteBar: number; confidenceBar: number; margin: number; overturn: boolean };
+  /** Run health of the group (docs/health.md), the record the dashboard's health section is built from. */
+  health?: GroupHealth;
 }
 
 export type ShardRequest =
   | { kind: 'rescore'; job: number; items: WhatIfItem[]; before: Setting; after: Setting }
   | { kind: 'sweep'; job: number; items: WhatIfItem[]; operator: OperatorId; base: Record<string, number>; grid: { kappa: number; tau: number }[] }
-  | { kind: 'dashboard'; job: number; items: WhatIfItem[]; params: Record<string, number>; configured: OperatorId }
+  | { kind: 'dashboard'; job: number; items: WhatIfItem[]; params: Record<string, number>; configured: OperatorId; whatifEvery?: number }
   | { kind: 'sensitivity'; prepared: PreparedGroup; params: Record<string, number> }
   | { kind: 'end'; job: number }
   | { kind: 'forget'; prefix?: string };
@@ -155,7 +159,8 @@ export class WhatIfShard {
       group = { ...entryToGroup(item.entry, texts, rollouts), questionId: item.questionId };
     }
     if (!group) return undefined;
-    const fresh: Cached = { revision: item.revision, g: prepareGroup(group), truth: new Map() };
+    // With the run-health text measures (docs/health.md): the texts are at hand only here.
+    const fresh: Cached = { revision: item.revision, g: prepareGroup(group, { health: true }), truth: new Map() };
     this.cache.set(item.key, fresh);
     return fresh;
   }
@@ -279,6 +284,12 @@ export class WhatIfShard {
         mismatches: s.rewardMismatch?.indices.length ?? 0,
       };
       if (truth) row.correct = correct;
+      row.health = groupHealth(c.g, s, { configuredOperator: req.configured, ctx });
+      // "How many roll-outs" on a sample of about 256 groups, picked by key (the same on every shard).
+      if (req.whatifEvery && hashString(item.key) % req.whatifEvery === 0) {
+        const w = rolloutWhatIf(c.g, s, params);
+        if (w) row.health.whatif = w;
+      }
       if (a.regime === 'contested' && a.outnumbering !== null && a.coherenceAdvantage !== null && a.voteBar !== null && a.confidenceBar !== null && a.margin !== null) {
         row.recovery = { outnumbering: a.outnumbering, coherenceAdvantage: a.coherenceAdvantage, voteBar: a.voteBar, confidenceBar: a.confidenceBar, margin: a.margin, overturn: a.overturn === true };
       }

@@ -1,0 +1,220 @@
+// `consensus-lens health PATH [--json]`: is the run healthy, and if not, since when and why?
+// The per-step timeline, change-point alarms, the confidence premise, the reward-bug classes, the
+// degenerate roll-outs and the "how many roll-outs" curve — all from src/engine/analysis/health.ts
+// (docs/health.md), the same numbers the dashboard draws.
+//
+// Also accepts the score flags (--kappa, --tau, ...), --configured-operator and --jobs.
+import type { Readable } from 'node:stream';
+import {
+  analyseRuns,
+  groupHealth,
+  rolloutWhatIf,
+  WHATIF_OPERATORS,
+  type GroupHealth,
+  type RunHealth,
+} from '../engine/analysis/health';
+import { createRunContext, prepareGroup, scoreGroup, type Group, type OperatorId, type Params, type RunContext } from '../engine';
+import type { Notice } from '../logs';
+import { forEachGroup, jobsFrom } from './score';
+import { defaultJobs } from './pool';
+import { CliIO, UsageError, flagString, paramsFromFlags, parseArgs } from './args';
+
+export interface HealthJob {
+  params: Partial<Params>;
+  configuredOperator?: OperatorId;
+  /** Run the "how many roll-outs" subsampling on this group. */
+  whatif?: boolean;
+}
+
+/** Health of one group, as every surface computes it (runs in the worker threads too). */
+export function healthOf(group: Group, job: HealthJob, ctx: RunContext): GroupHealth {
+  const g = prepareGroup(group, { reasoning: true, health: true });
+  const operators: OperatorId[] = [...WHATIF_OPERATORS];
+  if (job.configuredOperator && !operators.includes(job.configuredOperator)) operators.push(job.configuredOperator);
+  const score = scoreGroup(g, { operators, params: job.params, configuredOperator: job.configuredOperator }, ctx);
+  const h = groupHealth(g, score, { configuredOperator: job.configuredOperator, params: job.params, ctx });
+  if (job.whatif) {
+    const w = rolloutWhatIf(g, score, job.params);
+    if (w) h.whatif = w;
+  }
+  return h;
+}
+
+/** The "how many roll-outs" what-if runs on a systematic sample of at most this many groups. */
+export const WHATIF_MAX_GROUPS = 256;
+
+export interface HealthBuildOptions {
+  stdin?: Readable;
+  params?: Partial<Params>;
+  configuredOperator?: OperatorId;
+  jobs?: number;
+  /** Permutations per change-point test (tests use fewer). */
+  permutations?: number;
+}
+
+/** Reads a run once and returns its per-group health records (texts are dropped after each group). */
+export async function collectHealth(path: string, opts: HealthBuildOptions, onNotice: (n: Notice) => void, whatif = true): Promise<GroupHealth[]> {
+  const ctx = createRunContext();
+  const records: GroupHealth[] = [];
+  const sampled: { index: number; h: GroupHealth }[] = [];
+  // Systematic sample with a doubling stride: group i is subsampled when i % stride == 0; when
+  // more than WHATIF_MAX_GROUPS are kept the stride doubles and every other one is dropped.
+  let stride = 1;
+  let index = 0;
+  const indexOf = new WeakMap<Group, number>();
+  const jobFor = (g: Group): HealthJob => {
+    const i = index++;
+    indexOf.set(g, i);
+    return { params: opts.params ?? {}, configuredOperator: opts.configuredOperator, whatif: whatif && i % stride === 0 };
+  };
+  await forEachGroup(
+    path,
+    onNotice,
+    opts.jobs ?? defaultJobs(),
+    (g) => healthOf(g, jobFor(g), ctx),
+    (pool, g) => pool.submit<GroupHealth>(g.questionId, { kind: 'health', group: g, job: jobFor(g) }),
+    (h, g) => {
+      records.push(h);
+      if (!h.whatif) return;
+      const i = indexOf.get(g) ?? 0;
+      if (i % stride !== 0) {
+        delete h.whatif;
+        return;
+      }
+      sampled.push({ index: i, h });
+      while (sampled.length > WHATIF_MAX_GROUPS) {
+        stride *= 2;
+        for (let k = sampled.length - 1; k >= 0; k--)
+          if (sampled[k].index % stride !== 0) {
+            delete sampled[k].h.whatif;
+            sampled.splice(k, 1);
+          }
+      }
+    },
+    opts.stdin,
+  );
+  return records;
+}
+
+/** The health of each run under PATH (one entry unless the folder holds several runs), largest first. */
+export async function buildHealth(path: string, opts: HealthBuildOptions, onNotice: (n: Notice) => void): Promise<{ run: string | null; health: RunHealth }[]> {
+  const records = await collectHealth(path, opts, onNotice);
+  return analyseRuns(records, { permutations: opts.permutations });
+}
+
+const f = (x: number | null | undefined, d = 2): string => (x === null || x === undefined || !Number.isFinite(x) ? '-' : Math.abs(x) >= 1000 ? x.toFixed(0) : x.toFixed(d));
+
+/** Column headings of the timeline table (short; the legend under it names them). */
+const SHORT: Record<string, string> = {
+  majority_ratio: 'maj',
+  answer_entropy: 'H',
+  distinct_answers: 'distinct',
+  no_answer_share: 'no-ans',
+  degenerate_share: 'degen',
+  unformatted_share: 'unfmt',
+  near_duplicate_share: 'near-dup',
+  degenerate_plurality_share: 'degen-plur',
+  response_length: 'length',
+  gate: 'gate',
+  confidence: 'conf',
+  auroc_label: 'auroc',
+  auroc_truth: 'auroc-gt',
+  label_accuracy: 'acc',
+  reward_accuracy: 'rw-acc',
+  reward_mismatch_share: 'mismatch',
+};
+
+/** The health section `report` prints (alarms, premise, reward bugs, degenerate pluralities). */
+export function renderHealthSummary(h: RunHealth, run?: string | null): string {
+  const out: string[] = [];
+  out.push(`health${run ? ` of ${run}` : ''}: ${h.alarms.length ? `${h.alarms.length} alarm${h.alarms.length === 1 ? '' : 's'}` : 'no alarm'}${h.rewardBugs.length ? `, ${h.rewardBugs.length} reward-bug class${h.rewardBugs.length === 1 ? '' : 'es'}` : ''} (consensus-lens health for the timeline)`);
+  for (const a of h.alarms) out.push(`  alarm: ${a.message}`);
+  const premises = [h.premise.label, h.premise.truth].filter((p) => p && p.verdict !== 'too few');
+  for (const p of premises) out.push(`  ${p!.verdict === 'informative' ? '' : 'warning: '}${p!.message}`);
+  for (const b of h.rewardBugs) out.push(`  reward bug (${b.kind}): ${b.message}; e.g. step ${b.example.step} question ${b.example.question_id}`);
+  const d = h.degenerate;
+  if (d.pluralities) {
+    const rescued = Object.entries(d.rescued).map(([op, k]) => `${op} ${k}`).join(', ');
+    out.push(`  degenerate pluralities: ${d.pluralities} question${d.pluralities === 1 ? '' : 's'} where the vote's class is mostly empty, truncated or repetition-collapsed roll-outs${rescued ? ` (another label from: ${rescued})` : ''}; e.g. step ${d.examples[0].step} question ${d.examples[0].question_id}`);
+  }
+  return out.join('\n') + '\n';
+}
+
+/** The full text of `health`. */
+export function renderHealth(h: RunHealth, path: string): string {
+  const out: string[] = [];
+  const plural = (k: number, w: string) => `${k} ${w}${k === 1 ? '' : 's'}`;
+  out.push(`${path === '-' ? 'standard input' : path}: ${plural(h.steps.length, 'step')}, ${plural(h.groups, 'group')}, ${plural(h.rollouts, 'roll-out')}`);
+  out.push('');
+  out.push(h.alarms.length ? `Alarms (${h.alarms.length}):` : 'Alarms: none');
+  for (const a of h.alarms) out.push(`  ${a.message}  (p = ${a.p.toFixed(3)})`);
+  out.push('');
+  if (h.premise.label.groups === 0 && (!h.premise.truth || h.premise.truth.groups === 0)) out.push('Confidence premise: not checked (no question with confidences and both kinds of roll-out)');
+  else {
+    out.push('Confidence premise:');
+    out.push(`  ${h.premise.label.message}`);
+    if (h.premise.truth) out.push(`  ${h.premise.truth.message}`);
+  }
+  out.push('');
+  out.push(h.rewardBugs.length ? 'Reward bugs:' : 'Reward bugs: none found');
+  for (const b of h.rewardBugs) out.push(`  [${b.kind}] ${b.message}; e.g. step ${b.example.step} question ${b.example.question_id}${b.example.run ? ` (${b.example.run})` : ''}`);
+  out.push('');
+  const d = h.degenerate;
+  const fl = d.flags;
+  out.push(
+    `Degenerate roll-outs: ${d.degenerateRollouts} of ${h.rollouts} (empty ${fl.empty}, truncated ${fl.truncated}, repetition-collapsed ${fl.repetitive}); no answer ${fl.noAnswer}, unformatted ${fl.unformatted}, near-duplicate ${fl.nearDuplicate}`,
+  );
+  if (d.pluralities) {
+    const rescued = Object.entries(d.rescued).map(([op, k]) => `${op} ${k}`).join(', ');
+    out.push(`  degenerate pluralities: ${d.pluralities} questions${rescued ? `; another label from ${rescued}` : ''}`);
+    for (const e of d.examples.slice(0, 5)) out.push(`    step ${e.step} question ${e.question_id}${e.run ? ` (${e.run})` : ''}: vote label ${e.label === '' ? '"" (empty box)' : JSON.stringify(e.label)}`);
+  }
+  out.push('');
+  const w = h.rolloutsWhatIf;
+  if (w) {
+    out.push(`How many roll-outs (${w.metric === 'accuracy' ? 'pseudo-label accuracy vs ground truth' : 'agreement with the full-N label'}; ${w.draws} seeded draws per N' over ${w.groups} groups; idf not refit):`);
+    const rows = [["N'", ...w.sizes], ...Object.entries(w.values).map(([op, vals]) => [op, ...vals!.map((v) => f(v))])];
+    const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
+    for (const r of rows) out.push('  ' + r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  '));
+    out.push('');
+  }
+  if (h.series.length && h.steps.length) {
+    out.push('Timeline:');
+    const header = ['step', ...h.series.map((s) => SHORT[s.id] ?? s.id)];
+    const rows = h.steps.map((step, k) => [String(step), ...h.series.map((s) => f(s.values[k], s.id === 'response_length' ? 0 : s.id === 'distinct_answers' ? 1 : 2))]);
+    const alarmAt = new Set(h.alarms.map((a) => `${a.step}|${a.series}`));
+    rows.forEach((r, k) => h.series.forEach((s, c) => alarmAt.has(`${h.steps[k]}|${s.id}`) && (r[c + 1] = '*' + r[c + 1])));
+    const widths = header.map((_, c) => Math.max(header[c].length, ...rows.map((r) => r[c].length)));
+    const fmt = (r: string[]) => '  ' + r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
+    out.push(fmt(header));
+    for (const r of rows) out.push(fmt(r));
+    out.push('  ' + h.series.map((s) => `${SHORT[s.id] ?? s.id} = ${s.label}`).join('; ') + (h.alarms.length ? '; * = an alarm starts here' : ''));
+    out.push('');
+  }
+  for (const n of h.notes) out.push(`note: ${n}`);
+  return out.join('\n').replace(/\n+$/, '') + '\n';
+}
+
+export async function runHealth(argv: string[], io: CliIO): Promise<number> {
+  const a = parseArgs(argv, ['json']);
+  const path = a.positionals[0];
+  if (!path) throw new UsageError('health needs a PATH (a run folder or a log file)');
+  if (a.positionals.length > 1) throw new UsageError(`health takes one PATH, got ${a.positionals.length}`);
+  const configured = flagString(a, 'configured-operator') as OperatorId | undefined;
+  if (configured && !['majority', 'cisc', 'ec', 'core', 't3rl', 'msttrl'].includes(configured)) throw new UsageError(`unknown operator "${configured}"`);
+  let errors = 0;
+  const runs = await buildHealth(path, { params: paramsFromFlags(a), configuredOperator: configured, stdin: io.stdin as Readable, jobs: jobsFrom(flagString(a, 'jobs')) }, (n) => {
+    if (n.level === 'error') errors++;
+    const where = n.file && !n.message.startsWith(n.file) ? `${n.file}${n.line ? `:${n.line}` : ''}: ` : '';
+    io.stderr.write(`consensus-lens: ${n.level === 'info' ? '' : `${n.level}: `}${where}${n.message}\n`);
+  });
+  const h = runs[0].health;
+  if (h.groups === 0) {
+    io.stderr.write(`consensus-lens health: no groups in ${path}\n`);
+    return 1;
+  }
+  // Several runs (verl's rollout/ and validation/): the largest at the top level, each in `runs`.
+  if (a.flags.get('json')) io.stdout.write(JSON.stringify({ path, ...(runs[0].run !== null ? { run: runs[0].run } : {}), ...h, ...(runs.length > 1 ? { runs: runs.map((r) => ({ run: r.run, ...r.health })) } : {}) }) + '\n');
+  else io.stdout.write(runs.map((r) => renderHealth(r.health, runs.length > 1 ? `${path} (run ${r.run ?? '-'})` : path)).join('\n'));
+  return errors > 0 ? 1 : 0;
+}

@@ -1,0 +1,24 @@
+// Seeded randomness for the run-health analysis (permutation tests, roll-out subsampling): the
+// same run gives the same numbers on every surface and every time.
+
+/** mulberry32: a small, fast 32-bit generator (the one scripts/synth.ts uses). */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** FNV-1a of a string: a seed per question that does not depend on the order groups are read. */
+export function hashString(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
