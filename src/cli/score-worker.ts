@@ -4,11 +4,18 @@ import { parentPort } from 'node:worker_threads';
 import type { Group } from '../engine';
 import { ShardState, scoreLine, sweepGroup, type ScoreJob, type SweepJob } from './pipeline';
 import { reportRow } from './report';
+import { ngramsWasmAvailable } from '../engine/features/tfidf';
+import { replicatorWasmAvailable } from '../engine/dynamics/replicator';
 
 export type WorkerRequest =
   | { kind: 'score'; seq: number; group: Group; job: ScoreJob }
   | { kind: 'sweep'; seq: number; group: Group; job: SweepJob }
   | { kind: 'report'; seq: number; group: Group; job: ScoreJob };
+
+// Compile and instantiate the WebAssembly kernels now, while the main thread is still parsing
+// the first groups, rather than inside the first group's scoring.
+ngramsWasmAvailable();
+replicatorWasmAvailable();
 
 const state = new ShardState();
 parentPort!.on('message', (m: WorkerRequest) => {
