@@ -84,12 +84,13 @@ if (want('core')) {
     const sizeMiB = statSync(file).size / 2 ** 20;
     const ours = [];
     const base = { sklearn: [], numpy: [] };
-    const rounds = quick ? 1 : 3;
+    const rounds = quick ? 1 : 2;
     const baseline = (impl) => JSON.parse(execFileSync(sk.py, ['bench/sklearn-baseline.py', file, '--time', '--impl', impl], { encoding: 'utf8', maxBuffer: 1 << 26 }).trim());
     for (let k = 0; k < rounds; k++) {
       if (sk) {
-        // The slow sklearn run twice at most; its noise is small against its length.
-        if (k < 2) base.sklearn.push(baseline('sklearn'));
+        // The long workload's scikit-learn run once (~30 s; its noise is small against its
+        // length), every other baseline once per round.
+        if (k === 0 || w.name !== 'long') base.sklearn.push(baseline('sklearn'));
         base.numpy.push(baseline('numpy'));
       }
       for (let j = 0; j < (quick ? 2 : 3); j++) ours.push(timed(process.execPath, [CLI, 'score', file, '--operators', 'core']));
