@@ -102,8 +102,14 @@ if (want('core')) {
     if (sk) {
       fig.sklearnComputeS = best(base.sklearn, (b) => b.compute_seconds);
       fig.numpyComputeS = best(base.numpy, (b) => b.compute_seconds);
+      fig.sklearnCpuS = best(base.sklearn, (b) => b.cpu_seconds);
+      fig.numpyCpuS = best(base.numpy, (b) => b.cpu_seconds);
       fig.ratioSklearn = fig.sklearnComputeS / oursWall;
       fig.ratioNumpy = fig.numpyComputeS / oursWall;
+      // CPU seconds against CPU seconds: what a loaded machine disturbs least. The baseline is
+      // one thread, ours two, so on a quiet machine the wall ratio is above this one.
+      fig.cpuRatioSklearn = fig.sklearnCpuS / oursCpu;
+      fig.cpuRatioNumpy = fig.numpyCpuS / oursCpu;
     }
     results.figures.throughput.workloads[w.name] = fig;
     const ours1 = `${oursWall.toFixed(2)} s wall (${oursCpu.toFixed(2)} CPU s), ${(oursWall / w.groups * 1000).toFixed(1)} ms/group`;
@@ -111,8 +117,8 @@ if (want('core')) {
       row(`CoRE from raw text, ${w.label}: scikit-learn baseline`, ours1, 'scikit-learn/scipy not installed (apt-get install python3-sklearn)', '—', '≥ 15×', false);
       continue;
     }
-    row(`CoRE from raw text, ${w.label} (${sizeMiB.toFixed(0)} MiB), load ${fig.load}`, ours1, `${fig.sklearnComputeS.toFixed(2)} s (scikit-learn compute)`, `${fig.ratioSklearn.toFixed(1)}×`, '≥ 15×', fig.ratioSklearn >= 15);
-    row(`  same, against the vectorised-numpy TF-IDF variant`, ours1, `${fig.numpyComputeS.toFixed(2)} s (numpy compute)`, `${fig.ratioNumpy.toFixed(1)}×`, '(shown, not a target)', null);
+    row(`CoRE from raw text, ${w.label} (${sizeMiB.toFixed(0)} MiB), load ${fig.load}`, ours1, `${fig.sklearnComputeS.toFixed(2)} s (${fig.sklearnCpuS.toFixed(2)} CPU s), scikit-learn compute`, `${fig.ratioSklearn.toFixed(1)}× (CPU ${fig.cpuRatioSklearn.toFixed(1)}×)`, '≥ 15×', fig.ratioSklearn >= 15);
+    row(`  same, against the vectorised-numpy TF-IDF variant`, ours1, `${fig.numpyComputeS.toFixed(2)} s (${fig.numpyCpuS.toFixed(2)} CPU s), numpy compute`, `${fig.ratioNumpy.toFixed(1)}× (CPU ${fig.cpuRatioNumpy.toFixed(1)}×)`, '(shown, not a target)', null);
   }
 }
 let scoreWall = null;
