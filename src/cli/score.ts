@@ -73,25 +73,30 @@ export async function forEachGroup<T>(
       sink(await p, g);
     }
   };
-  for await (const g of readRun(path, onNotice, stdin ? { stdin: stdin as Readable } : {})) {
-    groups++;
-    if (workers === 0) {
-      sink(local(g), g);
-      continue;
+  try {
+    for await (const g of readRun(path, onNotice, stdin ? { stdin: stdin as Readable } : {})) {
+      groups++;
+      if (workers === 0) {
+        sink(local(g), g);
+        continue;
+      }
+      if (!pool) {
+        buffered.push(g);
+        if (buffered.length < WORKER_MIN_GROUPS) continue;
+        pool = new ShardedPool(workers);
+        for (const b of buffered.splice(0)) dispatch(b);
+        continue;
+      }
+      dispatch(g);
+      await drain(IN_FLIGHT);
     }
-    if (!pool) {
-      buffered.push(g);
-      if (buffered.length < WORKER_MIN_GROUPS) continue;
-      pool = new ShardedPool(workers);
-      for (const b of buffered.splice(0)) dispatch(b);
-      continue;
-    }
-    dispatch(g);
-    await drain(IN_FLIGHT);
+    for (const b of buffered) sink(local(b), b);
+    await drain(0);
+  } finally {
+    // Also on an error (a group the main thread's share failed on, a worker's error, a read
+    // error): live workers would keep the process from exiting.
+    await pool?.close();
   }
-  for (const b of buffered) sink(local(b), b);
-  await drain(0);
-  await pool?.close();
   return { groups };
 }
 
