@@ -95,6 +95,8 @@ export interface ClassPlan {
 
 export interface GroupPlanOptions {
   bytes?: number;
+  /** Draws each roll-out's length (overrides `bytes`): e.g. lognormal lengths of reasoning models. */
+  lengths?: () => number;
   withConfidence?: boolean;
   withVerification?: boolean;
   /** Put the answer in the `answer` field instead of a \boxed{} in the text. */
@@ -109,9 +111,10 @@ export function synthRollouts(r: () => number, plan: ClassPlan[], opts: GroupPla
   const bytes = opts.bytes ?? 400;
   const out: SynthRollout[] = [];
   plan.forEach((c, k) => {
-    const shared = c.identical ? reasoning(r, bytes, c.path ?? k, opts.rich) : '';
+    const length = () => (opts.lengths ? opts.lengths() : bytes);
+    const shared = c.identical ? reasoning(r, length(), c.path ?? k, opts.rich) : '';
     for (let j = 0; j < c.count; j++) {
-      const body = c.identical ? shared : reasoning(r, bytes, c.path ?? k, opts.rich);
+      const body = c.identical ? shared : reasoning(r, length(), c.path ?? k, opts.rich);
       const tail = c.answer === null ? ' and so the value must be \\boxed{' : ` so the final answer is \\boxed{${c.answer}}.`;
       const ro: SynthRollout = { response: opts.preExtracted ? body : body + tail };
       if (opts.preExtracted && c.answer !== null) ro.answer = c.answer;

@@ -40,7 +40,7 @@ export class ShardedPool {
 
   submit<T>(shardKey: string, message: Record<string, unknown>): Promise<T> {
     const seq = this.seq++;
-    const worker = this.workers[hash(shardKey) % this.workers.length];
+    const worker = this.workers[shardHash(shardKey) % this.workers.length];
     return new Promise<T>((resolve, reject) => {
       this.pending.set(seq, { resolve: resolve as (v: unknown) => void, reject });
       worker.postMessage({ ...message, seq });
@@ -53,7 +53,8 @@ export class ShardedPool {
   }
 }
 
-function hash(s: string): number {
+/** FNV-1a of a shard key (a question id): which thread scores that question's groups. */
+export function shardHash(s: string): number {
   let h = 2166136261;
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
   return h >>> 0;

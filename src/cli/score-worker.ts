@@ -5,12 +5,19 @@ import type { Group } from '../engine';
 import { ShardState, scoreLine, sweepGroup, type ScoreJob, type SweepJob } from './pipeline';
 import { reportRow } from './report';
 import { healthOf, type HealthJob } from './health';
+import { ngramsWasmAvailable } from '../engine/features/tfidf';
+import { replicatorWasmAvailable } from '../engine/dynamics/replicator';
 
 export type WorkerRequest =
   | { kind: 'score'; seq: number; group: Group; job: ScoreJob }
   | { kind: 'sweep'; seq: number; group: Group; job: SweepJob }
   | { kind: 'report'; seq: number; group: Group; job: ScoreJob }
   | { kind: 'health'; seq: number; group: Group; job: HealthJob };
+
+// Compile and instantiate the WebAssembly kernels now, while the main thread is still parsing
+// the first groups, rather than inside the first group's scoring.
+ngramsWasmAvailable();
+replicatorWasmAvailable();
 
 const state = new ShardState();
 parentPort!.on('message', (m: WorkerRequest) => {

@@ -1,16 +1,24 @@
 // `consensus-lens score` and `consensus-lens sweep` (SPEC §6).
 
+import { statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { readRun, type Notice } from '../logs';
 import { PARAM_SPECS, operatorSpec, resolveParams, type Group, type OperatorId, type Params } from '../engine';
 import { CliIO, UsageError, flagString, operatorsFromFlags, paramsFromFlags, parseArgs, parseList } from './args';
 import { ShardState, addStats, emptyStats, scoreLine, sweepGroup, type ScoreJob, type SweepJob, type SweepStats } from './pipeline';
-import { ShardedPool, defaultJobs } from './pool';
+import { ShardedPool, defaultJobs, shardHash } from './pool';
 
 /** How many groups may be in flight (read, not yet written): bounds memory on huge runs. */
 const IN_FLIGHT = 16;
 /** Below this many groups the worker start-up costs more than it saves. */
 const WORKER_MIN_GROUPS = 8;
+/**
+ * A file this large holds more than WORKER_MIN_GROUPS groups of any realistic size (8 × 64
+ * roll-outs of 2 KB is 1 MiB), so the workers are started before reading: their start-up (a Node
+ * context, the worker bundle, the kernels' compilation) then overlaps the parsing of the first
+ * groups instead of following it.
+ */
+const EAGER_WORKERS_BYTES = 1 << 20;
 
 export function noticePrinter(io: CliIO): (n: Notice) => void {
   return (n) => {
@@ -28,9 +36,16 @@ export function jobsFrom(flag: string | undefined): number {
 }
 
 /**
- * Runs `work` on every group of the run, in workers sharded by question when there are enough
- * groups, and hands the results to `sink` in the order the groups were read. Used by score,
- * sweep and report.
+ * Runs `work` on every group of the run, on `jobs` threads sharded by question when there are
+ * enough groups, and hands the results to `sink` in the order the groups were read. Used by
+ * score, sweep and report.
+ *
+ * With two or more jobs the main thread is one of the scoring threads: it takes the questions
+ * whose shard hash falls in its share, half a worker's (it also reads and parses the run), and
+ * jobs − 1 worker threads take the rest. That is one worker fewer to start (each costs a Node
+ * context, the worker bundle and its own JIT warm-up) and a third of the groups (with two jobs)
+ * never copied to another thread. A question's groups all go to one thread, in order, so
+ * MS-TTRL's per-question cache stays correct; the output is the same as in-process.
  */
 export async function forEachGroup<T>(
   path: string,
@@ -41,36 +56,57 @@ export async function forEachGroup<T>(
   sink: (value: T, g: Group) => void,
   stdin?: NodeJS.ReadableStream,
 ): Promise<{ groups: number }> {
+  const workers = jobs >= 2 ? jobs - 1 : jobs;
+  const shares = jobs >= 2 ? 2 * workers + 1 : 0;
   let pool: ShardedPool | undefined;
   const buffered: Group[] = [];
   const queue: { g: Group; p: Promise<T> }[] = [];
   let groups = 0;
+  if (workers > 0 && path !== '-' && fileSize(path) >= EAGER_WORKERS_BYTES) pool = new ShardedPool(workers);
+  const dispatch = (g: Group) => {
+    if (shares > 0 && shardHash(g.questionId) % shares === 0) queue.push({ g, p: Promise.resolve(local(g)) });
+    else queue.push({ g, p: remote(pool!, g) });
+  };
   const drain = async (limit: number) => {
     while (queue.length > limit) {
       const { g, p } = queue.shift()!;
       sink(await p, g);
     }
   };
-  for await (const g of readRun(path, onNotice, stdin ? { stdin: stdin as Readable } : {})) {
-    groups++;
-    if (jobs === 0) {
-      sink(local(g), g);
-      continue;
+  try {
+    for await (const g of readRun(path, onNotice, stdin ? { stdin: stdin as Readable } : {})) {
+      groups++;
+      if (workers === 0) {
+        sink(local(g), g);
+        continue;
+      }
+      if (!pool) {
+        buffered.push(g);
+        if (buffered.length < WORKER_MIN_GROUPS) continue;
+        pool = new ShardedPool(workers);
+        for (const b of buffered.splice(0)) dispatch(b);
+        continue;
+      }
+      dispatch(g);
+      await drain(IN_FLIGHT);
     }
-    if (!pool) {
-      buffered.push(g);
-      if (buffered.length < WORKER_MIN_GROUPS) continue;
-      pool = new ShardedPool(jobs);
-      for (const b of buffered.splice(0)) queue.push({ g: b, p: remote(pool, b) });
-      continue;
-    }
-    queue.push({ g, p: remote(pool, g) });
-    await drain(IN_FLIGHT);
+    for (const b of buffered) sink(local(b), b);
+    await drain(0);
+  } finally {
+    // Also on an error (a group the main thread's share failed on, a worker's error, a read
+    // error): live workers would keep the process from exiting.
+    await pool?.close();
   }
-  for (const b of buffered) sink(local(b), b);
-  await drain(0);
-  await pool?.close();
   return { groups };
+}
+
+function fileSize(path: string): number {
+  try {
+    const st = statSync(path);
+    return st.isFile() ? st.size : 0;
+  } catch {
+    return 0;
+  }
 }
 
 export async function runScore(argv: string[], io: CliIO): Promise<number> {

@@ -3,7 +3,6 @@
 
 import type { PreparedGroup } from '../prepare';
 import { shiftOf, type Params } from '../params';
-import { pairIndex } from '../features/tfidf';
 import { replicator, type AffinityBlock } from '../dynamics/replicator';
 import { grpoAdvantages } from '../analysis/grpo';
 import { confidenceWeights } from './vote';
@@ -16,8 +15,11 @@ import { argmaxFirst, type OperatorId, type OperatorResult } from './result';
 export function classAffinity(cos: Float64Array, m: number, kappa: number): Float64Array {
   const a = new Float64Array(m * m);
   for (let p = 0; p < m; p++) {
+    // cos is packed row by row over the upper triangle: (p, q) is at base + q, as
+    // pairIndex in features/tfidf.ts numbers it.
+    const base = p * m - (p * (p + 1)) / 2 - p - 1;
     for (let q = p + 1; q < m; q++) {
-      const v = kappa + ((1 - kappa) * (1 + cos[pairIndex(m, p, q)])) / 2;
+      const v = kappa + ((1 - kappa) * (1 + cos[base + q])) / 2;
       a[p * m + q] = v;
       a[q * m + p] = v;
     }
