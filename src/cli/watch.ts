@@ -6,8 +6,10 @@
 // arrive. When a group is complete is decided by the run index (src/logs/run-index.ts): a group
 // record at once; roll-out records at the run's modal group size, when their file moves on to a later
 // step, or after --idle-ms (default 2000) without a new roll-out. A group that changes after it was
-// printed (late roll-outs) is printed again with a notice; a group whose file is truncated or
-// replaced is printed again when it completes anew.
+// printed (late roll-outs, or a prompt repeated within the step) is reopened by the index and
+// printed again once when it completes anew, with a notice; a group whose file is truncated or
+// replaced is printed again when it completes anew. A file that ends mid-line is still being
+// written: none of its groups completes by idleness (no partial group is printed).
 //
 // Flags: the score flags (--operators, --kappa, ...), --configured-operator, --poll (polling instead
 // of file-system events; automatic on NFS/Lustre and other network file systems), --poll-ms N,
@@ -55,7 +57,7 @@ export async function runWatch(argv: string[], io: CliIO, opts: WatchOptions = {
       try {
         const g = await index.loadGroup(key);
         const line = scoreLine(g, job, ctx);
-        if (why === 'changed' && printed.has(key)) {
+        if (printed.has(key)) {
           notice({ level: 'info', message: `step ${e.step} question ${e.questionId}: changed after it was printed (now ${e.rollouts.length} roll-outs); printed again`, file: e.firstSource.file });
         }
         printed.set(key, e.revision);

@@ -2,6 +2,7 @@
 import { readRange } from './lines.js';
 import { parseJsonLine } from './json.js';
 import { readTrlCompletion } from './trl.js';
+import { readTableCell } from './wandb.js';
 import type { RolloutSource } from './types.js';
 
 /**
@@ -57,7 +58,10 @@ async function parseRecord(s: RolloutSource): Promise<Record<string, unknown>> {
 
 /** The full text of one roll-out (native `response`, verl `output`, TRL `completion`). */
 export async function readRolloutText(source: RolloutSource): Promise<string> {
-  if (source.length === 0 && source.offset === 0) return readTrlCompletion(source.file, source.line - 1);
+  if (source.length === 0 && source.offset === 0) {
+    if (/\.table\.json$/i.test(source.file)) return readTableCell(source.file, source.line - 1, source.item ?? 0);
+    return readTrlCompletion(source.file, source.line - 1);
+  }
   const o = await readRecord(source);
   let text: unknown;
   if (source.item !== undefined) {
