@@ -13,10 +13,10 @@
 //
 // Flags: the score flags (--operators, --kappa, ...), --configured-operator, --poll (polling instead
 // of file-system events; automatic on NFS/Lustre and other network file systems), --poll-ms N,
-// --idle-ms N.
+// --idle-ms N, --ground-truth auto|ignore.
 import { createRunContext, type OperatorId } from '../engine';
 import { RunIndex, type GroupKey } from '../logs';
-import { CliIO, UsageError, flagString, operatorsFromFlags, paramsFromFlags, parseArgs } from './args';
+import { CliIO, UsageError, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseArgs } from './args';
 import { scoreLine, type ScoreJob } from './pipeline';
 import { noticePrinter } from './score';
 
@@ -45,7 +45,7 @@ export async function runWatch(argv: string[], io: CliIO, opts: WatchOptions = {
   const notice = noticePrinter(io);
   const ctx = createRunContext();
 
-  const index = await RunIndex.open(path, { follow: true, poll: a.flags.get('poll') === true, pollMs, idleMs, onNotice: notice });
+  const index = await RunIndex.open(path, { follow: true, poll: a.flags.get('poll') === true, pollMs, idleMs, onNotice: notice, groundTruth: groundTruthFromFlags(a) });
   /** Revision printed per group key (absent: not printed, or dropped since). */
   const printed = new Map<GroupKey, number>();
   let queue: Promise<void> = Promise.resolve();

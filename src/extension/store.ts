@@ -6,9 +6,9 @@
 //   - per-question summaries (regime, overturn, gate, mismatches) scored in the background, in
 //     slices, in step order (MS-TTRL's outcome cache follows the steps).
 // Pure Node: no 'vscode', so unit tests drive it directly.
-import { basename, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { createRunContext, type OperatorId, type RunContext } from '../engine';
-import { RunIndex, entryToGroup, type GroupEntry, type GroupKey, type Notice, type RunChange } from '../logs';
+import { RunIndex, entryToGroup, runLabel, type GroupEntry, type GroupKey, type Notice, type RunChange } from '../logs';
 import type { QuestionKey } from '../protocol/messages';
 import { score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
 
@@ -92,7 +92,7 @@ export class RunStore {
     const run: RunEntry = {
       id,
       path: id,
-      label: basename(id) || id,
+      label: runLabel(id),
       origin,
       index: null,
       steps: new Map(),

@@ -33,6 +33,8 @@
 // themselves; `file`/`line` are there for navigation.
 export type { Notice, NoticeSink, LogFormat, GroupKey, RolloutEntry, RolloutSource } from './types.js';
 export { groupKey } from './types.js';
-export { readRun, type ReadRunOptions } from './read-run.js';
+export { readRun, streamName, type ReadRunOptions } from './read-run.js';
+export { runLabel } from './records.js';
+export { nemoMeanLogprob } from './nemo.js';
 export { readRolloutText } from './texts.js';
 export { RunIndex, entryToGroup, type GroupEntry, type RunChange, type RunIndexOptions, type RunProgress } from './run-index.js';

@@ -233,7 +233,7 @@ export function notLogSummary(root: string, files: string[]): Notice | undefined
  */
 export async function* readRun(path: string, onNotice: NoticeSink, opts: ReadRunOptions = {}): AsyncGenerator<Group> {
   if (path === '-') {
-    yield* readStdin(opts.stdin ?? process.stdin, onNotice);
+    yield* readStdin(opts.stdin ?? process.stdin, onNotice, opts.groundTruth === 'ignore');
     return;
   }
   let st;
@@ -272,9 +272,9 @@ export async function* readRun(path: string, onNotice: NoticeSink, opts: ReadRun
   acc.sizeWarnings();
 }
 
-async function* readStdin(input: Readable, onNotice: NoticeSink): AsyncGenerator<Group> {
+async function* readStdin(input: Readable, onNotice: NoticeSink, ignoreTruth: boolean): AsyncGenerator<Group> {
   const parser = new JsonlFileParser('.', '<stdin>', onNotice, 'native');
-  const acc = new Accumulator(onNotice, true);
+  const acc = new Accumulator(onNotice, true, ignoreTruth);
   const rl = createInterface({ input, crlfDelay: Infinity });
   let offset = 0;
   let line = 0;

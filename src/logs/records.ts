@@ -1,6 +1,6 @@
 // Reading one file's records in a single pass (the one-shot reader and the tail both use this).
 import { open } from 'node:fs/promises';
-import { dirname, relative } from 'node:path';
+import { basename, dirname, relative } from 'node:path';
 import { parseJsonLine } from './json.js';
 import { readLineBatches } from './lines.js';
 import { isJsonlName, isNotLogName, JsonlFileParser, looksBinary, PROBE_BYTES, sniff, UNSUPPORTED_HINT } from './parse.js';
@@ -12,6 +12,27 @@ import type { LogFormat, NoticeSink, ParsedRecord } from './types.js';
 export function runOfFile(root: string, file: string): string | undefined {
   const rel = relative(root, dirname(file));
   return rel && !rel.startsWith('..') ? rel.split('\\').join('/') : undefined;
+}
+
+/** Folders verl and similar writers name by what they hold, never by the run: `rollout`, `val`, … */
+const LEAF_DUMP_FOLDER = /^(rollouts?|rollout_data|val|valid|validation|validation_data|val_generations|generations|completions|train|eval|logs?|table|media|files)$/i;
+
+/**
+ * A display name for a run opened at `path`: its folder name, or — when that folder is one a writer
+ * names by content (verl's `rollout/` or `val/`, TRL's `completions/`, W&B's `files/`) — the nearest
+ * enclosing folder that is not, so a verl run is named after its run folder, never `rollout`.
+ */
+export function runLabel(path: string): string {
+  let p = path.replace(/[\\/]+$/, '');
+  let name = basename(p);
+  for (let i = 0; i < 4 && LEAF_DUMP_FOLDER.test(name); i++) {
+    const parent = dirname(p);
+    if (parent === p || !basename(parent)) break;
+    p = parent;
+    name = basename(p);
+  }
+  if (/^\d+\.jsonl$|^(train|val)_data_step\d+\.jsonl$|^completions_\d+\.parquet$/i.test(name)) return runLabel(dirname(p));
+  return name || path;
 }
 
 export interface FileReadResult {
