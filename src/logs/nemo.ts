@@ -1,5 +1,6 @@
 // NeMo RL per-step logs: `<log_dir>/train_data_step{N}.jsonl` (and `val_data_step{N}.jsonl`), written
-// by `Logger.log_batched_dict_as_jsonl` from the GRPO loop's `log_data`: one line per roll-out with
+// by `Logger.log_batched_dict_as_jsonl` from the GRPO loop's `log_data`: one line per roll-out (a
+// micro-batch of one: every value is wrapped in a one-element list, plus an `idx`) with
 // `content` (the flattened message log's contents: the prompt messages, then the generated
 // response last), `rewards`, `generation_logprobs` and `prev_logprobs` (per token over the whole
 // padded sequence: 0 at prompt and padding positions), `input_lengths`, and in newer versions
@@ -17,6 +18,31 @@ import { promptId } from './verl.js';
 
 type Obj = Record<string, unknown>;
 
+/** A value of a micro-batch of one (`[v]`) unwrapped; older writers wrote `v` itself. */
+function one(v: unknown): unknown {
+  return Array.isArray(v) && v.length === 1 ? v[0] : v;
+}
+
+/** `content` of a line: the sample's message contents (`[[...]]` in a micro-batch of one). */
+function contents(o: Obj): unknown[] {
+  const c = o.content as unknown[];
+  return c.length === 1 && Array.isArray(c[0]) ? (c[0] as unknown[]) : c;
+}
+
+/** A list-valued field of a line (`[[...]]` in a micro-batch of one). */
+function listField(o: Obj, k: string): unknown[] | null {
+  const v = o[k];
+  if (!Array.isArray(v)) return null;
+  return v.length === 1 && Array.isArray(v[0]) ? (v[0] as unknown[]) : v;
+}
+
+/** The generated response of a NeMo RL line: the last message of its `content`. */
+export function nemoResponse(o: Obj): string | undefined {
+  if (!Array.isArray(o.content)) return undefined;
+  const c = contents(o);
+  return c.length ? messageText(c[c.length - 1]) : undefined;
+}
+
 export function looksNemo(o: Obj): boolean {
   return Array.isArray(o.content) && ('rewards' in o || 'generation_logprobs' in o || 'input_lengths' in o);
 }
@@ -29,10 +55,11 @@ function messageText(m: unknown): string {
 
 /** Mean log-prob over the generated tokens (see the header), or null when not logged. */
 export function nemoMeanLogprob(o: Obj): number | null {
-  const lp = o.generation_logprobs;
-  if (!Array.isArray(lp) || lp.length === 0) return null;
-  const len = typeof o.input_lengths === 'number' && Number.isInteger(o.input_lengths) ? Math.min(o.input_lengths, lp.length) : lp.length;
-  const mask = Array.isArray(o.token_loss_mask) ? o.token_loss_mask : null;
+  const lp = listField(o, 'generation_logprobs');
+  if (!lp || lp.length === 0) return null;
+  const il = one(o.input_lengths);
+  const len = typeof il === 'number' && Number.isInteger(il) ? Math.min(il, lp.length) : lp.length;
+  const mask = listField(o, 'token_loss_mask');
   let s = 0;
   let n = 0;
   let started = mask !== null;
@@ -54,17 +81,17 @@ export function nemoMeanLogprob(o: Obj): number | null {
 export class NemoFileContext {
   readonly fileStep: number | undefined;
   readonly validation: boolean;
-  constructor(
-    readonly run: string | undefined,
-    file: string,
-  ) {
+  /** The run: the folder, with `/val` for validation files (they share the folder and the steps). */
+  readonly run: string | undefined;
+  constructor(folderRun: string | undefined, file: string) {
     const m = /^(train|val)_data_step(\d+)\.jsonl$/i.exec(basename(file));
     this.fileStep = m ? Number(m[2]) : undefined;
     this.validation = m?.[1].toLowerCase() === 'val';
+    this.run = this.validation ? (folderRun ? `${folderRun}/val` : 'val') : folderRun;
   }
 
   convert(o: Obj, source: RecordSource): Conversion {
-    const content = o.content as unknown[];
+    const content = contents(o);
     if (content.length === 0) return { ok: false, error: 'field "content" is an empty list' };
     const step = this.fileStep;
     if (step === undefined) return { ok: false, error: 'NeMo RL line in a file not named train_data_step<N>.jsonl / val_data_step<N>.jsonl: no step' };
@@ -72,10 +99,11 @@ export class NemoFileContext {
     const prompt = content.slice(0, -1).map(messageText).join('\n');
     const dropped: string[] = [];
     let reward: number | null = null;
-    if (typeof o.rewards === 'number') reward = Number.isFinite(o.rewards) ? o.rewards : null;
-    else if (o.rewards !== undefined && o.rewards !== null) dropped.push('rewards');
+    const rw = one(o.rewards);
+    if (typeof rw === 'number') reward = Number.isFinite(rw) ? rw : null;
+    else if (rw !== undefined && rw !== null) dropped.push('rewards');
     const extra: Obj = {};
-    for (const k of Object.keys(o)) if (k !== 'content' && k !== 'generation_logprobs' && k !== 'prev_logprobs' && k !== 'token_ids' && k !== 'token_loss_mask') extra[k] = o[k];
+    for (const k of Object.keys(o)) if (k !== 'content' && k !== 'generation_logprobs' && k !== 'prev_logprobs' && k !== 'token_ids' && k !== 'token_loss_mask') extra[k] = one(o[k]);
     if (this.validation && reward !== null) extra.score = reward;
     return {
       ok: true,
