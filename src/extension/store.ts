@@ -46,6 +46,8 @@ export interface StoreOptions {
   idleMs?: number;
   /** Follow files (default true). */
   follow?: boolean;
+  /** The `consensusLens.groundTruth` setting: 'ignore' drops logged ground truth as runs are read. */
+  groundTruth?: () => 'auto' | 'ignore';
 }
 
 /** How many prepared groups (features, previews; no texts) a run keeps. */
@@ -123,6 +125,7 @@ export class RunStore {
         },
         pollMs: this.opts.pollMs,
         idleMs: this.opts.idleMs,
+        groundTruth: this.opts.groundTruth?.() ?? 'auto',
       });
       if (this.disposed || this.runs.get(run.id) !== run) return index.close();
       run.index = index;

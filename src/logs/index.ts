@@ -35,6 +35,7 @@ export type { Notice, NoticeSink, LogFormat, GroupKey, RolloutEntry, RolloutSour
 export { groupKey } from './types.js';
 export { readRun, streamName, type ReadRunOptions } from './read-run.js';
 export { runLabel } from './records.js';
+export { listRunFiles, unsafeRunRoot, WALK_MAX_DEPTH, WALK_MAX_FILES, type WalkOptions } from './walk.js';
 export { nemoMeanLogprob } from './nemo.js';
 export { readRolloutText } from './texts.js';
 export { RunIndex, entryToGroup, type GroupEntry, type RunChange, type RunIndexOptions, type RunProgress } from './run-index.js';

@@ -35,9 +35,10 @@ export function parseStep(v: unknown): number | undefined {
 
 /** The message for a step that parseStep rejects. */
 export function stepError(v: unknown): string {
-  if ((typeof v === 'number' && Number.isInteger(v) && v > Number.MAX_SAFE_INTEGER) || (typeof v === 'string' && /^\s*\d+\s*$/.test(v))) {
-    return `field "step" is beyond 2^53 − 1 (${typeof v === 'string' ? v.trim() : 'a number JSON cannot hold exactly'}); it cannot be represented exactly`;
+  if (typeof v === 'number' && Number.isInteger(v) && v > Number.MAX_SAFE_INTEGER) {
+    return 'field "step" is an integer beyond 2^53 − 1, which a JSON number cannot hold exactly (it would be rounded into another step)';
   }
+  if (typeof v === 'string' && /^\s*\d+\s*$/.test(v)) return `field "step" ${v.trim()} is beyond 2^53 − 1 and cannot be represented exactly`;
   return `field "step" must be a non-negative integer, got ${describe(v)}`;
 }
 

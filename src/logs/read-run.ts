@@ -76,6 +76,8 @@ class Accumulator {
     const prev = this.pending.get(key);
     const firstAt = prev?.firstAt ?? this.done.get(key);
     if (rec.kind === 'group') {
+      // a W&B table is re-logged whole: an earlier file's rows come again, silently skipped
+      if (firstAt !== undefined && /\.table\.json$/i.test(rec.source.file) && !firstAt.startsWith(rec.source.file + ':')) return;
       if (firstAt !== undefined) {
         this.onNotice({ level: 'warning', message: `${at}: duplicate group ${describeGroup(rec)} (first at ${firstAt}); skipped`, file: rec.source.file, line: rec.source.line });
         return;

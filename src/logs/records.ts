@@ -25,6 +25,7 @@ const LEAF_DUMP_FOLDER = /^(rollouts?|rollout_data|val|valid|validation|validati
 export function runLabel(path: string): string {
   let p = path.replace(/[\\/]+$/, '');
   let name = basename(p);
+  if (/^(val|valid|validation|validation_data|val_generations)$/i.test(name)) return `${runLabel(dirname(p))} (validation)`;
   for (let i = 0; i < 4 && LEAF_DUMP_FOLDER.test(name); i++) {
     const parent = dirname(p);
     if (parent === p || !basename(parent)) break;

@@ -6,7 +6,8 @@
 // depth and in files, with a notice when a bound cuts it short.
 import type { Stats } from 'node:fs';
 import { lstat, readdir, realpath, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { homedir } from 'node:os';
+import { join, parse, resolve } from 'node:path';
 import type { NoticeSink } from './types.js';
 
 /** Natural order: "2.jsonl" before "10.jsonl" (verl names files by step). */
@@ -21,6 +22,18 @@ export interface WalkOptions {
   maxFiles?: number;
   /** Folders deeper than this below the root are not entered (default WALK_MAX_DEPTH). */
   maxDepth?: number;
+}
+
+/**
+ * Why `path` can never be a run to follow automatically (a `consensusLens.runs` entry, a workspace
+ * scan), or undefined: the file-system root and the home folder are not runs — a workspace setting
+ * pointing there would walk the whole disk.
+ */
+export function unsafeRunRoot(path: string, home: string = homedir()): string | undefined {
+  const p = resolve(path);
+  if (p === parse(p).root) return `${path} is the root of the file system, not a run folder`;
+  if (home && p === resolve(home)) return `${path} is the home folder, not a run folder`;
+  return undefined;
 }
 
 /**
