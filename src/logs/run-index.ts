@@ -644,7 +644,7 @@ export class RunIndex {
           fs.mtimeMs = fst.mtimeMs;
           return;
         }
-        if (kind === 'parquet') fs.format = 'trl';
+        if (kind === 'parquet') fs.format = c === 'table' ? 'wandb' : 'trl';
         else
           fs.parser = new JsonlFileParser(this.folderRoot, fs.path, this.notice, undefined, this.runOnce, quietOk ? () => {
             fs.notLog = true;
@@ -653,7 +653,7 @@ export class RunIndex {
       }
       fs.size = size;
       fs.mtimeMs = fst.mtimeMs;
-      if (fs.format === 'trl') return void (await this.readParquet(fs, ch));
+      if (fs.format === 'trl' || fs.format === 'wandb') return void (await this.readParquet(fs, ch));
       const parser = fs.parser!;
       const now = Date.now();
       fs.partial = false;
@@ -779,6 +779,8 @@ export class RunIndex {
         return;
       }
       const packed = pack(rec.rollouts, rec.source);
+      let confident = 0;
+      for (const x of packed.ml) if (!Number.isNaN(x)) confident++;
       const e = {
         key,
         step: rec.step,
@@ -792,6 +794,7 @@ export class RunIndex {
         firstSource: rec.source,
       } as GroupEntry;
       Object.defineProperty(e, 'rollouts', { enumerable: true, configurable: true, get: () => unpack(packed) });
+      this.packedConfident.set(e, confident);
       if (rec.run !== undefined) e.run = rec.run;
       if (rec.prompt !== undefined) e.prompt = rec.prompt;
       if (rec.outcomeChecks) e.outcomeChecks = rec.outcomeChecks;
@@ -900,6 +903,9 @@ export class RunIndex {
   /** Groups reopened past the usual size: they complete by idleness or when their file moves on, not by size. */
   private readonly reopened = new Set<GroupKey>();
 
+  /** Roll-outs with a confidence, per group-record entry (its roll-outs are packed). */
+  private readonly packedConfident = new WeakMap<GroupEntry, number>();
+
   /** The size each complete group was counted with in sizeHist. */
   private readonly countedSize = new Map<GroupKey, number>();
 
@@ -983,6 +989,27 @@ export class RunIndex {
     return this.entries.size;
   }
 
+  /**
+   * Which roll-outs carry a confidence c_i (a mean token log-prob, needed by CISC and CoRE) and,
+   * when none do, why: what the run's formats log. The explorer shows it per run.
+   */
+  confidence(): ConfidenceSummary {
+    let rollouts = 0;
+    let withConfidence = 0;
+    const formats = new Set<LogFormat>();
+    for (const e of this.entries.values()) {
+      formats.add(e.format);
+      rollouts += e.n;
+      if (e.origin === 'group') withConfidence += this.packedConfident.get(e) ?? 0;
+      else for (const r of e.rollouts) if (r.meanLogprob !== null) withConfidence++;
+    }
+    const list = [...formats];
+    let why: string | null = null;
+    if (rollouts > 0 && withConfidence === 0) why = list.map((f) => NO_CONFIDENCE[f]).join('; ');
+    else if (withConfidence < rollouts) why = `${rollouts - withConfidence} roll-outs have no log-probs logged`;
+    return { rollouts, withConfidence, formats: list, why };
+  }
+
   onDidChange(listener: (e: RunChange) => void): { dispose(): void } {
     this.listeners.push(listener);
     return {
@@ -1019,6 +1046,24 @@ export class RunIndex {
 }
 
 const PRELOAD_MAX = 256 * 1024;
+
+export interface ConfidenceSummary {
+  rollouts: number;
+  /** Roll-outs with a mean token log-prob (c_i). */
+  withConfidence: number;
+  formats: LogFormat[];
+  /** Why confidences are missing (all or some), or null when every roll-out has one. */
+  why: string | null;
+}
+
+/** Why a format's roll-outs come without confidence. */
+const NO_CONFIDENCE: Record<LogFormat, string> = {
+  native: 'the log has no mean_logprob / token_logprobs',
+  verl: 'verl dumps carry no log-probs (the consensus_lens helpers add rollout_log_probs)',
+  trl: 'TRL completions logs carry no log-probs',
+  wandb: 'W&B tables carry no log-probs',
+  'nemo-rl': 'the NeMo RL log has no generation_logprobs',
+};
 
 /** Groups of one stream share a usual size: same format, same run folder (verl's validation dumps differ from its roll-out dumps). */
 function streamOf(e: GroupEntry): string {

@@ -51,7 +51,7 @@ export interface TrlRead {
   records: ParsedRecord[];
   rows: number;
   rewardColumns: string[];
-  format: 'trl';
+  format: 'trl' | 'wandb';
   what: string;
   notices: Notice[];
 }

@@ -64,7 +64,7 @@ export async function readWandbTable(file: string, run: string | undefined): Pro
     const ci = t.columns.indexOf('completion');
     const records = trlRecords({ file, run, fileStep, names: t.columns, rows, rewardColumns: picked.columns });
     for (const r of records) if (r.kind === 'group') for (const ro of r.rollouts) (ro.source as { item?: number }).item = ci;
-    return { records, rows: rows.length, rewardColumns: picked.columns, format: 'trl', what: 'W&B completions table', notices };
+    return { records, rows: rows.length, rewardColumns: picked.columns, format: 'wandb', what: 'W&B completions table', notices };
   }
   const inputs = t.columns.map((c, i) => [c, i] as const).filter(([c]) => /^input_\d+$/.test(c));
   if (inputs.length && t.columns.includes('step')) {
@@ -89,7 +89,7 @@ export async function readWandbTable(file: string, run: string | undefined): Pro
         g.rollouts.push({ response: cellText(row[oi]), meanLogprob: null, reward: null, source: { file, line: r + 1, offset: 0, length: 0, item: oi } as ParsedRecord['source'], extra: { score } });
       }
     });
-    return { records, rows: t.data.length, rewardColumns: [], format: 'trl', what: 'W&B validation generations table', notices };
+    return { records, rows: t.data.length, rewardColumns: [], format: 'wandb', what: 'W&B validation generations table', notices };
   }
   throw notALog(`a W&B table with columns ${t.columns.slice(0, 6).join(', ')}${t.columns.length > 6 ? ', …' : ''}: neither TRL's completions nor verl's validation generations`);
 }

@@ -306,3 +306,20 @@ test('followed: a prompt repeated within a step reopens its group: printed twice
     cleanup();
   }
 });
+
+test('the index says which runs have confidences, and why not (the explorer shows it)', async () => {
+  const nemo = await RunIndex.open(join(FX, 'nemo-rl'), { follow: false, onNotice: () => undefined });
+  const verl = await RunIndex.open(join(FX, 'verl-legacy'), { follow: false, onNotice: () => undefined });
+  const trl = await RunIndex.open(join(FX, 'trl-1x-pandas3'), { follow: false, onNotice: () => undefined });
+  try {
+    assert.deepEqual(nemo.confidence(), { rollouts: 72, withConfidence: 72, formats: ['nemo-rl'], why: null });
+    const v = verl.confidence();
+    assert.equal(v.withConfidence, 0);
+    assert.match(v.why ?? '', /verl dumps carry no log-probs/);
+    assert.match(trl.confidence().why ?? '', /TRL completions logs carry no log-probs/);
+  } finally {
+    nemo.close();
+    verl.close();
+    trl.close();
+  }
+});
