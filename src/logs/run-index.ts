@@ -451,6 +451,8 @@ export class RunIndex {
         slice.map((p) => {
           const s = stats.get(p);
           if (this.files.has(p) || !s || s.size > PRELOAD_MAX || s.size === 0) return undefined;
+          // a file not yet known to be a text log is never read past its first block
+          if (isNotLogName(p) || (s.size > PROBE_BYTES && !isJsonlName(p))) return undefined;
           return readWhole(p).catch(() => undefined);
         }),
       );
