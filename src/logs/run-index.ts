@@ -27,8 +27,10 @@
 //   - roll-out records (native roll-out records, verl lines): when the group reaches the modal
 //     group size of its stream (the most common size among complete groups of the same format and
 //     run folder: verl's validation and roll-out dumps differ), or when the file that
-//     contributed to it has moved on to a later step, or when it has had no new roll-out for
-//     `idleMs` (2 s), or — in a static read — at the end of the read. A file whose last line is
+//     contributed to it has moved on to a later step (verl and NeMo RL: or a later step's file of the
+//     same stream has begun), or when it has had no new roll-out for `idleMs` (2 s) — ten times
+//     that while it is smaller than its stream's usual size (a writer pausing between lines) —, or
+//     in a static read at the end of the read. A file whose last line is
 //     incomplete is still being written (verl's V1 writer appends line by line from a thread; on
 //     NFS/Lustre a pause of seconds mid-line is normal): none of its groups completes by idleness.
 //   A roll-out that arrives for a group that is already complete reopens it (a prompt repeated
@@ -769,6 +771,20 @@ export class RunIndex {
       }
       fs.maxStep = rec.step;
     }
+    if (rec.kind === 'rollout' && (format === 'verl' || format === 'nemo-rl')) {
+      // one file per step: a later step's file in the same stream means the earlier steps are written
+      const stream = `${format}\0${rec.run ?? ''}\0${rec.stream ?? 'train'}`;
+      const max = this.streamStep.get(stream) ?? -1;
+      if (rec.step > max) {
+        this.streamStep.set(stream, rec.step);
+        if (max >= 0) {
+          for (const k of this.lastUpdate.keys()) {
+            const e = this.entries.get(k);
+            if (e && !e.complete && e.step < rec.step && streamOf(e) === stream) this.complete(e, ch);
+          }
+        }
+      }
+    }
     if (rec.kind === 'group') {
       if (existing && /\.table\.json$/i.test(rec.source.file) && existing.firstSource.file !== rec.source.file) return; // a W&B table re-logged whole: rows of earlier files again
       if (rec.rollouts.length === 0) {
@@ -905,6 +921,9 @@ export class RunIndex {
   /** Groups reopened past the usual size: they complete by idleness or when their file moves on, not by size. */
   private readonly reopened = new Set<GroupKey>();
 
+  /** Latest step seen per stream of per-step files (verl, NeMo RL). */
+  private readonly streamStep = new Map<string, number>();
+
   /** Roll-outs with a confidence, per group-record entry (its roll-outs are packed). */
   private readonly packedConfident = new WeakMap<GroupEntry, number>();
 
@@ -954,6 +973,10 @@ export class RunIndex {
     for (const [key, t] of [...this.lastUpdate]) {
       if (now - t < this.opts.idleMs || writing.has(key)) continue;
       const e = this.entries.get(key);
+      // smaller than its stream's usual size: the writer may be pausing between lines — wait
+      // longer (UNDER_SIZE_IDLE × idleMs) unless a later step arrives first
+      const usual = e && !this.reopened.has(key) ? this.expectedSize(e) : undefined;
+      if (e && usual !== undefined && e.n < usual && now - t < UNDER_SIZE_IDLE * this.opts.idleMs) continue;
       if (e) this.complete(e, ch);
       else this.lastUpdate.delete(key);
     }
@@ -1048,6 +1071,9 @@ export class RunIndex {
 }
 
 const PRELOAD_MAX = 256 * 1024;
+
+/** A group below its stream's usual size completes by idleness only after this many idle periods. */
+const UNDER_SIZE_IDLE = 10;
 
 export interface ConfidenceSummary {
   rollouts: number;

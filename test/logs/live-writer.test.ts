@@ -121,3 +121,34 @@ test('run index (the extension): the same writer, polled, completes each group o
     cleanup();
   }
 });
+
+test('run index: a writer pausing 3 s between lines (usual size known) makes no partial group; the next step file completes the last one', async () => {
+  const { dir, cleanup } = tempDir();
+  const idx = await RunIndex.open(dir, { follow: true, poll: true, pollMs: 100, idleMs: 500, onNotice: () => undefined });
+  const completed: Array<[number, number]> = [];
+  idx.onDidChange((e) => {
+    for (const k of e.completed) completed.push([idx.group(k)!.step, idx.group(k)!.n]);
+  });
+  try {
+    writeFileSync(join(dir, '1.jsonl'), stepFile(1));
+    const t0 = Date.now();
+    while (completed.length < 4 && Date.now() - t0 < 8000) await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(completed, [[1, N], [1, N], [1, N], [1, N]]);
+    // step 2, line by line, with a pause at a line boundary half way
+    const lines = stepFile(2).toString('utf8').split('\n').filter(Boolean);
+    writeFileSync(join(dir, '2.jsonl'), '');
+    for (let i = 0; i < lines.length; i++) {
+      appendFileSync(join(dir, '2.jsonl'), lines[i] + '\n');
+      await new Promise((r) => setTimeout(r, i === Math.floor(lines.length / 2) ? 3000 : 20));
+    }
+    // the last group of step 2 may still be open: step 3's file completes it
+    writeFileSync(join(dir, '3.jsonl'), stepFile(3).subarray(0, 40)); // begins (mid-line)
+    appendFileSync(join(dir, '3.jsonl'), stepFile(3).subarray(40));
+    const t1 = Date.now();
+    while (completed.filter(([s]) => s === 2).length < 4 && Date.now() - t1 < 8000) await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(completed.filter(([s]) => s === 2), [[2, N], [2, N], [2, N], [2, N]]);
+  } finally {
+    idx.close();
+    cleanup();
+  }
+});
