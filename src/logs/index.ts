@@ -9,6 +9,9 @@
 //     their group without their text (read back by offset when the group is yielded). Throws only
 //     when PATH itself cannot be read; every other problem is a Notice naming file and line.
 //
+// Finding runs: detectLogFile(path) → LogFormat | undefined, from a file's name and first block
+// (a workspace scan can use it to recognise every format below without reading whole files).
+//
 // Followable index (extension, `watch`):
 //   RunIndex.open(path, { follow, poll?, pollMs?, idleMs?, safetyScanMs?, onNotice, onProgress?, signal? })
 //     → RunIndex (after the initial read; onProgress reports it, signal cancels it: AbortError)
@@ -42,7 +45,7 @@
 export type { Notice, NoticeSink, LogFormat, GroupKey, RolloutEntry, RolloutSource } from './types.js';
 export { groupKey } from './types.js';
 export { readRun, streamName, type ReadRunOptions } from './read-run.js';
-export { runLabel } from './records.js';
+export { detectLogFile, runLabel } from './records.js';
 export { listRunFiles, unsafeRunRoot, WALK_MAX_DEPTH, WALK_MAX_FILES, type WalkOptions } from './walk.js';
 export { nemoMeanLogprob } from './nemo.js';
 export { readRolloutText } from './texts.js';

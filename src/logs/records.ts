@@ -5,6 +5,9 @@ import { parseJsonLine } from './json.js';
 import { readLineBatches } from './lines.js';
 import { isJsonlName, isNotLogName, JsonlFileParser, looksBinary, PROBE_BYTES, sniff, UNSUPPORTED_HINT } from './parse.js';
 import { readWandbTable } from './wandb.js';
+import { looksNative } from './native.js';
+import { looksVerl } from './verl.js';
+import { looksNemo } from './nemo.js';
 import { readTrlFile } from './trl.js';
 import type { LogFormat, NoticeSink, ParsedRecord } from './types.js';
 
@@ -170,6 +173,47 @@ export async function* readFileOnce(
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
     onNotice({ level: 'error', message: `${file}: cannot read (${code}); skipped`, file });
+  } finally {
+    await fh.close().catch(() => undefined);
+  }
+}
+
+/**
+ * What log format `file` holds, judged from its name and first block only (for finding runs in a
+ * workspace): undefined when it is not a log we read. Never reads past PROBE_BYTES.
+ */
+export async function detectLogFile(file: string): Promise<LogFormat | undefined> {
+  if (isNotLogName(file)) return undefined;
+  let fh;
+  try {
+    fh = await open(file, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const block = Buffer.alloc(PROBE_BYTES);
+    const { bytesRead } = await fh.read(block, 0, block.length, 0);
+    const head = block.subarray(0, bytesRead);
+    const kind = classify(file, head);
+    if (kind === 'parquet') return 'trl';
+    if (kind === 'table') return /"columns"\s*:/.test(head.toString('utf8', 0, Math.min(head.length, 4096))) ? 'wandb' : undefined;
+    if (kind !== 'jsonl') return undefined;
+    for (const line of head.toString('utf8').split('\n').slice(0, 5)) {
+      let v: unknown;
+      try {
+        v = parseJsonLine(line).value;
+      } catch {
+        continue;
+      }
+      if (typeof v !== 'object' || v === null || Array.isArray(v)) continue;
+      const o = v as Record<string, unknown>;
+      if (looksNative(o)) return 'native';
+      if (looksVerl(o)) return 'verl';
+      if (looksNemo(o)) return 'nemo-rl';
+    }
+    return undefined;
+  } catch {
+    return undefined;
   } finally {
     await fh.close().catch(() => undefined);
   }

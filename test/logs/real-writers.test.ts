@@ -323,3 +323,15 @@ test('the index says which runs have confidences, and why not (the explorer show
     trl.close();
   }
 });
+
+test('detectLogFile tells each writer\'s files from the files next to them (for finding runs in a workspace)', async () => {
+  const { detectLogFile } = await import('../../src/logs/index.js');
+  const pick = (dir: string) => join(FX, dir, readdirSync(join(FX, dir))[0]);
+  assert.equal(await detectLogFile(join(FX, 'verl-uid/rollout/1.jsonl')), 'verl');
+  assert.equal(await detectLogFile(join(FX, 'nemo-rl/logs/exp_001/train_data_step1.jsonl')), 'nemo-rl');
+  assert.equal(await detectLogFile(join(FX, 'trl-1x-pandas3/completions/train/completions_00001.parquet')), 'trl');
+  assert.equal(await detectLogFile(pick('wandb-trl/wandb/offline-run-20250101_000000-abc123/files/media/table')), 'wandb');
+  assert.equal(await detectLogFile(join(FX, 'trl-1x-pandas3/config.json')), undefined);
+  assert.equal(await detectLogFile(join(FX, 'trl-1x-pandas3/checkpoint-2/trainer_state.json')), undefined);
+  assert.equal(await detectLogFile('test/fixtures/logs/verl/rollout/1.jsonl'), 'verl');
+});
