@@ -16,12 +16,16 @@ export const naturalCompare = new Intl.Collator('en', { numeric: true, sensitivi
 /** Default bounds of a run-folder walk (documented in docs/log-formats.md). */
 export const WALK_MAX_FILES = 50_000;
 export const WALK_MAX_DEPTH = 12;
+/** Folders entered (each may get a file watcher when the run is followed). */
+export const WALK_MAX_DIRS = 2_000;
 
 export interface WalkOptions {
   /** At most this many files are listed (default WALK_MAX_FILES). */
   maxFiles?: number;
   /** Folders deeper than this below the root are not entered (default WALK_MAX_DEPTH). */
   maxDepth?: number;
+  /** At most this many folders are entered (default WALK_MAX_DIRS). */
+  maxDirs?: number;
 }
 
 /**
@@ -48,6 +52,9 @@ export async function listRunFiles(root: string, onNotice: NoticeSink, stats?: M
   }
   const maxFiles = opts.maxFiles ?? WALK_MAX_FILES;
   const maxDepth = opts.maxDepth ?? WALK_MAX_DEPTH;
+  const maxDirs = opts.maxDirs ?? WALK_MAX_DIRS;
+  let entered = 0;
+  let skippedDirs = 0;
   const out: string[] = [];
   const seen = new Set<string>();
   let linkedDirs = 0;
@@ -64,6 +71,10 @@ export async function listRunFiles(root: string, onNotice: NoticeSink, stats?: M
     }
     if (seen.has(real)) return; // the same folder again (a bind mount or an alias)
     seen.add(real);
+    if (entered++ >= maxDirs) {
+      skippedDirs++;
+      return;
+    }
     dirs?.add(dir);
     let names: string[];
     try {
@@ -133,6 +144,7 @@ export async function listRunFiles(root: string, onNotice: NoticeSink, stats?: M
     });
   }
   if (tooDeep) onNotice({ level: 'warning', message: `${root}: ${tooDeep} folders deeper than ${maxDepth} levels not read`, file: root });
+  if (skippedDirs) onNotice({ level: 'warning', message: `${root}: more than ${maxDirs} folders; ${skippedDirs} not read`, file: root });
   if (full) onNotice({ level: 'warning', message: `${root}: more than ${maxFiles} files; only the first ${maxFiles} are read`, file: root });
   return out;
 }

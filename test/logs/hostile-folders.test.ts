@@ -78,6 +78,12 @@ test('the walk is bounded in files and depth, with a notice', async () => {
     const shallow = await listRunFiles(dir, (n) => n2.push(n), undefined, undefined, { maxDepth: 2 });
     assert.ok(!shallow.some((f) => f.endsWith('deep.jsonl')));
     assert.ok(n2.some((n) => /1 folders deeper than 2 levels not read/.test(n.message)));
+    for (let i = 0; i < 6; i++) write(dir, `many/d${i}/x.jsonl`, jsonl([groupRec(1, `m${i}`, 1)]));
+    const n3: Notice[] = [];
+    const dirs = new Set<string>();
+    await listRunFiles(dir, (n) => n3.push(n), undefined, dirs, { maxDirs: 4 });
+    assert.equal(dirs.size, 4, 'each folder entered may get a watcher: bounded');
+    assert.ok(n3.some((n) => /more than 4 folders; \d+ not read/.test(n.message)));
   } finally {
     cleanup();
   }
