@@ -2,13 +2,14 @@
 // (`consensus-lens report test/fixtures/logs/trl`, `... test/fixtures/logs/verl`):
 //   test/fixtures/logs/trl/completions/completions_0000{1,2}.parquet  — TRL GRPOTrainer's completions
 //     table (step as a string, prompt, completion, one column per reward function, advantage),
-//     written with hyparquet-writer; 2 steps × 3 prompts × 8 completions.
+//     written with hyparquet-writer configured as pandas + pyarrow write (pyarrow-like-parquet.mjs);
+//     2 steps × 3 prompts × 8 completions. (scripts/make-log-fixtures.py writes the real-writer set.)
 //   test/fixtures/logs/verl/rollout/{1,2}.jsonl — verl rollout_data_dir dumps (input, output, gts,
 //     score, step, reward extra keys acc/pred, uid), lines shuffled as verl's balancing leaves them.
 // Deterministic (seeded); re-run with `node scripts/make-trl-fixture.mjs` after changing it.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parquetWriteBuffer } from 'hyparquet-writer';
+import { pandasToParquet } from './pyarrow-like-parquet.mjs';
 
 const root = 'test/fixtures/logs';
 let seed = 12345;
@@ -40,17 +41,15 @@ for (const step of [1, 2]) {
     const std = Math.sqrt(rs.reduce((s, x) => s + (x - mean) ** 2, 0) / (N - 1));
     return (acc[k] + fmt[k] - mean) / (std + 1e-4);
   });
-  const buf = parquetWriteBuffer({
-    columnData: [
-      { name: 'step', data: rows.map(() => String(step)), type: 'STRING' },
-      { name: 'prompt', data: rows.map((r) => r.q.prompt), type: 'STRING' },
-      { name: 'completion', data: rows.map((r) => r.text), type: 'STRING' },
-      { name: 'accuracy_reward', data: acc, type: 'DOUBLE' },
-      { name: 'format_reward', data: fmt, type: 'DOUBLE' },
-      { name: 'advantage', data: adv, type: 'DOUBLE' },
-    ],
+  const buf = pandasToParquet({
+    step: rows.map(() => String(step)),
+    prompt: rows.map((r) => r.q.prompt),
+    completion: rows.map((r) => r.text),
+    accuracy_reward: acc,
+    format_reward: fmt,
+    advantage: adv,
   });
-  writeFileSync(join(root, 'trl', 'completions', `completions_${String(step).padStart(5, '0')}.parquet`), Buffer.from(buf));
+  writeFileSync(join(root, 'trl', 'completions', `completions_${String(step).padStart(5, '0')}.parquet`), buf);
 }
 
 mkdirSync(join(root, 'verl', 'rollout'), { recursive: true });

@@ -94,3 +94,10 @@ export function parseList(text: string, flag: string): number[] {
   if (!values.length || !values.every(Number.isFinite)) throw new UsageError(`--${flag} ${text}: expected a,b,c or start:stop:step`);
   return values;
 }
+
+/** `--ground-truth auto|ignore` (score, report, sweep, watch): what to do with logged ground truth. */
+export function groundTruthFromFlags(a: ParsedArgs): 'auto' | 'ignore' {
+  const v = flagString(a, 'ground-truth') ?? 'auto';
+  if (v !== 'auto' && v !== 'ignore') throw new UsageError(`--ground-truth must be "auto" or "ignore", got "${v}"`);
+  return v;
+}

@@ -16,10 +16,12 @@ const USAGE = `usage: consensus-lens <command> [options]
                       [--tau-low X] [--tau-high Y] [--configured-operator OP] [--jobs N]
   sweep PATH          re-score the run for every combination of parameter lists
                       --kappa 0:1:0.1 [--tau LIST] [--alpha LIST] [--operators ...]
-  report PATH         per-step summary of a run [--html FILE]
+  report PATH         per-step summary of a run (training and validation streams apart) [--html FILE]
   health PATH         run health: timeline, change-point alarms, confidence premise, reward bugs,
                       degenerate roll-outs, how many roll-outs [--json] [--configured-operator OP]
   watch PATH          follow a run; one JSON line per newly completed group
+                      score, sweep, report, watch: [--ground-truth auto|ignore] (auto: logged ground
+                      truth is used, unless it is the vote itself, TTRL's pseudo-label)
   serve --stdio       reward worker for training loops (one JSON request per line)
   equal A B           print true/false;  equal --jsonl FILE|-
   extract [FILE|-]    print the extracted answer of a response as JSON (or null)

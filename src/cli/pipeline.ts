@@ -20,6 +20,17 @@ export interface ScoreJob {
   configuredOperator?: OperatorId;
 }
 
+/**
+ * Is `label` the logged ground truth? Every accepted form counts (verl `gts` lists such as
+ * ["\\frac{3}{4}", "0.75"]). null when no ground truth is logged (a diagnostic, never an input).
+ */
+export function matchesTruth(label: string | null, truth: string | null | undefined, forms?: readonly string[]): boolean | null {
+  if (truth === null || truth === undefined) return null;
+  if (label === null) return false;
+  const all = forms && forms.length ? forms : [truth];
+  return all.some((t) => answersEqual(label, t));
+}
+
 export function scoreWith(group: Group, job: ScoreJob, ctx: RunContext): GroupScore {
   return scoreGroup(prepareGroup(group, { reasoning: needsReasoning(job.operators) }), { operators: job.operators, params: job.params, configuredOperator: job.configuredOperator }, ctx);
 }
@@ -63,7 +74,7 @@ export function sweepGroup(group: Group, job: SweepJob, contexts: RunContext[]):
       st.flips = vote && r.labelClass !== vote.labelClass ? 1 : 0;
       if (truth !== null && truth !== undefined) {
         st.withTruth = 1;
-        st.correct = r.label !== null && answersEqual(r.label, truth) ? 1 : 0;
+        st.correct = matchesTruth(r.label, truth, group.groundTruthForms) ? 1 : 0;
       }
       return st;
     });

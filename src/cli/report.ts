@@ -10,20 +10,32 @@
 // small renderer so that the report works without the extension build. The data block is the
 // stable part: the webview can render the same JSON.)
 //
-// Also accepts the score flags (--operators, --kappa, ...), --configured-operator, and --title.
+// Streams: a run's training roll-outs and its validation dumps (verl's validation_data_dir, TRL's
+// eval completions, NeMo RL's val_data_step files, verl's W&B validation table) share step numbers
+// but not meaning: validation samples are scored against the real answer and their rewards are not
+// consensus rewards. They are summed up in separate sections; for validation the number that
+// matters is the accuracy of the vote against the real answer.
+//
+// Ground truth that is the pseudo-label: a TTRL port that writes the majority label into `gts`
+// makes every group's ground truth equal to its vote. When that is what the data shows (see
+// detectPseudoLabel), `--ground-truth auto` (the default) says so and leaves accuracy out;
+// `--ground-truth ignore` drops logged ground truth as it is read.
+//
+// Also accepts the score flags (--operators, --kappa, ...), --configured-operator, --ground-truth
+// and --title.
 import { writeFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import { answersEqual, createRunContext, type Group, type GroupScore, type OperatorId, type Params } from '../engine';
 import type { Notice } from '../logs';
 import { forEachGroup, jobsFrom } from './score';
-import type { ScoreJob } from './pipeline';
+import { matchesTruth, type ScoreJob } from './pipeline';
 import { needsReasoning, prepareGroup, scoreGroup } from '../engine';
 import { analyseRuns, groupHealth, type GroupHealth, type RunHealth } from '../engine/analysis/health';
 import { renderHealthSummary } from './health';
 import type { RunContext } from '../engine';
 import { defaultJobs } from './pool';
-import { CliIO, UsageError, flagString, operatorsFromFlags, paramsFromFlags, parseArgs } from './args';
+import { CliIO, UsageError, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseArgs } from './args';
 
 export interface ReportGroup {
   step: number;
@@ -41,6 +53,8 @@ export interface ReportGroup {
   unavailable: Record<string, string>;
   confidence?: 'used' | 'missing';
   reward_mismatches?: number;
+  /** 'validation' for a validation dump's group. */
+  stream?: 'validation';
 }
 
 export interface ReportStep {
@@ -60,6 +74,11 @@ export interface ReportStep {
   reward_mismatch_groups: number;
 }
 
+export interface StreamReport {
+  steps: ReportStep[];
+  total: ReportStep;
+}
+
 export interface RunReport {
   format: 'consensus-lens/report/v1';
   title: string;
@@ -67,8 +86,13 @@ export interface RunReport {
   generated: string;
   operators: string[];
   params: Partial<Params>;
+  /** The training stream (every group that is not a validation dump's). */
   steps: ReportStep[];
   total: ReportStep;
+  /** The validation stream, when the run has one. */
+  validation?: StreamReport;
+  /** Set when logged ground truth was left out of accuracy, and why. */
+  ground_truth_note?: string;
   groups: ReportGroup[];
   notices: Notice[];
   /** Run health (docs/health.md): alarms, the confidence premise, reward bugs, degenerate roll-outs
@@ -79,7 +103,7 @@ export interface RunReport {
 
 const finite = (x: number): number | null => (Number.isFinite(x) ? x : null);
 
-export function groupRow(s: GroupScore, truth: string | null): ReportGroup {
+export function groupRow(s: GroupScore, truth: string | null, forms?: readonly string[]): ReportGroup {
   const labels: Record<string, string | null> = {};
   const gates: Record<string, number | null> = {};
   const correct: Record<string, boolean | null> = {};
@@ -87,7 +111,7 @@ export function groupRow(s: GroupScore, truth: string | null): ReportGroup {
     if (!r) continue;
     labels[id] = r.label;
     gates[id] = finite(r.gate);
-    correct[id] = truth === null || r.label === null ? (truth === null ? null : false) : answersEqual(r.label, truth);
+    correct[id] = matchesTruth(r.label, truth, forms);
   }
   const row: ReportGroup = {
     step: s.step,
@@ -114,7 +138,31 @@ export function groupRow(s: GroupScore, truth: string | null): ReportGroup {
 export function reportRow(group: Group, job: ScoreJob, ctx: RunContext): { row: ReportGroup; health: GroupHealth } {
   const g = prepareGroup(group, { reasoning: needsReasoning(job.operators), health: true });
   const score = scoreGroup(g, { operators: job.operators, params: job.params, configuredOperator: job.configuredOperator }, ctx);
-  return { row: groupRow(score, group.groundTruth ?? null), health: groupHealth(g, score, { configuredOperator: job.configuredOperator, params: job.params, ctx }) };
+  const row = groupRow(score, group.groundTruth ?? null, group.groundTruthForms);
+  if (group.stream) row.stream = group.stream;
+  return { row, health: groupHealth(g, score, { configuredOperator: job.configuredOperator, params: job.params, ctx }) };
+}
+
+/**
+ * Is the logged ground truth the vote itself (a TTRL pseudo-label written into `gts`)? Yes when, over
+ * the training groups with ground truth, it equals the majority label on (nearly) every group — at
+ * least 95% of at least 8 groups, including at least 3 contested ones (a unanimous vote equals a
+ * real answer too easily to count). The TTRL writer computes its label with its own extraction,
+ * so a few groups may differ.
+ */
+export function detectPseudoLabel(rows: readonly ReportGroup[]): { groups: number; matching: number } | null {
+  let groups = 0;
+  let matching = 0;
+  let contested = 0;
+  for (const r of rows) {
+    if (r.stream === 'validation' || r.ground_truth === null || !('majority' in r.labels)) continue;
+    groups++;
+    if (r.correct.majority === true) {
+      matching++;
+      if (r.majority_ratio !== null && r.majority_ratio < 1) contested++;
+    }
+  }
+  return groups >= 8 && contested >= 3 && matching >= 0.95 * groups ? { groups, matching } : null;
 }
 
 /** Aggregates group rows (all of one step, or the whole run) into a summary line. */
@@ -163,6 +211,8 @@ function sameLabel(a: string | null, b: string | null): boolean {
 export interface BuildOptions {
   /** The stream read for PATH '-' (native JSONL). */
   stdin?: Readable;
+  /** 'auto' (default): logged ground truth, unless the data shows it is the vote; 'ignore': none. */
+  groundTruth?: 'auto' | 'ignore';
   operators?: OperatorId[];
   params?: Partial<Params>;
   configuredOperator?: OperatorId;
@@ -195,16 +245,32 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
       healths.push(health);
     },
     opts.stdin,
+    { groundTruth: opts.groundTruth ?? 'auto' },
   );
+  let groundTruthNote: string | undefined;
+  const pseudo = (opts.groundTruth ?? 'auto') === 'auto' ? detectPseudoLabel(rows) : null;
+  if (pseudo) {
+    groundTruthNote = `the logged ground truth equals the majority vote on ${pseudo.matching} of ${pseudo.groups} training groups: it is the pseudo-label (TTRL writes the vote into "gts"), not the real answer; accuracy leaves it out (--ground-truth ignore drops it; the setting consensusLens.groundTruth does the same in the editor)`;
+    sink({ level: 'warning', message: `${path}: ${groundTruthNote}`, file: path === '-' ? undefined : path });
+    for (const r of rows) {
+      if (r.stream === 'validation' || r.ground_truth === null) continue;
+      r.ground_truth = null;
+      for (const op of Object.keys(r.correct)) r.correct[op] = null;
+    }
+    // The health analysis must not take the pseudo-label for the truth either (it would find the
+    // vote "accurate" and the rewards "tracking the truth").
+    for (const h of healths) {
+      if (h.run?.endsWith(' (validation)')) continue;
+      h.truth = null;
+      delete h.auroc.truth;
+      if (h.rewards) h.rewards.truthClass = null;
+    }
+  }
   const order = ['majority', 'cisc', 'ec', 'core', 't3rl', 'msttrl'];
   const operators = [...seenOps].sort((a, b) => order.indexOf(a) - order.indexOf(b));
-  const bySteps = new Map<number, ReportGroup[]>();
-  for (const r of rows) {
-    const list = bySteps.get(r.step);
-    if (list) list.push(r);
-    else bySteps.set(r.step, [r]);
-  }
-  const steps = [...bySteps.keys()].sort((a, b) => a - b).map((s) => summarize(s, bySteps.get(s)!, operators));
+  const train = rows.filter((r) => r.stream !== 'validation');
+  const val = rows.filter((r) => r.stream === 'validation');
+  const { steps, total } = streamReport(train, operators);
   return {
     format: 'consensus-lens/report/v1',
     title: opts.title ?? `Consensus Lens report: ${path}`,
@@ -213,11 +279,24 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
     operators,
     params: opts.params ?? {},
     steps,
-    total: summarize(-1, rows, operators),
+    total,
+    ...(val.length ? { validation: streamReport(val, operators) } : {}),
+    ...(groundTruthNote ? { ground_truth_note: groundTruthNote } : {}),
     groups: rows,
     notices: notices.slice(0, 200),
     ...healthFields(analyseRuns(healths)),
   };
+}
+
+function streamReport(rows: ReportGroup[], operators: string[]): StreamReport {
+  const bySteps = new Map<number, ReportGroup[]>();
+  for (const r of rows) {
+    const list = bySteps.get(r.step);
+    if (list) list.push(r);
+    else bySteps.set(r.step, [r]);
+  }
+  const steps = [...bySteps.keys()].sort((a, b) => a - b).map((s) => summarize(s, bySteps.get(s)!, operators));
+  return { steps, total: summarize(-1, rows, operators) };
 }
 
 function healthFields(runs: { run: string | null; health: RunHealth }[]): Pick<RunReport, 'health' | 'health_runs'> {
@@ -256,10 +335,32 @@ export function renderTable(r: RunReport): string {
   const partial = ops.some((o) => t.accuracy_groups[o] !== undefined && t.accuracy_groups[o] < t.with_truth);
   if (anyTruth) out.push(`accuracy: pseudo-label vs logged ground truth over ${t.with_truth} groups${partial ? ', (k) = over the k groups the operator could run on' : ''} (a diagnostic; ground truth is never an input)`);
   else out.push('accuracy: no ground truth logged');
+  if (r.ground_truth_note) out.push(`ground truth: ${r.ground_truth_note}`);
   if (t.reward_mismatch_groups) out.push(`reward mismatch: in ${t.reward_mismatch_groups} groups the logged reward differs from the configured operator's (SPEC §5)`);
   if (r.health_runs) for (const h of r.health_runs) out.push(renderHealthSummary(h.health, h.run ?? '-').trimEnd());
   else if (r.health) out.push(renderHealthSummary(r.health).trimEnd());
+  if (r.validation) out.push('', ...validationTable(r.validation, ops));
   return out.join('\n') + '\n';
+}
+
+/** The validation section: per step, how often each operator's label (the vote first) is the real answer. */
+function validationTable(v: StreamReport, ops: string[]): string[] {
+  const header = ['step', 'groups', 'roll-outs', 'with truth', ...ops.map((o) => `acc ${o}`)];
+  const line = (s: ReportStep, label: string): string[] => [
+    label,
+    String(s.groups),
+    String(s.rollouts),
+    String(s.with_truth),
+    ...ops.map((o) => pct(s.accuracy[o]) + (s.accuracy_groups[o] !== undefined && s.accuracy_groups[o] < s.with_truth ? ` (${s.accuracy_groups[o]})` : '')),
+  ];
+  const rows = [header, ...v.steps.map((s) => line(s, String(s.step))), line(v.total, 'all')];
+  const widths = header.map((_, c) => Math.max(...rows.map((row) => row[c].length)));
+  const fmt = (row: string[]) => row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
+  const out = [`validation: ${v.steps.length} steps, ${v.total.groups} groups, ${v.total.rollouts} roll-outs (a separate stream: samples scored against the real answer, no consensus rewards)`, fmt(header)];
+  for (const row of rows.slice(1, -1)) out.push(fmt(row));
+  if (v.steps.length > 1) out.push(fmt(rows[rows.length - 1]));
+  out.push(v.total.with_truth ? `validation accuracy: the label vs the real answer over ${v.total.with_truth} groups` : 'validation accuracy: no ground truth logged');
+  return out;
 }
 
 /** JSON for embedding in a <script> block: '<' (and U+2028/9) escaped so no content can end the block. */
@@ -301,6 +402,7 @@ input[type=search] { padding: .3rem .5rem; min-width: 18rem; }
 <div class="muted" id="meta"></div>
 <h2>Per step</h2>
 <div id="steps"></div>
+<div id="validation"></div>
 <h2>Over steps</h2>
 <div id="chart"></div>
 <h2>Groups</h2>
@@ -372,6 +474,20 @@ input[type=search] { padding: .3rem .5rem; min-width: 18rem; }
   gateOps.forEach(function (o) { stepCols.push({ label: 'gate ' + o, value: function (s) { return s.mean_gate[o]; }, format: num }); });
   if (anyTruth) ops.forEach(function (o) { stepCols.push({ label: 'acc ' + o, value: function (s) { return s.accuracy[o]; }, format: function (v, s) { var k = s.accuracy_groups[o]; return pct(v) + (k !== undefined && k < s.with_truth ? ' (' + k + ')' : ''); } }); });
   document.getElementById('steps').appendChild(table(stepCols, data.steps, { total: data.total }).node);
+  if (data.ground_truth_note) document.getElementById('steps').appendChild(el('p', 'Ground truth: ' + data.ground_truth_note, 'muted'));
+  if (data.validation) {
+    var vbox = document.getElementById('validation');
+    vbox.appendChild(el('h2', 'Validation (the label vs the real answer)'));
+    vbox.appendChild(el('p', 'A separate stream: validation samples are scored against the real answer; their rewards are not consensus rewards.', 'muted'));
+    var valCols = [
+      { label: 'step', value: function (s) { return s.step < 0 ? 'all' : s.step; } },
+      { label: 'groups', value: function (s) { return s.groups; } },
+      { label: 'roll-outs', value: function (s) { return s.rollouts; } },
+      { label: 'with truth', value: function (s) { return s.with_truth; } }
+    ];
+    ops.forEach(function (o) { valCols.push({ label: 'acc ' + o, value: function (s) { return s.accuracy[o]; }, format: function (v, s) { var k = s.accuracy_groups[o]; return pct(v) + (k !== undefined && k < s.with_truth ? ' (' + k + ')' : ''); } }); });
+    vbox.appendChild(table(valCols, data.validation.steps, { total: data.validation.total }).node);
+  }
 
   // a small SVG line chart: accuracy (or flips) per operator over steps
   (function chart() {
@@ -456,7 +572,7 @@ export async function runReport(argv: string[], io: CliIO): Promise<number> {
   let errors = 0;
   const report = await buildReport(
     path,
-    { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured, title: flagString(a, 'title'), stdin: io.stdin as Readable, jobs: jobsFrom(flagString(a, 'jobs')) },
+    { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured, title: flagString(a, 'title'), stdin: io.stdin as Readable, jobs: jobsFrom(flagString(a, 'jobs')), groundTruth: groundTruthFromFlags(a) },
     (n) => {
       if (n.level === 'error') errors++;
       const where = n.file && !n.message.startsWith(n.file) ? `${n.file}${n.line ? `:${n.line}` : ''}: ` : '';

@@ -2,9 +2,9 @@
 
 import { statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
-import { readRun, type Notice } from '../logs';
+import { readRun, type Notice, type ReadRunOptions } from '../logs';
 import { PARAM_SPECS, operatorSpec, resolveParams, type Group, type OperatorId, type Params } from '../engine';
-import { CliIO, UsageError, flagString, operatorsFromFlags, paramsFromFlags, parseArgs, parseList } from './args';
+import { CliIO, UsageError, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseArgs, parseList } from './args';
 import { ShardState, addStats, emptyStats, scoreLine, sweepGroup, type ScoreJob, type SweepJob, type SweepStats } from './pipeline';
 import { ShardedPool, defaultJobs, shardHash } from './pool';
 
@@ -55,6 +55,7 @@ export async function forEachGroup<T>(
   remote: (pool: ShardedPool, g: Group) => Promise<T>,
   sink: (value: T, g: Group) => void,
   stdin?: NodeJS.ReadableStream,
+  readOpts: ReadRunOptions = {},
 ): Promise<{ groups: number }> {
   const workers = jobs >= 2 ? jobs - 1 : jobs;
   const shares = jobs >= 2 ? 2 * workers + 1 : 0;
@@ -74,7 +75,7 @@ export async function forEachGroup<T>(
     }
   };
   try {
-    for await (const g of readRun(path, onNotice, stdin ? { stdin: stdin as Readable } : {})) {
+    for await (const g of readRun(path, onNotice, stdin ? { ...readOpts, stdin: stdin as Readable } : readOpts)) {
       groups++;
       if (workers === 0) {
         sink(local(g), g);
@@ -126,6 +127,7 @@ export async function runScore(argv: string[], io: CliIO): Promise<number> {
     (pool, g) => pool.submit<string>(g.questionId, { kind: 'score', group: g, job }),
     (line) => io.stdout.write(line + '\n'),
     io.stdin,
+    { groundTruth: groundTruthFromFlags(a) },
   );
   if (groups === 0) {
     io.stderr.write(`consensus-lens: nothing to score in ${path === '-' ? 'standard input' : path}\n`);
@@ -170,6 +172,8 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
     (g) => sweepGroup(g, job, state.contextsFor(settings.length)),
     (pool, g) => pool.submit<SweepStats[][]>(g.questionId, { kind: 'sweep', group: g, job }),
     (stats) => addStats(totals, stats),
+    undefined,
+    { groundTruth: groundTruthFromFlags(a) },
   );
   if (groups === 0) {
     io.stderr.write(`consensus-lens: nothing to sweep in ${path}\n`);

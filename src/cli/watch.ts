@@ -6,15 +6,17 @@
 // arrive. When a group is complete is decided by the run index (src/logs/run-index.ts): a group
 // record at once; roll-out records at the run's modal group size, when their file moves on to a later
 // step, or after --idle-ms (default 2000) without a new roll-out. A group that changes after it was
-// printed (late roll-outs) is printed again with a notice; a group whose file is truncated or
-// replaced is printed again when it completes anew.
+// printed (late roll-outs, or a prompt repeated within the step) is reopened by the index and
+// printed again once when it completes anew, with a notice; a group whose file is truncated or
+// replaced is printed again when it completes anew. A file that ends mid-line is still being
+// written: none of its groups completes by idleness (no partial group is printed).
 //
 // Flags: the score flags (--operators, --kappa, ...), --configured-operator, --poll (polling instead
 // of file-system events; automatic on NFS/Lustre and other network file systems), --poll-ms N,
-// --idle-ms N.
+// --idle-ms N, --ground-truth auto|ignore.
 import { createRunContext, type OperatorId } from '../engine';
 import { RunIndex, type GroupKey } from '../logs';
-import { CliIO, UsageError, flagString, operatorsFromFlags, paramsFromFlags, parseArgs } from './args';
+import { CliIO, UsageError, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseArgs } from './args';
 import { scoreLine, type ScoreJob } from './pipeline';
 import { noticePrinter } from './score';
 
@@ -43,7 +45,7 @@ export async function runWatch(argv: string[], io: CliIO, opts: WatchOptions = {
   const notice = noticePrinter(io);
   const ctx = createRunContext();
 
-  const index = await RunIndex.open(path, { follow: true, poll: a.flags.get('poll') === true, pollMs, idleMs, onNotice: notice });
+  const index = await RunIndex.open(path, { follow: true, poll: a.flags.get('poll') === true, pollMs, idleMs, onNotice: notice, groundTruth: groundTruthFromFlags(a) });
   /** Revision printed per group key (absent: not printed, or dropped since). */
   const printed = new Map<GroupKey, number>();
   let queue: Promise<void> = Promise.resolve();
@@ -55,7 +57,7 @@ export async function runWatch(argv: string[], io: CliIO, opts: WatchOptions = {
       try {
         const g = await index.loadGroup(key);
         const line = scoreLine(g, job, ctx);
-        if (why === 'changed' && printed.has(key)) {
+        if (printed.has(key)) {
           notice({ level: 'info', message: `step ${e.step} question ${e.questionId}: changed after it was printed (now ${e.rollouts.length} roll-outs); printed again`, file: e.firstSource.file });
         }
         printed.set(key, e.revision);

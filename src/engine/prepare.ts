@@ -10,6 +10,8 @@ import { rolloutTextStats, type RolloutTextStats } from './analysis/health-text'
 
 export interface PreparedGroup {
   run?: string;
+  /** 'validation': a validation dump (rewards against the real answer, not consensus rewards). */
+  stream?: 'validation';
   step: number;
   questionId: string;
   n: number;
@@ -105,6 +107,7 @@ export function prepareGroup(group: Group, opts: PrepareOptions = {}): PreparedG
     groundTruth: group.groundTruth ?? null,
     sources: rollouts.map((r) => r.source),
   };
+  if (group.stream) prepared.stream = group.stream;
   if (opts.health)
     prepared.text = rolloutTextStats(
       rollouts.map((r) => r.response ?? ''),

@@ -44,6 +44,10 @@ export interface Group {
   prompt?: string;
   /** Diagnostics only: never an input to any operator. */
   groundTruth?: string | null;
+  /** Diagnostics only: every accepted form of the ground truth when the log holds several; a label equal to any is correct. */
+  groundTruthForms?: string[];
+  /** 'validation': a validation dump (its logged rewards are against the real answer, not consensus rewards). */
+  stream?: 'validation';
   rollouts: Rollout[];
   /** MS-TTRL outcome self-verification results (SPEC §4.6). */
   outcomeChecks?: OutcomeCheck[];

@@ -10,6 +10,7 @@ import { isQuestionKey, type PanelState, type QuestionKey, type QuestionView } f
 import { ConsensusPanel, PANEL_VIEW_TYPE, type PanelHost } from './panel';
 import { ALL_PARAMS, SLIDER_PARAMS, defaultParams, sanitizeParams } from './params';
 import { RunStore, questionKeyString, type RunEntry } from './store';
+import { unsafeRunRoot } from '../logs';
 import { RunTree, type Node } from './tree';
 import { RolloutDocuments, ROLLOUT_SCHEME, parseRolloutUri } from './rolloutDocs';
 import { buildView } from './scoring';
@@ -41,7 +42,12 @@ function configuredParams(): Record<string, number> {
 
 export function activate(context: vscode.ExtensionContext): { store: RunStore } {
   const out = vscode.window.createOutputChannel('Consensus Lens', { log: true });
-  const store = new RunStore({ configuredOperator, params: configuredParams, log: (m) => out.warn(m) });
+  const store = new RunStore({
+    configuredOperator,
+    params: configuredParams,
+    log: (m) => out.warn(m),
+    groundTruth: () => (vscode.workspace.getConfiguration(CONFIG).get<string>('groundTruth', 'auto') === 'ignore' ? 'ignore' : 'auto'),
+  });
   const tree = new RunTree(store, configuredOperator);
   const treeView = vscode.window.createTreeView('consensusLens.runs', { treeDataProvider: tree, showCollapseAll: true });
   const status = vscode.window.createStatusBarItem('consensusLens.status', vscode.StatusBarAlignment.Left, 50);
@@ -140,7 +146,13 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
   };
 
   const followConfigured = async (): Promise<void> => {
-    for (const p of vscode.workspace.getConfiguration(CONFIG).get<string[]>('runs', [])) if (typeof p === 'string' && p.trim()) addRun(p.trim(), 'settings');
+    for (const p of vscode.workspace.getConfiguration(CONFIG).get<string[]>('runs', [])) {
+      if (typeof p !== 'string' || !p.trim()) continue;
+      // a setting can never make the extension walk the whole disk or the home folder
+      const unsafe = unsafeRunRoot(resolvePath(p.trim()));
+      if (unsafe) out.warn(`consensusLens.runs: ${unsafe}; not followed`);
+      else addRun(p.trim(), 'settings');
+    }
     if (vscode.workspace.getConfiguration(CONFIG).get<boolean>('scanWorkspace', true) && vscode.workspace.workspaceFolders?.length) {
       for (const dir of await findWorkspaceRuns()) addRun(dir, 'workspace');
     }

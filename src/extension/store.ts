@@ -6,9 +6,9 @@
 //   - per-question summaries (regime, overturn, gate, mismatches) scored in the background, in
 //     slices, in step order (MS-TTRL's outcome cache follows the steps).
 // Pure Node: no 'vscode', so unit tests drive it directly.
-import { basename, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { createRunContext, type OperatorId, type RunContext } from '../engine';
-import { RunIndex, entryToGroup, type GroupEntry, type GroupKey, type Notice, type RunChange } from '../logs';
+import { RunIndex, entryToGroup, runLabel, type GroupEntry, type GroupKey, type Notice, type RunChange } from '../logs';
 import type { QuestionKey } from '../protocol/messages';
 import { score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
 
@@ -46,6 +46,8 @@ export interface StoreOptions {
   idleMs?: number;
   /** Follow files (default true). */
   follow?: boolean;
+  /** The `consensusLens.groundTruth` setting: 'ignore' drops logged ground truth as runs are read. */
+  groundTruth?: () => 'auto' | 'ignore';
 }
 
 /** How many prepared groups (features, previews; no texts) a run keeps. */
@@ -92,7 +94,7 @@ export class RunStore {
     const run: RunEntry = {
       id,
       path: id,
-      label: basename(id) || id,
+      label: runLabel(id),
       origin,
       index: null,
       steps: new Map(),
@@ -123,6 +125,7 @@ export class RunStore {
         },
         pollMs: this.opts.pollMs,
         idleMs: this.opts.idleMs,
+        groundTruth: this.opts.groundTruth?.() ?? 'auto',
       });
       if (this.disposed || this.runs.get(run.id) !== run) return index.close();
       run.index = index;

@@ -118,7 +118,9 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
           const complete = run.index ? run.index.groups().filter((e) => e.complete).length : 0;
           if (!run.loading && run.summaries.size < complete) item.description += ` · scoring ${run.summaries.size}/${complete}`;
           const warnings = run.notices.filter((x) => x.level !== 'info').length;
-          item.tooltip = `${run.path}\nfollowed (${run.origin})${warnings ? `\n${warnings} notice(s): see the Consensus Lens output` : ''}`;
+          const conf = run.index?.confidence();
+          const confLine = !conf || conf.rollouts === 0 ? '' : conf.why === null ? '\nconfidence (mean token log-prob): every roll-out — CISC and CoRE use it' : conf.withConfidence === 0 ? `\nno confidence: ${conf.why} — CISC and CoRE run without it` : `\nconfidence on ${conf.withConfidence} of ${conf.rollouts} roll-outs (${conf.why})`;
+          item.tooltip = `${run.path}\nfollowed (${run.origin})${confLine}${warnings ? `\n${warnings} notice(s): see the Consensus Lens output` : ''}`;
           item.accessibilityInformation = { label: `${run.label}, ${item.description}` };
         }
         return item;

@@ -2,18 +2,23 @@
 //
 // One pass (CLI score/sweep/report):
 //   readRun(path, onNotice, { stdin? }) → AsyncIterable<Group>
-//     path: a run folder (read recursively, hidden entries skipped, symlink loops cut), one log file,
-//     or '-' (native JSONL on stdin). Yields complete groups, texts included, in the order of each
+//     path: a run folder (read recursively, hidden entries skipped, never through a link to a folder,
+//     bounded: walk.ts), one log file, or '-' (native JSONL on stdin). Options: groundTruth
+//     'auto' | 'ignore'. Yields complete groups, texts included, in the order of each
 //     group's first record. Group records stream with bounded memory; roll-out records wait for
 //     their group without their text (read back by offset when the group is yielded). Throws only
 //     when PATH itself cannot be read; every other problem is a Notice naming file and line.
+//
+// Finding runs: detectLogFile(path) → LogFormat | undefined, from a file's name and first block
+// (a workspace scan can use it to recognise every format below without reading whole files).
 //
 // Followable index (extension, `watch`):
 //   RunIndex.open(path, { follow, poll?, pollMs?, idleMs?, safetyScanMs?, onNotice, onProgress?, signal? })
 //     → RunIndex (after the initial read; onProgress reports it, signal cancels it: AbortError)
 //     .mode 'watch' | 'poll' | 'static'    (an info notice says which, and why polling)
 //     .groups(): GroupEntry[]              first-record order; per group: key, run, step, questionId,
-//                                          prompt, groundTruth (diagnostic), outcomeChecks, n,
+//                                          prompt, groundTruth (diagnostic; groundTruthForms), stream
+//                                          ('validation' or absent), outcomeChecks, n,
 //                                          complete, revision, origin, format, firstSource, and
 //                                          rollouts: RolloutEntry[] (meanLogprob, reward, answer if
 //                                          pre-extracted, verification, sampleIdx, extra, source) — no text
@@ -21,18 +26,27 @@
 //     .onDidChange(({ removed, added, completed, changed }) => …) → { dispose() }
 //     .loadGroup(key): Promise<Group>      the engine's Group, texts read back from disk by offset
 //     .readRolloutText(source)             one roll-out's text (group-record roll-outs carry `item`)
+//     .confidence()                        roll-outs with a confidence c_i, and why not (per format)
 //     .settled() / .refresh() / .close()
 //   Completion rules, tail rules and modes: see run-index.ts's header.
 //
 // Formats are detected per file by content: native consensus-lens/v1 (native.ts), verl dumps
-// (verl.ts: uid prefix or identical input per step; TTRL's gts/acc/extracted_gt never ground truth),
-// TRL completions parquet (trl.ts, read with hyparquet; rewards = sum of the reward columns). An
-// unsupported file is an error-level notice naming it, and is skipped. A malformed line is a warning
+// (verl.ts: uid group — V1 `rsplit('_', 2)`, a session's final output — or identical input per
+// step; `gts` lists; validation dumps a stream of their own; TTRL's gts/acc/extracted_gt never
+// ground truth), TRL completions parquet (trl.ts, read with hyparquet; rewards = sum of the
+// reward-function columns, never the log_extra ones), W&B table files (wandb.ts), NeMo RL step
+// logs (nemo.ts: mean generation log-prob as confidence). docs/log-formats.md records the writer
+// code each follows. In a run folder a file that is not a log is skipped quietly (one summary
+// notice); named alone, an unsupported file is an error-level notice naming it, and is skipped. A
+// read error (EIO, ESTALE) is an error naming the file; the rest of the run is read. A malformed line is a warning
 // with file:line (the rest loads); NaN/Infinity tokens, invalid UTF-8 and mistyped optional fields
 // are read as missing / U+FFFD and reported once per run. Notice messages name their file and line
 // themselves; `file`/`line` are there for navigation.
 export type { Notice, NoticeSink, LogFormat, GroupKey, RolloutEntry, RolloutSource } from './types.js';
 export { groupKey } from './types.js';
-export { readRun, type ReadRunOptions } from './read-run.js';
+export { readRun, streamName, type ReadRunOptions } from './read-run.js';
+export { detectLogFile, runLabel } from './records.js';
+export { listRunFiles, unsafeRunRoot, WALK_MAX_DEPTH, WALK_MAX_FILES, type WalkOptions } from './walk.js';
+export { nemoMeanLogprob } from './nemo.js';
 export { readRolloutText } from './texts.js';
-export { RunIndex, entryToGroup, type GroupEntry, type RunChange, type RunIndexOptions, type RunProgress } from './run-index.js';
+export { RunIndex, entryToGroup, type ConfidenceSummary, type GroupEntry, type RunChange, type RunIndexOptions, type RunProgress } from './run-index.js';

@@ -22,11 +22,24 @@ export function looksNative(o: Obj): boolean {
   );
 }
 
-/** Step: a non-negative integer, or a string of digits. */
+/**
+ * Step: a non-negative integer, or a string of digits — at most 2^53 − 1: a larger integer cannot
+ * be told apart from its neighbours once parsed (JSON.parse rounds it), so it is rejected rather
+ * than rounded into another step.
+ */
 export function parseStep(v: unknown): number | undefined {
-  if (typeof v === 'number' && Number.isInteger(v) && v >= 0) return v;
-  if (typeof v === 'string' && /^\s*\d+\s*$/.test(v)) return Number(v);
+  if (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= Number.MAX_SAFE_INTEGER) return v;
+  if (typeof v === 'string' && /^\s*\d+\s*$/.test(v) && Number(v) <= Number.MAX_SAFE_INTEGER) return Number(v);
   return undefined;
+}
+
+/** The message for a step that parseStep rejects. */
+export function stepError(v: unknown): string {
+  if (typeof v === 'number' && Number.isInteger(v) && v > Number.MAX_SAFE_INTEGER) {
+    return 'field "step" is an integer beyond 2^53 − 1, which a JSON number cannot hold exactly (it would be rounded into another step)';
+  }
+  if (typeof v === 'string' && /^\s*\d+\s*$/.test(v)) return `field "step" ${v.trim()} is beyond 2^53 − 1 and cannot be represented exactly`;
+  return `field "step" must be a non-negative integer, got ${describe(v)}`;
 }
 
 function describe(v: unknown): string {
@@ -137,7 +150,7 @@ export function convertNative(value: unknown, source: RecordSource): Conversion 
   const dropped: string[] = [];
   const step = parseStep(o.step);
   if (step === undefined) {
-    return { ok: false, error: o.step === undefined ? 'missing required field "step"' : `field "step" must be a non-negative integer, got ${describe(o.step)}` };
+    return { ok: false, error: o.step === undefined ? 'missing required field "step"' : stepError(o.step) };
   }
   const qv = o.question_id;
   let questionId: string;

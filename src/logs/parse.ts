@@ -8,13 +8,62 @@ import { parseJsonLine } from './json.js';
 import type { Line } from './lines.js';
 import type { LogFormat, NoticeSink, ParsedRecord } from './types.js';
 import { looksVerl, VerlFileContext } from './verl.js';
+import { looksNemo, NemoFileContext } from './nemo.js';
 
 /** Lines without a recognisable record after which a file is declared unsupported. */
 const DETECT_LINES = 5;
 /** Malformed-line notices per file before they are only counted. */
 const MAX_LINE_NOTICES = 20;
 
-export const UNSUPPORTED_HINT = 'not a consensus-lens/v1, verl or TRL log';
+export const UNSUPPORTED_HINT = 'not a consensus-lens/v1, verl, TRL, NeMo RL or W&B table log';
+
+/** Bytes of a file examined before it is read as a log: a file that is not text stops here. */
+export const PROBE_BYTES = 64 * 1024;
+
+/**
+ * Files that frameworks write next to their logs and that are never logs: TRL / transformers'
+ * output_dir (config.json, trainer_state.json, tokenizer files, weights), W&B's run folder
+ * (wandb-summary.json, config.yaml, output.log), and anything with a non-log extension. In a run
+ * folder they are skipped quietly (one summary line); named on the command line they are an error.
+ */
+const NOT_LOG_NAMES = new Set([
+  'config.json',
+  'trainer_state.json',
+  'generation_config.json',
+  'adapter_config.json',
+  'tokenizer.json',
+  'tokenizer_config.json',
+  'special_tokens_map.json',
+  'added_tokens.json',
+  'vocab.json',
+  'preprocessor_config.json',
+  'chat_template.json',
+  'model.safetensors.index.json',
+  'pytorch_model.bin.index.json',
+  'all_results.json',
+  'train_results.json',
+  'eval_results.json',
+  'wandb-summary.json',
+  'wandb-metadata.json',
+  'requirements.txt',
+]);
+const NOT_LOG_EXT = /\.(txt|md|rst|ya?ml|toml|ini|cfg|conf|py|sh|bin|pt|pth|safetensors|ckpt|npy|npz|pkl|pickle|png|jpe?g|gif|webp|svg|html?|csv|tsv|log|out|err|patch|diff|wandb|lock|tar|gz|tgz|zip|zst|jinja|model|pb)$/i;
+
+/** True for a file name that is never a log (see NOT_LOG_NAMES). */
+export function isNotLogName(file: string): boolean {
+  const name = file.slice(Math.max(file.lastIndexOf('/'), file.lastIndexOf('\\')) + 1);
+  return NOT_LOG_NAMES.has(name) || NOT_LOG_EXT.test(name);
+}
+
+/** True for a name that says JSON lines (an unrecognised one of these is an error, never quiet). */
+export function isJsonlName(file: string): boolean {
+  return /\.(jsonl|ndjson)$/i.test(file);
+}
+
+/** A NUL byte in the first block: a binary file (text logs never hold one). */
+export function looksBinary(block: Buffer): boolean {
+  return block.indexOf(0) !== -1;
+}
 
 /** What the first bytes of a file say: parquet magic, JSON object lines, or something else. */
 export function sniff(head: Buffer): 'parquet' | 'jsonl' | 'empty' | 'unsupported' {
@@ -34,6 +83,7 @@ export class JsonlFileParser {
   records = 0;
   private nonBlank = 0;
   private verl: VerlFileContext;
+  private nemo: NemoFileContext;
   private lineNotices = 0;
 
   constructor(
@@ -43,12 +93,26 @@ export class JsonlFileParser {
     private readonly only?: LogFormat,
     /** Problems reported once per run (non-finite numbers, bad UTF-8, mistyped optional fields): shared by a run's parsers. */
     private readonly runOnce: Set<string> = new Set(),
+    /**
+     * Set for a file of a run folder that need not be a log (not *.jsonl): when no record is found it
+     * is passed here (the caller sums such files up in one line) instead of an error, and the lines
+     * read before that are not reported one by one.
+     */
+    private readonly quiet?: (file: string, reason: string) => void,
   ) {
     this.verl = new VerlFileContext(root, file);
+    this.nemo = new NemoFileContext(this.verl.run, file);
   }
+
+  /** Line problems seen before the format is known (a quiet file that is not a log drops them). */
+  private early: Array<{ line: number; message: string }> = [];
 
   private problem(line: number, message: string): void {
     this.skipped++;
+    if (this.quiet && this.format === undefined) {
+      this.early.push({ line, message });
+      return;
+    }
     if (this.lineNotices++ < MAX_LINE_NOTICES) {
       this.onNotice({ level: 'warning', message: `${this.file}:${line}: ${message}; line skipped`, file: this.file, line });
     }
@@ -82,19 +146,23 @@ export class JsonlFileParser {
     }
     const o = value as Record<string, unknown>;
     if (this.format === undefined) {
-      const f: LogFormat | undefined = looksNative(o) ? 'native' : looksVerl(o) ? 'verl' : undefined;
+      const f: LogFormat | undefined = looksNative(o) ? 'native' : looksVerl(o) ? 'verl' : looksNemo(o) ? 'nemo-rl' : undefined;
       if (f === undefined || (this.only && f !== this.only)) {
         this.problem(l.line, f ? `a ${f} record where only ${this.only} is accepted` : 'not a recognised record');
         return this.checkDetect();
       }
       this.format = f;
-      if (f === 'verl' && !this.runOnce.has('verl-logprobs')) {
+      for (const p of this.early.splice(0)) {
+        this.skipped--;
+        this.problem(p.line, p.message);
+      }
+      if (f === 'verl' && !this.runOnce.has('verl-logprobs') && !('rollout_log_probs' in o) && !('mean_logprob' in o)) {
         this.runOnce.add('verl-logprobs');
         this.onNotice({ level: 'info', message: `${this.file}: verl dump: no log-probs are logged, so confidence-based operators (cisc, core) run without confidence`, file: this.file });
       }
     }
     const source = { file: this.file, line: l.line, offset: l.offset, length: l.length };
-    const conv: Conversion = this.format === 'native' ? convertNative(o, source) : this.verl.convert(o, source);
+    const conv: Conversion = this.format === 'native' ? convertNative(o, source) : this.format === 'nemo-rl' ? this.nemo.convert(o, source) : this.verl.convert(o, source);
     if (!conv.ok) {
       this.problem(l.line, conv.error);
       return undefined;
@@ -115,6 +183,7 @@ export class JsonlFileParser {
   private checkDetect(): undefined {
     if (this.format === undefined && this.nonBlank >= DETECT_LINES) {
       this.unsupported = true;
+      if (this.quiet) return void this.quiet(this.file, `no record in its first ${DETECT_LINES} lines`);
       this.onNotice({ level: 'error', message: `${this.file}: unsupported file (${UNSUPPORTED_HINT}: no record in its first ${DETECT_LINES} lines); skipped`, file: this.file });
     }
     return undefined;
@@ -130,6 +199,7 @@ export class JsonlFileParser {
       this.onNotice({ level: 'warning', message: `${this.file}: empty file, no records`, file: this.file });
     } else if (this.format === undefined) {
       this.unsupported = true;
+      if (this.quiet) return void this.quiet(this.file, 'no record');
       this.onNotice({ level: 'error', message: `${this.file}: unsupported file (${UNSUPPORTED_HINT}); skipped`, file: this.file });
     }
   }

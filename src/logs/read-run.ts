@@ -11,17 +11,19 @@
 // roll-out record for an identity that came as a group record, is skipped with a warning.
 import { createInterface } from 'node:readline';
 import { stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, relative } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Group, Rollout } from '../engine/types.js';
 import { listRunFiles } from './walk.js';
 import { readFileOnce, type FileReadResult } from './records.js';
 import { JsonlFileParser } from './parse.js';
 import { readRolloutText } from './texts.js';
-import { groupKey, type GroupKey, type NoticeSink, type ParsedRecord } from './types.js';
+import { groupKey, type GroupKey, type Notice, type NoticeSink, type ParsedRecord } from './types.js';
 
 interface Pending {
   group: Group;
+  /** Multi-turn sessions: session → index in group.rollouts and the output number kept there. */
+  turns?: Map<string, { at: number; output: number }>;
   fromGroupRecord: boolean;
   complete: boolean;
   verlFile?: string;
@@ -57,24 +59,32 @@ class Accumulator {
   /** verl groups still open, by file (they complete at the end of their file). */
   private verlOpen = new Map<string, Pending[]>();
   /** Sizes of groups built from roll-out records (for the modal-size warning). */
-  private rolloutGroupSizes: Array<{ key: GroupKey; label: string; n: number; at: string }> = [];
+  private rolloutGroupSizes: Array<{ key: GroupKey; label: string; n: number; at: string; stream: string }> = [];
   constructor(
     private readonly onNotice: NoticeSink,
     private readonly keepText: boolean,
+    private readonly ignoreTruth = false,
   ) {}
 
   add(rec: ParsedRecord, verl: boolean): void {
+    if (this.ignoreTruth) {
+      rec.groundTruth = null;
+      delete rec.groundTruthForms;
+    }
     const key = groupKey(rec.run, rec.step, rec.questionId);
     const at = `${rec.source.file}:${rec.source.line}`;
     const prev = this.pending.get(key);
     const firstAt = prev?.firstAt ?? this.done.get(key);
     if (rec.kind === 'group') {
+      // a W&B table is re-logged whole: an earlier file's rows come again, silently skipped
+      if (firstAt !== undefined && /\.table\.json$/i.test(rec.source.file) && !firstAt.startsWith(rec.source.file + ':')) return;
       if (firstAt !== undefined) {
         this.onNotice({ level: 'warning', message: `${at}: duplicate group ${describeGroup(rec)} (first at ${firstAt}); skipped`, file: rec.source.file, line: rec.source.line });
         return;
       }
       const { kind: _k, source: src, ...g } = rec;
       for (let i = 0; i < g.rollouts.length; i++) if (!g.rollouts[i].source) g.rollouts[i].source = { ...src, item: i } as Rollout['source'];
+      if (this.ignoreTruth) g.groundTruth = null;
       for (const k of Object.keys(g) as Array<keyof typeof g>) if (g[k] === undefined) delete g[k];
       this.pending.set(key, { group: g, fromGroupRecord: true, complete: true, firstAt: at });
       return;
@@ -89,6 +99,18 @@ class Accumulator {
     }
     const r: Rollout = rec.rollout;
     if (!this.keepText) r.response = '';
+    if (prev && rec.turn) {
+      const t = (prev.turns ??= new Map()).get(rec.turn.session);
+      if (t) {
+        // a later output of the same session replaces the earlier one: only the final output votes
+        if (rec.turn.output > t.output) {
+          prev.group.rollouts[t.at] = r;
+          t.output = rec.turn.output;
+        }
+        return;
+      }
+      prev.turns.set(rec.turn.session, { at: prev.group.rollouts.length, output: rec.turn.output });
+    }
     if (prev) {
       prev.group.rollouts.push(r);
       if (prev.group.prompt === undefined && rec.prompt !== undefined) prev.group.prompt = rec.prompt;
@@ -101,8 +123,11 @@ class Accumulator {
       const g: Group = { run: rec.run, step: rec.step, questionId: rec.questionId, rollouts: [r] };
       if (rec.prompt !== undefined) g.prompt = rec.prompt;
       if (rec.groundTruth != null) g.groundTruth = rec.groundTruth;
+      if (rec.groundTruthForms) g.groundTruthForms = rec.groundTruthForms;
+      if (rec.stream) g.stream = rec.stream;
       if (g.run === undefined) delete g.run;
       const p: Pending = { group: g, fromGroupRecord: false, complete: false, firstAt: at, verlFile: verl ? rec.source.file : undefined };
+      if (rec.turn) p.turns = new Map([[rec.turn.session, { at: 0, output: rec.turn.output }]]);
       this.pending.set(key, p);
       if (verl) this.openVerl(p);
     }
@@ -133,7 +158,9 @@ class Accumulator {
       if (!p.fromGroupRecord) {
         g.rollouts = orderRollouts(g.rollouts);
         if (!this.keepText) g.rollouts = await this.loadTexts(g);
-        if (p.verlFile) this.rolloutGroupSizes.push({ key, label: describeGroup(g), n: g.rollouts.length, at: p.firstAt });
+        if (p.verlFile) this.rolloutGroupSizes.push({ key, label: describeGroup(g), n: g.rollouts.length, at: p.firstAt, stream: streamName(g) });
+      } else if (g.rollouts.length === 0) {
+        this.onNotice({ level: 'warning', message: `${p.firstAt}: ${describeGroup(g)} has no roll-outs ("rollouts": []); skipped`, file: p.firstAt.slice(0, p.firstAt.lastIndexOf(':')), line: Number(p.firstAt.slice(p.firstAt.lastIndexOf(':') + 1)) });
       }
       if (g.rollouts.length) yield g;
     }
@@ -153,22 +180,52 @@ class Accumulator {
     return out;
   }
 
-  /** Warns about verl groups whose size differs from the run's modal size. */
+  /**
+   * Warns about groups (built from per-file roll-out lines) whose size differs from the usual size
+   * of their stream: each stream (run folder, training or validation) has its own usual size.
+   */
   sizeWarnings(): void {
-    const modal = modalSize(this.rolloutGroupSizes.map((s) => s.n));
-    if (modal === undefined) return;
-    const odd = this.rolloutGroupSizes.filter((s) => s.n !== modal);
-    for (const s of odd.slice(0, 10)) {
-      const file = s.at.slice(0, s.at.lastIndexOf(':'));
-      this.onNotice({ level: 'warning', message: `${s.at}: ${s.label} has ${s.n} roll-outs; the run's usual group size is ${modal}`, file, line: Number(s.at.slice(s.at.lastIndexOf(':') + 1)) });
+    const byStream = new Map<string, typeof this.rolloutGroupSizes>();
+    for (const s of this.rolloutGroupSizes) {
+      const list = byStream.get(s.stream);
+      if (list) list.push(s);
+      else byStream.set(s.stream, [s]);
     }
-    if (odd.length > 10) this.onNotice({ level: 'warning', message: `${odd.length} groups in all differ from the run's usual group size ${modal}` });
+    let shown = 0;
+    let total = 0;
+    for (const list of byStream.values()) {
+      const modal = modalSize(list.map((s) => s.n));
+      if (modal === undefined) continue;
+      for (const s of list) {
+        if (s.n === modal) continue;
+        total++;
+        if (shown++ >= 10) continue;
+        const file = s.at.slice(0, s.at.lastIndexOf(':'));
+        const why = s.n > modal && s.n % modal === 0 ? ' (the prompt is probably repeated within the step: its copies are merged into one group)' : '';
+        this.onNotice({ level: 'warning', message: `${s.at}: ${s.label} has ${s.n} roll-outs; the run's usual group size is ${modal}${why}`, file, line: Number(s.at.slice(s.at.lastIndexOf(':') + 1)) });
+      }
+    }
+    if (total > 10) this.onNotice({ level: 'warning', message: `${total} groups in all differ from the usual group size of their stream` });
   }
 }
 
 export interface ReadRunOptions {
   /** The stream read for path '-' (default process.stdin). */
   stdin?: Readable;
+  /** 'ignore': logged ground truth is dropped as it is read (a TTRL pseudo-label in `gts`, say). Default 'auto'. */
+  groundTruth?: 'auto' | 'ignore';
+}
+
+/** A group's stream: its run folder and whether it is a validation dump (each has its own usual size). */
+export function streamName(g: { run?: string; stream?: string }): string {
+  return `${g.run ?? ''}\0${g.stream ?? 'train'}`;
+}
+
+/** Sums up the files of a run folder skipped because they are not logs (one line, never per file). */
+export function notLogSummary(root: string, files: string[]): Notice | undefined {
+  if (!files.length) return undefined;
+  const names = files.slice(0, 4).map((f) => relative(root, f) || f);
+  return { level: 'info', message: `${root}: ${files.length} file${files.length > 1 ? 's' : ''} that ${files.length > 1 ? 'are' : 'is'} not logs skipped (${names.join(', ')}${files.length > 4 ? ', …' : ''})`, file: root };
 }
 
 /**
@@ -178,7 +235,7 @@ export interface ReadRunOptions {
  */
 export async function* readRun(path: string, onNotice: NoticeSink, opts: ReadRunOptions = {}): AsyncGenerator<Group> {
   if (path === '-') {
-    yield* readStdin(opts.stdin ?? process.stdin, onNotice);
+    yield* readStdin(opts.stdin ?? process.stdin, onNotice, opts.groundTruth === 'ignore');
     return;
   }
   let st;
@@ -191,26 +248,35 @@ export async function* readRun(path: string, onNotice: NoticeSink, opts: ReadRun
   const root = st.isDirectory() ? path : dirname(path);
   const files = await listRunFiles(path, onNotice);
   if (st.isDirectory() && files.length === 0) onNotice({ level: 'error', message: `${path}: no log files in this folder`, file: path });
-  const acc = new Accumulator(onNotice, false);
+  const acc = new Accumulator(onNotice, false, opts.groundTruth === 'ignore');
   const runOnce = new Set<string>();
+  const notLogs: string[] = [];
   for (const file of files) {
     const res: Partial<FileReadResult> = {};
-    for await (const batch of readFileOnce(root, file, onNotice, res, runOnce)) {
-      const verl = res.format === 'verl';
-      for (const rec of batch) acc.add(rec, verl);
-      yield* acc.flush();
+    try {
+      for await (const batch of readFileOnce(root, file, onNotice, res, runOnce, st.isDirectory())) {
+        const perFile = res.format === 'verl' || res.format === 'nemo-rl';
+        for (const rec of batch) acc.add(rec, perFile);
+        yield* acc.flush();
+      }
+    } catch (err) {
+      // one unreadable file never loses the run: name it, keep everything else
+      onNotice({ level: 'error', message: `${file}: ${(err as Error).message}; skipped`, file });
     }
+    if (res.notLog) notLogs.push(file);
     acc.endOfFile(file);
     yield* acc.flush();
   }
+  const summary = notLogSummary(path, notLogs);
+  if (summary) onNotice(summary);
   acc.endOfRun();
   yield* acc.flush();
   acc.sizeWarnings();
 }
 
-async function* readStdin(input: Readable, onNotice: NoticeSink): AsyncGenerator<Group> {
+async function* readStdin(input: Readable, onNotice: NoticeSink, ignoreTruth: boolean): AsyncGenerator<Group> {
   const parser = new JsonlFileParser('.', '<stdin>', onNotice, 'native');
-  const acc = new Accumulator(onNotice, true);
+  const acc = new Accumulator(onNotice, true, ignoreTruth);
   const rl = createInterface({ input, crlfDelay: Infinity });
   let offset = 0;
   let line = 0;

@@ -27,10 +27,15 @@
 //   - roll-out records (native roll-out records, verl lines): when the group reaches the modal
 //     group size of its stream (the most common size among complete groups of the same format and
 //     run folder: verl's validation and roll-out dumps differ), or when the file that
-//     contributed to it has moved on to a later step, or when it has had no new roll-out for
-//     `idleMs` (2 s), or — in a static read — at the end of the read.
-//   A roll-out that arrives for a group that is already complete is added; the group's `revision`
-//   goes up and a `changed` event fires (watch prints the group again with a notice).
+//     contributed to it has moved on to a later step (verl and NeMo RL: or a later step's file of the
+//     same stream has begun), or when it has had no new roll-out for `idleMs` (2 s) — ten times
+//     that while it is smaller than its stream's usual size (a writer pausing between lines) —, or
+//     in a static read at the end of the read. A file whose last line is
+//     incomplete is still being written (verl's V1 writer appends line by line from a thread; on
+//     NFS/Lustre a pause of seconds mid-line is normal): none of its groups completes by idleness.
+//   A roll-out that arrives for a group that is already complete reopens it (a prompt repeated
+//   within a step, or a late roll-out): the group's `revision` goes up, and it completes again by
+//   the same rules (watch prints it again once, with the size warning that score/report give).
 // Duplicates: a second group record for an identity (run, step, question_id), or a roll-out record
 // for an identity that came as a group record, is skipped with a warning.
 //
@@ -42,11 +47,13 @@ import { dirname, basename, join, resolve } from 'node:path';
 import type { Group, OutcomeCheck, RecordSource, Rollout, Verification } from '../engine/types.js';
 import { parseJsonLine } from './json.js';
 import { readLineBatches } from './lines.js';
-import { JsonlFileParser, sniff, UNSUPPORTED_HINT } from './parse.js';
-import { describeGroup, modalSize, orderRollouts } from './read-run.js';
+import { isJsonlName, isNotLogName, JsonlFileParser, PROBE_BYTES, UNSUPPORTED_HINT } from './parse.js';
+import { describeGroup, modalSize, notLogSummary, orderRollouts } from './read-run.js';
 import { runOfFile } from './records.js';
 import { forgetFile, readRolloutText as readText } from './texts.js';
 import { readTrlFile } from './trl.js';
+import { readWandbTable } from './wandb.js';
+import { classify } from './records.js';
 import { groupKey, type GroupKey, type LogFormat, type Notice, type ParsedRecord, type RolloutEntry, type RolloutSource } from './types.js';
 import { listRunFiles } from './walk.js';
 
@@ -58,6 +65,10 @@ export interface GroupEntry {
   prompt?: string;
   /** Diagnostics only: never an input to any operator. */
   groundTruth: string | null;
+  /** Every accepted form of the ground truth when the log holds several. */
+  groundTruthForms?: string[];
+  /** 'validation': a validation dump (its own usual group size; no consensus rewards). */
+  stream?: 'validation';
   outcomeChecks?: OutcomeCheck[];
   /**
    * In sample_idx order when logged, else in file order. For a group record this is built on each
@@ -96,6 +107,8 @@ export interface RunIndexOptions {
   onProgress?: (p: RunProgress) => void;
   /** Cancels the initial read: `open` then rejects with an AbortError and nothing keeps running. */
   signal?: AbortSignal;
+  /** 'ignore': logged ground truth is dropped as it is read. Default 'auto'. */
+  groundTruth?: 'auto' | 'ignore';
 }
 
 export interface RunProgress {
@@ -123,6 +136,12 @@ interface FileState {
   unsupported: boolean;
   keys: Set<GroupKey>;
   maxStep: number;
+  /** The file ends in an incomplete line (a writer mid-line): its groups do not complete by idleness. */
+  partial?: boolean;
+  /** Not a log (a file of the run folder skipped quietly). */
+  notLog?: boolean;
+  /** The last read error (reported once). */
+  failed?: string;
   /** parquet: the last read failed (being written?) */
   parquetPending?: { since: number; reported: boolean; message: string };
 }
@@ -165,7 +184,12 @@ export class RunIndex {
   private readonly sizeHist = new Map<string, Map<number, number>>();
   private readonly listeners: Array<(e: RunChange) => void> = [];
   private readonly notice: (n: Notice) => void;
-  private readonly opts: Required<Omit<RunIndexOptions, 'onNotice' | 'poll' | 'onProgress' | 'signal'>> & { poll: boolean };
+  private readonly opts: Required<Omit<RunIndexOptions, 'onNotice' | 'poll' | 'onProgress' | 'signal' | 'groundTruth'>> & { poll: boolean; ignoreTruth: boolean };
+  /** Files of the run folder that are not logs (summed up in one notice after each scan). */
+  private readonly notLogs = new Set<string>();
+  private notLogsReported = 0;
+  /** Multi-turn sessions per group: session → output number kept. */
+  private readonly turns = new Map<GroupKey, Map<string, { output: number; source: RolloutSource }>>();
   private readonly onProgress?: (p: RunProgress) => void;
   private readonly signal?: AbortSignal;
   /** Set during the initial read. */
@@ -193,6 +217,7 @@ export class RunIndex {
       pollMs: opts.pollMs ?? 1000,
       idleMs: opts.idleMs ?? 2000,
       safetyScanMs: opts.safetyScanMs ?? 10_000,
+      ignoreTruth: opts.groundTruth === 'ignore',
     };
     this.onProgress = opts.onProgress;
     this.signal = opts.signal;
@@ -428,15 +453,36 @@ export class RunIndex {
         slice.map((p) => {
           const s = stats.get(p);
           if (this.files.has(p) || !s || s.size > PRELOAD_MAX || s.size === 0) return undefined;
+          // a file not yet known to be a text log is never read past its first block
+          if (isNotLogName(p) || (s.size > PROBE_BYTES && !isJsonlName(p))) return undefined;
           return readWhole(p).catch(() => undefined);
         }),
       );
       for (let j = 0; j < slice.length; j++) {
         this.checkAbort();
-        await this.checkFile(slice[j], stats.get(slice[j]), ch, pre[j]);
+        try {
+          await this.checkFile(slice[j], stats.get(slice[j]), ch, pre[j]);
+        } catch (err) {
+          if ((err as Error).name === 'AbortError') throw err;
+          // one unreadable file (EIO, ESTALE) never stops the others: name it, skip it, keep going
+          this.fileFailed(slice[j], err as Error);
+        }
         if (this.progress) this.progress.filesRead++;
       }
     }
+    if (this.notLogs.size > this.notLogsReported) {
+      const n = notLogSummary(this.root, [...this.notLogs]);
+      this.notLogsReported = this.notLogs.size;
+      if (n) this.notice(n);
+    }
+  }
+
+  private fileFailed(path: string, err: Error): void {
+    const fs = this.files.get(path);
+    const code = (err as NodeJS.ErrnoException).code ?? err.message;
+    if (fs?.failed === code) return; // reported once until it changes
+    this.notice({ level: 'error', message: `${path}: read error (${code}); skipped, the rest of the run is read`, file: path });
+    if (fs) fs.failed = code;
   }
 
   private async checkPath(path: string, ch: Change): Promise<void> {
@@ -568,7 +614,26 @@ export class RunIndex {
         fs.head = b.subarray(0, bytesRead);
       }
       if (fs.format === undefined && !fs.parser) {
-        const kind = sniff(fs.head);
+        const inFolder = this.isDir;
+        const quietOk = inFolder && !isJsonlName(fs.path);
+        if (inFolder && isNotLogName(fs.path)) {
+          fs.unsupported = fs.notLog = true;
+          this.notLogs.add(fs.path);
+          fs.size = size;
+          fs.mtimeMs = fst.mtimeMs;
+          return;
+        }
+        const probe = Buffer.alloc(Math.min(PROBE_BYTES, size));
+        const { bytesRead: pr } = await fh.read(probe, 0, probe.length, 0);
+        const c = classify(fs.path, probe.subarray(0, pr));
+        const kind = c === 'empty' ? 'empty' : typeof c === 'object' ? 'unsupported' : c === 'table' ? 'parquet' : c;
+        if (typeof c === 'object' && quietOk) {
+          fs.unsupported = fs.notLog = true;
+          this.notLogs.add(fs.path);
+          fs.size = size;
+          fs.mtimeMs = fst.mtimeMs;
+          return;
+        }
         if (kind === 'empty') {
           if (!this.opts.follow) this.notice({ level: 'warning', message: `${fs.path}: empty file, no records`, file: fs.path });
           fs.size = size;
@@ -577,20 +642,25 @@ export class RunIndex {
           return;
         }
         if (kind === 'unsupported') {
-          this.notice({ level: 'error', message: `${fs.path}: unsupported file (${UNSUPPORTED_HINT}); skipped`, file: fs.path });
+          this.notice({ level: 'error', message: `${fs.path}: unsupported file (${typeof c === 'object' ? c.skip : UNSUPPORTED_HINT}); skipped`, file: fs.path });
           fs.unsupported = true;
           fs.size = size;
           fs.mtimeMs = fst.mtimeMs;
           return;
         }
-        if (kind === 'parquet') fs.format = 'trl';
-        else fs.parser = new JsonlFileParser(this.folderRoot, fs.path, this.notice, undefined, this.runOnce);
+        if (kind === 'parquet') fs.format = c === 'table' ? 'wandb' : 'trl';
+        else
+          fs.parser = new JsonlFileParser(this.folderRoot, fs.path, this.notice, undefined, this.runOnce, quietOk ? () => {
+            fs.notLog = true;
+            this.notLogs.add(fs.path);
+          } : undefined);
       }
       fs.size = size;
       fs.mtimeMs = fst.mtimeMs;
-      if (fs.format === 'trl') return void (await this.readParquet(fs, ch));
+      if (fs.format === 'trl' || fs.format === 'wandb') return void (await this.readParquet(fs, ch));
       const parser = fs.parser!;
       const now = Date.now();
+      fs.partial = false;
       for await (const lines of readLineBatches(fh, fs.consumed, fs.nextLine, size)) {
         if (this.progress) {
           this.checkAbort();
@@ -609,6 +679,7 @@ export class RunIndex {
             }
             if (!complete) {
               if (!this.opts.follow) this.notice({ level: 'warning', message: `${fs.path}:${l.line}: incomplete last line (no newline yet); not read`, file: fs.path, line: l.line });
+              fs.partial = true;
               continue; // wait for the rest of the line
             }
             if (l.text.trim() === '') continue;
@@ -645,12 +716,17 @@ export class RunIndex {
       fs = this.files.get(path)!;
     }
     try {
-      const r = await readTrlFile(fs.path, runOfFile(this.folderRoot, fs.path));
+      const run = runOfFile(this.folderRoot, fs.path);
+      const r = /\.table\.json$/i.test(fs.path) ? await readWandbTable(fs.path, run) : await readTrlFile(fs.path, run);
+      for (const n of r.notices) if (!this.runOnce.has(`trl:${n.message.slice(n.message.indexOf(': ') + 2)}`)) {
+        this.runOnce.add(`trl:${n.message.slice(n.message.indexOf(': ') + 2)}`);
+        this.notice(n);
+      }
       fs.parquetPending = undefined;
       fs.consumed = fs.size;
       const now = Date.now();
       for (const rec of r.records) this.addRecord(rec, fs, now, ch);
-      if (r.rows === 0 && !this.opts.follow) this.notice({ level: 'warning', message: `${fs.path}: TRL completions file with no rows`, file: fs.path });
+      if (r.rows === 0 && !this.opts.follow) this.notice({ level: 'warning', message: `${fs.path}: ${r.what} with no rows`, file: fs.path });
     } catch (err) {
       const message = `${fs.path}: unsupported or unreadable parquet file (${(err as Error).message}); skipped`;
       if (!this.opts.follow) {
@@ -677,6 +753,10 @@ export class RunIndex {
   }
 
   private addRecord(rec: ParsedRecord, fs: FileState, now: number, ch: Change): void {
+    if (this.opts.ignoreTruth) {
+      rec.groundTruth = null;
+      delete rec.groundTruthForms;
+    }
     const key = groupKey(rec.run, rec.step, rec.questionId);
     const existing = this.entries.get(key);
     const at = `${rec.source.file}:${rec.source.line}`;
@@ -691,13 +771,34 @@ export class RunIndex {
       }
       fs.maxStep = rec.step;
     }
+    if (rec.kind === 'rollout' && (format === 'verl' || format === 'nemo-rl')) {
+      // one file per step: a later step's file in the same stream means the earlier steps are written
+      const stream = `${format}\0${rec.run ?? ''}\0${rec.stream ?? 'train'}`;
+      const max = this.streamStep.get(stream) ?? -1;
+      if (rec.step > max) {
+        this.streamStep.set(stream, rec.step);
+        if (max >= 0) {
+          for (const k of this.lastUpdate.keys()) {
+            const e = this.entries.get(k);
+            if (e && !e.complete && e.step < rec.step && streamOf(e) === stream) this.complete(e, ch);
+          }
+        }
+      }
+    }
     if (rec.kind === 'group') {
+      if (existing && /\.table\.json$/i.test(rec.source.file) && existing.firstSource.file !== rec.source.file) return; // a W&B table re-logged whole: rows of earlier files again
+      if (rec.rollouts.length === 0) {
+        this.notice({ level: 'warning', message: `${at}: ${describeGroup(rec)} has no roll-outs ("rollouts": []); skipped`, file: rec.source.file, line: rec.source.line });
+        return;
+      }
       if (existing) {
         const first = `${existing.firstSource.file}:${existing.firstSource.line}`;
         this.notice({ level: 'warning', message: `${at}: duplicate group ${describeGroup(rec)} (first at ${first}); skipped`, file: rec.source.file, line: rec.source.line });
         return;
       }
       const packed = pack(rec.rollouts, rec.source);
+      let confident = 0;
+      for (const x of packed.ml) if (!Number.isNaN(x)) confident++;
       const e = {
         key,
         step: rec.step,
@@ -711,9 +812,12 @@ export class RunIndex {
         firstSource: rec.source,
       } as GroupEntry;
       Object.defineProperty(e, 'rollouts', { enumerable: true, configurable: true, get: () => unpack(packed) });
+      this.packedConfident.set(e, confident);
       if (rec.run !== undefined) e.run = rec.run;
       if (rec.prompt !== undefined) e.prompt = rec.prompt;
       if (rec.outcomeChecks) e.outcomeChecks = rec.outcomeChecks;
+      if (rec.groundTruthForms) e.groundTruthForms = rec.groundTruthForms;
+      if (rec.stream) e.stream = rec.stream;
       this.entries.set(key, e);
       fs.keys.add(key);
       ch.added.add(key);
@@ -728,15 +832,35 @@ export class RunIndex {
     const entry = this.toEntry(rec.rollout);
     fs.keys.add(key);
     this.lastUpdate.set(key, now);
+    if (existing && rec.turn) {
+      const t = this.turns.get(key)?.get(rec.turn.session);
+      if (t) {
+        // a later output of the same session replaces the earlier one: only the final output votes
+        if (rec.turn.output > t.output) {
+          const i = existing.rollouts.findIndex((r) => r.source === t.source);
+          if (i >= 0) existing.rollouts[i] = entry;
+          t.output = rec.turn.output;
+          t.source = entry.source;
+          if (existing.complete) {
+            existing.revision++;
+            ch.changed.add(key);
+          }
+        }
+        return;
+      }
+    }
+    if (rec.turn) {
+      let m = this.turns.get(key);
+      if (!m) this.turns.set(key, (m = new Map()));
+      m.set(rec.turn.session, { output: rec.turn.output, source: entry.source });
+    }
     if (existing) {
       insertOrdered(existing.rollouts, entry);
       existing.n = existing.rollouts.length;
       if (existing.prompt === undefined && rec.prompt !== undefined) existing.prompt = rec.prompt;
       if (existing.groundTruth === null && rec.groundTruth != null) existing.groundTruth = rec.groundTruth;
-      if (existing.complete) {
-        existing.revision++;
-        ch.changed.add(key);
-      } else this.maybeCompleteBySize(existing, ch);
+      if (existing.complete) this.reopen(existing);
+      else this.maybeCompleteBySize(existing, ch);
       return;
     }
     const e: GroupEntry = {
@@ -754,6 +878,8 @@ export class RunIndex {
     };
     if (rec.run !== undefined) e.run = rec.run;
     if (rec.prompt !== undefined) e.prompt = rec.prompt;
+    if (rec.groundTruthForms) e.groundTruthForms = rec.groundTruthForms;
+    if (rec.stream) e.stream = rec.stream;
     this.entries.set(key, e);
     ch.added.add(key);
     this.maybeCompleteBySize(e, ch);
@@ -769,10 +895,40 @@ export class RunIndex {
   }
 
   private maybeCompleteBySize(e: GroupEntry, ch: Change): void {
-    if (!this.opts.follow) return;
+    if (!this.opts.follow || this.reopened.has(e.key)) return;
     const n = this.expectedSize(e);
     if (n !== undefined && e.n >= n) this.complete(e, ch);
   }
+
+  /**
+   * A complete group of roll-out records received more: it is open again (its size left the usual
+   * size's histogram) and completes again by the same rules — printed once more, not once per line.
+   */
+  private reopen(e: GroupEntry): void {
+    e.complete = false;
+    e.revision++;
+    const h = this.sizeHist.get(streamOf(e));
+    const was = this.countedSize.get(e.key);
+    if (h && was !== undefined) {
+      const c = (h.get(was) ?? 1) - 1;
+      if (c > 0) h.set(was, c);
+      else h.delete(was);
+    }
+    this.countedSize.delete(e.key);
+    this.reopened.add(e.key);
+  }
+
+  /** Groups reopened past the usual size: they complete by idleness or when their file moves on, not by size. */
+  private readonly reopened = new Set<GroupKey>();
+
+  /** Latest step seen per stream of per-step files (verl, NeMo RL). */
+  private readonly streamStep = new Map<string, number>();
+
+  /** Roll-outs with a confidence, per group-record entry (its roll-outs are packed). */
+  private readonly packedConfident = new WeakMap<GroupEntry, number>();
+
+  /** The size each complete group was counted with in sizeHist. */
+  private readonly countedSize = new Map<GroupKey, number>();
 
   private complete(e: GroupEntry, ch: Change): void {
     if (e.complete) return;
@@ -782,12 +938,13 @@ export class RunIndex {
     let h = this.sizeHist.get(stream);
     if (!h) this.sizeHist.set(stream, (h = new Map()));
     h.set(e.n, (h.get(e.n) ?? 0) + 1);
+    this.countedSize.set(e.key, e.n);
     if (e.origin === 'rollouts' && this.initialDone) this.warnSizes([e]);
     ch.completed.add(e.key);
   }
 
   private warnSizes(es: GroupEntry[]): void {
-    const verl = es.filter((e) => e.format === 'verl' && e.origin === 'rollouts');
+    const verl = es.filter((e) => (e.format === 'verl' || e.format === 'nemo-rl') && e.origin === 'rollouts');
     const byStream = new Map<string, GroupEntry[]>();
     for (const e of verl) {
       const k = streamOf(e);
@@ -802,16 +959,24 @@ export class RunIndex {
         if (e.n === modal) continue;
         if (this.sizeWarnings++ >= 10) continue;
         const s = e.firstSource;
-        this.notice({ level: 'warning', message: `${s.file}:${s.line}: ${describeGroup(e)} has ${e.n} roll-outs; the run's usual group size is ${modal}`, file: s.file, line: s.line });
+        const why = e.n > modal && e.n % modal === 0 ? ' (the prompt is probably repeated within the step: its copies are merged into one group)' : '';
+        this.notice({ level: 'warning', message: `${s.file}:${s.line}: ${describeGroup(e)} has ${e.n} roll-outs; the run's usual group size is ${modal}${why}`, file: s.file, line: s.line });
       }
     }
   }
 
   private async completeIdle(ch: Change): Promise<void> {
     const now = Date.now();
+    // a file that ends mid-line is still being written: its groups wait for the writer
+    const writing = new Set<GroupKey>();
+    for (const fs of this.files.values()) if (fs.partial) for (const k of fs.keys) writing.add(k);
     for (const [key, t] of [...this.lastUpdate]) {
-      if (now - t < this.opts.idleMs) continue;
+      if (now - t < this.opts.idleMs || writing.has(key)) continue;
       const e = this.entries.get(key);
+      // smaller than its stream's usual size: the writer may be pausing between lines — wait
+      // longer (UNDER_SIZE_IDLE × idleMs) unless a later step arrives first
+      const usual = e && !this.reopened.has(key) ? this.expectedSize(e) : undefined;
+      if (e && usual !== undefined && e.n < usual && now - t < UNDER_SIZE_IDLE * this.opts.idleMs) continue;
       if (e) this.complete(e, ch);
       else this.lastUpdate.delete(key);
     }
@@ -847,6 +1012,27 @@ export class RunIndex {
 
   get size(): number {
     return this.entries.size;
+  }
+
+  /**
+   * Which roll-outs carry a confidence c_i (a mean token log-prob, needed by CISC and CoRE) and,
+   * when none do, why: what the run's formats log. The explorer shows it per run.
+   */
+  confidence(): ConfidenceSummary {
+    let rollouts = 0;
+    let withConfidence = 0;
+    const formats = new Set<LogFormat>();
+    for (const e of this.entries.values()) {
+      formats.add(e.format);
+      rollouts += e.n;
+      if (e.origin === 'group') withConfidence += this.packedConfident.get(e) ?? 0;
+      else for (const r of e.rollouts) if (r.meanLogprob !== null) withConfidence++;
+    }
+    const list = [...formats];
+    let why: string | null = null;
+    if (rollouts > 0 && withConfidence === 0) why = list.map((f) => NO_CONFIDENCE[f]).join('; ');
+    else if (withConfidence < rollouts) why = `${rollouts - withConfidence} roll-outs have no log-probs logged`;
+    return { rollouts, withConfidence, formats: list, why };
   }
 
   onDidChange(listener: (e: RunChange) => void): { dispose(): void } {
@@ -886,9 +1072,30 @@ export class RunIndex {
 
 const PRELOAD_MAX = 256 * 1024;
 
+/** A group below its stream's usual size completes by idleness only after this many idle periods. */
+const UNDER_SIZE_IDLE = 10;
+
+export interface ConfidenceSummary {
+  rollouts: number;
+  /** Roll-outs with a mean token log-prob (c_i). */
+  withConfidence: number;
+  formats: LogFormat[];
+  /** Why confidences are missing (all or some), or null when every roll-out has one. */
+  why: string | null;
+}
+
+/** Why a format's roll-outs come without confidence. */
+const NO_CONFIDENCE: Record<LogFormat, string> = {
+  native: 'the log has no mean_logprob / token_logprobs',
+  verl: 'verl dumps carry no log-probs (the consensus_lens helpers add rollout_log_probs)',
+  trl: 'TRL completions logs carry no log-probs',
+  wandb: 'W&B tables carry no log-probs',
+  'nemo-rl': 'the NeMo RL log has no generation_logprobs',
+};
+
 /** Groups of one stream share a usual size: same format, same run folder (verl's validation dumps differ from its roll-out dumps). */
 function streamOf(e: GroupEntry): string {
-  return `${e.format}\0${e.run ?? ''}`;
+  return `${e.format}\0${e.run ?? ''}\0${e.stream ?? 'train'}`;
 }
 
 /**
@@ -919,7 +1126,7 @@ function pack(rs: Array<Rollout & { extra?: Record<string, unknown> }>, base: Re
     if (r.verification) (p.ver ??= new Array(n).fill(null))[i] = r.verification;
     if (r.extra) (p.extra ??= new Array(n).fill(undefined))[i] = r.extra;
     const src = r.source as RolloutSource | undefined;
-    if (src && (src.line !== base.line || src.offset !== base.offset || src.file !== base.file)) (p.sources ??= rs.map((x) => x.source as RolloutSource))[i] = src;
+    if (src && (src.line !== base.line || src.offset !== base.offset || src.file !== base.file || src.item !== undefined)) (p.sources ??= rs.map((x) => x.source as RolloutSource))[i] = src;
   }
   return p;
 }
@@ -1002,6 +1209,8 @@ export function entryToGroup(e: GroupEntry, texts: string[], rollouts: RolloutEn
   if (e.run !== undefined) g.run = e.run;
   if (e.prompt !== undefined) g.prompt = e.prompt;
   if (e.groundTruth !== null) g.groundTruth = e.groundTruth;
+  if (e.groundTruthForms) g.groundTruthForms = e.groundTruthForms;
+  if (e.stream) g.stream = e.stream;
   if (e.outcomeChecks) g.outcomeChecks = e.outcomeChecks;
   return g;
 }

@@ -2,6 +2,8 @@
 import { readRange } from './lines.js';
 import { parseJsonLine } from './json.js';
 import { readTrlCompletion } from './trl.js';
+import { readTableCell } from './wandb.js';
+import { nemoResponse } from './nemo.js';
 import type { RolloutSource } from './types.js';
 
 /**
@@ -55,9 +57,12 @@ async function parseRecord(s: RolloutSource): Promise<Record<string, unknown>> {
   return value as Record<string, unknown>;
 }
 
-/** The full text of one roll-out (native `response`, verl `output`, TRL `completion`). */
+/** The full text of one roll-out (native `response`, verl `output`, TRL `completion`, NeMo RL's last `content`, a W&B table cell). */
 export async function readRolloutText(source: RolloutSource): Promise<string> {
-  if (source.length === 0 && source.offset === 0) return readTrlCompletion(source.file, source.line - 1);
+  if (source.length === 0 && source.offset === 0) {
+    if (/\.table\.json$/i.test(source.file)) return readTableCell(source.file, source.line - 1, source.item ?? 0);
+    return readTrlCompletion(source.file, source.line - 1);
+  }
   const o = await readRecord(source);
   let text: unknown;
   if (source.item !== undefined) {
@@ -65,7 +70,7 @@ export async function readRolloutText(source: RolloutSource): Promise<string> {
     const item = Array.isArray(rs) ? (rs[source.item] as Record<string, unknown> | undefined) : undefined;
     text = item?.response;
   } else {
-    text = 'response' in o ? o.response : o.output;
+    text = 'response' in o ? o.response : 'output' in o ? o.output : nemoResponse(o);
   }
   if (typeof text !== 'string') throw new Error(`${source.file}:${source.line}: the record changed on disk (no text)`);
   return text;

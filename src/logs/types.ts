@@ -11,7 +11,7 @@ export interface Notice {
 export type NoticeSink = (n: Notice) => void;
 
 /** The formats the log layer reads (SPEC §2), detected by content. */
-export type LogFormat = 'native' | 'verl' | 'trl';
+export type LogFormat = 'native' | 'verl' | 'trl' | 'nemo-rl' | 'wandb';
 
 /**
  * Where a roll-out's record lives. For a roll-out inside a native group record, `item` is its index
@@ -51,6 +51,10 @@ export type ParsedRecord =
       questionId: string;
       prompt?: string;
       groundTruth?: string | null;
+      /** Every accepted form of the ground truth when the log holds several (verl `gts` lists). */
+      groundTruthForms?: string[];
+      /** 'validation': a validation dump (rewards against the real answer, not consensus rewards). */
+      stream?: 'validation';
       outcomeChecks?: OutcomeCheck[];
       rollouts: Array<Rollout & { extra?: Record<string, unknown> }>;
       source: RecordSource;
@@ -62,6 +66,13 @@ export type ParsedRecord =
       questionId: string;
       prompt?: string;
       groundTruth?: string | null;
+      groundTruthForms?: string[];
+      stream?: 'validation';
       rollout: Rollout & { extra?: Record<string, unknown> };
+      /**
+       * A turn of a multi-turn session (verl V1 uid `{uuid}_{session}_{output}`): only the session's
+       * final output is a roll-out, so a later output of the same session replaces an earlier one.
+       */
+      turn?: { session: string; output: number };
       source: RecordSource;
     };

@@ -3,6 +3,15 @@
 // newer versions, `uid`. Group key: the uid prefix when present (verl's batch balancing scatters a
 // group over the file), else identical `input` text within a step. verl writes no log-probs.
 //
+// uid forms: legacy verl writes a uuid4 per prompt (all its roll-outs share it); verl V1 writes
+// `{uuid}_{session}_{output}` (ray_trainer v1 `_dump_rollout_data` sorts by that key) and groups
+// with `uid.rsplit('_', 2)[0]` — the uuid itself may hold underscores, so the split is from the
+// right. In a multi-turn session only the final output is the roll-out (see ParsedRecord.turn).
+// `gts` may be a list of accepted forms (`["\\frac{3}{4}", "0.75"]`): a label equal to any is correct.
+// Validation dumps (`validation_data_dir`) carry a `reward` key (verl adds the scores to
+// reward_extra_infos under "reward"); their rewards are against the real answer, so the group is
+// marked as the validation stream (SPEC §2.2) and the logged reward is kept only in `extra`.
+//
 // questionId: `p-` + the first 12 hex digits of SHA-1 of the prompt, so a question keeps its id
 // across steps (MS-TTRL's cache is per question). When one step holds several uid groups with the
 // same prompt, the second and later get `#2`, `#3`, ...
@@ -13,7 +22,7 @@
 import { createHash } from 'node:crypto';
 import { basename, dirname, relative } from 'node:path';
 import type { RecordSource } from '../engine/types.js';
-import { parseStep } from './native.js';
+import { parseStep, stepError } from './native.js';
 import type { Conversion } from './native.js';
 
 type Obj = Record<string, unknown>;
@@ -42,11 +51,32 @@ function textOf(v: unknown): string | null {
 
 const CORE_KEYS = new Set(['input', 'output', 'gts', 'score', 'step', 'uid']);
 
+/** A uid split as verl does: V1 `{uuid}_{session}_{output}`, else the whole uid (legacy uuid4). */
+export function splitUid(uid: string): { group: string; session?: string; output?: number } {
+  const m = /^(.+)_(\d+)_(\d+)$/.exec(uid);
+  if (m) return { group: m[1], session: `${m[1]}_${m[2]}`, output: Number(m[3]) };
+  // `{uuid}_{sample}` (recipes that suffix the sample index): the group is the uuid
+  const m2 = /^(.+)_(\d+)$/.exec(uid);
+  return { group: m2 ? m2[1] : uid };
+}
+
+/** verl `gts`: a string, a number, or a list of accepted forms (first is the display form). */
+function truthForms(v: unknown): string[] | null {
+  if (Array.isArray(v)) {
+    const forms = v.map(textOf).filter((x): x is string => x !== null);
+    return forms.length ? forms : null;
+  }
+  const t = textOf(v);
+  return t === null ? null : [t];
+}
+
 /** Per-file state: the run (folder relative to the run root), the file's step, uid → question ids. */
 export class VerlFileContext {
   readonly run: string | undefined;
   readonly fileStep: number | undefined;
   ttrl = false;
+  /** The file lies in a folder verl's validation dumps are usually written to (val/, validation/). */
+  readonly validationFolder: boolean;
   private uidIds = new Map<string, string>(); // `${step}\0${uidPrefix}` → questionId
   private idCount = new Map<string, number>(); // `${step}\0${promptId}` → uid groups seen
   constructor(root: string, file: string) {
@@ -54,6 +84,7 @@ export class VerlFileContext {
     this.run = rel && !rel.startsWith('..') ? rel.split('\\').join('/') : undefined;
     const m = /^(\d+)\.jsonl?$/i.exec(basename(file));
     this.fileStep = m ? Number(m[1]) : undefined;
+    this.validationFolder = /^(val|valid|validation|val_generations|validation_data)$/i.test(basename(dirname(file)));
   }
 
   convert(o: Obj, source: RecordSource): Conversion {
@@ -62,13 +93,14 @@ export class VerlFileContext {
     const input = textOf(o.input) ?? '';
     let step = parseStep(o.step);
     if (step === undefined) {
-      if (o.step !== undefined && o.step !== null) return { ok: false, error: `field "step" must be a non-negative integer, got ${JSON.stringify(o.step)}` };
+      if (o.step !== undefined && o.step !== null) return { ok: false, error: stepError(o.step) };
       step = this.fileStep;
       if (step === undefined) return { ok: false, error: 'no "step" field and the file name is not <step>.jsonl' };
     }
     const pid = promptId(input);
     let questionId = pid;
-    const uid = typeof o.uid === 'string' && o.uid !== '' ? o.uid.split('_')[0] : undefined;
+    const split = typeof o.uid === 'string' && o.uid !== '' ? splitUid(o.uid) : undefined;
+    const uid = split?.group;
     if (uid !== undefined) {
       const k = `${step}\0${uid}`;
       let id = this.uidIds.get(k);
@@ -82,16 +114,20 @@ export class VerlFileContext {
       questionId = id;
     }
     if (!this.ttrl && isTtrlRecord(o)) this.ttrl = true;
-    const groundTruth = this.ttrl ? textOf(o.original_gt) : textOf(o.gts);
+    const forms = this.ttrl ? truthForms(o.original_gt) : truthForms(o.gts);
+    const groundTruth = forms ? forms[0] : null;
     let reward: number | null = null;
     if (typeof o.score === 'number') reward = Number.isFinite(o.score) ? o.score : null;
     else if (typeof o.score === 'boolean') reward = o.score ? 1 : 0;
     else if (o.score !== undefined && o.score !== null) dropped.push('score');
+    const validation = 'reward' in o || this.validationFolder;
+
     let extra: Obj | undefined;
     for (const k of Object.keys(o)) {
       if (CORE_KEYS.has(k)) continue;
       (extra ??= {})[k] = o[k];
     }
+    if (validation && reward !== null) (extra ??= {}).score = reward;
     return {
       ok: true,
       dropped,
@@ -102,9 +138,28 @@ export class VerlFileContext {
         questionId,
         prompt: input,
         groundTruth,
-        rollout: { response: o.output, meanLogprob: null, reward, source, ...(extra ? { extra } : {}) },
+        ...(forms && forms.length > 1 ? { groundTruthForms: forms } : {}),
+        ...(validation ? { stream: 'validation' as const } : {}),
+        rollout: { response: o.output, meanLogprob: validation ? null : rolloutLogprob(o), reward: validation ? null : reward, source, ...(extra ? { extra } : {}) },
+        ...(split?.session !== undefined ? { turn: { session: split.session, output: split.output! } } : {}),
         source,
       },
     };
   }
+}
+
+/**
+ * Mean token log-prob of a verl line when per-token log-probs were dumped (our `consensus_lens`
+ * helpers add `rollout_log_probs`, the response tokens' log-probs): the confidence c_i.
+ */
+function rolloutLogprob(o: Obj): number | null {
+  const v = o.rollout_log_probs ?? o.token_logprobs;
+  if (typeof o.mean_logprob === 'number' && Number.isFinite(o.mean_logprob)) return o.mean_logprob;
+  if (!Array.isArray(v) || v.length === 0) return null;
+  let s = 0;
+  for (const x of v) {
+    if (typeof x !== 'number' || !Number.isFinite(x)) return null;
+    s += x;
+  }
+  return s / v.length;
 }

@@ -1,24 +1,67 @@
 // Run discovery: a run is one file or a folder, read recursively. Hidden entries (names starting
-// with '.') are skipped; symbolic links are followed, but a directory already visited (by its real
-// path) is not entered again, so symlink loops end.
+// with '.') are skipped. The walk never leaves the run folder through a symbolic link: a link to a
+// file is read (it is one log), a link to a folder is not entered (a repository could plant
+// `p -> /proc/self` or `u -> /usr`), and a dangling link is reported. A folder already visited by
+// its real path (a bind mount, a hard-linked tree) is not entered again. The walk is bounded in
+// depth and in files, with a notice when a bound cuts it short.
 import type { Stats } from 'node:fs';
-import { readdir, realpath, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { lstat, readdir, realpath, stat } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join, parse, resolve } from 'node:path';
 import type { NoticeSink } from './types.js';
 
 /** Natural order: "2.jsonl" before "10.jsonl" (verl names files by step). */
 export const naturalCompare = new Intl.Collator('en', { numeric: true, sensitivity: 'variant' }).compare;
 
-/** The files of a run in natural order; `stats`, when given, receives each file's stat. */
-export async function listRunFiles(root: string, onNotice: NoticeSink, stats?: Map<string, Stats>, dirs?: Set<string>): Promise<string[]> {
+/** Default bounds of a run-folder walk (documented in docs/log-formats.md). */
+export const WALK_MAX_FILES = 50_000;
+export const WALK_MAX_DEPTH = 12;
+/** Folders entered (each may get a file watcher when the run is followed). */
+export const WALK_MAX_DIRS = 2_000;
+
+export interface WalkOptions {
+  /** At most this many files are listed (default WALK_MAX_FILES). */
+  maxFiles?: number;
+  /** Folders deeper than this below the root are not entered (default WALK_MAX_DEPTH). */
+  maxDepth?: number;
+  /** At most this many folders are entered (default WALK_MAX_DIRS). */
+  maxDirs?: number;
+}
+
+/**
+ * Why `path` can never be a run to follow automatically (a `consensusLens.runs` entry, a workspace
+ * scan), or undefined: the file-system root and the home folder are not runs — a workspace setting
+ * pointing there would walk the whole disk.
+ */
+export function unsafeRunRoot(path: string, home: string = homedir()): string | undefined {
+  const p = resolve(path);
+  if (p === parse(p).root) return `${path} is the root of the file system, not a run folder`;
+  if (home && p === resolve(home)) return `${path} is the home folder, not a run folder`;
+  return undefined;
+}
+
+/**
+ * The files of a run in natural order; `stats`, when given, receives each file's stat; `dirs` the
+ * folders walked (for file watchers).
+ */
+export async function listRunFiles(root: string, onNotice: NoticeSink, stats?: Map<string, Stats>, dirs?: Set<string>, opts: WalkOptions = {}): Promise<string[]> {
   const st = await stat(root);
   if (!st.isDirectory()) {
     stats?.set(root, st);
     return [root];
   }
+  const maxFiles = opts.maxFiles ?? WALK_MAX_FILES;
+  const maxDepth = opts.maxDepth ?? WALK_MAX_DEPTH;
+  const maxDirs = opts.maxDirs ?? WALK_MAX_DIRS;
+  let entered = 0;
+  let skippedDirs = 0;
   const out: string[] = [];
   const seen = new Set<string>();
-  const walk = async (dir: string): Promise<void> => {
+  let linkedDirs = 0;
+  let firstLinkedDir = '';
+  let tooDeep = 0;
+  let full = false;
+  const walk = async (dir: string, depth: number): Promise<void> => {
     let real: string;
     try {
       real = await realpath(dir);
@@ -26,8 +69,12 @@ export async function listRunFiles(root: string, onNotice: NoticeSink, stats?: M
       onNotice({ level: 'warning', message: `cannot resolve folder ${dir}: ${(err as Error).message}; skipped`, file: dir });
       return;
     }
-    if (seen.has(real)) return; // a symlink back into a folder already read (a loop, or an alias)
+    if (seen.has(real)) return; // the same folder again (a bind mount or an alias)
     seen.add(real);
+    if (entered++ >= maxDirs) {
+      skippedDirs++;
+      return;
+    }
     dirs?.add(dir);
     let names: string[];
     try {
@@ -40,32 +87,64 @@ export async function listRunFiles(root: string, onNotice: NoticeSink, stats?: M
     const subdirs: string[] = [];
     // stat in small parallel batches: a folder of 10,000 files must not take 10,000 round trips in series
     const BATCH = 64;
-    for (let i = 0; i < names.length; i += BATCH) {
+    for (let i = 0; i < names.length && !full; i += BATCH) {
       const slice = names.slice(i, i + BATCH).filter((n) => !n.startsWith('.'));
       const results = await Promise.all(
-        slice.map((n) =>
-          stat(join(dir, n)).then(
-            (s) => ({ n, s, err: undefined as NodeJS.ErrnoException | undefined }),
-            (err: NodeJS.ErrnoException) => ({ n, s: undefined, err }),
-          ),
-        ),
+        slice.map(async (n) => {
+          const p = join(dir, n);
+          try {
+            const l = await lstat(p);
+            if (!l.isSymbolicLink()) return { n, s: l, link: false, err: undefined as NodeJS.ErrnoException | undefined };
+            return { n, s: await stat(p), link: true, err: undefined };
+          } catch (err) {
+            return { n, s: undefined, link: true, err: err as NodeJS.ErrnoException };
+          }
+        }),
       );
-      for (const { n, s, err } of results) {
+      for (const { n, s, link, err } of results) {
         const p = join(dir, n);
         if (!s) {
           if (err?.code === 'ELOOP') onNotice({ level: 'warning', message: `${p}: symbolic link loop; skipped`, file: p });
+          else if (err?.code === 'ENOENT' && link) onNotice({ level: 'warning', message: `${p}: dangling symbolic link (its target does not exist); skipped`, file: p });
           else if (err?.code !== 'ENOENT') onNotice({ level: 'warning', message: `${p}: ${err?.message}; skipped`, file: p });
           continue;
         }
-        if (s.isDirectory()) subdirs.push(p);
-        else if (s.isFile()) {
+        if (s.isDirectory()) {
+          if (link) {
+            // never leave the run folder through a link: its target may be anywhere
+            if (linkedDirs++ === 0) firstLinkedDir = p;
+            continue;
+          }
+          if (depth + 1 > maxDepth) {
+            tooDeep++;
+            continue;
+          }
+          subdirs.push(p);
+        } else if (s.isFile()) {
+          if (out.length >= maxFiles) {
+            full = true;
+            break;
+          }
           out.push(p);
           stats?.set(p, s);
         }
       }
     }
-    for (const d of subdirs) await walk(d);
+    for (const d of subdirs) {
+      if (full) break;
+      await walk(d, depth + 1);
+    }
   };
-  await walk(root);
+  await walk(root, 0);
+  if (linkedDirs) {
+    onNotice({
+      level: 'warning',
+      message: `${firstLinkedDir}: symbolic link to a folder, not followed${linkedDirs > 1 ? ` (and ${linkedDirs - 1} more)` : ''}: a run is read only inside its folder`,
+      file: firstLinkedDir,
+    });
+  }
+  if (tooDeep) onNotice({ level: 'warning', message: `${root}: ${tooDeep} folders deeper than ${maxDepth} levels not read`, file: root });
+  if (skippedDirs) onNotice({ level: 'warning', message: `${root}: more than ${maxDirs} folders; ${skippedDirs} not read`, file: root });
+  if (full) onNotice({ level: 'warning', message: `${root}: more than ${maxFiles} files; only the first ${maxFiles} are read`, file: root });
   return out;
 }

@@ -99,7 +99,7 @@ test('bad input: malformed line, wrong field types, NaN tokens, empty file; the 
   }
 });
 
-test('missing path throws one clear message; unsupported file is named and skipped', async () => {
+test('missing path throws one clear message; an unsupported .jsonl is named and skipped; files that are not logs are summed up quietly', async () => {
   const { dir, cleanup } = tempDir();
   try {
     await assert.rejects(collect(join(dir, 'nope')), /nope: no such file or folder/);
@@ -109,7 +109,11 @@ test('missing path throws one clear message; unsupported file is named and skipp
     const { groups, notices } = await collect(dir);
     assert.equal(groups.length, 1);
     const errs = notices.filter((n) => n.level === 'error').map((n) => n.file);
-    assert.deepEqual(errs.sort(), [join(dir, 'notes.txt'), join(dir, 'other.jsonl')].sort());
+    assert.deepEqual(errs, [join(dir, 'other.jsonl')]);
+    assert.deepEqual(notices.filter((n) => /not logs? skipped/.test(n.message)).map((n) => n.message), [`${dir}: 1 file that is not logs skipped (notes.txt)`]);
+    // named on the command line, a file that is not a log is an error
+    const one = await collect(join(dir, 'notes.txt'));
+    assert.deepEqual(one.notices.filter((n) => n.level === 'error').map((n) => n.file), [join(dir, 'notes.txt')]);
   } finally {
     cleanup();
   }

@@ -223,7 +223,10 @@ test('followed run: a TRL parquet file that appears half-written is read once co
 });
 
 test('committed fixtures (scripts/make-trl-fixture.mjs): TRL parquet and verl dumps load cleanly', async () => {
-  const { groups, notices } = await collect(join('test', 'fixtures', 'logs'));
+  const trlRun = await collect(join('test', 'fixtures', 'logs', 'trl'));
+  const verlRun = await collect(join('test', 'fixtures', 'logs', 'verl'));
+  const notices = [...trlRun.notices, ...verlRun.notices];
+  const groups = [...trlRun.groups.map((g) => ({ ...g, run: `trl/${g.run}` })), ...verlRun.groups.map((g) => ({ ...g, run: `verl/${g.run}` }))];
   assert.deepEqual(notices.filter((n) => n.level !== 'info'), []);
   assert.equal(groups.length, 12);
   assert.ok(groups.every((g) => g.rollouts.length === 8));

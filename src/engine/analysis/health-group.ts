@@ -164,7 +164,9 @@ export function groupHealth(g: PreparedGroup, score: GroupScore, opts: GroupHeal
     truth: null,
     auroc: {},
   };
-  if (g.run !== undefined) out.run = g.run;
+  // A validation dump is its own run for the timeline (another group size, other questions).
+  if (g.stream === 'validation') out.run = `${g.run ?? ''} (validation)`;
+  else if (g.run !== undefined) out.run = g.run;
 
   // Which class the logged ground truth falls in (a diagnostic only).
   let truthClass: number | null = null;
@@ -188,7 +190,8 @@ export function groupHealth(g: PreparedGroup, score: GroupScore, opts: GroupHeal
     if (l) out.auroc.label = l;
   }
 
-  if (g.n > 0 && g.loggedRewards.every((r) => r !== null)) {
+  // Validation rewards are scored against the real answer, not a consensus: no reward-bug evidence.
+  if (g.n > 0 && g.stream !== 'validation' && g.loggedRewards.every((r) => r !== null)) {
     const configured = opts.configuredOperator ?? 'majority';
     const p = score.params ?? resolveParams(opts.params);
     const spec = operatorSpec(configured)!;
