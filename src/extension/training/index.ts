@@ -1,4 +1,4 @@
-// Launching training jobs (issue 7): the consensusLens.launchTraining command, the Jobs view and
+// Launching training jobs: the consensusLens.launchTraining command, the Jobs view and
 // its commands. Profiles come only from user/machine settings (never the workspace); launching
 // is refused in an untrusted workspace; nothing runs before the user presses Enter on the full,
 // resolved command. The pure parts (quoting, validation, nvidia-smi) are in quote.ts,
@@ -7,9 +7,11 @@ import * as vscode from 'vscode';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { userInfo } from 'node:os';
 import { NVIDIA_SMI_ARGS, describeGpu, interpretNvidiaSmi, type GpuQuery } from './gpus';
-import { invocation, invocationShell, parseGpuList, quoteStyleFor, resolveLaunch, trainingVariables, terminalProfile, terminalProfileNames, validateProfiles, type ResolvedLaunch, type TrainingProfile, type WhatIf } from './profile';
+import { invocation, invocationShell, parseGpuList, quoteStyleFor, resolveLaunch, trainingVariables, terminalProfile, terminalProfileNames, userDefaultShell, validateProfiles, type ResolvedLaunch, type TrainingProfile, type WhatIf } from './profile';
 import { JobPty } from './runner';
+import { UnquotableError } from './quote';
 import { OPERATOR_IDS } from '../../protocol/messages';
 
 export type { WhatIf } from './profile';
@@ -91,6 +93,18 @@ function userSetting<T>(section: string, key: string): { value: T | undefined; i
 function terminalProfiles(): Record<string, unknown> {
   const i = vscode.workspace.getConfiguration('terminal.integrated.profiles').inspect<Record<string, unknown>>(osKey());
   return { ...(i?.defaultValue ?? {}), ...(i?.globalValue ?? {}) };
+}
+
+/** The shell of a profile without `terminal`: user-level settings or the login shell only (see userDefaultShell). */
+function defaultShell(): string | undefined {
+  const i = vscode.workspace.getConfiguration('terminal.integrated.defaultProfile').inspect<string>(osKey());
+  let login: string | undefined;
+  try {
+    login = process.platform === 'win32' ? process.env.ComSpec : (userInfo().shell ?? undefined);
+  } catch {
+    login = undefined;
+  }
+  return userDefaultShell(i?.globalValue, terminalProfiles(), login, shellExists);
 }
 
 function readProfiles(log: vscode.LogOutputChannel): { profiles: TrainingProfile[]; errors: string[] } {
@@ -272,7 +286,7 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
 
   const start = async (profile: TrainingProfile, what: WhatIf, launch: ResolvedLaunch, command: string): Promise<Job> => {
     const tp = profile.terminal ? terminalProfile(terminalProfiles(), profile.terminal) : undefined;
-    const inv = invocation(command, tp, vscode.env.shell, shellExists);
+    const inv = invocation(command, tp, defaultShell(), shellExists);
     const id = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
     const storage = context.globalStorageUri.fsPath;
     const outputFile = join(storage, 'jobs', `${launch.runName.replace(/[^A-Za-z0-9._-]+/g, '_')}-${id}.log`);
@@ -368,11 +382,27 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
     if (gpus === undefined) return undefined;
     const tp = profile.terminal ? terminalProfile(terminalProfiles(), profile.terminal) : undefined;
     // Values are quoted for the shell that will parse the command (see invocation()).
-    const shell = invocationShell(tp, vscode.env.shell, shellExists);
+    const shell = invocationShell(tp, defaultShell(), shellExists);
+    const style = quoteStyleFor(shell);
+    if (!style) {
+      const msg = `Consensus Lens: the profile "${profile.name}" runs its command in ${basename(shell)}, whose quoting the launcher does not implement (it quotes for POSIX shells, fish, PowerShell and cmd.exe). Use a terminal profile with one of those shells.`;
+      log.warn(msg);
+      void vscode.window.showErrorMessage(msg);
+      return undefined;
+    }
     const ctx = { workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '', date: new Date(), gpus };
-    let launch = resolveLaunch(profile, what, ctx, quoteStyleFor(shell));
-    // Two launches of one profile within a second would share a run name (and log folder).
-    for (let n = 2; jobs.some((j) => j.launch.runName === launch.runName); n++) launch = resolveLaunch(profile, what, { ...ctx, runName: `${trainingVariables(profile, what, ctx).runName}-${n}` }, quoteStyleFor(shell));
+    let launch: ResolvedLaunch;
+    try {
+      launch = resolveLaunch(profile, what, ctx, style);
+      // Two launches of one profile within a second would share a run name (and log folder).
+      for (let n = 2; jobs.some((j) => j.launch.runName === launch.runName); n++) launch = resolveLaunch(profile, what, { ...ctx, runName: `${trainingVariables(profile, what, ctx).runName}-${n}` }, style);
+    } catch (e) {
+      if (!(e instanceof UnquotableError)) throw e;
+      const msg = `Consensus Lens: not launching "${profile.name}": ${e.message}.`;
+      log.warn(msg);
+      void vscode.window.showErrorMessage(msg);
+      return undefined;
+    }
     const command = await confirmCommand(launch, `${title}: ${profile.name}`);
     if (command === undefined) return undefined;
     if (!trusted()) return undefined;
