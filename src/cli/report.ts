@@ -16,7 +16,7 @@ import type { Readable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import { answersEqual, createRunContext, type Group, type GroupScore, type OperatorId, type Params } from '../engine';
 import type { Notice } from '../logs';
-import { forEachGroup, jobsFrom } from './score';
+import { forEachGroup, jobsFrom, maxGroupSizeFrom } from './score';
 import { scoreWith, type ScoreJob } from './pipeline';
 import type { RunContext } from '../engine';
 import { defaultJobs } from './pool';
@@ -159,6 +159,8 @@ export interface BuildOptions {
   title?: string;
   /** Worker threads (0: in-process); default both cores. */
   jobs?: number;
+  /** Largest group scored (--max-group-size). */
+  maxGroupSize?: number;
 }
 
 /** Reads and scores a whole run (one pass, texts dropped after each group is prepared). */
@@ -171,7 +173,7 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
     notices.push(n);
     onNotice(n);
   };
-  const job: ScoreJob = { operators: opts.operators, params: opts.params ?? {}, configuredOperator: opts.configuredOperator };
+  const job: ScoreJob = { operators: opts.operators, params: opts.params ?? {}, configuredOperator: opts.configuredOperator, maxGroupSize: opts.maxGroupSize };
   await forEachGroup(
     path,
     sink,
@@ -183,6 +185,7 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
       rows.push(row);
     },
     opts.stdin,
+    opts.maxGroupSize,
   );
   const order = ['majority', 'cisc', 'ec', 'core', 't3rl', 'msttrl'];
   const operators = [...seenOps].sort((a, b) => order.indexOf(a) - order.indexOf(b));
@@ -421,7 +424,7 @@ export async function runReport(argv: string[], io: CliIO): Promise<number> {
   let errors = 0;
   const report = await buildReport(
     path,
-    { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured, title: flagString(a, 'title'), stdin: io.stdin as Readable, jobs: jobsFrom(flagString(a, 'jobs')) },
+    { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured, title: flagString(a, 'title'), stdin: io.stdin as Readable, jobs: jobsFrom(flagString(a, 'jobs')), maxGroupSize: maxGroupSizeFrom(flagString(a, 'max-group-size')) },
     (n) => {
       if (n.level === 'error') errors++;
       const where = n.file && !n.message.startsWith(n.file) ? `${n.file}${n.line ? `:${n.line}` : ''}: ` : '';

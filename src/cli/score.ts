@@ -2,7 +2,7 @@
 
 import type { Readable } from 'node:stream';
 import { readRun, type Notice } from '../logs';
-import { PARAM_SPECS, operatorSpec, resolveParams, type Group, type OperatorId, type Params } from '../engine';
+import { DEFAULT_MAX_GROUP_SIZE, PARAM_SPECS, checkGroupSize, operatorSpec, resolveParams, type Group, type OperatorId, type Params } from '../engine';
 import { CliIO, UsageError, flagString, operatorsFromFlags, paramsFromFlags, parseArgs, parseList } from './args';
 import { ShardState, addStats, emptyStats, scoreLine, sweepGroup, type ScoreJob, type SweepJob, type SweepStats } from './pipeline';
 import { ShardedPool, defaultJobs } from './pool';
@@ -12,12 +12,32 @@ const IN_FLIGHT = 16;
 /** Below this many groups the worker start-up costs more than it saves. */
 const WORKER_MIN_GROUPS = 8;
 
-export function noticePrinter(io: CliIO): (n: Notice) => void {
-  return (n) => {
+/** Prints notices; `errors` counts the error-level ones (the command then exits non-zero). */
+export function noticePrinter(io: CliIO): ((n: Notice) => void) & { errors: number } {
+  const print = ((n: Notice) => {
+    if (n.level === 'error') print.errors++;
     const at = n.file ? `${n.file}${n.line ? `:${n.line}` : ''}` : '';
     const where = at && !n.message.startsWith(at) ? `${at}: ` : '';
     io.stderr.write(`consensus-lens: ${n.level === 'info' ? '' : `${n.level}: `}${where}${n.message}\n`);
-  };
+  }) as ((n: Notice) => void) & { errors: number };
+  print.errors = 0;
+  return print;
+}
+
+/** `--max-group-size N`: the largest group scored (default DEFAULT_MAX_GROUP_SIZE). */
+export function maxGroupSizeFrom(flag: string | undefined): number {
+  if (flag === undefined) return DEFAULT_MAX_GROUP_SIZE;
+  const n = Number(flag);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError('--max-group-size must be a positive integer');
+  return n;
+}
+
+/** A group that could not be scored, as an error notice at its first record. */
+function groupFailed(g: Group, e: unknown): Notice {
+  const src = g.rollouts[0]?.source;
+  const msg = (e as Error)?.message ?? String(e);
+  const who = `step ${g.step}, question ${g.questionId}`;
+  return { level: 'error', message: msg.startsWith(who) ? msg : `${who}: not scored: ${msg}`, ...(src ? { file: src.file, line: src.line } : {}) };
 }
 
 export function jobsFrom(flag: string | undefined): number {
@@ -40,34 +60,66 @@ export async function forEachGroup<T>(
   remote: (pool: ShardedPool, g: Group) => Promise<T>,
   sink: (value: T, g: Group) => void,
   stdin?: NodeJS.ReadableStream,
+  maxGroupSize: number = DEFAULT_MAX_GROUP_SIZE,
 ): Promise<{ groups: number }> {
   let pool: ShardedPool | undefined;
   const buffered: Group[] = [];
   const queue: { g: Group; p: Promise<T> }[] = [];
   let groups = 0;
+  // A group that cannot be scored (too large, or one that cannot be sent to a worker thread) is
+  // reported with its place in the log and skipped; every other group is still scored.
+  const runLocal = (g: Group) => {
+    let v: T;
+    try {
+      v = local(g);
+    } catch (e) {
+      return onNotice(groupFailed(g, e));
+    }
+    sink(v, g);
+  };
   const drain = async (limit: number) => {
     while (queue.length > limit) {
       const { g, p } = queue.shift()!;
-      sink(await p, g);
+      let v: T;
+      try {
+        v = await p;
+      } catch (e) {
+        onNotice(groupFailed(g, e));
+        continue;
+      }
+      sink(v, g);
+    }
+  };
+  const submit = (g: Group): Promise<T> => {
+    try {
+      return remote(pool!, g);
+    } catch (e) {
+      return Promise.reject(e);
     }
   };
   for await (const g of readRun(path, onNotice, stdin ? { stdin: stdin as Readable } : {})) {
     groups++;
+    try {
+      checkGroupSize(g, maxGroupSize);
+    } catch (e) {
+      onNotice(groupFailed(g, e));
+      continue;
+    }
     if (jobs === 0) {
-      sink(local(g), g);
+      runLocal(g);
       continue;
     }
     if (!pool) {
       buffered.push(g);
       if (buffered.length < WORKER_MIN_GROUPS) continue;
       pool = new ShardedPool(jobs);
-      for (const b of buffered.splice(0)) queue.push({ g: b, p: remote(pool, b) });
+      for (const b of buffered.splice(0)) queue.push({ g: b, p: submit(b) });
       continue;
     }
-    queue.push({ g, p: remote(pool, g) });
+    queue.push({ g, p: submit(g) });
     await drain(IN_FLIGHT);
   }
-  for (const b of buffered) sink(local(b), b);
+  for (const b of buffered) runLocal(b);
   await drain(0);
   await pool?.close();
   return { groups };
@@ -79,23 +131,28 @@ export async function runScore(argv: string[], io: CliIO): Promise<number> {
   if (a.positionals.length > 1) throw new UsageError(`score takes one PATH, got ${a.positionals.length}`);
   const configured = flagString(a, 'configured-operator');
   if (configured !== undefined && !operatorSpec(configured)) throw new UsageError(`--configured-operator: unknown operator "${configured}"`);
-  const job: ScoreJob = { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured as OperatorId | undefined };
+  const maxGroupSize = maxGroupSizeFrom(flagString(a, 'max-group-size'));
+  const job: ScoreJob = { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured as OperatorId | undefined, maxGroupSize };
   const state = new ShardState();
   const ctx = state.contextsFor(1)[0];
+  const notices = noticePrinter(io);
   const { groups } = await forEachGroup(
     path,
-    noticePrinter(io),
+    notices,
     jobsFrom(flagString(a, 'jobs')),
     (g) => scoreLine(g, job, ctx),
     (pool, g) => pool.submit<string>(g.questionId, { kind: 'score', group: g, job }),
     (line) => io.stdout.write(line + '\n'),
     io.stdin,
+    maxGroupSize,
   );
   if (groups === 0) {
     io.stderr.write(`consensus-lens: nothing to score in ${path === '-' ? 'standard input' : path}\n`);
     return 1;
   }
-  return 0;
+  // An error-level notice (a group not scored, a file that could not be read) is a failure even
+  // when other groups were written: a pipeline must not take a partial output for a whole one.
+  return notices.errors > 0 ? 1 : 0;
 }
 
 export async function runSweep(argv: string[], io: CliIO): Promise<number> {
@@ -124,16 +181,20 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
       throw new UsageError((e as Error).message);
     }
   }
-  const job: SweepJob = { settings: settings.map((s) => ({ ...base, ...s })), operators };
+  const maxGroupSize = maxGroupSizeFrom(flagString(a, 'max-group-size'));
+  const job: SweepJob = { settings: settings.map((s) => ({ ...base, ...s })), operators, maxGroupSize };
   const totals: SweepStats[][] = settings.map(() => operators.map(emptyStats));
   const state = new ShardState();
+  const notices = noticePrinter(io);
   const { groups } = await forEachGroup(
     path,
-    noticePrinter(io),
+    notices,
     jobsFrom(flagString(a, 'jobs')),
     (g) => sweepGroup(g, job, state.contextsFor(settings.length)),
     (pool, g) => pool.submit<SweepStats[][]>(g.questionId, { kind: 'sweep', group: g, job }),
     (stats) => addStats(totals, stats),
+    undefined,
+    maxGroupSize,
   );
   if (groups === 0) {
     io.stderr.write(`consensus-lens: nothing to sweep in ${path}\n`);

@@ -30,6 +30,7 @@
 import { createInterface } from 'node:readline';
 import {
   OPERATOR_IDS,
+  checkGroupSize,
   createRunContext,
   operatorSpec,
   paramSpec,
@@ -46,6 +47,7 @@ import {
 import { convertNative } from '../logs/native';
 import { CliIO, UsageError, flagString, paramsFromFlags, parseArgs } from './args';
 import { ShardedPool, defaultJobs } from './pool';
+import { maxGroupSizeFrom } from './score';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -120,7 +122,7 @@ export interface ParsedRequest {
   groups: Group[];
 }
 
-export function parseRequest(line: string, defaults: { operator?: OperatorId; params?: Partial<Params> } = {}): ParsedRequest {
+export function parseRequest(line: string, defaults: { operator?: OperatorId; params?: Partial<Params>; maxGroupSize?: number } = {}): ParsedRequest {
   let value: unknown;
   try {
     value = JSON.parse(line);
@@ -137,13 +139,20 @@ export function parseRequest(line: string, defaults: { operator?: OperatorId; pa
   }
 }
 
-function parseBody(value: Obj, defaults: { operator?: OperatorId; params?: Partial<Params> }): Omit<ParsedRequest, 'id'> {
+function parseBody(value: Obj, defaults: { operator?: OperatorId; params?: Partial<Params>; maxGroupSize?: number }): Omit<ParsedRequest, 'id'> {
   const op = value.operator ?? defaults.operator;
   if (typeof op !== 'string') throw new RequestError(`"operator" must be one of ${OPERATOR_IDS.join(', ')}`);
   if (!operatorSpec(op)) throw new RequestError(`unknown operator "${op}" (known: ${OPERATOR_IDS.join(', ')})`);
   const params = paramsFromRequest(value.params, defaults.params);
   if (!Array.isArray(value.groups)) throw new RequestError('"groups" must be an array of native group records');
   const groups = value.groups.map((g, i) => groupFromRequest(g, i));
+  groups.forEach((g, i) => {
+    try {
+      checkGroupSize(g, defaults.maxGroupSize);
+    } catch (e) {
+      throw new RequestError(`groups[${i}]: ${(e as Error).message}`);
+    }
+  });
   return { operator: op as OperatorId, params, groups };
 }
 
@@ -201,7 +210,7 @@ export function poolScorer(jobs: number): Scorer {
 /** Requests parsed and being scored before the oldest answer is written (bounds memory). */
 const MAX_IN_FLIGHT = 4;
 
-const USAGE = 'usage: consensus-lens serve --stdio [--operator OP] [--jobs N] [--timing] [--kappa K ...]';
+const USAGE = 'usage: consensus-lens serve --stdio [--operator OP] [--jobs N] [--max-group-size N] [--timing] [--kappa K ...]';
 
 export async function runServe(args: string[], io: CliIO): Promise<number> {
   const a = parseArgs(args, ['stdio', 'timing']);
@@ -210,7 +219,7 @@ export async function runServe(args: string[], io: CliIO): Promise<number> {
   if (a.positionals.length) throw new UsageError(`serve takes no PATH. ${USAGE}`);
   const op = flagString(a, 'operator');
   if (op !== undefined && !operatorSpec(op)) throw new UsageError(`--operator: unknown operator "${op}" (known: ${OPERATOR_IDS.join(', ')})`);
-  const defaults = { operator: op as OperatorId | undefined, params: paramsFromFlags(a) };
+  const defaults = { operator: op as OperatorId | undefined, params: paramsFromFlags(a), maxGroupSize: maxGroupSizeFrom(flagString(a, 'max-group-size')) };
   const jobsFlag = flagString(a, 'jobs');
   let jobs = defaultJobs();
   if (jobsFlag !== undefined) {
