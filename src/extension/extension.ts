@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { open as openFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { OPERATOR_IDS, type OperatorId } from '../engine';
+import { DEFAULT_MAX_GROUP_SIZE, OPERATOR_IDS, type OperatorId } from '../engine';
 import { isQuestionKey, type PanelState, type QuestionKey, type QuestionView } from '../protocol/messages';
 import { ConsensusPanel, PANEL_VIEW_TYPE, type PanelHost } from './panel';
 import { ALL_PARAMS, SLIDER_PARAMS, defaultParams, sanitizeParams } from './params';
@@ -25,6 +25,12 @@ function configuredOperator(): OperatorId {
   return (OPERATOR_IDS as readonly string[]).includes(op) ? (op as OperatorId) : 'majority';
 }
 
+/** consensusLens.maxGroupSize (application scope: user settings only). */
+function maxGroupSize(): number {
+  const v = vscode.workspace.getConfiguration(CONFIG).get<number>('maxGroupSize');
+  return typeof v === 'number' && Number.isInteger(v) && v >= 1 ? v : DEFAULT_MAX_GROUP_SIZE;
+}
+
 /** Every operator parameter from the settings (SPEC §4), clamped to its range. */
 function configuredParams(): Record<string, number> {
   const c = vscode.workspace.getConfiguration(`${CONFIG}.params`);
@@ -40,7 +46,10 @@ function configuredParams(): Record<string, number> {
 
 export function activate(context: vscode.ExtensionContext): { store: RunStore } {
   const out = vscode.window.createOutputChannel('Consensus Lens', { log: true });
-  const store = new RunStore({ configuredOperator, params: configuredParams, log: (m) => out.warn(m) });
+  // Groups are prepared on the what-if engine's worker threads (answer extraction and TF-IDF on
+  // untrusted, possibly degenerate model output never run on the host's event loop). `whatIf` is
+  // created below; the store only prepares after activation has returned.
+  const store: RunStore = new RunStore({ configuredOperator, params: configuredParams, log: (m) => out.warn(m), prepare: (g) => whatIf.engine.prepare(g, maxGroupSize()) });
   const tree = new RunTree(store, configuredOperator);
   const treeView = vscode.window.createTreeView('consensusLens.runs', { treeDataProvider: tree, showCollapseAll: true });
   const status = vscode.window.createStatusBarItem('consensusLens.status', vscode.StatusBarAlignment.Left, 50);
@@ -157,7 +166,7 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
   };
 
   const openQuestion = (key: QuestionKey): void => void vscode.commands.executeCommand('consensusLens.showConsensus', key);
-  const whatIf = new WhatIfController({
+  const whatIf: WhatIfController = new WhatIfController({
     store,
     configuredOperator,
     configuredParams,

@@ -7,7 +7,7 @@
 //     slices, in step order (MS-TTRL's outcome cache follows the steps).
 // Pure Node: no 'vscode', so unit tests drive it directly.
 import { basename, resolve } from 'node:path';
-import { createRunContext, type OperatorId, type RunContext } from '../engine';
+import { createRunContext, type Group, type OperatorId, type PreparedGroup, type RunContext } from '../engine';
 import { RunIndex, entryToGroup, type GroupEntry, type GroupKey, type Notice, type RunChange } from '../logs';
 import type { QuestionKey } from '../protocol/messages';
 import { score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
@@ -46,6 +46,11 @@ export interface StoreOptions {
   idleMs?: number;
   /** Follow files (default true). */
   follow?: boolean;
+  /**
+   * Prepares a group off the host thread (the what-if engine's workers); without it groups are
+   * prepared in-process (tests).
+   */
+  prepare?: (group: Group) => Promise<{ prepared: PreparedGroup; previews: string[] }>;
 }
 
 /** How many prepared groups (features, previews; no texts) a run keeps. */
@@ -234,7 +239,14 @@ export class RunStore {
       this.opts.log?.(`${run.label}: ${(err as Error).message}`);
       return undefined;
     }
-    const group = storeGroup({ ...entryToGroup(e, texts), questionId: displayQuestionId(e) }, run.id, run.label);
+    const raw = { ...entryToGroup(e, texts), questionId: displayQuestionId(e) };
+    let group: StoredGroup;
+    try {
+      group = storeGroup(raw, run.id, run.label, this.opts.prepare ? await this.opts.prepare(raw) : undefined);
+    } catch (err) {
+      this.opts.log?.(`${run.label}: ${(err as Error).message}`);
+      return undefined;
+    }
     run.prepared.delete(k);
     run.prepared.set(k, { revision: e.revision, group });
     // Bounded: a long run keeps the most recently used groups' features only (Map order = LRU).

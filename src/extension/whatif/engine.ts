@@ -341,6 +341,18 @@ export class WhatIfEngine {
     return { kappa: r.kappa, tau: r.tau };
   }
 
+  /**
+   * A group's features (and response previews) prepared on a worker thread, so a followed run's
+   * degenerate roll-outs never cost the extension host's event loop. Sharded by question like
+   * every other request.
+   */
+  async prepare(group: Group, maxGroupSize?: number): Promise<{ prepared: PreparedGroup; previews: string[] }> {
+    const slot = this.slots[hash(group.questionId) % this.slots.length];
+    const r = await this.send(slot, { kind: 'prepare', group, ...(maxGroupSize !== undefined ? { maxGroupSize } : {}) });
+    if (r.kind !== 'prepare') throw new Error('unexpected reply');
+    return { prepared: r.prepared, previews: r.previews };
+  }
+
   /** Frees a run's features in every shard (the run was closed). */
   async forget(runId: string): Promise<void> {
     const prefix = `${runId}\u0000`;

@@ -30,7 +30,7 @@ import {
 import { entryToGroup, readRolloutText, type GroupEntry } from '../../logs';
 import { addAgreement, addGroup, diffGroup, emptyAgreement, emptyComparison, type AgreementMatrix, type ComparisonStats, type GroupDiff, type LabelRow } from '../../engine/analysis/compare';
 import { sensitivity, type SensitivityInterval } from '../../engine/analysis/sensitivity';
-import { engineParams } from '../scoring';
+import { engineParams, preview } from '../scoring';
 
 /** One group of a request: its key (unique per run), revision, and — when the shard may not have it yet — how to load it. */
 export interface WhatIfItem {
@@ -83,6 +83,7 @@ export type ShardRequest =
   | { kind: 'sweep'; job: number; items: WhatIfItem[]; operator: OperatorId; base: Record<string, number>; grid: { kappa: number; tau: number }[] }
   | { kind: 'dashboard'; job: number; items: WhatIfItem[]; params: Record<string, number>; configured: OperatorId }
   | { kind: 'sensitivity'; prepared: PreparedGroup; params: Record<string, number> }
+  | { kind: 'prepare'; group: Group; maxGroupSize?: number }
   | { kind: 'end'; job: number }
   | { kind: 'forget'; prefix?: string };
 
@@ -91,6 +92,7 @@ export type ShardReply =
   | { kind: 'sweep'; cells: SweepCell[]; missing: string[] }
   | { kind: 'dashboard'; rows: DashboardRow[]; agreement: AgreementMatrix; missing: string[] }
   | { kind: 'sensitivity'; kappa: SensitivityInterval; tau: SensitivityInterval }
+  | { kind: 'prepare'; prepared: PreparedGroup; previews: string[] }
   | { kind: 'ok'; cached: number };
 
 interface Cached {
@@ -134,6 +136,11 @@ export class WhatIfShard {
         return { kind: 'ok', cached: this.cache.size };
       case 'sensitivity':
         return { kind: 'sensitivity', ...sensitivity(req.prepared, engineParams(req.params)) };
+      case 'prepare':
+        // A followed run's group for the explorer and the panel: answer extraction, classes and
+        // TF-IDF (all linear in the text, but a run of 64 × 200 KB degenerate roll-outs is still
+        // seconds of work) and the previews, here rather than on the extension host.
+        return { kind: 'prepare', prepared: prepareGroup(req.group, { maxGroupSize: req.maxGroupSize }), previews: req.group.rollouts.map((r) => preview(r.response ?? '')) };
       case 'rescore':
         return this.rescore(req);
       case 'sweep':

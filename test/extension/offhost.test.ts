@@ -1,0 +1,68 @@
+// A followed run's groups are prepared on the what-if engine's worker threads, not on the
+// extension host: the store hands every group to the engine and keeps what comes back (the same
+// features prepareGroup computes in-process); a group above the size limit is logged and skipped.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { prepareGroup, type Group } from '../../src/engine';
+import { RunStore } from '../../src/extension/store';
+import { WhatIfEngine } from '../../src/extension/whatif/engine';
+import { defaultParams } from '../../src/extension/params';
+
+const dirs: string[] = [];
+const cleanup: (() => unknown)[] = [];
+after(async () => {
+  for (const c of cleanup) await c();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** Degenerate roll-outs as collapsed RL models write them: an answer, then 60 KB of filler. */
+const FILLERS = [' ', '!', '…', '$', '。', '.'];
+function writeHostileRun(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'cl-offhost-'));
+  dirs.push(dir);
+  const lines: string[] = [];
+  for (let q = 0; q < 4; q++) {
+    const rollouts = Array.from({ length: 6 }, (_, i) => ({ response: `so the answer is \\boxed{${(q + i) % 2 ? 4 : 5}}` + FILLERS[i].repeat(60_000 / FILLERS[i].length), mean_logprob: -0.1 * (i + 1) }));
+    lines.push(JSON.stringify({ kind: 'group', step: 1, question_id: `q${q}`, rollouts }));
+  }
+  lines.push(JSON.stringify({ kind: 'group', step: 1, question_id: 'big', rollouts: Array.from({ length: 9 }, (_, i) => ({ response: `\\boxed{${i % 2}}` })) }));
+  writeFileSync(join(dir, 'step-1.jsonl'), lines.join('\n') + '\n');
+  return dir;
+}
+
+test('the store prepares every group through the engine (worker threads), with the same features as in-process', async () => {
+  const engine = new WhatIfEngine({ workers: 2, script: join(import.meta.dirname, 'whatif-worker.mjs') });
+  cleanup.push(() => engine.dispose());
+  const seen: Group[] = [];
+  const logged: string[] = [];
+  const store = new RunStore({
+    configuredOperator: () => 'majority',
+    params: defaultParams,
+    follow: false,
+    log: (m) => logged.push(m),
+    prepare: (g) => {
+      seen.push(g);
+      return engine.prepare(g, 8);
+    },
+  });
+  cleanup.push(() => store.dispose());
+  const run = store.add(writeHostileRun(), 'opened');
+  await store.summariesDone();
+  assert.deepEqual(seen.map((g) => g.questionId).sort(), ['big', 'q0', 'q1', 'q2', 'q3']);
+  assert.equal(run.summaries.size, 4);
+  for (const g of seen.filter((x) => x.questionId !== 'big')) {
+    const key = { runId: run.id, step: 1, questionId: g.questionId };
+    const stored = store.cached(key);
+    assert.ok(stored, g.questionId);
+    const local = prepareGroup(g);
+    assert.deepEqual(stored.prepared.answers, local.answers);
+    assert.deepEqual([...stored.prepared.classOf], [...local.classOf]);
+    assert.deepEqual(stored.prepared.cosines.map((c) => [...c]), local.cosines.map((c) => [...c]));
+    assert.equal(stored.previews.length, 6);
+    assert.ok(stored.previews.every((p) => p.length <= 160));
+  }
+  assert.ok(logged.some((m) => /question big: 9 roll-outs, more than the group size limit of 8/.test(m)), logged.join('\n'));
+});
