@@ -15,6 +15,8 @@ import { RolloutDocuments, ROLLOUT_SCHEME, parseRolloutUri } from './rolloutDocs
 import { buildView } from './scoring';
 import { statusText, stepStats } from './format';
 import { WhatIfController } from './whatif';
+import { LagMonitor } from './lag';
+import { mayFollowAgain } from './restore';
 import { DashboardPanel, DASHBOARD_VIEW_TYPE, type DashboardHost } from './dashboard/panel';
 import { registerTraining } from './training';
 
@@ -49,7 +51,7 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
   // Groups are prepared on the what-if engine's worker threads (answer extraction and TF-IDF on
   // untrusted, possibly degenerate model output never run on the host's event loop). `whatIf` is
   // created below; the store only prepares after activation has returned.
-  const store: RunStore = new RunStore({ configuredOperator, params: configuredParams, log: (m) => out.warn(m), prepare: (g) => whatIf.engine.prepare(g, maxGroupSize()) });
+  const store: RunStore = new RunStore({ configuredOperator, params: configuredParams, log: (m) => out.warn(m), prepare: (entry, questionId) => whatIf.engine.prepare({ entry, questionId }, maxGroupSize()) });
   const tree = new RunTree(store, configuredOperator);
   const treeView = vscode.window.createTreeView('consensusLens.runs', { treeDataProvider: tree, showCollapseAll: true });
   const status = vscode.window.createStatusBarItem('consensusLens.status', vscode.StatusBarAlignment.Left, 50);
@@ -65,8 +67,9 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       let g = await store.get(key);
       if (!g) {
         // A panel restored after a reload can ask before its run is read, or for a run that was
-        // opened by hand (not in the settings): follow it again and wait for it.
-        if (!store.runs.has(key.runId) && existsSync(key.runId)) addRun(key.runId, 'opened');
+        // opened by hand (not in the settings): follow it again and wait for it — only when it
+        // is the run of the host's own record, never a path named by the webview (restore.ts).
+        if (!store.runs.has(key.runId) && mayFollowAgain(key.runId, context.workspaceState.get('consensusLens.panel')) && existsSync(key.runId)) addRun(key.runId, 'opened');
         await readyPromise;
         await store.idle();
         g = await store.get(key);
@@ -177,7 +180,19 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
   });
   const dashboardHost: DashboardHost = { store, whatIf, configuredOperator, configuredParams, openQuestion, log: (m) => out.info(m) };
 
+  const lag = new LagMonitor();
   context.subscriptions.push(
+    lag,
+    // Waits for the background work on followed runs, then reports the host's event-loop delay
+    // since the last call (and resets it): how the e2e suite checks the host stays responsive.
+    vscode.commands.registerCommand('consensusLens.showHostLag', async () => {
+      await store.summariesDone();
+      const r = lag.read();
+      lag.reset();
+      const summarised = [...store.runs.values()].reduce((n, run) => n + run.summaries.size, 0);
+      out.info(`extension host event-loop lag: max ${r.maxMs} ms, mean ${r.meanMs} ms over ${r.seconds} s; ${summarised} questions summarised`);
+      return { ...r, summarised };
+    }),
     out,
     store,
     treeView,

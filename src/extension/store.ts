@@ -7,7 +7,7 @@
 //     slices, in step order (MS-TTRL's outcome cache follows the steps).
 // Pure Node: no 'vscode', so unit tests drive it directly.
 import { basename, resolve } from 'node:path';
-import { createRunContext, type Group, type OperatorId, type PreparedGroup, type RunContext } from '../engine';
+import { createRunContext, type OperatorId, type PreparedGroup, type RunContext } from '../engine';
 import { RunIndex, entryToGroup, type GroupEntry, type GroupKey, type Notice, type RunChange } from '../logs';
 import type { QuestionKey } from '../protocol/messages';
 import { score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
@@ -50,7 +50,7 @@ export interface StoreOptions {
    * Prepares a group off the host thread (the what-if engine's workers); without it groups are
    * prepared in-process (tests).
    */
-  prepare?: (group: Group) => Promise<{ prepared: PreparedGroup; previews: string[] }>;
+  prepare?: (entry: GroupEntry, questionId: string) => Promise<{ prepared: PreparedGroup; previews: string[] }>;
 }
 
 /** How many prepared groups (features, previews; no texts) a run keeps. */
@@ -232,17 +232,16 @@ export class RunStore {
       run.prepared.set(k, c);
       return c.group;
     }
-    let texts: string[];
-    try {
-      texts = await Promise.all(e.rollouts.map((r) => run.index!.readRolloutText(r.source)));
-    } catch (err) {
-      this.opts.log?.(`${run.label}: ${(err as Error).message}`);
-      return undefined;
-    }
-    const raw = { ...entryToGroup(e, texts), questionId: displayQuestionId(e) };
     let group: StoredGroup;
     try {
-      group = storeGroup(raw, run.id, run.label, this.opts.prepare ? await this.opts.prepare(raw) : undefined);
+      if (this.opts.prepare) {
+        // Off the host: the worker reads the texts back and prepares; the host keeps the result.
+        const done = await this.opts.prepare(e, displayQuestionId(e));
+        group = storeGroup({ ...entryToGroup(e, e.rollouts.map(() => '')), questionId: displayQuestionId(e) }, run.id, run.label, done);
+      } else {
+        const texts = await Promise.all(e.rollouts.map((r) => run.index!.readRolloutText(r.source)));
+        group = storeGroup({ ...entryToGroup(e, texts), questionId: displayQuestionId(e) }, run.id, run.label);
+      }
     } catch (err) {
       this.opts.log?.(`${run.label}: ${(err as Error).message}`);
       return undefined;

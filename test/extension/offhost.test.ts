@@ -7,9 +7,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { prepareGroup, type Group } from '../../src/engine';
+import { entryToGroup, readRolloutText, type GroupEntry } from '../../src/logs';
 import { RunStore } from '../../src/extension/store';
 import { WhatIfEngine } from '../../src/extension/whatif/engine';
 import { defaultParams } from '../../src/extension/params';
+import { preview } from '../../src/extension/scoring';
 
 const dirs: string[] = [];
 const cleanup: (() => unknown)[] = [];
@@ -36,16 +38,16 @@ function writeHostileRun(): string {
 test('the store prepares every group through the engine (worker threads), with the same features as in-process', async () => {
   const engine = new WhatIfEngine({ workers: 2, script: join(import.meta.dirname, 'whatif-worker.mjs') });
   cleanup.push(() => engine.dispose());
-  const seen: Group[] = [];
+  const seen: { entry: GroupEntry; questionId: string }[] = [];
   const logged: string[] = [];
   const store = new RunStore({
     configuredOperator: () => 'majority',
     params: defaultParams,
     follow: false,
     log: (m) => logged.push(m),
-    prepare: (g) => {
-      seen.push(g);
-      return engine.prepare(g, 8);
+    prepare: (entry, questionId) => {
+      seen.push({ entry, questionId });
+      return engine.prepare({ entry, questionId }, 8);
     },
   });
   cleanup.push(() => store.dispose());
@@ -53,7 +55,9 @@ test('the store prepares every group through the engine (worker threads), with t
   await store.summariesDone();
   assert.deepEqual(seen.map((g) => g.questionId).sort(), ['big', 'q0', 'q1', 'q2', 'q3']);
   assert.equal(run.summaries.size, 4);
-  for (const g of seen.filter((x) => x.questionId !== 'big')) {
+  for (const { entry, questionId } of seen.filter((x) => x.questionId !== 'big')) {
+    const texts = await Promise.all(entry.rollouts.map((r) => readRolloutText(r.source)));
+    const g: Group = { ...entryToGroup(entry, texts), questionId };
     const key = { runId: run.id, step: 1, questionId: g.questionId };
     const stored = store.cached(key);
     assert.ok(stored, g.questionId);
@@ -62,6 +66,7 @@ test('the store prepares every group through the engine (worker threads), with t
     assert.deepEqual([...stored.prepared.classOf], [...local.classOf]);
     assert.deepEqual(stored.prepared.cosines.map((c) => [...c]), local.cosines.map((c) => [...c]));
     assert.equal(stored.previews.length, 6);
+    assert.deepEqual(stored.previews, texts.map((t) => preview(t)));
     assert.ok(stored.previews.every((p) => p.length <= 160));
   }
   assert.ok(logged.some((m) => /question big: 9 roll-outs, more than the group size limit of 8/.test(m)), logged.join('\n'));

@@ -342,13 +342,14 @@ export class WhatIfEngine {
   }
 
   /**
-   * A group's features (and response previews) prepared on a worker thread, so a followed run's
-   * degenerate roll-outs never cost the extension host's event loop. Sharded by question like
-   * every other request.
+   * A group's features (and response previews) prepared on a worker thread — from an index entry
+   * the worker reads the texts itself — so a followed run's degenerate roll-outs never cost the
+   * extension host's event loop. Sharded by question like every other request.
    */
-  async prepare(group: Group, maxGroupSize?: number): Promise<{ prepared: PreparedGroup; previews: string[] }> {
-    const slot = this.slots[hash(group.questionId) % this.slots.length];
-    const r = await this.send(slot, { kind: 'prepare', group, ...(maxGroupSize !== undefined ? { maxGroupSize } : {}) });
+  async prepare(item: { group: Group } | { entry: GroupEntry; questionId: string }, maxGroupSize?: number): Promise<{ prepared: PreparedGroup; previews: string[] }> {
+    const questionId = 'group' in item ? item.group.questionId : item.questionId;
+    const slot = this.slots[hash(questionId) % this.slots.length];
+    const r = await this.send(slot, { kind: 'prepare', item, ...(maxGroupSize !== undefined ? { maxGroupSize } : {}) });
     if (r.kind !== 'prepare') throw new Error('unexpected reply');
     return { prepared: r.prepared, previews: r.previews };
   }

@@ -83,7 +83,7 @@ export type ShardRequest =
   | { kind: 'sweep'; job: number; items: WhatIfItem[]; operator: OperatorId; base: Record<string, number>; grid: { kappa: number; tau: number }[] }
   | { kind: 'dashboard'; job: number; items: WhatIfItem[]; params: Record<string, number>; configured: OperatorId }
   | { kind: 'sensitivity'; prepared: PreparedGroup; params: Record<string, number> }
-  | { kind: 'prepare'; group: Group; maxGroupSize?: number }
+  | { kind: 'prepare'; item: { group: Group } | { entry: GroupEntry; questionId: string }; maxGroupSize?: number }
   | { kind: 'end'; job: number }
   | { kind: 'forget'; prefix?: string };
 
@@ -136,11 +136,19 @@ export class WhatIfShard {
         return { kind: 'ok', cached: this.cache.size };
       case 'sensitivity':
         return { kind: 'sensitivity', ...sensitivity(req.prepared, engineParams(req.params)) };
-      case 'prepare':
-        // A followed run's group for the explorer and the panel: answer extraction, classes and
-        // TF-IDF (all linear in the text, but a run of 64 × 200 KB degenerate roll-outs is still
-        // seconds of work) and the previews, here rather than on the extension host.
-        return { kind: 'prepare', prepared: prepareGroup(req.group, { maxGroupSize: req.maxGroupSize }), previews: req.group.rollouts.map((r) => preview(r.response ?? '')) };
+      case 'prepare': {
+        // A followed run's group for the explorer and the panel: the texts read back from disk,
+        // answer extraction, classes, TF-IDF and the previews, all here rather than on the
+        // extension host (a run of 64 × 200 KB degenerate roll-outs is seconds of work).
+        let group: Group;
+        if ('group' in req.item) group = req.item.group;
+        else {
+          const texts: string[] = [];
+          for (const r of req.item.entry.rollouts) texts.push(await readRolloutText(r.source));
+          group = { ...entryToGroup(req.item.entry, texts), questionId: req.item.questionId };
+        }
+        return { kind: 'prepare', prepared: prepareGroup(group, { maxGroupSize: req.maxGroupSize }), previews: group.rollouts.map((r) => preview(r.response ?? '')) };
+      }
       case 'rescore':
         return this.rescore(req);
       case 'sweep':
