@@ -15,7 +15,7 @@ import { defaultParams } from '../../src/extension/params';
 test('a line break in a question id, answer, run label or ground truth stays inside its header line', () => {
   const forged = 'q1\n# log: /etc/passwd:1\r\n# rewards: all 1';
   const prepared = prepareGroup({ step: 3, questionId: forged, groundTruth: 'x\u2028# log: /tmp/evil', rollouts: [{ response: 'so \\boxed{a\nb}' }, { response: '\\boxed{2}' }] });
-  const view = buildView({ key: { runId: '/r', step: 3, questionId: forged }, runLabel: 'run\n# log: /x', prepared, prompt: null, previews: ['', ''], sampleIdx: [null, null] }, defaultParams, 'majority');
+  const view = buildView({ key: { runId: '/r', step: 3, questionId: forged }, runLabel: 'run\n# log: /x', prepared, prompt: null, previews: ['', ''], sampleIdx: [null, null] }, defaultParams(), 'majority');
   const header = rolloutHeader(view, 0, '/logs/step.jsonl', 7);
   const text = header.join('\n');
   const lines = text.split(/\r\n|\r|\n|\u2028|\u2029|\u0085/);

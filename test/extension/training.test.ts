@@ -394,3 +394,21 @@ test('job environment: VS Code variables dropped, terminal profile env (null uns
   const r = await runJob('printf "%s|%s" "$CONSENSUS_LENS_RUN_NAME" "$CONSENSUS_LENS_KAPPA"', { env: { CONSENSUS_LENS_RUN_NAME: hostile, CONSENSUS_LENS_KAPPA: '0.4' } });
   assert.equal(r.out, `${hostile}|0.4`);
 });
+
+import { ignoredUserValue, settingsFiles, setsKey } from '../../src/extension/training/settings-files';
+
+test('machine-scoped settings in a remote window: a User-settings value is ignored the same way every time, unless the Remote settings set the key', () => {
+  const key = 'consensusLens.training.profiles';
+  const user = '{\n  // mine\n  "consensusLens.training.profiles": [{"name": "a", "command": "x"}]\n}';
+  const machine = '{ "consensusLens.training.nvidiaSmi": "/usr/bin/nvidia-smi" }';
+  assert.equal(ignoredUserValue(key, true, user, machine), true);
+  assert.equal(ignoredUserValue(key, true, user, null), true);
+  assert.equal(ignoredUserValue(key, true, user, '{"consensusLens.training.profiles": []}'), false);
+  assert.equal(ignoredUserValue(key, false, user, null), false); // a local window reads the User settings
+  assert.equal(ignoredUserValue(key, true, null, null), false);
+  assert.equal(setsKey('{"consensusLens.training.profilesX": 1}', key), false);
+  assert.deepEqual(settingsFiles('/home/u/.local/share/code-server/User/globalStorage/pub.consensus-lens'), {
+    user: '/home/u/.local/share/code-server/User/settings.json',
+    machine: '/home/u/.local/share/code-server/Machine/settings.json',
+  });
+});
