@@ -71,3 +71,26 @@ test('the store prepares every group through the engine (worker threads), with t
   }
   assert.ok(logged.some((m) => /question big: 9 roll-outs, more than the group size limit of 8/.test(m)), logged.join('\n'));
 });
+
+test('what-if engine: a group that cannot be sent to a worker or prepared is reported, the others scored', async () => {
+  const engine = new WhatIfEngine({ workers: 2, script: join(import.meta.dirname, 'whatif-worker.mjs'), chunk: 4 });
+  cleanup.push(() => engine.dispose());
+  let deep: Record<string, unknown> = { v: 1 };
+  for (let i = 0; i < 20_000; i++) deep = { a: deep };
+  const group = (q: string, n: number, extra?: unknown): Group => ({
+    step: 1,
+    questionId: q,
+    rollouts: Array.from({ length: n }, (_, i) => ({ response: `so \\boxed{${i % 2}}`, meanLogprob: -0.1, ...(extra ? { extra } : {}) }) as Group['rollouts'][number]),
+  });
+  const groups = [group('a', 4), group('deep', 4, deep), group('b', 4), group('huge', 4097), group('c', 4)];
+  const source = { id: 'mem', items: () => groups.map((g, i) => ({ key: g.questionId, revision: 1, step: g.step, questionId: g.questionId, group: g, index: i })) };
+  const setting = { operator: 'majority' as const, params: defaultParams() };
+  const r = await engine.rescore(source, setting, { operator: 'core', params: defaultParams() });
+  assert.equal(r.cancelled, false);
+  assert.deepEqual(r.diffs.map((d) => d.questionId), ['a', 'b', 'c']);
+  assert.deepEqual(r.failed.map((f) => f.questionId).sort(), ['deep', 'huge']);
+  assert.match(r.failed.find((f) => f.questionId === 'huge')!.message, /4097 roll-outs, more than the group size limit of 4096/);
+  const d = await engine.dashboard(source, defaultParams(), 'core');
+  assert.equal(d.rows.length, 3);
+  assert.equal(d.failed.length, 2);
+});

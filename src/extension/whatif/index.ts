@@ -114,13 +114,15 @@ export class WhatIfController implements vscode.Disposable {
     }
     const r = report;
     const log = this.deps.log;
-    log.info(`re-scored ${run.label} with ${operator} ${JSON.stringify(r.changed)} against ${r.before.operator} at the configured parameters: ${r.groups} groups, ${r.flips.length} label flips, ${r.signChanges} advantage sign changes, ${r.ms.toFixed(0)} ms${r.cancelled ? ' (cancelled)' : ''}`);
+    log.info(`re-scored ${run.label} with ${operator} ${JSON.stringify(r.changed)} against ${r.before.operator} at the configured parameters: ${r.groups} groups${r.failed.length ? ` (${r.failed.length} could not be re-scored)` : ''}, ${r.flips.length} label flips, ${r.signChanges} advantage sign changes, ${r.ms.toFixed(0)} ms${r.cancelled ? ' (cancelled)' : ''}`);
     if (r.cancelled) {
       void vscode.window.showInformationMessage(`Consensus Lens: re-score cancelled after ${r.groups} groups; the previous result is kept.`);
       return r;
     }
     this.last.set(run.id, r);
     this.changed.fire(run.id);
+    for (const f of r.failed.slice(0, 200)) log.warn(`  step ${f.step} ${f.questionId}: not re-scored: ${f.message}`);
+    if (r.failed.length) void vscode.window.showWarningMessage(`Consensus Lens: ${r.failed.length} group(s) of ${run.label} could not be re-scored (e.g. step ${r.failed[0].step}, ${r.failed[0].questionId}: ${r.failed[0].message.slice(0, 200)}); see the Consensus Lens output.`);
     for (const f of r.flips.slice(0, 200)) log.info(`  step ${f.step} ${f.questionId}: ${f.before ?? '(none)'} → ${f.after ?? '(none)'}`);
     const acc = r.accuracyBefore !== null && r.accuracyAfter !== null ? `; pseudo-label accuracy ${(100 * r.accuracyBefore).toFixed(1)}% → ${(100 * r.accuracyAfter).toFixed(1)}% (diagnostic)` : '';
     void vscode.window

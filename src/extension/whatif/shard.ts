@@ -78,6 +78,14 @@ export interface DashboardRow {
   recovery?: { outnumbering: number; coherenceAdvantage: number; voteBar: number; confidenceBar: number; margin: number; overturn: boolean };
 }
 
+/** A group that could not be loaded or prepared (too large, its text unreadable, …): reported, never dropped silently. */
+export interface FailedItem {
+  key: string;
+  step: number;
+  questionId: string;
+  message: string;
+}
+
 export type ShardRequest =
   | { kind: 'rescore'; job: number; items: WhatIfItem[]; before: Setting; after: Setting }
   | { kind: 'sweep'; job: number; items: WhatIfItem[]; operator: OperatorId; base: Record<string, number>; grid: { kappa: number; tau: number }[] }
@@ -88,9 +96,9 @@ export type ShardRequest =
   | { kind: 'forget'; prefix?: string };
 
 export type ShardReply =
-  | { kind: 'rescore'; diffs: GroupDiff[]; stats: ComparisonStats; missing: string[] }
-  | { kind: 'sweep'; cells: SweepCell[]; missing: string[] }
-  | { kind: 'dashboard'; rows: DashboardRow[]; agreement: AgreementMatrix; missing: string[] }
+  | { kind: 'rescore'; diffs: GroupDiff[]; stats: ComparisonStats; missing: string[]; failed: FailedItem[] }
+  | { kind: 'sweep'; cells: SweepCell[]; missing: string[]; failed: FailedItem[] }
+  | { kind: 'dashboard'; rows: DashboardRow[]; agreement: AgreementMatrix; missing: string[]; failed: FailedItem[] }
   | { kind: 'sensitivity'; kappa: SensitivityInterval; tau: SensitivityInterval }
   | { kind: 'prepare'; prepared: PreparedGroup; previews: string[] }
   | { kind: 'ok'; cached: number };
@@ -204,11 +212,18 @@ export class WhatIfShard {
     const stats = emptyComparison();
     const diffs: GroupDiff[] = [];
     const missing: string[] = [];
+    const failed: FailedItem[] = [];
     const pb = resolveParams(engineParams(req.before.params));
     const pa = resolveParams(engineParams(req.after.params));
     const baselineKey = JSON.stringify([req.before.operator, pb]);
     for (const item of req.items) {
-      const c = await this.load(item);
+      let c: Cached | undefined;
+      try {
+        c = await this.load(item);
+      } catch (e) {
+        failed.push({ key: item.key, step: item.step, questionId: item.questionId, message: (e as Error)?.message ?? String(e) });
+        continue;
+      }
       if (!c) {
         missing.push(item.key);
         continue;
@@ -225,7 +240,7 @@ export class WhatIfShard {
       diffs.push(d);
       addGroup(stats, d, a, b);
     }
-    return { kind: 'rescore', diffs, stats, missing };
+    return { kind: 'rescore', diffs, stats, missing, failed };
   }
 
   private async sweep(req: Extract<ShardRequest, { kind: 'sweep' }>): Promise<ShardReply> {
@@ -234,8 +249,15 @@ export class WhatIfShard {
     const base = engineParams(req.base);
     const settings = req.grid.map((pt) => resolveParams({ ...base, kappa: pt.kappa, tau: pt.tau }));
     const missing: string[] = [];
+    const failed: FailedItem[] = [];
     for (const item of req.items) {
-      const c = await this.load(item);
+      let c: Cached | undefined;
+      try {
+        c = await this.load(item);
+      } catch (e) {
+        failed.push({ key: item.key, step: item.step, questionId: item.questionId, message: (e as Error)?.message ?? String(e) });
+        continue;
+      }
       if (!c) {
         missing.push(item.key);
         continue;
@@ -255,7 +277,7 @@ export class WhatIfShard {
         }
       });
     }
-    return { kind: 'sweep', cells, missing };
+    return { kind: 'sweep', cells, missing, failed };
   }
 
   private async dashboard(req: Extract<ShardRequest, { kind: 'dashboard' }>): Promise<ShardReply> {
@@ -264,8 +286,15 @@ export class WhatIfShard {
     const agreement = emptyAgreement(OPERATOR_IDS);
     const rows: DashboardRow[] = [];
     const missing: string[] = [];
+    const failed: FailedItem[] = [];
     for (const item of req.items) {
-      const c = await this.load(item);
+      let c: Cached | undefined;
+      try {
+        c = await this.load(item);
+      } catch (e) {
+        failed.push({ key: item.key, step: item.step, questionId: item.questionId, message: (e as Error)?.message ?? String(e) });
+        continue;
+      }
       if (!c) {
         missing.push(item.key);
         continue;
@@ -299,7 +328,7 @@ export class WhatIfShard {
       }
       rows.push(row);
     }
-    return { kind: 'dashboard', rows, agreement, missing };
+    return { kind: 'dashboard', rows, agreement, missing, failed };
   }
 }
 
