@@ -243,6 +243,10 @@ test('host: a run of degenerate roll-outs (an answer, then 60 KB of filler) load
       return all[all.length - 1];
     }, { timeout: 60_000, interval: 250 });
   };
+  await report(); // resets: from here on, only what follows counts
+  // The machine's own noise (a loaded CI box delays every thread): the lag of the idle window
+  // over a few seconds, measured the same way, just before the load.
+  await page.waitForTimeout(4000);
   const start = await report();
   // Collapsed RL models write exactly this: "the answer is 4" and then a long run of one character.
   const FILLERS = [' ', '!', '…', '$', '。', '.', '\\', '}'];
@@ -250,7 +254,8 @@ test('host: a run of degenerate roll-outs (an answer, then 60 KB of filler) load
     kind: 'group', step: 1, question_id: `degenerate/${q}`,
     rollouts: Array.from({ length: 16 }, (_, i) => {
       const f = FILLERS[(q + i) % FILLERS.length];
-      return { response: `so the answer is \\boxed{${i % 3 ? 4 : 5}}` + f.repeat(Math.floor(60_000 / f.length)), mean_logprob: -0.1 - 0.01 * i };
+      const a = i % 3 ? 4 : 5;
+      return { response: (i % 2 ? `the answer is ${a}` : `so the answer is \\boxed{${a}}`) + f.repeat(Math.floor(60_000 / f.length)), mean_logprob: -0.1 - 0.01 * i };
     }),
   }));
   writeFileSync(join(WORKSPACE, 'hostile-run', 'degenerate.jsonl'), groups.join('\n') + '\n');
@@ -260,6 +265,8 @@ test('host: a run of degenerate roll-outs (an answer, then 60 KB of filler) load
     assert.ok(reports[reports.length - 1].summarised >= start.summarised + 6, `summarised ${reports[reports.length - 1].summarised}, waiting for ${start.summarised + 6}`);
   }, { timeout: 180_000, interval: 500 });
   const max = Math.max(...reports.map((r) => r.max));
-  console.log('extension host event-loop lag while a degenerate run loads (ms):', JSON.stringify(reports.map((r) => r.max)));
-  assert.ok(max < 50, `the extension host's event loop was blocked for ${max} ms`);
+  console.log(`extension host event-loop lag (ms): idle ${start.max} (over ${start.seconds} s); while a degenerate run loads ${JSON.stringify(reports.map((r) => r.max))}`);
+  // Under 50 ms beyond what the idle host already sees on this machine (on a quiet machine the
+  // idle figure is a few ms; with the features computed on the host it was seconds).
+  assert.ok(max < 50 + start.max, `the extension host's event loop was blocked for ${max} ms (idle: ${start.max} ms)`);
 });
