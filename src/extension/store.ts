@@ -140,7 +140,18 @@ export class RunStore {
     run.loading = false;
     run.version++;
     this.emit({ kind: 'run', runId: run.id, changed: [] });
+    this.markForRescore(run.id);
     this.scheduleSummaries();
+  }
+
+  /**
+   * Runs whose questions with outcome checks must be re-scored in step order (MS-TTRL's cache):
+   * the run changed, or the settings did. Other runs keep their summaries, so a run that grows
+   * does not make the host re-score every other run's MS-TTRL questions. Value: a change count.
+   */
+  private readonly rescoreAll = new Map<string, number>();
+  private markForRescore(id: string): void {
+    this.rescoreAll.set(id, (this.rescoreAll.get(id) ?? 0) + 1);
   }
 
   private onIndexChange(run: RunEntry, ch: RunChange): void {
@@ -158,7 +169,10 @@ export class RunStore {
     run.version++;
     const touched = [...new Set([...ch.added, ...ch.completed, ...ch.changed, ...ch.removed])];
     this.emit({ kind: 'run', runId: run.id, changed: touched });
-    if (touched.length || before !== run.latestStep) this.scheduleSummaries();
+    if (touched.length || before !== run.latestStep) {
+      this.markForRescore(run.id);
+      this.scheduleSummaries();
+    }
   }
 
   private rebuild(run: RunEntry): void {
@@ -268,7 +282,10 @@ export class RunStore {
 
   /** Recomputes every summary (after a settings change). */
   invalidateSummaries(): void {
-    for (const run of this.runs.values()) run.summaries.clear();
+    for (const run of this.runs.values()) {
+      run.summaries.clear();
+      this.markForRescore(run.id);
+    }
     this.scheduleSummaries();
   }
 
@@ -294,6 +311,7 @@ export class RunStore {
       for (const run of [...this.runs.values()]) {
         if (!run.index) continue;
         const ctx: RunContext = createRunContext();
+        const mark = this.rescoreAll.get(run.id) ?? 0;
         let slice = performance.now();
         let lastEmit = Date.now();
         let changed = false;
@@ -302,7 +320,7 @@ export class RunStore {
             if (this.disposed || generation !== this.summaryGeneration || this.runs.get(run.id) !== run) return;
             const e = run.index.group(k);
             if (!e || !e.complete) continue;
-            if (run.summaries.has(k) && !e.outcomeChecks?.length) continue;
+            if (run.summaries.has(k) && !(mark > 0 && e.outcomeChecks?.length)) continue;
             const g = await this.prepare(run, k);
             if (!g) continue;
             try {
@@ -323,6 +341,7 @@ export class RunStore {
             }
           }
         }
+        if ((this.rescoreAll.get(run.id) ?? 0) === mark) this.rescoreAll.delete(run.id);
         if (changed) {
           run.version++;
           this.emit({ kind: 'summaries', runId: run.id });

@@ -252,7 +252,7 @@ test('host: a run of degenerate roll-outs (an answer, then 60 KB of filler) load
   const FILLERS = [' ', '!', '…', '$', '。', '.', '\\', '}'];
   const groups = Array.from({ length: 6 }, (_, q) => JSON.stringify({
     kind: 'group', step: 1, question_id: `degenerate/${q}`,
-    rollouts: Array.from({ length: 16 }, (_, i) => {
+    rollouts: Array.from({ length: 8 }, (_, i) => {
       const f = FILLERS[(q + i) % FILLERS.length];
       const a = i % 3 ? 4 : 5;
       return { response: (i % 2 ? `the answer is ${a}` : `so the answer is \\boxed{${a}}`) + f.repeat(Math.floor(60_000 / f.length)), mean_logprob: -0.1 - 0.01 * i };

@@ -94,3 +94,35 @@ test('what-if engine: a group that cannot be sent to a worker or prepared is rep
   assert.equal(d.rows.length, 3);
   assert.equal(d.failed.length, 2);
 });
+
+test("a growing run does not make the host re-score another run's questions with outcome checks", async () => {
+  const a = mkdtempSync(join(tmpdir(), 'cl-offhost-a-'));
+  const b = mkdtempSync(join(tmpdir(), 'cl-offhost-b-'));
+  dirs.push(a, b);
+  const g = (q: string, checks: boolean) => JSON.stringify({ kind: 'group', step: 1, question_id: q, rollouts: [1, 1, 2].map((x) => ({ response: `\\boxed{${x}}` })), ...(checks ? { outcome_checks: [{ answer: '1', passed: 3, trials: 4 }] } : {}) });
+  writeFileSync(join(a, 'step-1.jsonl'), [g('m1', true), g('m2', true)].join('\n') + '\n');
+  writeFileSync(join(b, 'step-1.jsonl'), g('x', false) + '\n');
+  const store = new RunStore({ configuredOperator: () => 'msttrl', params: defaultParams, pollMs: 100, idleMs: 200 });
+  cleanup.push(() => store.dispose());
+  const ra = store.add(a, 'opened');
+  const rb = store.add(b, 'opened');
+  await store.summariesDone();
+  assert.equal(ra.summaries.size, 2);
+  const before = [...ra.summaries.values()];
+  writeFileSync(join(b, 'step-2.jsonl'), g('y', false).replace('"step":1', '"step":2') + '\n');
+  for (let i = 0; i < 100 && rb.summaries.size < 2; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    await store.summariesDone();
+  }
+  assert.equal(rb.summaries.size, 2);
+  // The same summary objects: run a's MS-TTRL questions were not scored again.
+  assert.deepEqual([...ra.summaries.values()].map((s, i) => s === before[i]), [true, true]);
+  // A change in run a itself re-scores them (in step order, for MS-TTRL's cache).
+  writeFileSync(join(a, 'step-2.jsonl'), g('m3', true).replace('"step":1', '"step":2') + '\n');
+  for (let i = 0; i < 100 && ra.summaries.size < 3; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    await store.summariesDone();
+  }
+  assert.equal(ra.summaries.size, 3);
+  assert.ok([...ra.summaries.values()].slice(0, 2).every((s, i) => s !== before[i]));
+});
