@@ -126,3 +126,14 @@ test("a growing run does not make the host re-score another run's questions with
   assert.equal(ra.summaries.size, 3);
   assert.ok([...ra.summaries.values()].slice(0, 2).every((s, i) => s !== before[i]));
 });
+
+test('what-if engine: the configured group size limit reaches the workers', async () => {
+  const engine = new WhatIfEngine({ workers: 2, script: join(import.meta.dirname, 'whatif-worker.mjs'), maxGroupSize: () => 4 });
+  cleanup.push(() => engine.dispose());
+  const group = (q: string, n: number): Group => ({ step: 1, questionId: q, rollouts: Array.from({ length: n }, (_, i) => ({ response: `\\boxed{${i % 2}}` })) });
+  const groups = [group('four', 4), group('five', 5)];
+  const source = { id: 'lim', items: () => groups.map((g) => ({ key: g.questionId, revision: 1, step: 1, questionId: g.questionId, group: g })) };
+  const r = await engine.rescore(source, { operator: 'majority', params: defaultParams() }, { operator: 'majority', params: defaultParams() });
+  assert.deepEqual(r.diffs.map((d) => d.questionId), ['four']);
+  assert.match(r.failed[0].message, /question five: 5 roll-outs, more than the group size limit of 4/);
+});

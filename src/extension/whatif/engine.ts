@@ -119,6 +119,8 @@ export interface EngineOptions {
   chunk?: number;
   /** A pause after each chunk (e2e tests only: lets a click cancel a re-score of a small run). */
   delayMs?: number;
+  /** The group size limit (consensusLens.maxGroupSize), read at each request. */
+  maxGroupSize?: () => number | undefined;
 }
 
 const hash = (s: string): number => {
@@ -238,7 +240,12 @@ export class WhatIfEngine {
             }
             if (!cancelled) onReply(reply as R, its, index);
           };
-          const p = this.send(slot, make(job, items))
+          const limit = this.opts.maxGroupSize?.();
+          const request = (its: WhatIfItem[]): ShardRequest => {
+            const r = make(job, its);
+            return limit !== undefined && (r.kind === 'rescore' || r.kind === 'sweep' || r.kind === 'dashboard') ? { ...r, maxGroupSize: limit } : r;
+          };
+          const p = this.send(slot, request(items))
             .then(
               (reply) => accept(reply, items, part.map((x) => x.index)),
               async () => {
@@ -256,7 +263,7 @@ export class WhatIfEngine {
                     }
                   }
                   try {
-                    accept(await this.send(slot, make(job, [it])), [it], [part[j].index]);
+                    accept(await this.send(slot, request([it])), [it], [part[j].index]);
                   } catch (e) {
                     slot.holds.delete(it.key);
                     if (!cancelled) failed.push({ key: it.key, step: it.step, questionId: it.questionId, message: (e as Error)?.message ?? String(e) });

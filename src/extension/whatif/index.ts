@@ -53,7 +53,14 @@ export class WhatIfController implements vscode.Disposable {
   // CONSENSUS_LENS_TEST_WHATIF_DELAY_MS (e2e only): a pause per chunk of 2 groups, so a re-score of
   // a small run lasts long enough to be cancelled by a click.
   private static readonly testDelay = Number(process.env.CONSENSUS_LENS_TEST_WHATIF_DELAY_MS) || 0;
-  readonly engine = new WhatIfEngine({ workers: 2, ...(WhatIfController.testDelay > 0 ? { chunk: 2, delayMs: WhatIfController.testDelay } : {}) });
+  readonly engine = new WhatIfEngine({
+    workers: 2,
+    maxGroupSize: () => {
+      const v = vscode.workspace.getConfiguration('consensusLens').get<number>('maxGroupSize');
+      return typeof v === 'number' && Number.isInteger(v) && v >= 1 ? v : undefined;
+    },
+    ...(WhatIfController.testDelay > 0 ? { chunk: 2, delayMs: WhatIfController.testDelay } : {}),
+  });
   /** The last COMPLETED re-score per run. */
   readonly last = new Map<string, WhatIfReport>();
   private readonly changed = new vscode.EventEmitter<string>();

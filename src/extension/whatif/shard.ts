@@ -87,9 +87,9 @@ export interface FailedItem {
 }
 
 export type ShardRequest =
-  | { kind: 'rescore'; job: number; items: WhatIfItem[]; before: Setting; after: Setting }
-  | { kind: 'sweep'; job: number; items: WhatIfItem[]; operator: OperatorId; base: Record<string, number>; grid: { kappa: number; tau: number }[] }
-  | { kind: 'dashboard'; job: number; items: WhatIfItem[]; params: Record<string, number>; configured: OperatorId }
+  | { kind: 'rescore'; job: number; items: WhatIfItem[]; before: Setting; after: Setting; maxGroupSize?: number }
+  | { kind: 'sweep'; job: number; items: WhatIfItem[]; operator: OperatorId; base: Record<string, number>; grid: { kappa: number; tau: number }[]; maxGroupSize?: number }
+  | { kind: 'dashboard'; job: number; items: WhatIfItem[]; params: Record<string, number>; configured: OperatorId; maxGroupSize?: number }
   | { kind: 'sensitivity'; prepared: PreparedGroup; params: Record<string, number> }
   | { kind: 'prepare'; item: { group: Group } | { entry: GroupEntry; questionId: string }; maxGroupSize?: number }
   | { kind: 'end'; job: number }
@@ -133,7 +133,11 @@ export class WhatIfShard {
     return this.cache.size;
   }
 
+  /** The group size limit of the request being handled (consensusLens.maxGroupSize). */
+  private maxGroupSize: number | undefined;
+
   async handle(req: ShardRequest): Promise<ShardReply> {
+    if (req.kind === 'rescore' || req.kind === 'sweep' || req.kind === 'dashboard') this.maxGroupSize = req.maxGroupSize;
     switch (req.kind) {
       case 'forget':
         if (req.prefix === undefined) this.cache.clear();
@@ -178,7 +182,7 @@ export class WhatIfShard {
       group = { ...entryToGroup(item.entry, texts, rollouts), questionId: item.questionId };
     }
     if (!group) return undefined;
-    const fresh: Cached = { revision: item.revision, g: prepareGroup(group), truth: new Map() };
+    const fresh: Cached = { revision: item.revision, g: prepareGroup(group, { maxGroupSize: this.maxGroupSize }), truth: new Map() };
     this.cache.set(item.key, fresh);
     return fresh;
   }
