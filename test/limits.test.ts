@@ -120,3 +120,16 @@ test('a group that cannot be scored is reported (file and line) and the rest are
   assert.equal(err.line, 2);
   assert.match(err.message, /question boom: not scored: Maximum call stack/);
 });
+
+test('score exits 1 when an error-level notice was printed, after writing every group it could score', () => {
+  const run = mkdtempSync(join(tmpdir(), 'cl-limits-err-'));
+  writeFileSync(join(run, 'ok.jsonl'), group('fine', 3) + '\n');
+  writeFileSync(join(run, 'notes.jsonl'), 'hello world\n');
+  const r = cli(['score', run]);
+  assert.equal(r.code, 1);
+  assert.deepEqual(r.lines.map((l) => l.question_id), ['fine']);
+  assert.match(r.err, /error: .*notes\.jsonl: unsupported file/);
+  // Warnings alone (a malformed line) do not change the exit code.
+  writeFileSync(join(run, 'notes.jsonl'), group('more', 3) + '\n{broken\n');
+  assert.equal(cli(['score', run]).code, 0);
+});
