@@ -124,6 +124,25 @@ test('a bad request gets {"error"} and the worker keeps serving', async () => {
   assert.deepEqual(answers[10], answers[1]);
 });
 
+test('a request id is echoed in its answer (results and errors alike), so a client can match answers to requests', async () => {
+  const { answers } = await serve([
+    JSON.stringify({ id: 'c1-1', operator: 'majority', groups: [G1] }),
+    JSON.stringify({ id: 7, operator: 'nope', groups: [G1] }),
+    JSON.stringify({ id: 'c1-3', operator: 't3rl', groups: [G1] }),
+    JSON.stringify({ operator: 'majority', groups: [G2] }),
+    JSON.stringify({ id: { x: 1 }, operator: 'majority', groups: [G2] }),
+  ]);
+  assert.equal(answers.length, 5);
+  assert.equal(answers[0].id, 'c1-1');
+  assert.ok(Array.isArray(answers[0].results));
+  assert.equal(answers[1].id, 7);
+  assert.match(answers[1].error, /unknown operator/);
+  assert.equal(answers[2].id, 'c1-3');
+  assert.match(answers[2].error, /t3rl cannot run/);
+  assert.equal('id' in answers[3], false);
+  assert.match(answers[4].error, /"id" must be/);
+});
+
 test('ground truth in a request is ignored (group- and roll-out-level)', async () => {
   const withTruth = structuredClone(G1);
   withTruth.ground_truth = '7';

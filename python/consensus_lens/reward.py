@@ -5,6 +5,12 @@ Standard library only, Python >= 3.9.
 It starts ``consensus-lens serve --stdio`` once (SPEC §6), sends one JSON line per batch of
 groups and reads one JSON line back. If the worker dies it is restarted and the batch is sent
 again (once); an answer that does not fit the request is an error, never a silent zero reward.
+
+Answers are never read for the wrong request: the whole batch is encoded (and so validated: NaN,
+objects JSON cannot hold) before the first byte is sent; every request line carries an ``id``
+that the worker echoes and the client checks; and any failure between sending and reading the
+last answer (a timeout, a protocol error, an interrupt) kills the worker, so no stale answer can
+be waiting in its output for the next call.
 Ground truth is stripped from every group before it is sent: no operator ever sees it.
 
 Two entry points:
@@ -130,6 +136,9 @@ class RewardWorker:
         self._stderr: "deque[str]" = deque(maxlen=40)
         self._lock = threading.Lock()
         self._started_once = False
+        # Request ids: unique per client and process, echoed by the worker in each answer.
+        self._id_prefix = "%x-%s" % (os.getpid(), os.urandom(4).hex())
+        self._next_id = 0
 
     # ---- process management -------------------------------------------------------------
 
@@ -231,34 +240,38 @@ class RewardWorker:
 
     # ---- requests -------------------------------------------------------------------------
 
-    def _exchange(self, payloads: List[bytes], make: Callable[[int], bytes], count: int) -> List[bytes]:
-        """Send ``count`` request lines back to back (built lazily by ``make`` and cached in
-        ``payloads`` for a retry), then read as many answer lines. Raises _Died when the worker
-        is gone. The reader thread drains the worker's output meanwhile, so neither side blocks."""
+    def _exchange(self, payloads: List[bytes]) -> List[bytes]:
+        """Send the request lines back to back, then read as many answer lines. Raises _Died when
+        the worker is gone. The reader thread drains the worker's output meanwhile, so neither
+        side blocks. Any other failure on the way (a timeout, an interrupt) kills the worker: the
+        answers still owed could otherwise be read by the next call."""
         if self._proc is None or self._proc.poll() is not None:
             self._kill()
             self._start()
         proc = self._proc
         assert proc is not None and proc.stdin is not None
+        done = False
         try:
-            for k in range(count):
-                if k == len(payloads):
-                    payloads.append(make(k))
-                proc.stdin.write(payloads[k])
-                proc.stdin.flush()  # the worker starts on this chunk while the next is encoded
-        except (BrokenPipeError, OSError):
-            raise _Died("the worker's input closed")
-        lines = []
-        for _ in range(count):
             try:
-                line = self._lines.get(timeout=self.timeout)
-            except queue.Empty:
+                for payload in payloads:
+                    proc.stdin.write(payload)
+                    proc.stdin.flush()  # the worker starts on this chunk while the next is written
+            except (BrokenPipeError, OSError):
+                raise _Died("the worker's input closed")
+            lines = []
+            for _ in payloads:
+                try:
+                    line = self._lines.get(timeout=self.timeout)
+                except queue.Empty:
+                    raise WorkerDied("the reward worker did not answer within %.0f s (killed)" % self.timeout)
+                if line is None or not line.endswith(b"\n"):  # exited, maybe in the middle of an answer
+                    raise _Died("the worker exited (code %s)" % proc.poll())
+                lines.append(line)
+            done = True
+            return lines
+        finally:
+            if not done:
                 self._kill()
-                raise WorkerDied("the reward worker did not answer within %.0f s (killed)" % self.timeout)
-            if line is None or not line.endswith(b"\n"):  # exited, maybe in the middle of an answer
-                raise _Died("the worker exited (code %s)" % proc.poll())
-            lines.append(line)
-        return lines
 
     def score(
         self,
@@ -288,17 +301,21 @@ class RewardWorker:
         size = self.chunk_groups if self.chunk_groups and self.chunk_groups > 0 else len(records)
         chunks = [records[i:i + size] for i in range(0, len(records), size)]
 
-        def make(k: int) -> bytes:
-            request = {"operator": op, "params": prm, "groups": chunks[k]}
-            return (json.dumps(request, ensure_ascii=True, allow_nan=False, separators=(",", ":")) + "\n").encode("utf-8")
-
-        payloads: List[bytes] = []
         with self._lock:
             self.requests += 1
+            # Every line is encoded before the first is sent: a group that cannot be encoded
+            # fails the call with nothing sent, so no answer is left unread.
+            ids: List[str] = []
+            payloads: List[bytes] = []
+            for k, chunk in enumerate(chunks):
+                self._next_id += 1
+                rid = "%s-%d" % (self._id_prefix, self._next_id)
+                ids.append(rid)
+                payloads.append(_encode({"id": rid, "operator": op, "params": prm, "groups": chunk}, chunk, k * size))
             lines: List[bytes] = []
             for attempt in (1, 2):
                 try:
-                    lines = self._exchange(payloads, make, len(chunks))
+                    lines = self._exchange(payloads)
                     break
                 except _Died as e:
                     self._kill()
@@ -306,9 +323,9 @@ class RewardWorker:
                         raise WorkerDied("the reward worker died twice on one request (%s). Last stderr:\n%s" % (e, self.stderr_tail()))
             out: List[Dict[str, Any]] = []
             refused: Optional[WorkerRequestError] = None
-            for line, chunk in zip(lines, chunks):
+            for line, chunk, rid in zip(lines, chunks, ids):
                 try:
-                    out.extend(_check_answer(line, chunk))
+                    out.extend(_check_answer(line, chunk, rid))
                 except WorkerRequestError as e:
                     refused = refused or e  # every answer is read first: the stream stays in step
                 except WorkerProtocolError:
@@ -319,11 +336,28 @@ class RewardWorker:
             return out
 
 
+def _encode(request: Dict[str, Any], chunk: List[Dict[str, Any]], first: int) -> bytes:
+    """One request line; a group JSON cannot hold (NaN, infinity, a non-JSON object) is a
+    ValueError naming the group."""
+    try:
+        return (json.dumps(request, ensure_ascii=True, allow_nan=False, separators=(",", ":")) + "\n").encode("utf-8")
+    except (TypeError, ValueError, RecursionError) as e:
+        for j, g in enumerate(chunk):
+            try:
+                json.dumps(g, allow_nan=False)
+            except (TypeError, ValueError, RecursionError) as ge:
+                raise ValueError(
+                    "group %d (question %s, step %s) cannot be sent to the reward worker: %s; nothing was sent"
+                    % (first + j, g.get("question_id"), g.get("step"), ge)
+                ) from None
+        raise ValueError("the request cannot be sent to the reward worker: %s; nothing was sent" % e) from None
+
+
 class _Died(Exception):
     pass
 
 
-def _check_answer(line: bytes, records: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+def _check_answer(line: bytes, records: List[Dict[str, Any]], request_id: str) -> List[Dict[str, Any]]:
     text = line.decode("utf-8", "replace").strip()
     try:
         answer = json.loads(text)
@@ -331,6 +365,11 @@ def _check_answer(line: bytes, records: List[Dict[str, Any]]) -> List[Dict[str, 
         raise WorkerProtocolError("the reward worker's answer is not JSON: %.200r" % text)
     if not isinstance(answer, dict):
         raise WorkerProtocolError("the reward worker's answer is not an object: %.200r" % text)
+    if answer.get("id") != request_id:
+        raise WorkerProtocolError(
+            "the reward worker's answer belongs to request %r, not %r (the streams are out of step)"
+            % (answer.get("id"), request_id)
+        )
     if "error" in answer:
         raise WorkerRequestError("the reward worker rejected the request: %s" % answer["error"])
     results = answer.get("results")

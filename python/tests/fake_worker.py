@@ -6,7 +6,8 @@ Behaviour is steered by environment variables:
   FAKE_STATE   file holding a counter of requests across restarts
   FAKE_DIE_AT  comma-separated request numbers (1-based, counted across restarts) at which the
                worker exits without answering
-  FAKE_MODE    ok | malformed | short | nan | error | wrong_group | noise
+  FAKE_MODE    ok | malformed | short | nan | error | wrong_group | noise | wrong_id | no_id
+Every answer echoes the request's "id" (as serve does), except in the modes wrong_id and no_id.
 """
 import json
 import math
@@ -38,6 +39,13 @@ def count():
     return k
 
 
+def answer(req, obj):
+    mode = os.environ.get("FAKE_MODE", "ok")
+    if isinstance(req, dict) and "id" in req and mode != "no_id":
+        obj = dict(obj, id=req["id"] + "x" if mode == "wrong_id" else req["id"])
+    return json.dumps(obj)
+
+
 def main():
     mode = os.environ.get("FAKE_MODE", "ok")
     die_at = {int(x) for x in os.environ.get("FAKE_DIE_AT", "").split(",") if x}
@@ -58,10 +66,10 @@ def main():
             print(json.dumps({"error": "bad JSON: %s" % e}), flush=True)
             continue
         if any(g.get("question_id") == "bad" for g in req.get("groups", [])):
-            print(json.dumps({"error": "group bad refused"}), flush=True)
+            print(answer(req, {"error": "group bad refused"}), flush=True)
             continue
         if mode == "error":
-            print(json.dumps({"error": "unknown operator %r" % req.get("operator")}), flush=True)
+            print(answer(req, {"error": "unknown operator %r" % req.get("operator")}), flush=True)
             continue
         if mode == "hang":
             import time
@@ -85,7 +93,7 @@ def main():
             results.append(res)
         if mode == "noise":
             print("warming up...", flush=True)
-        sys.stdout.write(json.dumps({"results": results}) + "\n")
+        sys.stdout.write(answer(req, {"results": results}) + "\n")
         sys.stdout.flush()
 
 

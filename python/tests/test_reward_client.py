@@ -133,6 +133,56 @@ class ClientTests(unittest.TestCase):
                     w.score(groups(), step=1)
                 self.assertEqual(w.restarts, 1)
 
+    def test_a_group_that_cannot_be_encoded_sends_nothing_and_the_next_call_gets_its_own_rewards(self):
+        # One group per line: before, the first line went out, the second failed to encode, and
+        # the first line's answer was read by the next call, for the same (question, step).
+        for bad_extra in ({"v": float("nan")}, {"v": object()}, {"v": float("inf")}):
+            with self.subTest(extra=repr(bad_extra)):
+                if os.path.exists(self.log):
+                    os.remove(self.log)
+                w = self.worker(chunk_groups=1)
+                first = [{"question_id": "a", "step": 1, "responses": ["x", "x", "y"]},
+                         {"question_id": "b", "step": 1, "responses": ["p"], "extra": bad_extra}]
+                with self.assertRaises(ValueError) as cm:
+                    w.score(first, step=1)
+                self.assertIn("question b", str(cm.exception))
+                self.assertFalse(os.path.exists(self.log) and self.requests(), "nothing may be sent")
+                res = w.score([{"question_id": "a", "step": 1, "responses": ["x", "y", "y"]}], step=1)
+                self.assertEqual(res[0]["label"], "y")
+                self.assertEqual(res[0]["rewards"], [0.0, 1.0, 1.0])
+
+    def test_answers_are_checked_against_the_request_id(self):
+        for mode in ("wrong_id", "no_id"):
+            with self.subTest(mode=mode):
+                w = self.worker(mode)
+                with self.assertRaises(WorkerProtocolError) as cm:
+                    w.score(groups(), step=1)
+                self.assertIn("belongs to request", str(cm.exception))
+                self.assertIsNone(w.pid)
+        ids = [r["id"] for r in self.requests()]
+        self.assertEqual(len(set(ids)), len(ids))  # one id per request line
+
+    def test_an_interrupted_call_restarts_the_worker_so_no_answer_is_left_for_the_next(self):
+        w = self.worker(chunk_groups=1)
+        w.score(groups(), step=1)
+        pid = w.pid
+        real_get = w._lines.get
+        calls = [0]
+
+        def interrupted_get(*a, **kw):
+            calls[0] += 1
+            if calls[0] == 2:  # one answer read, two still owed
+                raise KeyboardInterrupt
+            return real_get(*a, **kw)
+
+        w._lines.get = interrupted_get
+        with self.assertRaises(KeyboardInterrupt):
+            w.score(groups(2), step=2)
+        self.assertIsNone(w.pid)
+        res = w.score([{"question_id": "b", "responses": ["p", "p", "q"]}], step=3)
+        self.assertNotEqual(w.pid, pid)
+        self.assertEqual((res[0]["question_id"], res[0]["step"], res[0]["label"]), ("b", 3, "p"))
+
     def test_rejected_request_keeps_the_worker(self):
         w = self.worker("error")
         with self.assertRaises(WorkerRequestError) as cm:

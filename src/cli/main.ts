@@ -14,6 +14,7 @@ const USAGE = `usage: consensus-lens <command> [options]
                       [--operators majority,cisc,ec,core,t3rl,msttrl] [--kappa K] [--tau T] [--alpha A]
                       [--shift C] [--eps E] [--tmax N] [--omega W] [--cisc-temp T] [--lambda L]
                       [--tau-low X] [--tau-high Y] [--configured-operator OP] [--jobs N]
+                      [--max-group-size N]  (default 4096; larger groups are reported and skipped)
   sweep PATH          re-score the run for every combination of parameter lists
                       --kappa 0:1:0.1 [--tau LIST] [--alpha LIST] [--operators ...]
   report PATH         per-step summary of a run (training and validation streams apart) [--html FILE]

@@ -15,6 +15,8 @@ import {
 } from '../engine';
 
 export interface ScoreJob {
+  /** Largest group scored (default DEFAULT_MAX_GROUP_SIZE). */
+  maxGroupSize?: number;
   operators?: OperatorId[];
   params: Partial<Params>;
   configuredOperator?: OperatorId;
@@ -32,7 +34,7 @@ export function matchesTruth(label: string | null, truth: string | null | undefi
 }
 
 export function scoreWith(group: Group, job: ScoreJob, ctx: RunContext): GroupScore {
-  return scoreGroup(prepareGroup(group, { reasoning: needsReasoning(job.operators) }), { operators: job.operators, params: job.params, configuredOperator: job.configuredOperator }, ctx);
+  return scoreGroup(prepareGroup(group, { reasoning: needsReasoning(job.operators), maxGroupSize: job.maxGroupSize }), { operators: job.operators, params: job.params, configuredOperator: job.configuredOperator }, ctx);
 }
 
 export function scoreLine(group: Group, job: ScoreJob, ctx: RunContext): string {
@@ -49,6 +51,7 @@ export interface SweepStats {
 }
 
 export interface SweepJob {
+  maxGroupSize?: number;
   settings: Partial<Params>[];
   operators: OperatorId[];
 }
@@ -60,7 +63,7 @@ export const emptyStats = (): SweepStats => ({ groups: 0, flips: 0, gateSum: 0, 
  * settings: only the operators' own work is repeated. `contexts[s]` carries MS-TTRL's cache.
  */
 export function sweepGroup(group: Group, job: SweepJob, contexts: RunContext[]): SweepStats[][] {
-  const g = prepareGroup(group, { reasoning: needsReasoning(job.operators) });
+  const g = prepareGroup(group, { reasoning: needsReasoning(job.operators), maxGroupSize: job.maxGroupSize });
   const vote = scoreGroup(g, { operators: ['majority'] }).results.majority;
   const truth = g.groundTruth;
   return job.settings.map((params, s) => {

@@ -28,7 +28,7 @@ import type { Readable } from 'node:stream';
 import { randomBytes } from 'node:crypto';
 import { answersEqual, createRunContext, type Group, type GroupScore, type OperatorId, type Params } from '../engine';
 import type { Notice } from '../logs';
-import { forEachGroup, jobsFrom } from './score';
+import { forEachGroup, jobsFrom, maxGroupSizeFrom } from './score';
 import { matchesTruth, type ScoreJob } from './pipeline';
 import { needsReasoning, prepareGroup, scoreGroup } from '../engine';
 import { analyseRuns, groupHealth, type GroupHealth, type RunHealth } from '../engine/analysis/health';
@@ -219,6 +219,8 @@ export interface BuildOptions {
   title?: string;
   /** Worker threads (0: in-process); default both cores. */
   jobs?: number;
+  /** Largest group scored (--max-group-size). */
+  maxGroupSize?: number;
 }
 
 /** Reads and scores a whole run (one pass, texts dropped after each group is prepared). */
@@ -232,7 +234,7 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
     notices.push(n);
     onNotice(n);
   };
-  const job: ScoreJob = { operators: opts.operators, params: opts.params ?? {}, configuredOperator: opts.configuredOperator };
+  const job: ScoreJob = { operators: opts.operators, params: opts.params ?? {}, configuredOperator: opts.configuredOperator, maxGroupSize: opts.maxGroupSize };
   await forEachGroup(
     path,
     sink,
@@ -245,7 +247,7 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
       healths.push(health);
     },
     opts.stdin,
-    { groundTruth: opts.groundTruth ?? 'auto' },
+    { read: { groundTruth: opts.groundTruth ?? 'auto' }, maxGroupSize: opts.maxGroupSize },
   );
   let groundTruthNote: string | undefined;
   const pseudo = (opts.groundTruth ?? 'auto') === 'auto' ? detectPseudoLabel(rows) : null;
@@ -572,7 +574,7 @@ export async function runReport(argv: string[], io: CliIO): Promise<number> {
   let errors = 0;
   const report = await buildReport(
     path,
-    { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured, title: flagString(a, 'title'), stdin: io.stdin as Readable, jobs: jobsFrom(flagString(a, 'jobs')), groundTruth: groundTruthFromFlags(a) },
+    { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured, title: flagString(a, 'title'), stdin: io.stdin as Readable, jobs: jobsFrom(flagString(a, 'jobs')), groundTruth: groundTruthFromFlags(a), maxGroupSize: maxGroupSizeFrom(flagString(a, 'max-group-size')) },
     (n) => {
       if (n.level === 'error') errors++;
       const where = n.file && !n.message.startsWith(n.file) ? `${n.file}${n.line ? `:${n.line}` : ''}: ` : '';

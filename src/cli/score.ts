@@ -3,7 +3,7 @@
 import { statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { readRun, type Notice, type ReadRunOptions } from '../logs';
-import { PARAM_SPECS, operatorSpec, resolveParams, type Group, type OperatorId, type Params } from '../engine';
+import { DEFAULT_MAX_GROUP_SIZE, PARAM_SPECS, checkGroupSize, operatorSpec, resolveParams, type Group, type OperatorId, type Params } from '../engine';
 import { CliIO, UsageError, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseArgs, parseList } from './args';
 import { ShardState, addStats, emptyStats, scoreLine, sweepGroup, type ScoreJob, type SweepJob, type SweepStats } from './pipeline';
 import { ShardedPool, defaultJobs, shardHash } from './pool';
@@ -20,12 +20,32 @@ const WORKER_MIN_GROUPS = 8;
  */
 const EAGER_WORKERS_BYTES = 1 << 20;
 
-export function noticePrinter(io: CliIO): (n: Notice) => void {
-  return (n) => {
+/** Prints notices; `errors` counts the error-level ones (the command then exits non-zero). */
+export function noticePrinter(io: CliIO): ((n: Notice) => void) & { errors: number } {
+  const print = ((n: Notice) => {
+    if (n.level === 'error') print.errors++;
     const at = n.file ? `${n.file}${n.line ? `:${n.line}` : ''}` : '';
     const where = at && !n.message.startsWith(at) ? `${at}: ` : '';
     io.stderr.write(`consensus-lens: ${n.level === 'info' ? '' : `${n.level}: `}${where}${n.message}\n`);
-  };
+  }) as ((n: Notice) => void) & { errors: number };
+  print.errors = 0;
+  return print;
+}
+
+/** `--max-group-size N`: the largest group scored (default DEFAULT_MAX_GROUP_SIZE). */
+export function maxGroupSizeFrom(flag: string | undefined): number {
+  if (flag === undefined) return DEFAULT_MAX_GROUP_SIZE;
+  const n = Number(flag);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError('--max-group-size must be a positive integer');
+  return n;
+}
+
+/** A group that could not be scored, as an error notice at its first record. */
+function groupFailed(g: Group, e: unknown): Notice {
+  const src = g.rollouts[0]?.source;
+  const msg = (e as Error)?.message ?? String(e);
+  const who = `step ${g.step}, question ${g.questionId}`;
+  return { level: 'error', message: msg.startsWith(who) ? msg : `${who}: not scored: ${msg}`, ...(src ? { file: src.file, line: src.line } : {}) };
 }
 
 export function jobsFrom(flag: string | undefined): number {
@@ -55,7 +75,7 @@ export async function forEachGroup<T>(
   remote: (pool: ShardedPool, g: Group) => Promise<T>,
   sink: (value: T, g: Group) => void,
   stdin?: NodeJS.ReadableStream,
-  readOpts: ReadRunOptions = {},
+  opts: { read?: ReadRunOptions; maxGroupSize?: number } = {},
 ): Promise<{ groups: number }> {
   const workers = jobs >= 2 ? jobs - 1 : jobs;
   const shares = jobs >= 2 ? 2 * workers + 1 : 0;
@@ -63,22 +83,63 @@ export async function forEachGroup<T>(
   const buffered: Group[] = [];
   const queue: { g: Group; p: Promise<T> }[] = [];
   let groups = 0;
+  const maxGroupSize = opts.maxGroupSize ?? DEFAULT_MAX_GROUP_SIZE;
+  const readOpts = opts.read ?? {};
   if (workers > 0 && path !== '-' && fileSize(path) >= EAGER_WORKERS_BYTES) pool = new ShardedPool(workers);
-  const dispatch = (g: Group) => {
-    if (shares > 0 && shardHash(g.questionId) % shares === 0) queue.push({ g, p: Promise.resolve(local(g)) });
-    else queue.push({ g, p: remote(pool!, g) });
+  // A group that cannot be scored (too large, or one that cannot be sent to a worker thread) is
+  // reported with its place in the log and skipped; every other group is still scored.
+  const runLocal = (g: Group) => {
+    let v: T;
+    try {
+      v = local(g);
+    } catch (e) {
+      return onNotice(groupFailed(g, e));
+    }
+    sink(v, g);
   };
   const drain = async (limit: number) => {
     while (queue.length > limit) {
       const { g, p } = queue.shift()!;
-      sink(await p, g);
+      let v: T;
+      try {
+        v = await p;
+      } catch (e) {
+        onNotice(groupFailed(g, e));
+        continue;
+      }
+      sink(v, g);
     }
+  };
+  const submit = (g: Group): Promise<T> => {
+    try {
+      return remote(pool!, g);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  };
+  // The main thread scores its share of the questions too (in order with the workers' results).
+  const dispatch = (g: Group) => {
+    if (shares > 0 && shardHash(g.questionId) % shares === 0) {
+      let p: Promise<T>;
+      try {
+        p = Promise.resolve(local(g));
+      } catch (e) {
+        p = Promise.reject(e);
+      }
+      queue.push({ g, p });
+    } else queue.push({ g, p: submit(g) });
   };
   try {
     for await (const g of readRun(path, onNotice, stdin ? { ...readOpts, stdin: stdin as Readable } : readOpts)) {
       groups++;
+      try {
+        checkGroupSize(g, maxGroupSize);
+      } catch (e) {
+        onNotice(groupFailed(g, e));
+        continue;
+      }
       if (workers === 0) {
-        sink(local(g), g);
+        runLocal(g);
         continue;
       }
       if (!pool) {
@@ -91,11 +152,11 @@ export async function forEachGroup<T>(
       dispatch(g);
       await drain(IN_FLIGHT);
     }
-    for (const b of buffered) sink(local(b), b);
+    for (const b of buffered) runLocal(b);
     await drain(0);
   } finally {
-    // Also on an error (a group the main thread's share failed on, a worker's error, a read
-    // error): live workers would keep the process from exiting.
+    // Also on an error (a worker's error, a read error): live workers would keep the process
+    // from exiting.
     await pool?.close();
   }
   return { groups };
@@ -116,24 +177,28 @@ export async function runScore(argv: string[], io: CliIO): Promise<number> {
   if (a.positionals.length > 1) throw new UsageError(`score takes one PATH, got ${a.positionals.length}`);
   const configured = flagString(a, 'configured-operator');
   if (configured !== undefined && !operatorSpec(configured)) throw new UsageError(`--configured-operator: unknown operator "${configured}"`);
-  const job: ScoreJob = { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured as OperatorId | undefined };
+  const maxGroupSize = maxGroupSizeFrom(flagString(a, 'max-group-size'));
+  const job: ScoreJob = { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured as OperatorId | undefined, maxGroupSize };
   const state = new ShardState();
   const ctx = state.contextsFor(1)[0];
+  const notices = noticePrinter(io);
   const { groups } = await forEachGroup(
     path,
-    noticePrinter(io),
+    notices,
     jobsFrom(flagString(a, 'jobs')),
     (g) => scoreLine(g, job, ctx),
     (pool, g) => pool.submit<string>(g.questionId, { kind: 'score', group: g, job }),
     (line) => io.stdout.write(line + '\n'),
     io.stdin,
-    { groundTruth: groundTruthFromFlags(a) },
+    { read: { groundTruth: groundTruthFromFlags(a) }, maxGroupSize },
   );
   if (groups === 0) {
     io.stderr.write(`consensus-lens: nothing to score in ${path === '-' ? 'standard input' : path}\n`);
     return 1;
   }
-  return 0;
+  // An error-level notice (a group not scored, a file that could not be read) is a failure even
+  // when other groups were written: a pipeline must not take a partial output for a whole one.
+  return notices.errors > 0 ? 1 : 0;
 }
 
 export async function runSweep(argv: string[], io: CliIO): Promise<number> {
@@ -162,18 +227,20 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
       throw new UsageError((e as Error).message);
     }
   }
-  const job: SweepJob = { settings: settings.map((s) => ({ ...base, ...s })), operators };
+  const maxGroupSize = maxGroupSizeFrom(flagString(a, 'max-group-size'));
+  const job: SweepJob = { settings: settings.map((s) => ({ ...base, ...s })), operators, maxGroupSize };
   const totals: SweepStats[][] = settings.map(() => operators.map(emptyStats));
   const state = new ShardState();
+  const notices = noticePrinter(io);
   const { groups } = await forEachGroup(
     path,
-    noticePrinter(io),
+    notices,
     jobsFrom(flagString(a, 'jobs')),
     (g) => sweepGroup(g, job, state.contextsFor(settings.length)),
     (pool, g) => pool.submit<SweepStats[][]>(g.questionId, { kind: 'sweep', group: g, job }),
     (stats) => addStats(totals, stats),
     undefined,
-    { groundTruth: groundTruthFromFlags(a) },
+    { read: { groundTruth: groundTruthFromFlags(a) }, maxGroupSize },
   );
   if (groups === 0) {
     io.stderr.write(`consensus-lens: nothing to sweep in ${path}\n`);

@@ -5,6 +5,9 @@
 // and one answer line per request, in request order:
 //   {"results":[{"step":..,"question_id":..,"label":..,"rewards":[..],"gate":..,"advantages":[..],
 //                "loss_weight":..,("confidence":"used"|"missing" for core)}, ...]}
+// A request may carry an "id" (a string of up to 200 characters or a finite number): its answer
+// echoes it (`{"id":..,"results":[..]}` / `{"id":..,"error":".."}`), so a client can check that an
+// answer belongs to the request it is reading it for.
 // A request that cannot be scored gets {"error":"..."} and the worker keeps serving. Blank lines
 // are not requests and get no answer. Standard output carries answers only; nothing else is
 // ever written there.
@@ -27,6 +30,7 @@
 import { createInterface } from 'node:readline';
 import {
   OPERATOR_IDS,
+  checkGroupSize,
   createRunContext,
   operatorSpec,
   paramSpec,
@@ -43,11 +47,25 @@ import {
 import { convertNative } from '../logs/native';
 import { CliIO, UsageError, flagString, paramsFromFlags, parseArgs } from './args';
 import { ShardedPool, defaultJobs } from './pool';
+import { maxGroupSizeFrom } from './score';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-export class RequestError extends Error {}
+export class RequestError extends Error {
+  /** The request's id, when it had a valid one (echoed in the error answer). */
+  id?: RequestId;
+}
+
+export type RequestId = string | number;
+
+/** A request's `id` when it is one we echo: a string of at most 200 characters or a finite number. */
+function requestId(value: Obj): RequestId | undefined {
+  const id = value.id;
+  if (id === undefined || id === null) return undefined;
+  if ((typeof id === 'string' && id.length <= 200) || (typeof id === 'number' && Number.isFinite(id))) return id;
+  throw new RequestError('"id" must be a string of at most 200 characters or a finite number');
+}
 
 /** Maps a request's parameter names (engine id, CLI flag, or snake_case) to engine ids and validates them. */
 export function paramsFromRequest(raw: unknown, defaults: Partial<Params> = {}): Partial<Params> {
@@ -98,12 +116,13 @@ export function groupFromRequest(value: unknown, index: number): Group {
 }
 
 export interface ParsedRequest {
+  id?: RequestId;
   operator: OperatorId;
   params: Partial<Params>;
   groups: Group[];
 }
 
-export function parseRequest(line: string, defaults: { operator?: OperatorId; params?: Partial<Params> } = {}): ParsedRequest {
+export function parseRequest(line: string, defaults: { operator?: OperatorId; params?: Partial<Params>; maxGroupSize?: number } = {}): ParsedRequest {
   let value: unknown;
   try {
     value = JSON.parse(line);
@@ -111,12 +130,29 @@ export function parseRequest(line: string, defaults: { operator?: OperatorId; pa
     throw new RequestError(`the request is not JSON (${(e as Error).message})`);
   }
   if (!isObj(value)) throw new RequestError('the request must be a JSON object {"operator", "params", "groups"}');
+  const id = requestId(value);
+  try {
+    return { ...(id !== undefined ? { id } : {}), ...parseBody(value, defaults) };
+  } catch (e) {
+    if (e instanceof RequestError && id !== undefined) e.id = id;
+    throw e;
+  }
+}
+
+function parseBody(value: Obj, defaults: { operator?: OperatorId; params?: Partial<Params>; maxGroupSize?: number }): Omit<ParsedRequest, 'id'> {
   const op = value.operator ?? defaults.operator;
   if (typeof op !== 'string') throw new RequestError(`"operator" must be one of ${OPERATOR_IDS.join(', ')}`);
   if (!operatorSpec(op)) throw new RequestError(`unknown operator "${op}" (known: ${OPERATOR_IDS.join(', ')})`);
   const params = paramsFromRequest(value.params, defaults.params);
   if (!Array.isArray(value.groups)) throw new RequestError('"groups" must be an array of native group records');
   const groups = value.groups.map((g, i) => groupFromRequest(g, i));
+  groups.forEach((g, i) => {
+    try {
+      checkGroupSize(g, defaults.maxGroupSize);
+    } catch (e) {
+      throw new RequestError(`groups[${i}]: ${(e as Error).message}`);
+    }
+  });
   return { operator: op as OperatorId, params, groups };
 }
 
@@ -174,7 +210,7 @@ export function poolScorer(jobs: number): Scorer {
 /** Requests parsed and being scored before the oldest answer is written (bounds memory). */
 const MAX_IN_FLIGHT = 4;
 
-const USAGE = 'usage: consensus-lens serve --stdio [--operator OP] [--jobs N] [--timing] [--kappa K ...]';
+const USAGE = 'usage: consensus-lens serve --stdio [--operator OP] [--jobs N] [--max-group-size N] [--timing] [--kappa K ...]';
 
 export async function runServe(args: string[], io: CliIO): Promise<number> {
   const a = parseArgs(args, ['stdio', 'timing']);
@@ -183,7 +219,7 @@ export async function runServe(args: string[], io: CliIO): Promise<number> {
   if (a.positionals.length) throw new UsageError(`serve takes no PATH. ${USAGE}`);
   const op = flagString(a, 'operator');
   if (op !== undefined && !operatorSpec(op)) throw new UsageError(`--operator: unknown operator "${op}" (known: ${OPERATOR_IDS.join(', ')})`);
-  const defaults = { operator: op as OperatorId | undefined, params: paramsFromFlags(a) };
+  const defaults = { operator: op as OperatorId | undefined, params: paramsFromFlags(a), maxGroupSize: maxGroupSizeFrom(flagString(a, 'max-group-size')) };
   const jobsFlag = flagString(a, 'jobs');
   let jobs = defaultJobs();
   if (jobsFlag !== undefined) {
@@ -199,9 +235,10 @@ export async function runServe(args: string[], io: CliIO): Promise<number> {
     });
 
   const rl = createInterface({ input: io.stdin, crlfDelay: Infinity, terminal: false });
-  const errorAnswer = (n: number, e: unknown) => {
+  const errorAnswer = (n: number, e: unknown, id: RequestId | undefined) => {
     const msg = e instanceof RequestError ? e.message : `internal error: ${(e as Error)?.message ?? String(e)}`;
-    return { error: `request ${n}: ${msg}` };
+    id ??= e instanceof RequestError ? e.id : undefined;
+    return { ...(id !== undefined ? { id } : {}), error: `request ${n}: ${msg}` };
   };
   // Requests are pipelined: a request is parsed and its groups handed to the scorer as soon as
   // its line arrives, while earlier ones are still being scored (worker threads) or written;
@@ -224,11 +261,11 @@ export async function runServe(args: string[], io: CliIO): Promise<number> {
         groups = req.groups.length;
         t1 = performance.now();
         job = scorer.score(req).then(
-          (results) => ({ results }),
-          (e) => errorAnswer(n, e),
+          (results) => ({ ...(req.id !== undefined ? { id: req.id } : {}), results }),
+          (e) => errorAnswer(n, e, req.id),
         );
       } catch (e) {
-        job = Promise.resolve(errorAnswer(n, e));
+        job = Promise.resolve(errorAnswer(n, e, undefined));
       }
       const bytes = line.length;
       const prev = tail;

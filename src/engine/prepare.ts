@@ -50,9 +50,36 @@ export interface PrepareOptions {
   reasoning?: boolean;
   /** Compute the per-roll-out text measures of the run-health analysis (default false). */
   health?: boolean;
+  /** Groups with more roll-outs than this are refused (GroupTooLargeError; default
+   * DEFAULT_MAX_GROUP_SIZE). */
+  maxGroupSize?: number;
+}
+
+/**
+ * The largest group scored by default. Real groups have N ≤ 1,024 roll-outs; the within-class
+ * cosines grow with N² (one class of N = 10,000 holds 50 M pairs), so a larger group is reported
+ * and skipped rather than allowed to exhaust memory. Raised with `--max-group-size` (CLI) or
+ * `consensusLens.maxGroupSize` (extension).
+ */
+export const DEFAULT_MAX_GROUP_SIZE = 4096;
+
+export class GroupTooLargeError extends Error {
+  constructor(
+    readonly size: number,
+    readonly limit: number,
+    group: Pick<Group, 'step' | 'questionId'>,
+  ) {
+    super(`step ${group.step}, question ${group.questionId}: ${size} roll-outs, more than the group size limit of ${limit} (--max-group-size, consensusLens.maxGroupSize); not scored`);
+  }
+}
+
+/** Throws GroupTooLargeError when the group has more roll-outs than `limit`. */
+export function checkGroupSize(group: Group, limit: number = DEFAULT_MAX_GROUP_SIZE): void {
+  if (group.rollouts.length > limit) throw new GroupTooLargeError(group.rollouts.length, limit, group);
 }
 
 export function prepareGroup(group: Group, opts: PrepareOptions = {}): PreparedGroup {
+  checkGroupSize(group, opts.maxGroupSize);
   const rollouts = group.rollouts;
   const n = rollouts.length;
   const answers = rollouts.map((r) =>

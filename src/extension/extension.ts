@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { open as openFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { OPERATOR_IDS, type OperatorId } from '../engine';
+import { DEFAULT_MAX_GROUP_SIZE, OPERATOR_IDS, type OperatorId } from '../engine';
 import { isQuestionKey, type PanelState, type QuestionKey, type QuestionView } from '../protocol/messages';
 import { ConsensusPanel, PANEL_VIEW_TYPE, type PanelHost } from './panel';
 import { ALL_PARAMS, SLIDER_PARAMS, defaultParams, sanitizeParams } from './params';
@@ -17,6 +17,8 @@ import { buildView } from './scoring';
 import { RunHealthCache, alarmStatus, runPremise } from './health';
 import { statusText, stepStats } from './format';
 import { WhatIfController } from './whatif';
+import { LagMonitor } from './lag';
+import { mayFollowAgain } from './restore';
 import { DashboardPanel, DASHBOARD_VIEW_TYPE, type DashboardHost } from './dashboard/panel';
 import { registerTraining } from './training';
 
@@ -25,6 +27,12 @@ const CONFIG = 'consensusLens';
 function configuredOperator(): OperatorId {
   const op = vscode.workspace.getConfiguration(CONFIG).get<string>('defaultOperator', 'majority');
   return (OPERATOR_IDS as readonly string[]).includes(op) ? (op as OperatorId) : 'majority';
+}
+
+/** consensusLens.maxGroupSize (application scope: user settings only). */
+function maxGroupSize(): number {
+  const v = vscode.workspace.getConfiguration(CONFIG).get<number>('maxGroupSize');
+  return typeof v === 'number' && Number.isInteger(v) && v >= 1 ? v : DEFAULT_MAX_GROUP_SIZE;
 }
 
 /** Every operator parameter from the settings (SPEC §4), clamped to its range. */
@@ -42,11 +50,15 @@ function configuredParams(): Record<string, number> {
 
 export function activate(context: vscode.ExtensionContext): { store: RunStore } {
   const out = vscode.window.createOutputChannel('Consensus Lens', { log: true });
-  const store = new RunStore({
+  // Groups are prepared on the what-if engine's worker threads (answer extraction and TF-IDF on
+  // untrusted, possibly degenerate model output never run on the host's event loop). `whatIf` is
+  // created below; the store only prepares after activation has returned.
+  const store: RunStore = new RunStore({
     configuredOperator,
     params: configuredParams,
     log: (m) => out.warn(m),
     groundTruth: () => (vscode.workspace.getConfiguration(CONFIG).get<string>('groundTruth', 'auto') === 'ignore' ? 'ignore' : 'auto'),
+    prepare: (entry, questionId) => whatIf.engine.prepare({ entry, questionId }, maxGroupSize()),
   });
   const tree = new RunTree(store, configuredOperator);
   const treeView = vscode.window.createTreeView('consensusLens.runs', { treeDataProvider: tree, showCollapseAll: true });
@@ -74,8 +86,9 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       let g = await store.get(key);
       if (!g) {
         // A panel restored after a reload can ask before its run is read, or for a run that was
-        // opened by hand (not in the settings): follow it again and wait for it.
-        if (!store.runs.has(key.runId) && existsSync(key.runId)) addRun(key.runId, 'opened');
+        // opened by hand (not in the settings): follow it again and wait for it — only when it
+        // is the run of the host's own record, never a path named by the webview (restore.ts).
+        if (!store.runs.has(key.runId) && mayFollowAgain(key.runId, context.workspaceState.get('consensusLens.panel')) && existsSync(key.runId)) addRun(key.runId, 'opened');
         await readyPromise;
         await store.idle();
         g = await store.get(key);
@@ -191,7 +204,7 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
   };
 
   const openQuestion = (key: QuestionKey): void => void vscode.commands.executeCommand('consensusLens.showConsensus', key);
-  const whatIf = new WhatIfController({
+  const whatIf: WhatIfController = new WhatIfController({
     store,
     configuredOperator,
     configuredParams,
@@ -202,7 +215,19 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
   });
   const dashboardHost: DashboardHost = { store, whatIf, configuredOperator, configuredParams, openQuestion, log: (m) => out.info(m) };
 
+  const lag = new LagMonitor();
   context.subscriptions.push(
+    lag,
+    // Waits for the background work on followed runs, then reports the host's event-loop delay
+    // since the last call (and resets it): how the e2e suite checks the host stays responsive.
+    vscode.commands.registerCommand('consensusLens.showHostLag', async () => {
+      await store.summariesDone();
+      const r = lag.read();
+      lag.reset();
+      const summarised = [...store.runs.values()].reduce((n, run) => n + run.summaries.size, 0);
+      out.info(`extension host event-loop lag: max ${r.maxMs} ms, mean ${r.meanMs} ms over ${r.seconds} s; ${summarised} questions summarised`);
+      return { ...r, summarised };
+    }),
     out,
     store,
     treeView,

@@ -69,6 +69,18 @@ export function statusText(label: string, st: StepStats): string {
 }
 
 /** The header of a roll-out document (plain text, '#'-prefixed; the response follows it). */
+/**
+ * A value from a log in one header line: line breaks (CR, LF, U+0085, U+2028, U+2029) and other
+ * control characters are written as escapes, so a question id or answer cannot start a line of
+ * its own (a forged "# log:" line would become a link).
+ */
+export function oneLine(s: string): string {
+  return s.replace(/[\u0000-\u001f\u007f\u0085\u2028\u2029]/g, (c) => {
+    const esc: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+    return esc[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  });
+}
+
 export function rolloutHeader(view: QuestionView, index: number, file: string | null, line: number | null): string[] {
   const r = view.rollouts[index];
   const cls = r.classIndex >= 0 ? view.classes[r.classIndex] : null;
@@ -78,14 +90,14 @@ export function rolloutHeader(view: QuestionView, index: number, file: string | 
     .join(' · ');
   const lines = [
     `# Consensus Lens — roll-out ${index}${r.sampleIdx !== null ? ` (sample_idx ${r.sampleIdx})` : ''} of ${view.n}`,
-    `# run: ${view.runLabel}   step: ${view.key.step}   question: ${view.key.questionId}`,
-    `# answer: ${r.answer === null ? '(no answer)' : show(r.answer)}${cls ? `   class ${cls.index + 1} of ${view.classes.length} (${cls.size} roll-outs)` : ''}`,
+    `# run: ${oneLine(view.runLabel)}   step: ${view.key.step}   question: ${oneLine(view.key.questionId)}`,
+    `# answer: ${r.answer === null ? '(no answer)' : oneLine(show(r.answer))}${cls ? `   class ${cls.index + 1} of ${view.classes.length} (${cls.size} roll-outs)` : ''}`,
     `# confidence: ${fmt(r.confidence, 4)}   weight: ${fmt(r.weight, 4)}   x*: ${fmt(r.mass, 4)}${r.inSupport ? ' (dominant set)' : ''}`,
     `# rewards: ${rewards || '—'}`,
     `# advantage (${OPERATOR_LABELS[view.configuredOperator]}): ${fmt(r.advantages[view.configuredOperator], 4)}   logged reward: ${fmt(r.loggedReward, 4)}${r.mismatch ? '   ≠ MISMATCH' : ''}`,
   ];
-  if (view.groundTruth !== null) lines.push(`# ground truth (diagnostic only): ${view.groundTruth}`);
-  if (file) lines.push(`# log: ${file}${line ? `:${line}` : ''}`);
+  if (view.groundTruth !== null) lines.push(`# ground truth (diagnostic only): ${oneLine(view.groundTruth)}`);
+  if (file) lines.push(`# log: ${oneLine(file)}${line ? `:${line}` : ''}`);
   lines.push('# ' + '─'.repeat(60));
   return lines;
 }

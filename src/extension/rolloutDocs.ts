@@ -103,6 +103,8 @@ export class RolloutDocuments implements vscode.TextDocumentContentProvider, vsc
     if (!ref) return [];
     for (let l = 0; l < Math.min(doc.lineCount, 12); l++) {
       const text = doc.lineAt(l).text;
+      // The header ends at its rule; what follows is model output, never a link.
+      if (text.startsWith('# ─')) break;
       if (!text.startsWith('# log: ')) continue;
       const args = encodeURIComponent(JSON.stringify([ref.key, ref.index]));
       const link = new vscode.DocumentLink(new vscode.Range(l, 7, l, text.length), vscode.Uri.parse(`command:consensusLens.revealInLog?${args}`));

@@ -47,14 +47,15 @@ export function preview(text: string, max = PREVIEW_CHARS): string {
   return t.length > max ? t.slice(0, max - 1) + '…' : t;
 }
 
-export function storeGroup(group: Group, runId: string, runLabel: string): StoredGroup {
+/** `done`: the features and previews when they were computed elsewhere (a worker thread). */
+export function storeGroup(group: Group, runId: string, runLabel: string, done?: { prepared: PreparedGroup; previews: string[] }): StoredGroup {
   return {
     key: { runId, step: group.step, questionId: group.questionId },
     runLabel,
     // With the text measures of the run-health analysis (texts are dropped after this).
-    prepared: prepareGroup(group, { health: true }),
+    prepared: done?.prepared ?? prepareGroup(group, { health: true }),
     prompt: group.prompt ?? null,
-    previews: group.rollouts.map((r) => preview(r.response ?? '')),
+    previews: done?.previews ?? group.rollouts.map((r) => preview(r.response ?? '')),
     sampleIdx: group.rollouts.map((r) => (typeof r.sampleIdx === 'number' ? r.sampleIdx : null)),
   };
 }

@@ -7,7 +7,7 @@
 //     slices, in step order (MS-TTRL's outcome cache follows the steps).
 // Pure Node: no 'vscode', so unit tests drive it directly.
 import { resolve } from 'node:path';
-import { createRunContext, type OperatorId, type RunContext } from '../engine';
+import { createRunContext, type OperatorId, type PreparedGroup, type RunContext } from '../engine';
 import { RunIndex, entryToGroup, runLabel, type GroupEntry, type GroupKey, type Notice, type RunChange } from '../logs';
 import type { QuestionKey } from '../protocol/messages';
 import { score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
@@ -48,6 +48,11 @@ export interface StoreOptions {
   follow?: boolean;
   /** The `consensusLens.groundTruth` setting: 'ignore' drops logged ground truth as runs are read. */
   groundTruth?: () => 'auto' | 'ignore';
+  /**
+   * Prepares a group off the host thread (the what-if engine's workers); without it groups are
+   * prepared in-process (tests).
+   */
+  prepare?: (entry: GroupEntry, questionId: string) => Promise<{ prepared: PreparedGroup; previews: string[] }>;
 }
 
 /** How many prepared groups (features, previews; no texts) a run keeps. */
@@ -138,7 +143,18 @@ export class RunStore {
     run.loading = false;
     run.version++;
     this.emit({ kind: 'run', runId: run.id, changed: [] });
+    this.markForRescore(run.id);
     this.scheduleSummaries();
+  }
+
+  /**
+   * Runs whose questions with outcome checks must be re-scored in step order (MS-TTRL's cache):
+   * the run changed, or the settings did. Other runs keep their summaries, so a run that grows
+   * does not make the host re-score every other run's MS-TTRL questions. Value: a change count.
+   */
+  private readonly rescoreAll = new Map<string, number>();
+  private markForRescore(id: string): void {
+    this.rescoreAll.set(id, (this.rescoreAll.get(id) ?? 0) + 1);
   }
 
   private onIndexChange(run: RunEntry, ch: RunChange): void {
@@ -156,7 +172,10 @@ export class RunStore {
     run.version++;
     const touched = [...new Set([...ch.added, ...ch.completed, ...ch.changed, ...ch.removed])];
     this.emit({ kind: 'run', runId: run.id, changed: touched });
-    if (touched.length || before !== run.latestStep) this.scheduleSummaries();
+    if (touched.length || before !== run.latestStep) {
+      this.markForRescore(run.id);
+      this.scheduleSummaries();
+    }
   }
 
   private rebuild(run: RunEntry): void {
@@ -230,14 +249,20 @@ export class RunStore {
       run.prepared.set(k, c);
       return c.group;
     }
-    let texts: string[];
+    let group: StoredGroup;
     try {
-      texts = await Promise.all(e.rollouts.map((r) => run.index!.readRolloutText(r.source)));
+      if (this.opts.prepare) {
+        // Off the host: the worker reads the texts back and prepares; the host keeps the result.
+        const done = await this.opts.prepare(e, displayQuestionId(e));
+        group = storeGroup({ ...entryToGroup(e, e.rollouts.map(() => '')), questionId: displayQuestionId(e) }, run.id, run.label, done);
+      } else {
+        const texts = await Promise.all(e.rollouts.map((r) => run.index!.readRolloutText(r.source)));
+        group = storeGroup({ ...entryToGroup(e, texts), questionId: displayQuestionId(e) }, run.id, run.label);
+      }
     } catch (err) {
       this.opts.log?.(`${run.label}: ${(err as Error).message}`);
       return undefined;
     }
-    const group = storeGroup({ ...entryToGroup(e, texts), questionId: displayQuestionId(e) }, run.id, run.label);
     run.prepared.delete(k);
     run.prepared.set(k, { revision: e.revision, group });
     // Bounded: a long run keeps the most recently used groups' features only (Map order = LRU).
@@ -260,7 +285,10 @@ export class RunStore {
 
   /** Recomputes every summary (after a settings change). */
   invalidateSummaries(): void {
-    for (const run of this.runs.values()) run.summaries.clear();
+    for (const run of this.runs.values()) {
+      run.summaries.clear();
+      this.markForRescore(run.id);
+    }
     this.scheduleSummaries();
   }
 
@@ -286,6 +314,7 @@ export class RunStore {
       for (const run of [...this.runs.values()]) {
         if (!run.index) continue;
         const ctx: RunContext = createRunContext();
+        const mark = this.rescoreAll.get(run.id) ?? 0;
         let slice = performance.now();
         let lastEmit = Date.now();
         let changed = false;
@@ -294,7 +323,7 @@ export class RunStore {
             if (this.disposed || generation !== this.summaryGeneration || this.runs.get(run.id) !== run) return;
             const e = run.index.group(k);
             if (!e || !e.complete) continue;
-            if (run.summaries.has(k) && !e.outcomeChecks?.length) continue;
+            if (run.summaries.has(k) && !(mark > 0 && e.outcomeChecks?.length)) continue;
             const g = await this.prepare(run, k);
             if (!g) continue;
             try {
@@ -315,6 +344,7 @@ export class RunStore {
             }
           }
         }
+        if ((this.rescoreAll.get(run.id) ?? 0) === mark) this.rescoreAll.delete(run.id);
         if (changed) {
           run.version++;
           this.emit({ kind: 'summaries', runId: run.id });

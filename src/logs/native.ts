@@ -3,6 +3,7 @@
 // with the wrong type is dropped (reported once per file and field by the caller).
 import type { OutcomeCheck, RecordSource, Rollout, Verification } from '../engine/types.js';
 import { finiteOrNull } from './json.js';
+import { boundDepth } from './extra';
 import type { ParsedRecord } from './types.js';
 
 export type Conversion =
@@ -118,7 +119,7 @@ export function convertRollout(o: Obj, where: string, dropped: string[]): Rollou
   const si = o.sample_idx;
   if (typeof si === 'number' && Number.isInteger(si)) r.sampleIdx = si;
   else if (si !== undefined && si !== null) dropped.push('sample_idx');
-  if (isObj(o.extra)) r.extra = o.extra;
+  if (isObj(o.extra)) r.extra = boundDepth(o.extra);
   return r;
 }
 

@@ -23,6 +23,7 @@ import { createHash } from 'node:crypto';
 import { basename, dirname, relative } from 'node:path';
 import type { RecordSource } from '../engine/types.js';
 import { parseStep, stepError } from './native.js';
+import { MAX_EXTRA_DEPTH, boundDepth } from './extra';
 import type { Conversion } from './native.js';
 
 type Obj = Record<string, unknown>;
@@ -125,7 +126,7 @@ export class VerlFileContext {
     let extra: Obj | undefined;
     for (const k of Object.keys(o)) {
       if (CORE_KEYS.has(k)) continue;
-      (extra ??= {})[k] = o[k];
+      (extra ??= {})[k] = boundDepth(o[k], MAX_EXTRA_DEPTH - 1);
     }
     if (validation && reward !== null) (extra ??= {}).score = reward;
     return {

@@ -138,6 +138,21 @@ async function openExplorer(page) {
   await title.first().waitFor({ timeout: 10_000 });
 }
 
+/**
+ * The launch confirmation: a modal dialog that shows the whole command (then the folder it runs
+ * in). Returns the dialog's message and the command as shown; Enter launches.
+ */
+async function confirmation(page) {
+  const box = page.locator('.monaco-dialog-box').first();
+  await box.waitFor({ timeout: 15_000 });
+  const message = (await box.locator('.dialog-message-text').first().textContent()) ?? '';
+  const detail = ((await box.locator('.dialog-message-detail').first().textContent()) ?? '').replace(/\u00a0/g, ' ');
+  const end = detail.lastIndexOf('in /');
+  assert.ok(end > 0, `the dialog names the folder: ${detail}`);
+  assert.ok(await box.locator('.dialog-message-detail').first().isVisible());
+  return { message, command: detail.slice(0, end).trim() };
+}
+
 async function toast(page, text, timeout = 30_000) {
   const t = page.locator('.notifications-toasts .notification-toast', { hasText: text }).first();
   await t.waitFor({ timeout });
@@ -222,14 +237,15 @@ test('training: launch from the panel with κ = 0.4, follow the run live, exit c
   }, { timeout: 15_000, interval: 500 });
   await page.keyboard.press('Enter');
 
-  // The resolved command, in full, quoted; Enter launches it.
-  const input = quickInput(page).locator('input[type="text"]').first();
-  await retry(async () => assert.match(await input.inputValue(), /fake-train\.sh/), { timeout: 15_000 });
-  const command = await input.inputValue();
+  // The resolved command, shown whole in a modal dialog (it is longer than a one-line input
+  // shows), quoted; Enter launches it.
+  const { command } = await confirmation(page);
+  assert.ok(command.length > 150, command);
   // ${workspaceFolder} has a space: it arrives single-quoted; the safe parts stay bare.
   assert.match(command, /^sh '[^']*\/train ws'\/fake-train\.sh '[^']*\/train ws'\/jobs\/fake-train-core-\d{8}-\d{6} '[^']*\/train ws'\/control\/fake-train-core-\d{8}-\d{6} 0\.4$/, command);
   fakeJob = /jobs\/(fake-train-core-\d{8}-\d{6})/.exec(command)[1];
-  await input.press('Enter');
+  await page.screenshot({ path: join(WORK, 'launch-confirmation.png') });
+  await page.keyboard.press('Enter');
   const control = join(WS, 'control', fakeJob);
 
   // The job runs as a task in its own terminal; the Jobs view shows it running.
@@ -298,10 +314,10 @@ test('training: a profile that runs through a configured terminal profile; free-
   await input.fill('0-1');
   await page.waitForTimeout(200);
   await input.press('Enter');
-  await retry(async () => assert.match(await input.inputValue(), /^echo terminal-profile=/), { timeout: 15_000 });
-  const command = await input.inputValue();
+  const { command } = await confirmation(page);
+  assert.match(command, /^echo terminal-profile=/, command);
   assert.match(command, /kappa=0\.4 gpus=\$CUDA_VISIBLE_DEVICES > '[^']*\/train ws'\/profile-check\.txt$/, command);
-  await input.press('Enter');
+  await page.keyboard.press('Enter');
   const check = join(WS, 'profile-check.txt');
   await retry(async () => assert.equal(existsSync(check) && readFileSync(check, 'utf8'), 'terminal-profile=yes-from-profile kappa=0.4 gpus=0,1\n'), { timeout: 30_000 });
   await showJobs(page);
@@ -318,13 +334,12 @@ test('training: re-launch a job with the same parameters, then stop it', async (
   await row.hover();
   await row.locator('[aria-label^="Re-launch Job"]').click();
   // Straight to the command (profile and GPUs are the job's); a new run name.
-  const input = quickInput(page).locator('input[type="text"]').first();
-  await retry(async () => assert.match(await input.inputValue(), /fake-train\.sh/), { timeout: 15_000 });
-  assert.match(await quickInput(page).locator('.quick-input-title').textContent(), new RegExp(`re-launch of ${fakeJob}`));
-  const command = await input.inputValue();
+  const { message, command } = await confirmation(page);
+  assert.match(command, /fake-train\.sh/);
+  assert.match(message, new RegExp(`re-launch of ${fakeJob}`));
   const again = /jobs\/(fake-train-core-\d{8}-\d{6})/.exec(command)[1];
   assert.match(command, / 0\.4$/);
-  await input.press('Enter');
+  await page.keyboard.press('Enter');
   await retry(async () => assert.ok(existsSync(join(WS, 'control', again, 'args.txt'))), { timeout: 30_000 });
   assert.equal(readFileSync(join(WS, 'control', again, 'args.txt'), 'utf8').split('\n')[3], '2', 'same GPUs');
   await showJobs(page);
@@ -380,5 +395,39 @@ test('training: launching is refused in an untrusted workspace', async () => {
   await runCommand(page, 'Focus on Jobs View');
   await page.locator('.part.panel', { hasText: 'Launching training is disabled: this workspace is not trusted' }).first().waitFor({ timeout: 15_000 });
   assert.ok(!existsSync(join(ws, 'control')) && !existsSync(join(ws, 'jobs')), 'nothing ran');
+  await page.close();
+});
+
+test('training: profiles in the User settings of a remote window are ignored the same way every time, with a warning naming the file', async () => {
+  const ws = join(WORK, 'user-settings ws');
+  mkdirSync(ws, { recursive: true });
+  prepareWorkspace(ws);
+  // code-server is a remote window: machine-scoped settings are read from its Remote (Machine)
+  // settings. Here the profiles sit in the User settings only.
+  const server = await startCodeServer('user-settings', {
+    workspaceTrust: false,
+    settings: { ...BASE_SETTINGS, 'security.workspace.trust.enabled': false, ...profiles(join(FIX, 'fake-nvidia-smi.sh')) },
+    machine: {},
+    workspace: ws,
+  });
+  const page = await ctx.context.newPage();
+  await page.route('**/*', (route) => {
+    const u = new URL(route.request().url());
+    if (u.hostname === '127.0.0.1' || ['data:', 'blob:', 'vscode-webview:', 'vscode-file:'].includes(u.protocol)) return route.continue();
+    ctx.external.push(u.href);
+    return route.abort();
+  });
+  await openWorkbench(page, server.url);
+  for (let attempt = 1; attempt <= 2; attempt++) {
+    await runCommand(page, 'Consensus Lens: Launch Training…');
+    const t = page.locator('.notifications-toasts .notification-toast', { hasText: 'is ignored in a remote window' }).first();
+    await t.waitFor({ timeout: 30_000 });
+    assert.match((await t.textContent()) ?? '', /User\/settings\.json/);
+    // Never offered, not even on the first launch.
+    assert.equal(await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'fake-train' }).count(), 0, `attempt ${attempt}`);
+    await page.keyboard.press('Escape');
+    await runCommand(page, 'Notifications: Clear All Notifications').catch(() => {});
+  }
+  await page.screenshot({ path: join(WORK, 'user-settings-ignored.png') });
   await page.close();
 });

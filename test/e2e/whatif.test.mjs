@@ -4,11 +4,12 @@
 // run lasts long enough to be cancelled by a click. Scenarios: re-score the demo run with κ = 0.5
 // against the vote, cancel once midway (the previous result stays), run it fully (flips as the CLI
 // predicts), open a flipped question from the result; the dashboard's recovery plot → a question;
-// the panel's sensitivity intervals. Screenshots go to media/screenshots/.
+// the panel's sensitivity intervals; the extension host's event loop while a run of degenerate
+// roll-outs loads. Screenshots go to media/screenshots/.
 import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { launch, openWorkbench, runCommand, retry } from './lib.mjs';
 
@@ -200,4 +201,72 @@ test('dashboard: charts of the run; a click on a recovery-plot point opens its q
   await page.screenshot({ path: join(SHOTS, 'dashboard-recovery.png') });
   await canvas.click({ position: { x: point.x, y: point.y } });
   await retry(async () => assert.deepEqual(await shownQuestion(page), { q: point.questionId, step: String(point.step) }), { timeout: 30_000 });
+});
+
+/** The "extension host event-loop lag" lines the extension wrote to its output, oldest first. */
+function lagReports() {
+  const files = [];
+  const walk = (dir) => {
+    let names = [];
+    try {
+      names = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const d of names) {
+      const p = join(dir, d.name);
+      if (d.isDirectory()) walk(p);
+      else if (p.endsWith('Consensus Lens.log')) files.push(p);
+    }
+  };
+  walk(join(process.env.E2E_WORK, 'user-data/logs'));
+  const out = [];
+  for (const f of files) {
+    for (const m of readFileSync(f, 'utf8').matchAll(/event-loop lag: max ([\d.]+) ms, mean ([\d.]+) ms over ([\d.]+) s; (\d+) questions summarised/g)) {
+      out.push({ max: Number(m[1]), mean: Number(m[2]), seconds: Number(m[3]), summarised: Number(m[4]) });
+    }
+  }
+  return out;
+}
+
+test('host: a run of degenerate roll-outs (an answer, then 60 KB of filler) loads with the extension host event loop under 50 ms', async () => {
+  const { page } = ctx;
+  // Each call of the command waits for the background work, reports the largest event-loop
+  // delay since the previous call and resets it: the largest of consecutive reports is the
+  // largest over the whole load.
+  const report = async () => {
+    const before = lagReports().length;
+    await runCommand(page, 'Consensus Lens: Show Extension Host Event-Loop Lag');
+    return retry(() => {
+      const all = lagReports();
+      assert.ok(all.length > before, 'no new lag report yet');
+      return all[all.length - 1];
+    }, { timeout: 60_000, interval: 250 });
+  };
+  await report(); // resets: from here on, only what follows counts
+  // The machine's own noise (a loaded CI box delays every thread): the lag of the idle window
+  // over a few seconds, measured the same way, just before the load.
+  await page.waitForTimeout(4000);
+  const start = await report();
+  // Collapsed RL models write exactly this: "the answer is 4" and then a long run of one character.
+  const FILLERS = [' ', '!', '…', '$', '。', '.', '\\', '}'];
+  const groups = Array.from({ length: 6 }, (_, q) => JSON.stringify({
+    kind: 'group', step: 1, question_id: `degenerate/${q}`,
+    rollouts: Array.from({ length: 8 }, (_, i) => {
+      const f = FILLERS[(q + i) % FILLERS.length];
+      const a = i % 3 ? 4 : 5;
+      return { response: (i % 2 ? `the answer is ${a}` : `so the answer is \\boxed{${a}}`) + f.repeat(Math.floor(60_000 / f.length)), mean_logprob: -0.1 - 0.01 * i };
+    }),
+  }));
+  writeFileSync(join(WORKSPACE, 'hostile-run', 'degenerate.jsonl'), groups.join('\n') + '\n');
+  const reports = [];
+  await retry(async () => {
+    reports.push(await report());
+    assert.ok(reports[reports.length - 1].summarised >= start.summarised + 6, `summarised ${reports[reports.length - 1].summarised}, waiting for ${start.summarised + 6}`);
+  }, { timeout: 180_000, interval: 500 });
+  const max = Math.max(...reports.map((r) => r.max));
+  console.log(`extension host event-loop lag (ms): idle ${start.max} (over ${start.seconds} s); while a degenerate run loads ${JSON.stringify(reports.map((r) => r.max))}`);
+  // Under 50 ms beyond what the idle host already sees on this machine (on a quiet machine the
+  // idle figure is a few ms; with the features computed on the host it was seconds).
+  assert.ok(max < 50 + start.max, `the extension host's event loop was blocked for ${max} ms (idle: ${start.max} ms)`);
 });

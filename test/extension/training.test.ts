@@ -3,10 +3,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { quotePosix, quotePowerShell, substitute, quotedVariables, formatParam, formatDate, defaultRunName, type TrainingVariables } from '../../src/extension/training/quote';
-import { invocation, invocationShell, parseGpuList, resolveLaunch, terminalProfile, terminalProfileNames, validateProfiles, quoteStyleFor, type TrainingProfile } from '../../src/extension/training/profile';
+import { quoteCmd, quoteFish, quotePosix, quotePowerShell, UnquotableError, substitute, quotedVariables, formatParam, formatDate, defaultRunName, type TrainingVariables } from '../../src/extension/training/quote';
+import { invocation, invocationShell, parseGpuList, resolveLaunch, terminalProfile, terminalProfileNames, userDefaultShell, validateProfiles, quoteStyleFor, type TrainingProfile } from '../../src/extension/training/profile';
 import { describeGpu, interpretNvidiaSmi, lastLines, OutputTail, parseNvidiaSmiCsv } from '../../src/extension/training/gpus';
 
 const FIX = join(import.meta.dirname ?? __dirname, '../fixtures/nvidia-smi');
@@ -33,6 +34,12 @@ const HOSTILE = [
   'ünïcödé ✓',
   '!history',
   '-n',
+  // Payloads that ran code before quoting followed the shell: fish reads \' inside single quotes
+  // as an escaped quote; cmd.exe runs what follows & outside double quotes.
+  "a\\'; touch PWN; #",
+  'a\\',
+  'proj & calc.exe',
+  '%self (echo x) {a,b} ~',
 ];
 
 /** What a POSIX shell makes of one quoted word: printf prints it back NUL-terminated. */
@@ -51,6 +58,73 @@ test('POSIX quoting: every hostile value reaches sh (and bash, dash) as exactly 
     const r = spawnSync(shell, ['-c', `printf '%s\\0' ${HOSTILE.map(quotePosix).join(' ')}`], { encoding: 'utf8' });
     assert.equal(r.stdout, HOSTILE.map((v) => v + '\0').join(''));
   }
+});
+
+/** The real shells installed here, each with the quoting the launcher uses for it. */
+const REAL_SHELLS = ['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'fish']
+  .map((n) => ['/bin/', '/usr/bin/'].map((d) => d + n).find((p) => existsSync(p)))
+  .filter((p): p is string => p !== undefined);
+
+test('every installed shell (sh, bash, dash, zsh, ksh, mksh, fish) gets each hostile value as exactly one word, with the quoting the launcher picks for it', () => {
+  assert.ok(REAL_SHELLS.length >= 3, `shells found: ${REAL_SHELLS.join(', ')}`);
+  for (const shell of REAL_SHELLS) {
+    const style = quoteStyleFor(shell);
+    assert.ok(style === 'posix' || style === 'fish', shell);
+    const cmd = `printf '%s\\0' ${HOSTILE.map((v) => substitute('${runName}', { ...VARS, runName: v }, style)).join(' ')}`;
+    const dir = mkdtempSync(join(tmpdir(), 'cl-quote-'));
+    const inv = invocation(cmd, { path: shell }, undefined);
+    const r = spawnSync(inv.file, inv.args, { encoding: 'utf8', cwd: dir });
+    assert.equal(r.status, 0, `${shell}: ${r.stderr}`);
+    assert.equal(r.stdout, HOSTILE.map((v) => v + '\0').join(''), shell);
+    assert.ok(!existsSync(join(dir, 'PWN')), `${shell} ran the payload`);
+  }
+});
+
+test('fish: a folder named a\\\'; touch PWN; # stays a folder name (the POSIX form would run touch)', () => {
+  const fish = ['/usr/bin/fish', '/bin/fish'].find((p) => existsSync(p));
+  if (!fish) return;
+  const dir = mkdtempSync(join(tmpdir(), 'cl-fish-'));
+  const profile: TrainingProfile = { name: 'f', command: 'printf %s ${workspaceFolder}' };
+  const style = quoteStyleFor(fish);
+  assert.equal(style, 'fish');
+  const l = resolveLaunch(profile, { operator: 'core', params: {} }, { workspaceFolder: "a\\'; touch PWN; #", date: new Date(), gpus: '' }, style!);
+  const inv = invocation(l.command, { path: fish }, undefined);
+  const r = spawnSync(inv.file, inv.args, { encoding: 'utf8', cwd: dir });
+  assert.equal(r.stdout, "a\\'; touch PWN; #");
+  assert.ok(!existsSync(join(dir, 'PWN')));
+  assert.equal(quoteFish("it's"), "'it\\'s'");
+  assert.equal(quoteFish('0.4'), '0.4');
+  assert.equal(quoteFish(''), "''");
+});
+
+test('cmd.exe: values double-quoted (& | < > stay literal), unquotable ones refused; the command passed verbatim with /d /s /c', () => {
+  assert.equal(quoteStyleFor('C:\\Windows\\System32\\cmd.exe'), 'cmd');
+  assert.equal(quoteCmd('proj & calc.exe'), '"proj & calc.exe"');
+  assert.equal(quoteCmd('C:\\work\\proj'), 'C:\\work\\proj');
+  assert.equal(quoteCmd('C:\\my proj\\'), '"C:\\my proj\\\\"');
+  assert.equal(quoteCmd('0,1'), '"0,1"');
+  for (const bad of ['50%', '%PATH%', 'say "hi"', 'a\nb', 'wow!']) assert.throws(() => quoteCmd(bad), UnquotableError, bad);
+  assert.equal(substitute('train ${workspaceFolder}', { ...VARS, workspaceFolder: 'proj & calc.exe' }, 'cmd'), 'train "proj & calc.exe"');
+  assert.deepEqual(invocation('train "a b"', { path: 'C:\\Windows\\System32\\cmd.exe', args: ['/c'] }, undefined), { file: 'C:\\Windows\\System32\\cmd.exe', args: ['/d', '/s', '/c', '"train "a b""'], env: {}, verbatim: true });
+  assert.equal(invocation('x', undefined, 'C:\\Windows\\System32\\cmd.exe').args.join(' '), '/d /s /c "x"');
+});
+
+test('shells the launcher cannot quote for (tcsh, csh, nu, xonsh, …) are refused, not quoted as POSIX', () => {
+  for (const s of ['/usr/bin/tcsh', '/bin/csh', 'nu', '/usr/local/bin/xonsh', 'elvish']) assert.equal(quoteStyleFor(s), null, s);
+  for (const s of ['ssh', 'srun', '/usr/bin/env']) assert.equal(quoteStyleFor(s), 'posix', s);
+  // Why tcsh is refused: a line break inside single quotes is a syntax error there.
+  const tcsh = ['/usr/bin/tcsh', '/bin/tcsh'].find((p) => existsSync(p));
+  if (tcsh) assert.notEqual(spawnSync(tcsh, ['-c', `printf '%s' ${quotePosix('a\nb')}`], { encoding: 'utf8' }).stdout, 'a\nb');
+});
+
+test('the default shell of a profile without terminal comes from user-level sources only', () => {
+  const profiles = { fish: { path: '/usr/bin/fish' }, zsh: { path: ['/nope/zsh', '/usr/bin/zsh'] } };
+  assert.equal(userDefaultShell('zsh', profiles, '/bin/bash', (p) => p === '/usr/bin/zsh'), '/usr/bin/zsh');
+  assert.equal(userDefaultShell(undefined, profiles, '/bin/bash'), '/bin/bash');
+  assert.equal(userDefaultShell('missing', profiles, '/bin/ksh'), '/bin/ksh');
+  assert.equal(userDefaultShell(undefined, profiles, undefined), undefined);
+  const src = readFileSync(join(import.meta.dirname ?? __dirname, '../../src/extension/training/index.ts'), 'utf8');
+  assert.ok(!/vscode\.env\.shell/.test(src), 'the launcher must not read vscode.env.shell (a workspace can set it)');
 });
 
 test('POSIX quoting: safe values stay bare, others are single-quoted', () => {
@@ -250,8 +324,6 @@ test('output tail: last lines without colours or carriage-return progress', () =
 });
 
 // ---- the job's process (job-process.ts) -------------------------------------------------------
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { JobProcess, jobEnv, signalExitCode } from '../../src/extension/training/job-process';
 
 function runJob(command: string, opts: { stopWhen?: (out: string) => boolean; env?: Record<string, string>; outputFile?: string } = {}): Promise<{ code: number; signal: NodeJS.Signals | null; error?: string; out: string; proc: JobProcess }> {
@@ -321,4 +393,22 @@ test('job environment: VS Code variables dropped, terminal profile env (null uns
   const hostile = "a 'b' \"c\" $d `e`\nf";
   const r = await runJob('printf "%s|%s" "$CONSENSUS_LENS_RUN_NAME" "$CONSENSUS_LENS_KAPPA"', { env: { CONSENSUS_LENS_RUN_NAME: hostile, CONSENSUS_LENS_KAPPA: '0.4' } });
   assert.equal(r.out, `${hostile}|0.4`);
+});
+
+import { ignoredUserValue, settingsFiles, setsKey } from '../../src/extension/training/settings-files';
+
+test('machine-scoped settings in a remote window: a User-settings value is ignored the same way every time, unless the Remote settings set the key', () => {
+  const key = 'consensusLens.training.profiles';
+  const user = '{\n  // mine\n  "consensusLens.training.profiles": [{"name": "a", "command": "x"}]\n}';
+  const machine = '{ "consensusLens.training.nvidiaSmi": "/usr/bin/nvidia-smi" }';
+  assert.equal(ignoredUserValue(key, true, user, machine), true);
+  assert.equal(ignoredUserValue(key, true, user, null), true);
+  assert.equal(ignoredUserValue(key, true, user, '{"consensusLens.training.profiles": []}'), false);
+  assert.equal(ignoredUserValue(key, false, user, null), false); // a local window reads the User settings
+  assert.equal(ignoredUserValue(key, true, null, null), false);
+  assert.equal(setsKey('{"consensusLens.training.profilesX": 1}', key), false);
+  assert.deepEqual(settingsFiles('/home/u/.local/share/code-server/User/globalStorage/pub.consensus-lens'), {
+    user: '/home/u/.local/share/code-server/User/settings.json',
+    machine: '/home/u/.local/share/code-server/Machine/settings.json',
+  });
 });

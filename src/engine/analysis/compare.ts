@@ -359,12 +359,17 @@ export function diffToRecord(d: GroupDiff): Record<(typeof DIFF_COLUMNS)[number]
   };
 }
 
-/** RFC 4180 field: quoted when it holds a comma, quote, CR or LF; a leading =+-@ is prefixed with ' (spreadsheet formula injection). */
+/**
+ * RFC 4180 field: quoted when it holds a comma, semicolon, quote, CR or LF. Spreadsheet formula
+ * injection: a cell that starts with = + - @ (or a tab or CR) gets a leading '; so does each part
+ * after a ';', which spreadsheets in locales with ';' as the list separator read as a cell of its
+ * own (the field is quoted too, so a spreadsheet that honours quotes keeps it whole).
+ */
 export function csvField(v: string | number | boolean | null): string {
   if (v === null) return '';
   let s = typeof v === 'number' ? (Number.isFinite(v) ? String(v) : '') : String(v);
-  if (typeof v === 'string' && /^[=+\-@\t\r]/.test(s)) s = `'${s}`;
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  if (typeof v === 'string') s = s.split(';').map((part, i) => (i === 0 ? /^[=+\-@\t\r]/ : /^\s*[=+\-@\t\r]/).test(part) ? `'${part}` : part).join(';');
+  return /[",;\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
 export function diffsToCsv(diffs: readonly GroupDiff[]): string {

@@ -155,7 +155,7 @@ export class DashboardPanel implements vscode.Disposable {
       if (data.cancelled || this.runId !== runId) return;
       this.model = dashboardModel(data);
       this.post({ type: 'model', model: this.model, live: !!run.index && run.index.mode !== 'static' });
-      this.host.log(`dashboard of ${run.label}: ${data.rows.length} groups in ${data.ms.toFixed(0)} ms`);
+      this.host.log(`dashboard of ${run.label}: ${data.rows.length} groups in ${data.ms.toFixed(0)} ms${data.failed.length ? `; ${data.failed.length} could not be scored (e.g. step ${data.failed[0].step}, ${data.failed[0].questionId}: ${data.failed[0].message})` : ''}`);
     } catch (e) {
       this.post({ type: 'error', message: (e as Error).message });
     } finally {

@@ -1,4 +1,4 @@
-// Launching training jobs (issue 7): the consensusLens.launchTraining command, the Jobs view and
+// Launching training jobs: the consensusLens.launchTraining command, the Jobs view and
 // its commands. Profiles come only from user/machine settings (never the workspace); launching
 // is refused in an untrusted workspace; nothing runs before the user presses Enter on the full,
 // resolved command. The pure parts (quoting, validation, nvidia-smi) are in quote.ts,
@@ -7,9 +7,12 @@ import * as vscode from 'vscode';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { userInfo } from 'node:os';
 import { NVIDIA_SMI_ARGS, describeGpu, interpretNvidiaSmi, type GpuQuery } from './gpus';
-import { invocation, invocationShell, parseGpuList, quoteStyleFor, resolveLaunch, trainingVariables, terminalProfile, terminalProfileNames, validateProfiles, type ResolvedLaunch, type TrainingProfile, type WhatIf } from './profile';
+import { invocation, invocationShell, parseGpuList, quoteStyleFor, resolveLaunch, trainingVariables, terminalProfile, terminalProfileNames, userDefaultShell, validateProfiles, type ResolvedLaunch, type TrainingProfile, type WhatIf } from './profile';
 import { JobPty } from './runner';
+import { UnquotableError } from './quote';
+import { ignoredUserValue, readText, settingsFiles } from './settings-files';
 import { OPERATOR_IDS } from '../../protocol/messages';
 
 export type { WhatIf } from './profile';
@@ -80,11 +83,20 @@ const shellExists = (p: string): boolean => !/[\\/]/.test(p) || existsSync(p);
 
 const osKey = (): string => (process.platform === 'win32' ? 'windows' : process.platform === 'darwin' ? 'osx' : 'linux');
 
-/** A setting's value from user/machine settings (or its default) only: workspace values are ignored. */
-function userSetting<T>(section: string, key: string): { value: T | undefined; ignoredWorkspace: boolean } {
+/** The extension's global storage folder (set at registration): locates the settings files. */
+let globalStorage = '';
+
+/**
+ * A machine-scoped setting's value from user/machine settings (or its default) only: workspace
+ * values are ignored; in a remote window so is a value in the local User settings (see
+ * settings-files.ts), consistently, and `ignoredUserFile` names the file it sits in.
+ */
+function userSetting<T>(section: string, key: string): { value: T | undefined; ignoredWorkspace: boolean; ignoredUserFile: string | null } {
   const i = vscode.workspace.getConfiguration(section).inspect<T>(key);
   const ignoredWorkspace = i?.workspaceValue !== undefined || i?.workspaceFolderValue !== undefined;
-  return { value: i?.globalValue ?? i?.defaultValue, ignoredWorkspace };
+  const files = globalStorage ? settingsFiles(globalStorage) : null;
+  const ignored = !!files && ignoredUserValue(`${section}.${key}`, !!vscode.env.remoteName, readText(files.user), readText(files.machine));
+  return { value: ignored ? i?.defaultValue : (i?.globalValue ?? i?.defaultValue), ignoredWorkspace, ignoredUserFile: ignored && files ? files.user : null };
 }
 
 /** terminal.integrated.profiles.<os>: defaults merged with the user's, workspace values ignored. */
@@ -93,10 +105,30 @@ function terminalProfiles(): Record<string, unknown> {
   return { ...(i?.defaultValue ?? {}), ...(i?.globalValue ?? {}) };
 }
 
-function readProfiles(log: vscode.LogOutputChannel): { profiles: TrainingProfile[]; errors: string[] } {
-  const { value, ignoredWorkspace } = userSetting<unknown>('consensusLens.training', 'profiles');
+/** The shell of a profile without `terminal`: user-level settings or the login shell only (see userDefaultShell). */
+function defaultShell(): string | undefined {
+  const i = vscode.workspace.getConfiguration('terminal.integrated.defaultProfile').inspect<string>(osKey());
+  let login: string | undefined;
+  try {
+    login = process.platform === 'win32' ? process.env.ComSpec : (userInfo().shell ?? undefined);
+  } catch {
+    login = undefined;
+  }
+  return userDefaultShell(i?.globalValue, terminalProfiles(), login, shellExists);
+}
+
+function readProfiles(log: vscode.LogOutputChannel): { profiles: TrainingProfile[]; errors: string[]; ignored: boolean } {
+  const { value, ignoredWorkspace, ignoredUserFile } = userSetting<unknown>('consensusLens.training', 'profiles');
   if (ignoredWorkspace) log.warn('consensusLens.training.profiles in workspace settings is ignored: training profiles are read from user (machine) settings only');
-  return validateProfiles(value ?? [], terminalProfileNames(terminalProfiles()));
+  if (ignoredUserFile) {
+    const msg = `Consensus Lens: consensusLens.training.profiles in your User settings (${ignoredUserFile}) is ignored in a remote window: VS Code reads machine-scoped settings from the Remote settings there. Move the profiles to the Remote settings.`;
+    log.warn(msg);
+    void vscode.window.showWarningMessage(msg, 'Open Remote Settings', 'Open User Settings').then((c) => {
+      if (c === 'Open Remote Settings') void vscode.commands.executeCommand('workbench.action.openRemoteSettingsFile');
+      if (c === 'Open User Settings') void vscode.window.showTextDocument(vscode.Uri.file(ignoredUserFile));
+    });
+  }
+  return { ...validateProfiles(value ?? [], terminalProfileNames(terminalProfiles())), ignored: !!ignoredUserFile };
 }
 
 /**
@@ -174,6 +206,7 @@ class JobsTree implements vscode.TreeDataProvider<Job | { job: Job; text: string
 }
 
 export function registerTraining(context: vscode.ExtensionContext, host: TrainingHost): { noteWhatIf(w: WhatIf): void; jobs: Job[] } {
+  globalStorage = context.globalStorageUri.fsPath;
   const jobs: Job[] = [];
   const tree = new JobsTree(() => jobs);
   const view = vscode.window.createTreeView('consensusLens.jobs', { treeDataProvider: tree });
@@ -253,26 +286,34 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
     return r.ok ? r.value : undefined;
   };
 
-  /** Confirms the full command; the user may edit it once. Returns the command to run. */
+  /**
+   * Confirms the full command before anything runs: a modal dialog shows it whole (a verl command
+   * is ~600 characters; a one-line input would cut it), with the folder it runs in and its log
+   * folder. Enter (or *Launch*) runs it; *Edit…* opens it in an input box to change it once, and
+   * the edited command is confirmed the same way; Escape cancels. Returns the command to run.
+   */
   const confirmCommand = async (l: ResolvedLaunch, title: string): Promise<string | undefined> => {
-    if (/[\r\n]/.test(l.command)) {
-      // An input box is one line: a command with newlines (from a value) is shown whole, not editable.
-      const c = await vscode.window.showWarningMessage(`${title}: launch this command?`, { modal: true, detail: `${l.command}\n\nin ${l.cwd}${l.logDir ? `\nlogs: ${l.logDir}` : ''}` }, 'Launch');
-      return c === 'Launch' ? l.command : undefined;
+    let command = l.command;
+    for (let edits = 0; ; edits++) {
+      const buttons = edits === 0 && !/[\r\n]/.test(command) ? ['Launch', 'Edit…'] : ['Launch'];
+      const c = await vscode.window.showWarningMessage(`${title}: launch this command?`, { modal: true, detail: `${command}\n\nin ${l.cwd}${l.logDir ? `\nlogs: ${l.logDir}` : ''}` }, ...buttons);
+      if (c === 'Launch') return command;
+      if (c !== 'Edit…') return undefined;
+      const text = await vscode.window.showInputBox({
+        title,
+        prompt: 'Edit the command (it runs as typed); Enter shows it again for confirmation, Escape cancels.',
+        value: command,
+        ignoreFocusOut: true,
+        validateInput: (v) => (v.trim() ? null : 'The command is empty'),
+      });
+      if (text === undefined) return undefined;
+      command = text;
     }
-    const text = await vscode.window.showInputBox({
-      title,
-      prompt: `Press Enter to launch in ${l.cwd}${l.logDir ? ` (logs: ${l.logDir})` : ''}. You may edit the command; Escape cancels.`,
-      value: l.command,
-      ignoreFocusOut: true,
-      validateInput: (v) => (v.trim() ? null : 'The command is empty'),
-    });
-    return text === undefined ? undefined : text;
   };
 
   const start = async (profile: TrainingProfile, what: WhatIf, launch: ResolvedLaunch, command: string): Promise<Job> => {
     const tp = profile.terminal ? terminalProfile(terminalProfiles(), profile.terminal) : undefined;
-    const inv = invocation(command, tp, vscode.env.shell, shellExists);
+    const inv = invocation(command, tp, defaultShell(), shellExists);
     const id = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
     const storage = context.globalStorageUri.fsPath;
     const outputFile = join(storage, 'jobs', `${launch.runName.replace(/[^A-Za-z0-9._-]+/g, '_')}-${id}.log`);
@@ -344,13 +385,13 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
   /** The interactive launch: profile → GPUs → confirm the full command → run. */
   const launchFlow = async (what: WhatIf, source: string, given?: { profile?: string; gpus?: string }): Promise<Job | undefined> => {
     if (!trusted()) return undefined;
-    const { profiles, errors } = readProfiles(log);
+    const { profiles, errors, ignored } = readProfiles(log);
     if (errors.length) {
       for (const e of errors) log.warn(`training profiles: ${e}`);
       void vscode.window.showWarningMessage(`Consensus Lens: ${errors.length} problem(s) in consensusLens.training.profiles: ${errors.slice(0, 3).join('; ')}${errors.length > 3 ? '; …' : ''}`, settingsWhere().button).then((c) => c && openSettings());
     }
     if (!profiles.length) {
-      if (!errors.length) void vscode.window.showInformationMessage(`Consensus Lens: no training profile yet. Add one to consensusLens.training.profiles in your ${settingsWhere().text} (see docs/training-jobs.md).`, settingsWhere().button).then((c) => c && openSettings());
+      if (!errors.length && !ignored) void vscode.window.showInformationMessage(`Consensus Lens: no training profile yet. Add one to consensusLens.training.profiles in your ${settingsWhere().text} (see docs/training-jobs.md).`, settingsWhere().button).then((c) => c && openSettings());
       return undefined;
     }
     const title = `Launch training · ${whatIfText(what)}${source ? ` (${source})` : ''}`;
@@ -368,11 +409,27 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
     if (gpus === undefined) return undefined;
     const tp = profile.terminal ? terminalProfile(terminalProfiles(), profile.terminal) : undefined;
     // Values are quoted for the shell that will parse the command (see invocation()).
-    const shell = invocationShell(tp, vscode.env.shell, shellExists);
+    const shell = invocationShell(tp, defaultShell(), shellExists);
+    const style = quoteStyleFor(shell);
+    if (!style) {
+      const msg = `Consensus Lens: the profile "${profile.name}" runs its command in ${basename(shell)}, whose quoting the launcher does not implement (it quotes for POSIX shells, fish, PowerShell and cmd.exe). Use a terminal profile with one of those shells.`;
+      log.warn(msg);
+      void vscode.window.showErrorMessage(msg);
+      return undefined;
+    }
     const ctx = { workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '', date: new Date(), gpus };
-    let launch = resolveLaunch(profile, what, ctx, quoteStyleFor(shell));
-    // Two launches of one profile within a second would share a run name (and log folder).
-    for (let n = 2; jobs.some((j) => j.launch.runName === launch.runName); n++) launch = resolveLaunch(profile, what, { ...ctx, runName: `${trainingVariables(profile, what, ctx).runName}-${n}` }, quoteStyleFor(shell));
+    let launch: ResolvedLaunch;
+    try {
+      launch = resolveLaunch(profile, what, ctx, style);
+      // Two launches of one profile within a second would share a run name (and log folder).
+      for (let n = 2; jobs.some((j) => j.launch.runName === launch.runName); n++) launch = resolveLaunch(profile, what, { ...ctx, runName: `${trainingVariables(profile, what, ctx).runName}-${n}` }, style);
+    } catch (e) {
+      if (!(e instanceof UnquotableError)) throw e;
+      const msg = `Consensus Lens: not launching "${profile.name}": ${e.message}.`;
+      log.warn(msg);
+      void vscode.window.showErrorMessage(msg);
+      return undefined;
+    }
     const command = await confirmCommand(launch, `${title}: ${profile.name}`);
     if (command === undefined) return undefined;
     if (!trusted()) return undefined;

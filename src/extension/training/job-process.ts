@@ -67,7 +67,7 @@ export class JobProcess {
     }
     let child: ChildProcess;
     try {
-      child = spawn(this.inv.file, this.inv.args, { cwd: this.opts.cwd, env: this.opts.env, stdio: ['pipe', 'pipe', 'pipe'], detached: process.platform !== 'win32' });
+      child = spawn(this.inv.file, this.inv.args, { cwd: this.opts.cwd, env: this.opts.env, stdio: ['pipe', 'pipe', 'pipe'], detached: process.platform !== 'win32', windowsVerbatimArguments: this.inv.verbatim === true });
     } catch (e) {
       this.finish(127, null, `could not start ${this.inv.file}: ${(e as Error).message}`);
       return;

@@ -205,8 +205,14 @@ export function resolveLaunch(profile: TrainingProfile, what: WhatIf, ctx: Launc
 /** The variable names, for messages and docs. */
 export const VARIABLE_LIST = TRAINING_VARIABLES.map((v) => '${' + v + '}').join(', ');
 
-const POSIX_SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'busybox']);
-const PWSH = new Set(['pwsh', 'powershell', 'pwsh.exe', 'powershell.exe']);
+const POSIX_SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'ksh93', 'mksh', 'pdksh', 'yash', 'ash', 'busybox']);
+const PWSH = new Set(['pwsh', 'powershell']);
+/**
+ * Shells whose quoting the launcher does not implement: csh/tcsh (a newline inside quotes is an
+ * error, `!` is history even in single quotes), nu, xonsh, elvish, rc/es (other quoting rules).
+ * A launch through one of them is refused, never quoted as if it were POSIX.
+ */
+const REFUSED_SHELLS = new Set(['csh', 'tcsh', 'nu', 'nushell', 'xonsh', 'elvish', 'rc', 'es', 'ion', 'murex']);
 const COMMAND_FLAGS = new Set(['-c', '-lc', '-ic', '-Command', '-command', '-c-', '--command']);
 
 /** The executable's base name without .exe, lower case. */
@@ -214,9 +220,18 @@ function exeName(path: string): string {
   return basename(path.replace(/\\/g, '/')).toLowerCase().replace(/\.exe$/, '');
 }
 
-/** How values are quoted for a terminal profile (PowerShell or POSIX). */
-export function quoteStyleFor(shellPath: string): QuoteStyle {
-  return PWSH.has(exeName(shellPath)) || PWSH.has(exeName(shellPath) + '.exe') ? 'powershell' : 'posix';
+/**
+ * How values are quoted for the program that parses the command: PowerShell, cmd.exe, fish, or
+ * POSIX (the POSIX shells, and wrappers such as ssh or srun, whose remote or inner shell is taken
+ * to be POSIX); null for a shell the launcher cannot quote for (the launch is refused).
+ */
+export function quoteStyleFor(shellPath: string): QuoteStyle | null {
+  const name = exeName(shellPath);
+  if (PWSH.has(name)) return 'powershell';
+  if (name === 'cmd') return 'cmd';
+  if (name === 'fish') return 'fish';
+  if (REFUSED_SHELLS.has(name)) return null;
+  return 'posix';
 }
 
 export interface Invocation {
@@ -224,6 +239,8 @@ export interface Invocation {
   args: string[];
   /** The terminal profile's own env (null unsets). */
   env: Record<string, string | null>;
+  /** Pass the arguments to the Windows process as written (cmd.exe parses its own command line). */
+  verbatim?: boolean;
 }
 
 /**
@@ -234,17 +251,25 @@ export interface Invocation {
  *   command flag (-c, -lc, -Command), `-c` for a known shell (`-Command` for PowerShell), then the
  *   command as the last argument. Anything else (ssh host, srun --pty …) gets the command as its
  *   last argument, which ssh runs in the remote shell.
+ * - cmd.exe: `/d /s /c "command"` passed verbatim (as Node's own `shell` option does), so cmd
+ *   strips exactly the outer quotes and the command's own quoting is what cmd sees.
  */
 export function invocation(command: string, terminal: TerminalProfile | undefined, defaultShell: string | undefined, exists: (p: string) => boolean = () => true): Invocation {
   if (!terminal) {
     const sh = invocationShell(undefined, defaultShell);
-    return { file: sh, args: [quoteStyleFor(sh) === 'powershell' ? '-Command' : '-c', command], env: {} };
+    const style = quoteStyleFor(sh);
+    if (style === 'cmd') return { file: sh, args: ['/d', '/s', '/c', `"${command}"`], env: {}, verbatim: true };
+    return { file: sh, args: [style === 'powershell' ? '-Command' : '-c', command], env: {} };
   }
   const file = invocationShell(terminal, defaultShell, exists);
-  const args = Array.isArray(terminal.args) ? [...terminal.args] : typeof terminal.args === 'string' && terminal.args.trim() ? terminal.args.trim().split(/\s+/) : [];
+  let args = Array.isArray(terminal.args) ? [...terminal.args] : typeof terminal.args === 'string' && terminal.args.trim() ? terminal.args.trim().split(/\s+/) : [];
   const name = exeName(file);
+  if (name === 'cmd') {
+    args = args.filter((a) => !/^\/[cdks]$/i.test(a));
+    return { file, args: [...args, '/d', '/s', '/c', `"${command}"`], env: { ...(terminal.env ?? {}) }, verbatim: true };
+  }
   if (!COMMAND_FLAGS.has(args[args.length - 1] ?? '')) {
-    if (PWSH.has(name) || PWSH.has(name + '.exe')) args.push('-Command');
+    if (PWSH.has(name)) args.push('-Command');
     else if (POSIX_SHELLS.has(name) || name === 'fish') args.push('-c');
   }
   args.push(command);
@@ -253,8 +278,8 @@ export function invocation(command: string, terminal: TerminalProfile | undefine
 
 /**
  * The shell (or wrapper) that will parse the command, so values are quoted for it: the terminal
- * profile's executable; else the default shell when it is a POSIX shell (or PowerShell on
- * Windows); else /bin/sh.
+ * profile's executable; else the default shell when it is a POSIX shell (or PowerShell or cmd.exe
+ * on Windows); else /bin/sh.
  */
 export function invocationShell(terminal: TerminalProfile | undefined, defaultShell: string | undefined, exists: (p: string) => boolean = () => true): string {
   if (terminal) {
@@ -262,8 +287,27 @@ export function invocationShell(terminal: TerminalProfile | undefined, defaultSh
     return paths.find((p) => exists(p)) ?? paths[0];
   }
   if (defaultShell && POSIX_SHELLS.has(exeName(defaultShell))) return defaultShell;
-  if (defaultShell && /^[a-z]:|\\/i.test(defaultShell) && quoteStyleFor(defaultShell) === 'powershell') return defaultShell;
+  if (defaultShell && /^[a-z]:|\\/i.test(defaultShell) && (quoteStyleFor(defaultShell) === 'powershell' || quoteStyleFor(defaultShell) === 'cmd')) return defaultShell;
   return '/bin/sh';
+}
+
+/**
+ * The default shell of a profile without `terminal`, from user-level sources only: the User
+ * settings' `terminal.integrated.defaultProfile.<os>` (looked up in the default and User terminal
+ * profiles), else the login shell (passwd; ComSpec on Windows). Never `vscode.env.shell`: it
+ * follows the workspace's settings, and a workspace must not choose the program our commands run
+ * in.
+ */
+export function userDefaultShell(userDefaultProfile: string | undefined, profiles: unknown, loginShell: string | undefined, exists: (p: string) => boolean = () => true): string | undefined {
+  if (userDefaultProfile) {
+    const tp = terminalProfile(profiles, userDefaultProfile);
+    if (tp) {
+      const paths = Array.isArray(tp.path) ? tp.path : [tp.path];
+      const found = paths.find((p) => exists(p));
+      if (found) return found;
+    }
+  }
+  return loginShell || undefined;
 }
 
 /** The names of terminal profiles usable by a training profile (entries set to null are hidden). */

@@ -1,4 +1,4 @@
-// Shell quoting and ${variable} substitution for training profiles (issue 7). Pure: no 'vscode',
+// Shell quoting and ${variable} substitution for training profiles. Pure: no 'vscode',
 // so node:test drives it directly.
 //
 // Rule: a value substituted into a *command line* is quoted for the shell that will parse it, so
@@ -7,15 +7,24 @@
 // quoted: no shell parses them. Variables must therefore be written bare in a command
 // (`--run ${runName}`, not `--run "${runName}"`); validateProfile reports quoted ones.
 
-export type QuoteStyle = 'posix' | 'powershell';
+export type QuoteStyle = 'posix' | 'fish' | 'powershell' | 'cmd';
+
+/** A value that cannot be written as one literal word for the shell that will parse the command. */
+export class UnquotableError extends Error {}
 
 /** Characters that never need quoting in a POSIX shell word. */
 const POSIX_SAFE = /^[A-Za-z0-9_@%+=:,./-]+$/;
+/** fish: the same set without `%` (process expansion in fish < 3) and `@`. */
+const FISH_SAFE = /^[A-Za-z0-9_+=:,./-]+$/;
+/** PowerShell: no `@`, `%`, `,` or `=` bare. */
+const PWSH_SAFE = /^[A-Za-z0-9_+:./-]+$/;
+/** cmd.exe: no `%` (variable expansion), `@`, `,` and `=` (argument separators for cmd). */
+const CMD_SAFE = /^[A-Za-z0-9_+:./\\-]+$/;
 
 /**
  * POSIX sh quoting: the value as one word. Safe values stay bare (`0.4`, `runs/a-1`); anything
  * else is single-quoted, with each `'` written as `'\''`. Inside single quotes every character,
- * newline included, is literal in sh, bash, dash, zsh and ksh.
+ * newline included, is literal in sh, bash, dash, zsh, ksh and mksh.
  */
 export function quotePosix(value: string): string {
   if (value === '') return "''";
@@ -23,17 +32,54 @@ export function quotePosix(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
-/** PowerShell: single-quoted literal string, `'` doubled (also the typographic single quotes). */
+/**
+ * fish quoting. fish differs from POSIX inside single quotes: `\'` and `\\` are escapes there, so
+ * the POSIX form `'a\'\''…'` of a value `a\'…` ends the quote early (a folder named
+ * `a\'; touch PWN; #` would run touch). Single-quoted, with `\` and `'` backslash-escaped;
+ * everything else (newlines, `$`, `(`, `*`, `{`) is literal inside fish's single quotes.
+ */
+export function quoteFish(value: string): string {
+  if (value !== '' && FISH_SAFE.test(value)) return value;
+  return `'${value.replace(/[\\']/g, (c) => '\\' + c)}'`;
+}
+
+/**
+ * PowerShell: single-quoted literal string, `'` doubled (also the typographic single quotes).
+ * Bare words are narrower than POSIX's: `@` splats, `,` makes an array, `%` starts `--%`.
+ */
 export function quotePowerShell(value: string): string {
-  if (value !== '' && POSIX_SAFE.test(value)) return value;
+  if (value !== '' && PWSH_SAFE.test(value)) return value;
   return `'${value.replace(/['\u2018\u2019\u201a\u201b]/g, (q) => q + q)}'`;
 }
 
-export function quote(value: string, style: QuoteStyle): string {
-  return style === 'powershell' ? quotePowerShell(value) : quotePosix(value);
+/**
+ * cmd.exe (`cmd /d /s /c "<command>"`): a double-quoted word keeps `& | < > ^ ( )` and spaces
+ * literal, but cmd has no way to write a literal `"` inside it, and `%NAME%` (and `!NAME!` with
+ * delayed expansion) is expanded even inside quotes; a line break ends the command. Values with
+ * `"`, `%`, `!` or a line break are refused (UnquotableError) rather than passed on. Trailing
+ * backslashes are doubled so the program's own argument parser (the MSVC rules: 2n backslashes
+ * before a quote are n backslashes) does not read the closing quote as escaped.
+ */
+export function quoteCmd(value: string): string {
+  if (value !== '' && CMD_SAFE.test(value)) return value;
+  if (/["%!\r\n\0]/.test(value)) throw new UnquotableError(`the value ${JSON.stringify(value)} cannot be passed safely to cmd.exe (it contains " % ! or a line break)`);
+  return `"${value.replace(/\\+$/, (b) => b + b)}"`;
 }
 
-/** The variables a profile may use (issue 7). */
+export function quote(value: string, style: QuoteStyle): string {
+  switch (style) {
+    case 'powershell':
+      return quotePowerShell(value);
+    case 'fish':
+      return quoteFish(value);
+    case 'cmd':
+      return quoteCmd(value);
+    default:
+      return quotePosix(value);
+  }
+}
+
+/** The variables a profile may use. */
 export const TRAINING_VARIABLES = ['operator', 'kappa', 'tau', 'alpha', 'omega', 'lambda', 'gpus', 'runName', 'workspaceFolder', 'date'] as const;
 export type TrainingVariable = (typeof TRAINING_VARIABLES)[number];
 export type TrainingVariables = Record<TrainingVariable, string>;

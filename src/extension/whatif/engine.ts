@@ -19,7 +19,7 @@ import type { SensitivityInterval } from '../../engine/analysis/sensitivity';
 import type { GroupEntry } from '../../logs';
 import { emptyAgreement, emptyComparison, mergeAgreement, mergeComparison, runAccuracy, stepSummaries, type AgreementMatrix, type ComparisonStats, type GroupDiff, type StepSummary } from '../../engine/analysis/compare';
 import { OPERATOR_IDS } from '../../engine';
-import { WhatIfShard, type DashboardRow, type Setting, type ShardReply, type ShardRequest, type SweepCell, type WhatIfItem } from './shard';
+import { WhatIfShard, type DashboardRow, type FailedItem, type Setting, type ShardReply, type ShardRequest, type SweepCell, type WhatIfItem } from './shard';
 import { changedParams } from '../params';
 
 /** One group of a run as the engine needs it: identity, revision, and how to load it when a worker lacks it. */
@@ -73,6 +73,8 @@ export interface WhatIfReport {
   accuracyAfter: number | null;
   withTruth: number;
   cancelled: boolean;
+  /** Groups that could not be loaded, prepared or sent to a worker (reported, not scored). */
+  failed: FailedItem[];
   ms: number;
   /** When it finished (ms since epoch). */
   at: number;
@@ -85,6 +87,8 @@ export interface SweepReport {
   taus: number[];
   cells: SweepCell[];
   cancelled: boolean;
+  /** Groups that could not be loaded, prepared or sent to a worker (reported, not scored). */
+  failed: FailedItem[];
   ms: number;
 }
 
@@ -93,6 +97,8 @@ export interface DashboardData {
   rows: DashboardRow[];
   agreement: AgreementMatrix;
   cancelled: boolean;
+  /** Groups that could not be loaded, prepared or sent to a worker (reported, not scored). */
+  failed: FailedItem[];
   ms: number;
 }
 
@@ -113,6 +119,8 @@ export interface EngineOptions {
   chunk?: number;
   /** A pause after each chunk (e2e tests only: lets a click cancel a re-score of a small run). */
   delayMs?: number;
+  /** The group size limit (consensusLens.maxGroupSize), read at each request. */
+  maxGroupSize?: () => number | undefined;
 }
 
 const hash = (s: string): number => {
@@ -180,12 +188,19 @@ export class WhatIfEngine {
     const seq = ++this.seq;
     return new Promise((resolve, reject) => {
       this.pending.set(seq, { resolve, reject });
-      w.postMessage({ seq, req });
+      try {
+        w.postMessage({ seq, req });
+      } catch (e) {
+        // A group that cannot be cloned to the worker (DataCloneError, a RangeError on a value
+        // nested too deep): this request fails, the worker is fine.
+        this.pending.delete(seq);
+        reject(e);
+      }
     });
   }
 
   /** Posts every item to its shard in chunks (at most two in flight per shard); merges replies in run order. */
-  private async run<R extends ShardReply>(source: RunSource, make: (job: number, items: WhatIfItem[]) => ShardRequest, onReply: (reply: R, items: WhatIfItem[], index: number[]) => void, hooks: Hooks): Promise<boolean> {
+  private async run<R extends ShardReply>(source: RunSource, make: (job: number, items: WhatIfItem[]) => ShardRequest, onReply: (reply: R, items: WhatIfItem[], index: number[]) => void, hooks: Hooks, failed: FailedItem[] = []): Promise<boolean> {
     const job = ++this.job;
     const all = source.items();
     const total = all.length;
@@ -217,15 +232,52 @@ export class WhatIfEngine {
             }
             return wi;
           });
-          const p = this.send(slot, make(job, items)).then(async (reply) => {
-            if (this.opts.delayMs) await new Promise((r) => setTimeout(r, this.opts.delayMs));
+          const accept = (reply: ShardReply, its: WhatIfItem[], index: number[]): void => {
             for (const k of (reply as { missing?: string[] }).missing ?? []) slot.holds.delete(k);
-            if (!cancelled) {
-              onReply(reply as R, items, part.map((x) => x.index));
-              done += part.length;
-              hooks.progress?.(done, total);
+            for (const f of (reply as { failed?: FailedItem[] }).failed ?? []) {
+              slot.holds.delete(f.key);
+              if (!cancelled) failed.push(f);
             }
-          });
+            if (!cancelled) onReply(reply as R, its, index);
+          };
+          const limit = this.opts.maxGroupSize?.();
+          const request = (its: WhatIfItem[]): ShardRequest => {
+            const r = make(job, its);
+            return limit !== undefined && (r.kind === 'rescore' || r.kind === 'sweep' || r.kind === 'dashboard') ? { ...r, maxGroupSize: limit } : r;
+          };
+          const p = this.send(slot, request(items))
+            .then(
+              (reply) => accept(reply, items, part.map((x) => x.index)),
+              async () => {
+                // The chunk failed as a whole (a group that cannot be posted, a worker that
+                // died): send its groups one by one, so one bad group is reported, not the chunk.
+                for (let j = 0; j < items.length; j++) {
+                  const it = items[j];
+                  if (!it.group && !it.entry) {
+                    // The worker may have lost it with the failed request: send it whole.
+                    const src = part[j].item;
+                    if (src.group) it.group = src.group;
+                    else {
+                      const e = src.entry?.();
+                      if (e) it.entry = e;
+                    }
+                  }
+                  try {
+                    accept(await this.send(slot, request([it])), [it], [part[j].index]);
+                  } catch (e) {
+                    slot.holds.delete(it.key);
+                    if (!cancelled) failed.push({ key: it.key, step: it.step, questionId: it.questionId, message: (e as Error)?.message ?? String(e) });
+                  }
+                }
+              },
+            )
+            .then(async () => {
+              if (this.opts.delayMs) await new Promise((r) => setTimeout(r, this.opts.delayMs));
+              if (!cancelled) {
+                done += part.length;
+                hooks.progress?.(done, total);
+              }
+            });
           const tracked = p.finally(() => inFlight.delete(tracked));
           inFlight.add(tracked);
           if (inFlight.size >= 2) await Promise.race(inFlight);
@@ -242,19 +294,21 @@ export class WhatIfEngine {
     const t0 = performance.now();
     const stats = emptyComparison();
     const ordered: { index: number; d: GroupDiff }[] = [];
+    const failed: FailedItem[] = [];
     const cancelled = await this.run<Extract<ShardReply, { kind: 'rescore' }>>(
       source,
       (job, items) => ({ kind: 'rescore', job, items, before, after }),
       (reply, items, index) => {
         mergeComparison(stats, reply.stats);
-        // Diffs come back in item order, skipping missing items.
-        const missing = new Set(reply.missing);
+        // Diffs come back in item order, skipping missing and failed items.
+        const missing = new Set([...reply.missing, ...(reply.failed ?? []).map((f) => f.key)]);
         let k = 0;
         items.forEach((it, j) => {
           if (!missing.has(it.key)) ordered.push({ index: index[j], d: reply.diffs[k++] });
         });
       },
       hooks,
+      failed,
     );
     ordered.sort((a, b) => a.index - b.index);
     const diffs = ordered.map((x) => x.d);
@@ -286,6 +340,7 @@ export class WhatIfEngine {
       accuracyAfter: acc.after,
       withTruth: acc.withTruth,
       cancelled,
+      failed,
       ms: performance.now() - t0,
       at: Date.now(),
     };
@@ -296,6 +351,7 @@ export class WhatIfEngine {
     const t0 = performance.now();
     const grid = kappas.flatMap((kappa) => taus.map((tau) => ({ kappa, tau })));
     const cells: SweepCell[] = grid.map((x) => ({ ...x, groups: 0, flips: 0, gateSum: 0, withTruth: 0, correct: 0 }));
+    const failed: FailedItem[] = [];
     const cancelled = await this.run<Extract<ShardReply, { kind: 'sweep' }>>(
       source,
       (job, items) => ({ kind: 'sweep', job, items, operator, base, grid }),
@@ -310,8 +366,9 @@ export class WhatIfEngine {
         });
       },
       hooks,
+      failed,
     );
-    return { runId: source.id, operator, kappas, taus, cells, cancelled, ms: performance.now() - t0 };
+    return { runId: source.id, operator, kappas, taus, cells, cancelled, failed, ms: performance.now() - t0 };
   }
 
   /** Every group scored with every operator at the configured parameters (the dashboard's input). */
@@ -321,6 +378,7 @@ export class WhatIfEngine {
     const ordered: { index: number; row: DashboardRow }[] = [];
     // Run health's roll-out subsampling on about 256 groups (WHATIF_MAX_GROUPS of the CLI).
     const whatifEvery = Math.max(1, Math.ceil(source.items().length / 256));
+    const failed: FailedItem[] = [];
     const cancelled = await this.run<Extract<ShardReply, { kind: 'dashboard' }>>(
       source,
       (job, items) => ({ kind: 'dashboard', job, items, params, configured, whatifEvery }),
@@ -330,9 +388,10 @@ export class WhatIfEngine {
         for (const row of reply.rows) ordered.push({ index: byKey.get(row.key) ?? 0, row });
       },
       hooks,
+      failed,
     );
     ordered.sort((a, b) => a.index - b.index);
-    return { runId: source.id, rows: ordered.map((x) => x.row), agreement, cancelled, ms: performance.now() - t0 };
+    return { runId: source.id, rows: ordered.map((x) => x.row), agreement, cancelled, failed, ms: performance.now() - t0 };
   }
 
   /** A question's CoRE label intervals in κ and τ (issue 6 item 3), computed off the host thread. */
@@ -341,6 +400,19 @@ export class WhatIfEngine {
     const r = await this.send(slot, { kind: 'sensitivity', prepared, params });
     if (r.kind !== 'sensitivity') throw new Error('unexpected reply');
     return { kappa: r.kappa, tau: r.tau };
+  }
+
+  /**
+   * A group's features (and response previews) prepared on a worker thread — from an index entry
+   * the worker reads the texts itself — so a followed run's degenerate roll-outs never cost the
+   * extension host's event loop. Sharded by question like every other request.
+   */
+  async prepare(item: { group: Group } | { entry: GroupEntry; questionId: string }, maxGroupSize?: number): Promise<{ prepared: PreparedGroup; previews: string[] }> {
+    const questionId = 'group' in item ? item.group.questionId : item.questionId;
+    const slot = this.slots[hash(questionId) % this.slots.length];
+    const r = await this.send(slot, { kind: 'prepare', item, ...(maxGroupSize !== undefined ? { maxGroupSize } : {}) });
+    if (r.kind !== 'prepare') throw new Error('unexpected reply');
+    return { prepared: r.prepared, previews: r.previews };
   }
 
   /** Frees a run's features in every shard (the run was closed). */

@@ -53,7 +53,14 @@ export class WhatIfController implements vscode.Disposable {
   // CONSENSUS_LENS_TEST_WHATIF_DELAY_MS (e2e only): a pause per chunk of 2 groups, so a re-score of
   // a small run lasts long enough to be cancelled by a click.
   private static readonly testDelay = Number(process.env.CONSENSUS_LENS_TEST_WHATIF_DELAY_MS) || 0;
-  readonly engine = new WhatIfEngine({ workers: 2, ...(WhatIfController.testDelay > 0 ? { chunk: 2, delayMs: WhatIfController.testDelay } : {}) });
+  readonly engine = new WhatIfEngine({
+    workers: 2,
+    maxGroupSize: () => {
+      const v = vscode.workspace.getConfiguration('consensusLens').get<number>('maxGroupSize');
+      return typeof v === 'number' && Number.isInteger(v) && v >= 1 ? v : undefined;
+    },
+    ...(WhatIfController.testDelay > 0 ? { chunk: 2, delayMs: WhatIfController.testDelay } : {}),
+  });
   /** The last COMPLETED re-score per run. */
   readonly last = new Map<string, WhatIfReport>();
   private readonly changed = new vscode.EventEmitter<string>();
@@ -114,13 +121,15 @@ export class WhatIfController implements vscode.Disposable {
     }
     const r = report;
     const log = this.deps.log;
-    log.info(`re-scored ${run.label} with ${operator} ${JSON.stringify(r.changed)} against ${r.before.operator} at the configured parameters: ${r.groups} groups, ${r.flips.length} label flips, ${r.signChanges} advantage sign changes, ${r.ms.toFixed(0)} ms${r.cancelled ? ' (cancelled)' : ''}`);
+    log.info(`re-scored ${run.label} with ${operator} ${JSON.stringify(r.changed)} against ${r.before.operator} at the configured parameters: ${r.groups} groups${r.failed.length ? ` (${r.failed.length} could not be re-scored)` : ''}, ${r.flips.length} label flips, ${r.signChanges} advantage sign changes, ${r.ms.toFixed(0)} ms${r.cancelled ? ' (cancelled)' : ''}`);
     if (r.cancelled) {
       void vscode.window.showInformationMessage(`Consensus Lens: re-score cancelled after ${r.groups} groups; the previous result is kept.`);
       return r;
     }
     this.last.set(run.id, r);
     this.changed.fire(run.id);
+    for (const f of r.failed.slice(0, 200)) log.warn(`  step ${f.step} ${f.questionId}: not re-scored: ${f.message}`);
+    if (r.failed.length) void vscode.window.showWarningMessage(`Consensus Lens: ${r.failed.length} group(s) of ${run.label} could not be re-scored (e.g. step ${r.failed[0].step}, ${r.failed[0].questionId}: ${r.failed[0].message.slice(0, 200)}); see the Consensus Lens output.`);
     for (const f of r.flips.slice(0, 200)) log.info(`  step ${f.step} ${f.questionId}: ${f.before ?? '(none)'} → ${f.after ?? '(none)'}`);
     const acc = r.accuracyBefore !== null && r.accuracyAfter !== null ? `; pseudo-label accuracy ${(100 * r.accuracyBefore).toFixed(1)}% → ${(100 * r.accuracyAfter).toFixed(1)}% (diagnostic)` : '';
     void vscode.window

@@ -30,7 +30,7 @@ import {
 import { entryToGroup, readRolloutText, type GroupEntry } from '../../logs';
 import { addAgreement, addGroup, diffGroup, emptyAgreement, emptyComparison, type AgreementMatrix, type ComparisonStats, type GroupDiff, type LabelRow } from '../../engine/analysis/compare';
 import { sensitivity, type SensitivityInterval } from '../../engine/analysis/sensitivity';
-import { engineParams } from '../scoring';
+import { engineParams, preview } from '../scoring';
 import { groupHealth, rolloutWhatIf, type GroupHealth } from '../../engine/analysis/health';
 import { hashString } from '../../engine/analysis/health-random';
 
@@ -82,19 +82,29 @@ export interface DashboardRow {
   health?: GroupHealth;
 }
 
+/** A group that could not be loaded or prepared (too large, its text unreadable, …): reported, never dropped silently. */
+export interface FailedItem {
+  key: string;
+  step: number;
+  questionId: string;
+  message: string;
+}
+
 export type ShardRequest =
-  | { kind: 'rescore'; job: number; items: WhatIfItem[]; before: Setting; after: Setting }
-  | { kind: 'sweep'; job: number; items: WhatIfItem[]; operator: OperatorId; base: Record<string, number>; grid: { kappa: number; tau: number }[] }
-  | { kind: 'dashboard'; job: number; items: WhatIfItem[]; params: Record<string, number>; configured: OperatorId; whatifEvery?: number }
+  | { kind: 'rescore'; job: number; items: WhatIfItem[]; before: Setting; after: Setting; maxGroupSize?: number }
+  | { kind: 'sweep'; job: number; items: WhatIfItem[]; operator: OperatorId; base: Record<string, number>; grid: { kappa: number; tau: number }[]; maxGroupSize?: number }
+  | { kind: 'dashboard'; job: number; items: WhatIfItem[]; params: Record<string, number>; configured: OperatorId; whatifEvery?: number; maxGroupSize?: number }
   | { kind: 'sensitivity'; prepared: PreparedGroup; params: Record<string, number> }
+  | { kind: 'prepare'; item: { group: Group } | { entry: GroupEntry; questionId: string }; maxGroupSize?: number }
   | { kind: 'end'; job: number }
   | { kind: 'forget'; prefix?: string };
 
 export type ShardReply =
-  | { kind: 'rescore'; diffs: GroupDiff[]; stats: ComparisonStats; missing: string[] }
-  | { kind: 'sweep'; cells: SweepCell[]; missing: string[] }
-  | { kind: 'dashboard'; rows: DashboardRow[]; agreement: AgreementMatrix; missing: string[] }
+  | { kind: 'rescore'; diffs: GroupDiff[]; stats: ComparisonStats; missing: string[]; failed: FailedItem[] }
+  | { kind: 'sweep'; cells: SweepCell[]; missing: string[]; failed: FailedItem[] }
+  | { kind: 'dashboard'; rows: DashboardRow[]; agreement: AgreementMatrix; missing: string[]; failed: FailedItem[] }
   | { kind: 'sensitivity'; kappa: SensitivityInterval; tau: SensitivityInterval }
+  | { kind: 'prepare'; prepared: PreparedGroup; previews: string[] }
   | { kind: 'ok'; cached: number };
 
 interface Cached {
@@ -127,7 +137,11 @@ export class WhatIfShard {
     return this.cache.size;
   }
 
+  /** The group size limit of the request being handled (consensusLens.maxGroupSize). */
+  private maxGroupSize: number | undefined;
+
   async handle(req: ShardRequest): Promise<ShardReply> {
+    if (req.kind === 'rescore' || req.kind === 'sweep' || req.kind === 'dashboard') this.maxGroupSize = req.maxGroupSize;
     switch (req.kind) {
       case 'forget':
         if (req.prefix === undefined) this.cache.clear();
@@ -138,6 +152,19 @@ export class WhatIfShard {
         return { kind: 'ok', cached: this.cache.size };
       case 'sensitivity':
         return { kind: 'sensitivity', ...sensitivity(req.prepared, engineParams(req.params)) };
+      case 'prepare': {
+        // A followed run's group for the explorer and the panel: the texts read back from disk,
+        // answer extraction, classes, TF-IDF and the previews, all here rather than on the
+        // extension host (a run of 64 × 200 KB degenerate roll-outs is seconds of work).
+        let group: Group;
+        if ('group' in req.item) group = req.item.group;
+        else {
+          const texts: string[] = [];
+          for (const r of req.item.entry.rollouts) texts.push(await readRolloutText(r.source));
+          group = { ...entryToGroup(req.item.entry, texts), questionId: req.item.questionId };
+        }
+        return { kind: 'prepare', prepared: prepareGroup(group, { health: true, maxGroupSize: req.maxGroupSize }), previews: group.rollouts.map((r) => preview(r.response ?? '')) };
+      }
       case 'rescore':
         return this.rescore(req);
       case 'sweep':
@@ -160,7 +187,7 @@ export class WhatIfShard {
     }
     if (!group) return undefined;
     // With the run-health text measures (docs/health.md): the texts are at hand only here.
-    const fresh: Cached = { revision: item.revision, g: prepareGroup(group, { health: true }), truth: new Map() };
+    const fresh: Cached = { revision: item.revision, g: prepareGroup(group, { health: true, maxGroupSize: this.maxGroupSize }), truth: new Map() };
     this.cache.set(item.key, fresh);
     return fresh;
   }
@@ -194,11 +221,18 @@ export class WhatIfShard {
     const stats = emptyComparison();
     const diffs: GroupDiff[] = [];
     const missing: string[] = [];
+    const failed: FailedItem[] = [];
     const pb = resolveParams(engineParams(req.before.params));
     const pa = resolveParams(engineParams(req.after.params));
     const baselineKey = JSON.stringify([req.before.operator, pb]);
     for (const item of req.items) {
-      const c = await this.load(item);
+      let c: Cached | undefined;
+      try {
+        c = await this.load(item);
+      } catch (e) {
+        failed.push({ key: item.key, step: item.step, questionId: item.questionId, message: (e as Error)?.message ?? String(e) });
+        continue;
+      }
       if (!c) {
         missing.push(item.key);
         continue;
@@ -215,7 +249,7 @@ export class WhatIfShard {
       diffs.push(d);
       addGroup(stats, d, a, b);
     }
-    return { kind: 'rescore', diffs, stats, missing };
+    return { kind: 'rescore', diffs, stats, missing, failed };
   }
 
   private async sweep(req: Extract<ShardRequest, { kind: 'sweep' }>): Promise<ShardReply> {
@@ -224,8 +258,15 @@ export class WhatIfShard {
     const base = engineParams(req.base);
     const settings = req.grid.map((pt) => resolveParams({ ...base, kappa: pt.kappa, tau: pt.tau }));
     const missing: string[] = [];
+    const failed: FailedItem[] = [];
     for (const item of req.items) {
-      const c = await this.load(item);
+      let c: Cached | undefined;
+      try {
+        c = await this.load(item);
+      } catch (e) {
+        failed.push({ key: item.key, step: item.step, questionId: item.questionId, message: (e as Error)?.message ?? String(e) });
+        continue;
+      }
       if (!c) {
         missing.push(item.key);
         continue;
@@ -245,7 +286,7 @@ export class WhatIfShard {
         }
       });
     }
-    return { kind: 'sweep', cells, missing };
+    return { kind: 'sweep', cells, missing, failed };
   }
 
   private async dashboard(req: Extract<ShardRequest, { kind: 'dashboard' }>): Promise<ShardReply> {
@@ -254,8 +295,15 @@ export class WhatIfShard {
     const agreement = emptyAgreement(OPERATOR_IDS);
     const rows: DashboardRow[] = [];
     const missing: string[] = [];
+    const failed: FailedItem[] = [];
     for (const item of req.items) {
-      const c = await this.load(item);
+      let c: Cached | undefined;
+      try {
+        c = await this.load(item);
+      } catch (e) {
+        failed.push({ key: item.key, step: item.step, questionId: item.questionId, message: (e as Error)?.message ?? String(e) });
+        continue;
+      }
       if (!c) {
         missing.push(item.key);
         continue;
@@ -295,7 +343,7 @@ export class WhatIfShard {
       }
       rows.push(row);
     }
-    return { kind: 'dashboard', rows, agreement, missing };
+    return { kind: 'dashboard', rows, agreement, missing, failed };
   }
 }
 

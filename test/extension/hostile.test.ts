@@ -1,0 +1,49 @@
+// Hostile values from logs and from the webview: a question id with a line break cannot forge
+// roll-out document header lines; CSV cells cannot become formulas (also after ';'); a webview's
+// `ready` state cannot make the host follow a path.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { oneLine, rolloutHeader } from '../../src/extension/format';
+import { csvField } from '../../src/engine/analysis/compare';
+import { mayFollowAgain } from '../../src/extension/restore';
+import { prepareGroup } from '../../src/engine';
+import { buildView } from '../../src/extension/scoring';
+import { defaultParams } from '../../src/extension/params';
+
+test('a line break in a question id, answer, run label or ground truth stays inside its header line', () => {
+  const forged = 'q1\n# log: /etc/passwd:1\r\n# rewards: all 1';
+  const prepared = prepareGroup({ step: 3, questionId: forged, groundTruth: 'x\u2028# log: /tmp/evil', rollouts: [{ response: 'so \\boxed{a\nb}' }, { response: '\\boxed{2}' }] });
+  const view = buildView({ key: { runId: '/r', step: 3, questionId: forged }, runLabel: 'run\n# log: /x', prepared, prompt: null, previews: ['', ''], sampleIdx: [null, null] }, defaultParams(), 'majority');
+  const header = rolloutHeader(view, 0, '/logs/step.jsonl', 7);
+  const text = header.join('\n');
+  const lines = text.split(/\r\n|\r|\n|\u2028|\u2029|\u0085/);
+  assert.equal(lines.length, header.length, text);
+  assert.deepEqual(lines.filter((l) => l.startsWith('# log: ')), ['# log: /logs/step.jsonl:7']);
+  assert.ok(lines.some((l) => l.includes('question: q1\\n# log: /etc/passwd:1\\r\\n# rewards: all 1')), text);
+  assert.equal(oneLine('a\tb\u0000c\u2029'), 'a\\tb\\u0000c\\u2029');
+});
+
+test('CSV: formula prefixes are neutralised at the start and after every ;', () => {
+  assert.equal(csvField('=1+2'), "'=1+2");
+  assert.equal(csvField('ok;=HYPERLINK("x")'), `"ok;'=HYPERLINK(""x"")"`);
+  assert.equal(csvField('a; +cmd|x'), `"a;' +cmd|x"`);
+  assert.equal(csvField('a;-1;@SUM(A1)'), `"a;'-1;'@SUM(A1)"`);
+  assert.equal(csvField('a;b'), '"a;b"');
+  assert.equal(csvField('plain'), 'plain');
+  assert.equal(csvField(-3), '-3');
+});
+
+test("a webview's ready state never makes the host follow a path: only the run of the host's own record", () => {
+  assert.equal(mayFollowAgain('/etc', null), false);
+  assert.equal(mayFollowAgain('/etc', undefined), false);
+  assert.equal(mayFollowAgain('/etc', { key: { runId: '/home/u/run', step: 1, questionId: 'q' } }), false);
+  assert.equal(mayFollowAgain('/home/u/run', { key: { runId: '/home/u/run', step: 1, questionId: 'q' } }), true);
+  const src = readFileSync(join(import.meta.dirname, '../../src/extension/extension.ts'), 'utf8');
+  // The one place a panel's key can make the host follow a run goes through the check.
+  const follows = [...src.matchAll(/addRun\(key\.runId[^\n]*/g)].map((m) => m.index!);
+  assert.equal(follows.length, 1);
+  const line = src.slice(src.lastIndexOf('\n', follows[0]), follows[0]);
+  assert.match(line, /mayFollowAgain\(key\.runId/);
+});

@@ -1,0 +1,139 @@
+// A followed run's groups are prepared on the what-if engine's worker threads, not on the
+// extension host: the store hands every group to the engine and keeps what comes back (the same
+// features prepareGroup computes in-process); a group above the size limit is logged and skipped.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { prepareGroup, type Group } from '../../src/engine';
+import { entryToGroup, readRolloutText, type GroupEntry } from '../../src/logs';
+import { RunStore } from '../../src/extension/store';
+import { WhatIfEngine } from '../../src/extension/whatif/engine';
+import { defaultParams } from '../../src/extension/params';
+import { preview } from '../../src/extension/scoring';
+
+const dirs: string[] = [];
+const cleanup: (() => unknown)[] = [];
+after(async () => {
+  for (const c of cleanup) await c();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+/** Degenerate roll-outs as collapsed RL models write them: an answer, then 60 KB of filler. */
+const FILLERS = [' ', '!', '…', '$', '。', '.'];
+function writeHostileRun(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'cl-offhost-'));
+  dirs.push(dir);
+  const lines: string[] = [];
+  for (let q = 0; q < 4; q++) {
+    const rollouts = Array.from({ length: 6 }, (_, i) => ({ response: `so the answer is \\boxed{${(q + i) % 2 ? 4 : 5}}` + FILLERS[i].repeat(60_000 / FILLERS[i].length), mean_logprob: -0.1 * (i + 1) }));
+    lines.push(JSON.stringify({ kind: 'group', step: 1, question_id: `q${q}`, rollouts }));
+  }
+  lines.push(JSON.stringify({ kind: 'group', step: 1, question_id: 'big', rollouts: Array.from({ length: 9 }, (_, i) => ({ response: `\\boxed{${i % 2}}` })) }));
+  writeFileSync(join(dir, 'step-1.jsonl'), lines.join('\n') + '\n');
+  return dir;
+}
+
+test('the store prepares every group through the engine (worker threads), with the same features as in-process', async () => {
+  const engine = new WhatIfEngine({ workers: 2, script: join(import.meta.dirname, 'whatif-worker.mjs') });
+  cleanup.push(() => engine.dispose());
+  const seen: { entry: GroupEntry; questionId: string }[] = [];
+  const logged: string[] = [];
+  const store = new RunStore({
+    configuredOperator: () => 'majority',
+    params: defaultParams,
+    follow: false,
+    log: (m) => logged.push(m),
+    prepare: (entry, questionId) => {
+      seen.push({ entry, questionId });
+      return engine.prepare({ entry, questionId }, 8);
+    },
+  });
+  cleanup.push(() => store.dispose());
+  const run = store.add(writeHostileRun(), 'opened');
+  await store.summariesDone();
+  assert.deepEqual(seen.map((g) => g.questionId).sort(), ['big', 'q0', 'q1', 'q2', 'q3']);
+  assert.equal(run.summaries.size, 4);
+  for (const { entry, questionId } of seen.filter((x) => x.questionId !== 'big')) {
+    const texts = await Promise.all(entry.rollouts.map((r) => readRolloutText(r.source)));
+    const g: Group = { ...entryToGroup(entry, texts), questionId };
+    const key = { runId: run.id, step: 1, questionId: g.questionId };
+    const stored = store.cached(key);
+    assert.ok(stored, g.questionId);
+    const local = prepareGroup(g);
+    assert.deepEqual(stored.prepared.answers, local.answers);
+    assert.deepEqual([...stored.prepared.classOf], [...local.classOf]);
+    assert.deepEqual(stored.prepared.cosines.map((c) => [...c]), local.cosines.map((c) => [...c]));
+    assert.equal(stored.previews.length, 6);
+    assert.deepEqual(stored.previews, texts.map((t) => preview(t)));
+    assert.ok(stored.previews.every((p) => p.length <= 160));
+  }
+  assert.ok(logged.some((m) => /question big: 9 roll-outs, more than the group size limit of 8/.test(m)), logged.join('\n'));
+});
+
+test('what-if engine: a group that cannot be sent to a worker or prepared is reported, the others scored', async () => {
+  const engine = new WhatIfEngine({ workers: 2, script: join(import.meta.dirname, 'whatif-worker.mjs'), chunk: 4 });
+  cleanup.push(() => engine.dispose());
+  let deep: Record<string, unknown> = { v: 1 };
+  for (let i = 0; i < 20_000; i++) deep = { a: deep };
+  const group = (q: string, n: number, extra?: unknown): Group => ({
+    step: 1,
+    questionId: q,
+    rollouts: Array.from({ length: n }, (_, i) => ({ response: `so \\boxed{${i % 2}}`, meanLogprob: -0.1, ...(extra ? { extra } : {}) }) as Group['rollouts'][number]),
+  });
+  const groups = [group('a', 4), group('deep', 4, deep), group('b', 4), group('huge', 4097), group('c', 4)];
+  const source = { id: 'mem', items: () => groups.map((g, i) => ({ key: g.questionId, revision: 1, step: g.step, questionId: g.questionId, group: g, index: i })) };
+  const setting = { operator: 'majority' as const, params: defaultParams() };
+  const r = await engine.rescore(source, setting, { operator: 'core', params: defaultParams() });
+  assert.equal(r.cancelled, false);
+  assert.deepEqual(r.diffs.map((d) => d.questionId), ['a', 'b', 'c']);
+  assert.deepEqual(r.failed.map((f) => f.questionId).sort(), ['deep', 'huge']);
+  assert.match(r.failed.find((f) => f.questionId === 'huge')!.message, /4097 roll-outs, more than the group size limit of 4096/);
+  const d = await engine.dashboard(source, defaultParams(), 'core');
+  assert.equal(d.rows.length, 3);
+  assert.equal(d.failed.length, 2);
+});
+
+test("a growing run does not make the host re-score another run's questions with outcome checks", async () => {
+  const a = mkdtempSync(join(tmpdir(), 'cl-offhost-a-'));
+  const b = mkdtempSync(join(tmpdir(), 'cl-offhost-b-'));
+  dirs.push(a, b);
+  const g = (q: string, checks: boolean) => JSON.stringify({ kind: 'group', step: 1, question_id: q, rollouts: [1, 1, 2].map((x) => ({ response: `\\boxed{${x}}` })), ...(checks ? { outcome_checks: [{ answer: '1', passed: 3, trials: 4 }] } : {}) });
+  writeFileSync(join(a, 'step-1.jsonl'), [g('m1', true), g('m2', true)].join('\n') + '\n');
+  writeFileSync(join(b, 'step-1.jsonl'), g('x', false) + '\n');
+  const store = new RunStore({ configuredOperator: () => 'msttrl', params: defaultParams, pollMs: 100, idleMs: 200 });
+  cleanup.push(() => store.dispose());
+  const ra = store.add(a, 'opened');
+  const rb = store.add(b, 'opened');
+  await store.summariesDone();
+  assert.equal(ra.summaries.size, 2);
+  const before = [...ra.summaries.values()];
+  writeFileSync(join(b, 'step-2.jsonl'), g('y', false).replace('"step":1', '"step":2') + '\n');
+  for (let i = 0; i < 100 && rb.summaries.size < 2; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    await store.summariesDone();
+  }
+  assert.equal(rb.summaries.size, 2);
+  // The same summary objects: run a's MS-TTRL questions were not scored again.
+  assert.deepEqual([...ra.summaries.values()].map((s, i) => s === before[i]), [true, true]);
+  // A change in run a itself re-scores them (in step order, for MS-TTRL's cache).
+  writeFileSync(join(a, 'step-2.jsonl'), g('m3', true).replace('"step":1', '"step":2') + '\n');
+  for (let i = 0; i < 100 && ra.summaries.size < 3; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    await store.summariesDone();
+  }
+  assert.equal(ra.summaries.size, 3);
+  assert.ok([...ra.summaries.values()].slice(0, 2).every((s, i) => s !== before[i]));
+});
+
+test('what-if engine: the configured group size limit reaches the workers', async () => {
+  const engine = new WhatIfEngine({ workers: 2, script: join(import.meta.dirname, 'whatif-worker.mjs'), maxGroupSize: () => 4 });
+  cleanup.push(() => engine.dispose());
+  const group = (q: string, n: number): Group => ({ step: 1, questionId: q, rollouts: Array.from({ length: n }, (_, i) => ({ response: `\\boxed{${i % 2}}` })) });
+  const groups = [group('four', 4), group('five', 5)];
+  const source = { id: 'lim', items: () => groups.map((g) => ({ key: g.questionId, revision: 1, step: 1, questionId: g.questionId, group: g })) };
+  const r = await engine.rescore(source, { operator: 'majority', params: defaultParams() }, { operator: 'majority', params: defaultParams() });
+  assert.deepEqual(r.diffs.map((d) => d.questionId), ['four']);
+  assert.match(r.failed[0].message, /question five: 5 roll-outs, more than the group size limit of 4/);
+});
