@@ -74,7 +74,11 @@ test('health on the verl and TRL fixtures (no confidence, two steps) and on bad 
   assert.match(r.out, /\(run trl\/completions\)/);
   assert.match(r.out, /\(run verl\/rollout\)/);
   const j = JSON.parse(cli(['health', 'test/fixtures/logs', '--json']).out);
-  assert.deepEqual(j.runs.map((x: { run: string }) => x.run).sort(), ['trl/completions', 'verl/rollout']);
+  const runs: string[] = j.runs.map((x: { run: string }) => x.run);
+  for (const r of ['trl/completions', 'verl/rollout', 'writers/verl-uid/rollout']) assert.ok(runs.includes(r), r);
+  // A validation dump is a run of its own, never mixed into the training timeline.
+  assert.ok(runs.includes('writers/verl-uid/val (validation)'));
+  assert.equal(new Set(runs).size, runs.length);
   assert.equal(j.groups, j.runs[0].groups);
   const missing = cli(['health', join(dir, 'nope')]);
   assert.notEqual(missing.code, 0);
