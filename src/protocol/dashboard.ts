@@ -10,7 +10,11 @@ export interface DashStep {
   meanGate: number;
   meanMajorityRatio: number;
   overturns: Partial<Record<OperatorId, number>>;
+  /** Per operator: pseudo-label accuracy over `accuracyGroups[op]` questions (src/engine/analysis/accuracy.ts). */
   accuracy: Partial<Record<OperatorId, number>>;
+  /** Per operator: the questions of the step with logged ground truth on which it could run. */
+  accuracyGroups: Partial<Record<OperatorId, number>>;
+  /** Questions of the step with logged ground truth. */
   withTruth: number;
   mismatches: number;
   regimes: Record<string, number>;
@@ -35,6 +39,8 @@ export interface DashModel {
   recovery: DashRecoveryPoint[];
   agreement: { operators: OperatorId[]; rates: (number | null)[][]; both: number[][]; accuracy: (number | null)[]; withTruth: number[] };
   hasTruth: boolean;
+  /** Questions of the run with logged ground truth. */
+  withTruth: number;
   ms: number;
 }
 
