@@ -2,8 +2,7 @@
 // store.ts, on the engine and the log readers), the run explorer, the status bar item, the
 // consensus panel and roll-out documents. Nothing runs until a user or a workspace asks for it.
 import * as vscode from 'vscode';
-import { dirname, isAbsolute, resolve } from 'node:path';
-import { open as openFile } from 'node:fs/promises';
+import { isAbsolute, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { OPERATOR_IDS, type OperatorId } from '../engine';
 import { isQuestionKey, type PanelState, type QuestionKey, type QuestionView } from '../protocol/messages';
@@ -17,6 +16,7 @@ import { statusText, stepStats } from './format';
 import { WhatIfController } from './whatif';
 import { DashboardPanel, DASHBOARD_VIEW_TYPE, type DashboardHost } from './dashboard/panel';
 import { registerTraining } from './training';
+import { MAX_CANDIDATES, inFollowedRun, runFolders } from './discover';
 
 const CONFIG = 'consensusLens';
 
@@ -127,12 +127,26 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
     return run;
   };
 
+  const scanning = (): boolean => vscode.workspace.getConfiguration(CONFIG).get<boolean>('scanWorkspace', true) && !!vscode.workspace.workspaceFolders?.length;
   const followConfigured = async (): Promise<void> => {
     for (const p of vscode.workspace.getConfiguration(CONFIG).get<string[]>('runs', [])) if (typeof p === 'string' && p.trim()) addRun(p.trim(), 'settings');
-    if (vscode.workspace.getConfiguration(CONFIG).get<boolean>('scanWorkspace', true) && vscode.workspace.workspaceFolders?.length) {
-      for (const dir of await findWorkspaceRuns()) addRun(dir, 'workspace');
-    }
+    if (scanning()) for (const dir of await findWorkspaceRuns()) addRun(dir, 'workspace');
   };
+
+  // Runs that appear while the window is open (a training job started outside our launcher creates
+  // its log folder): a log file created outside every followed run triggers one workspace scan,
+  // at most one per second (a job writing many files at once costs one scan). Files inside a
+  // followed run are its index's business.
+  let rescanTimer: NodeJS.Timeout | undefined;
+  const scheduleRescan = (file: string): void => {
+    if (!scanning() || rescanTimer || inFollowedRun(file, [...store.runs.keys()])) return;
+    rescanTimer = setTimeout(() => {
+      rescanTimer = undefined;
+      void followConfigured();
+    }, 1000);
+  };
+  const logWatcher = vscode.workspace.createFileSystemWatcher('**/*.{jsonl,parquet}', false, true, true);
+  logWatcher.onDidCreate((uri) => scheduleRescan(uri.fsPath));
 
   // ---- refreshing views ---------------------------------------------------------------------
   let treeTimer: NodeJS.Timeout | undefined;
@@ -143,9 +157,25 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       tree.refresh();
     }, 120);
   };
+  // The status bar shows the run the user last picked (explorer, Open Run…, the panel) or, when a
+  // run has grown since, the run that grew last: the training run being written, not whichever
+  // run was discovered first.
+  let picked: { runId: string; at: number } | undefined;
+  let panelRun: string | undefined;
+  const statusRun = (): RunEntry | undefined => {
+    const p = ConsensusPanel.instance?.question?.runId;
+    if (p && p !== panelRun) picked = { runId: p, at: store.growthClock };
+    panelRun = p;
+    const grown = store.lastGrown();
+    const pick = picked && store.runs.get(picked.runId);
+    if (grown && (!pick || grown.grownAt > picked!.at)) return grown;
+    return pick ?? store.runs.get(followed ?? '') ?? [...store.runs.values()][0];
+  };
+  const pickRunForStatus = (runId: string): void => {
+    picked = { runId, at: store.growthClock };
+  };
   const updateStatus = (): void => {
-    const panelRun = ConsensusPanel.instance?.question?.runId;
-    const run = store.runs.get(panelRun ?? followed ?? '') ?? [...store.runs.values()][0];
+    const run = statusRun();
     if (!run) return status.hide();
     const step = run.latestStep;
     const keys = step === null ? [] : run.steps.get(step) ?? [];
@@ -171,6 +201,8 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
   context.subscriptions.push(
     out,
     store,
+    logWatcher,
+    { dispose: () => rescanTimer && clearTimeout(rescanTimer) },
     treeView,
     status,
     docs,
@@ -208,6 +240,7 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       const n = e.selection[0];
       if (n?.kind === 'run') {
         followed = n.runId;
+        pickRunForStatus(n.runId);
         updateStatus();
       } else if (n?.kind === 'question') {
         // The row's command reads the selection; if the selection reached us after the command
@@ -240,6 +273,7 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       if (!path) return;
       const run = addRun(path, 'opened');
       followed = run.id;
+      pickRunForStatus(run.id);
       await vscode.commands.executeCommand('workbench.view.extension.consensusLens');
       updateStatus();
       return run.id;
@@ -248,7 +282,9 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       if (n?.kind === 'run') void whatIf.engine.forget(n.runId);
       if (n?.kind === 'run') store.remove(n.runId);
     }),
+    // Refresh Runs: look for new runs in the workspace and the settings, and re-read the followed ones.
     vscode.commands.registerCommand('consensusLens.refresh', async () => {
+      await followConfigured();
       await Promise.all([...store.runs.values()].map((r) => r.index?.refresh()));
     }),
     vscode.commands.registerCommand('consensusLens.showConsensus', async (arg?: QuestionKey | Node) => {
@@ -341,33 +377,13 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
 
 export function deactivate(): void {}
 
-/** Folders of the workspace that hold run logs (native, verl or TRL), outermost only. */
+/** Folders of the workspace that hold run logs (native, verl or TRL), outermost only (src/extension/discover.ts). */
 async function findWorkspaceRuns(): Promise<string[]> {
-  const files = await vscode.workspace.findFiles('**/*.{jsonl,parquet}', '**/{node_modules,.git,dist}/**', 2000);
-  const dirs = new Set<string>();
-  for (const f of files) {
-    const dir = dirname(f.fsPath);
-    if (dirs.has(dir)) continue;
-    if (f.fsPath.endsWith('.parquet') ? /(^|[\\/])completions$/.test(dir) : await looksLikeRunLog(f.fsPath)) dirs.add(dir.endsWith('completions') && f.fsPath.endsWith('.parquet') ? dirname(dir) : dir);
-  }
-  const sorted = [...dirs].sort((a, b) => a.length - b.length);
-  return sorted.filter((d, i) => !sorted.slice(0, i).some((p) => d.startsWith(p + '/') || d.startsWith(p + '\\')));
-}
-
-async function looksLikeRunLog(file: string): Promise<boolean> {
-  try {
-    const fh = await openFile(file, 'r');
-    try {
-      const buf = Buffer.alloc(4096);
-      const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-      const head = buf.subarray(0, bytesRead).toString('utf8');
-      return /"(question_id|rollouts)"\s*:/.test(head) || (/"input"\s*:/.test(head) && /"output"\s*:/.test(head));
-    } finally {
-      await fh.close();
-    }
-  } catch {
-    return false;
-  }
+  const files = await vscode.workspace.findFiles('**/*.{jsonl,parquet}', '**/{node_modules,.git,dist}/**', MAX_CANDIDATES);
+  return runFolders(
+    files.map((f) => f.fsPath),
+    (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
+  );
 }
 
 async function pickRun(store: RunStore): Promise<string | undefined> {

@@ -439,6 +439,33 @@ test('live: a group appended to a followed log file arrives in the explorer and 
   await retry(async () => assert.equal((await shownQuestion(wv)).q, 'live/appended'));
 });
 
+test('discovery: a run folder a training job creates appears without a reload; the status bar follows the run that grows', async () => {
+  const { page } = ctx;
+  // No panel: the status bar is not tied to the panel's question.
+  await runCommand(page, 'View: Close All Editors');
+  const dir = join(WORKSPACE, 'job-run');
+  mkdirSync(dir, { recursive: true });
+  const group = (step, qid, right) => JSON.stringify({ kind: 'group', step, question_id: qid, rollouts: Array.from({ length: 6 }, (_, i) => ({ response: `so \\boxed{${i < right ? 7 : 8}}`, mean_logprob: -0.2 - 0.01 * i, sample_idx: i })) }) + '\n';
+  const file = join(dir, '1.jsonl');
+  writeFileSync(file, group(1, 'job/1', 4));
+  const t0 = Date.now();
+  await openExplorer(page);
+  await retry(async () => {
+    const runs = (await rowInfo(page)).filter((r) => r.level === 1).map((r) => r.label);
+    assert.ok(runs.some((l) => l.startsWith('job-run')), `runs: ${runs.join(' | ')}`);
+  }, { timeout: 20_000 });
+  figures.newRunFoundMs = Date.now() - t0;
+  // It grows: the status bar moves to it (the demo run grew before it, and was discovered first).
+  appendFileSync(file, group(2, 'job/2', 5));
+  const status = page.locator('.statusbar-item', { hasText: /step \d+ ·/ }).first();
+  await retry(async () => assert.match(await status.innerText(), /job-run · step 2 · 1 groups/), { timeout: 20_000 });
+  // And back when the demo run grows again.
+  const demoFiles = readdirSync(DEMO).filter((f) => f.endsWith('.jsonl')).sort();
+  const demoFile = join(DEMO, demoFiles[demoFiles.length - 1]);
+  appendFileSync(demoFile, group(99, 'live/again', 4));
+  await retry(async () => assert.match(await status.innerText(), /demo-run · step 99 · 1 groups/), { timeout: 20_000 });
+});
+
 test('settings: a run outside the workspace listed in consensusLens.runs is followed', async () => {
   const { page } = ctx;
   // run.mjs seeded the user settings with .work/settings-run before VS Code started.
