@@ -358,6 +358,10 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       tree.sort = 'id';
       tree.refresh();
     }),
+    vscode.commands.registerCommand('consensusLens.sortByLogOrder', () => {
+      tree.sort = 'file';
+      tree.refresh();
+    }),
   );
 
   // Launching training jobs (issue 7): src/extension/training.

@@ -14,6 +14,7 @@ import { sanitizeParams } from '../params';
 import { parseWhatIfText, prefillText, validateRescoreText } from './text';
 import type { RunEntry, RunStore } from '../store';
 import { storeSource } from '../rescore';
+import { flipDescription } from '../format';
 import { WhatIfEngine, type WhatIfReport } from './engine';
 
 export interface WhatIfDeps {
@@ -121,7 +122,7 @@ export class WhatIfController implements vscode.Disposable {
     }
     this.last.set(run.id, r);
     this.changed.fire(run.id);
-    for (const f of r.flips.slice(0, 200)) log.info(`  step ${f.step} ${f.questionId}: ${f.before ?? '(none)'} → ${f.after ?? '(none)'}`);
+    for (const f of r.flips.slice(0, 200)) log.info(`  ${f.questionId} ${flipDescription(f)}`);
     const acc = r.accuracyBefore !== null && r.accuracyAfter !== null ? `; pseudo-label accuracy ${(100 * r.accuracyBefore).toFixed(1)}% → ${(100 * r.accuracyAfter).toFixed(1)}% (diagnostic)` : '';
     void vscode.window
       .showInformationMessage(
@@ -144,7 +145,7 @@ export class WhatIfController implements vscode.Disposable {
     const r = id ? this.last.get(id) : undefined;
     if (!r || !id) return void vscode.window.showInformationMessage('Consensus Lens: re-score a run first.');
     if (!r.flips.length) return void vscode.window.showInformationMessage('Consensus Lens: no pseudo-label flips in the last re-score.');
-    const items = r.flips.map((f) => ({ label: f.questionId, description: `step ${f.step}: ${f.before ?? '(none)'} → ${f.after ?? '(none)'}`, f }));
+    const items = r.flips.map((f) => ({ label: f.questionId, description: flipDescription(f), f }));
     const pick = await vscode.window.showQuickPick(items, { title: `${r.flips.length} pseudo-labels flip under ${r.operator} ${JSON.stringify(r.changed)}`, matchOnDescription: true });
     if (pick) this.deps.openQuestion({ runId: id, step: pick.f.step, questionId: pick.f.questionId });
   }
