@@ -31,12 +31,38 @@ export function themeColors() {
   };
 }
 
-/** Circle-packed positions: classes in rows by size, members on rings around each class centre. */
-export function layout(view: QuestionView): Map<string, { x: number; y: number }> {
+/** The label of an answer class's box: the answer (at most 40 characters) and its size. */
+export function classLabel(answer: string, size: number): string {
+  return `${answer === '' ? '(empty)' : answer.length > 40 ? answer.slice(0, 39) + '…' : answer}  ×${size}`;
+}
+
+/** Width a label needs at the boxes' 12 px font (a generous 7.5 px per character, plus margins). */
+export const labelWidth = (label: string): number => 7.5 * [...label].length + 12;
+
+/** A class's slot in the layout: the box and the label above it, which no other slot overlaps. */
+export interface Slot {
+  x0: number;
+  x1: number;
+  y0: number;
+  y1: number;
+  /** The label's maximum width (cytoscape's text-max-width): the slot's width. */
+  labelWidth: number;
+}
+
+const LABEL_H = 18;
+const GAP = 30;
+
+/**
+ * Circle-packed positions: classes in rows by size, members on rings around each class centre.
+ * Each class gets a slot as wide as its box or its label, whichever is wider, so long answers do
+ * not run into the neighbouring box.
+ */
+export function layout(view: QuestionView): { pos: Map<string, { x: number; y: number }>; slots: Map<string, Slot> } {
   const pos = new Map<string, { x: number; y: number }>();
-  const groups: { id: string; members: number[] }[] = view.classes.map((c) => ({ id: `c${c.index}`, members: view.rollouts.filter((r) => r.classIndex === c.index).map((r) => r.index) }));
+  const slots = new Map<string, Slot>();
+  const groups: { id: string; label: string; members: number[] }[] = view.classes.map((c) => ({ id: `c${c.index}`, label: classLabel(c.answer, c.size), members: view.rollouts.filter((r) => r.classIndex === c.index).map((r) => r.index) }));
   const none = view.rollouts.filter((r) => r.classIndex < 0).map((r) => r.index);
-  if (none.length) groups.push({ id: 'none', members: none });
+  if (none.length) groups.push({ id: 'none', label: 'no answer', members: none });
   groups.sort((a, b) => b.members.length - a.members.length);
   const spacing = 34;
   const radiusOf = (m: number): number => {
@@ -57,13 +83,14 @@ export function layout(view: QuestionView): Map<string, { x: number; y: number }
   let rowH = 0;
   for (const g of groups) {
     const R = radiusOf(g.members.length);
-    if (x > 0 && x + 2 * R > width) {
+    const W = Math.max(2 * R, labelWidth(g.label));
+    if (x > 0 && x + W > width) {
       x = 0;
-      y += rowH + 30;
+      y += rowH + GAP;
       rowH = 0;
     }
-    const cx = x + R;
-    const cy = y + R;
+    const cx = x + W / 2;
+    const cy = y + LABEL_H + R;
     let k = 0;
     let ring = 0;
     while (k < g.members.length) {
@@ -74,10 +101,51 @@ export function layout(view: QuestionView): Map<string, { x: number; y: number }
       }
       ring++;
     }
-    x += 2 * R + 30;
-    rowH = Math.max(rowH, 2 * R);
+    slots.set(g.id, { x0: x, x1: x + W, y0: y, y1: y + LABEL_H + 2 * R, labelWidth: W });
+    x += W + GAP;
+    rowH = Math.max(rowH, LABEL_H + 2 * R);
   }
-  return pos;
+  return { pos, slots };
+}
+
+export type ThemeColors = ReturnType<typeof themeColors>;
+
+/**
+ * The graph's stylesheet. Mappings to data fields apply only to elements that have the field
+ * (`node[size]`: roll-outs, not the class boxes): cytoscape warns once per element and style pass
+ * about a mapping without its data, which was hundreds of console warnings per session.
+ */
+export function graphStyle(c: ThemeColors): cytoscape.StylesheetJson {
+  return [
+    { selector: 'node', style: { 'background-color': c.node, 'border-width': 0, label: '' } },
+    { selector: 'node[size]', style: { width: 'data(size)', height: 'data(size)' } },
+    { selector: 'node.label', style: { 'background-color': c.label } },
+    { selector: 'node.noanswer', style: { 'background-color': c.none, shape: 'diamond' } },
+    { selector: 'node.support', style: { 'border-width': 3, 'border-color': c.support } },
+    { selector: 'node.mismatch', style: { shape: 'triangle' } },
+    { selector: 'node.selected', style: { 'overlay-color': c.select, 'overlay-opacity': 0.35, 'overlay-padding': 4 } },
+    {
+      selector: ':parent',
+      style: {
+        'background-color': c.group,
+        'background-opacity': 0.6,
+        'border-width': 1,
+        'border-color': c.groupBorder,
+        shape: 'round-rectangle',
+        color: c.fg,
+        'font-family': c.font,
+        'font-size': 12,
+        'text-valign': 'top',
+        'text-halign': 'center',
+        'text-margin-y': -4,
+        padding: '10px',
+      },
+    },
+    { selector: ':parent[label]', style: { label: 'data(label)' } },
+    { selector: ':parent[labelWidth]', style: { 'text-wrap': 'ellipsis', 'text-max-width': 'data(labelWidth)' } },
+    { selector: ':parent.winner', style: { 'border-width': 2, 'border-color': c.label } },
+    { selector: 'edge', style: { width: 'data(width)', 'line-color': c.edge, opacity: 'data(opacity)', 'curve-style': 'haystack' } },
+  ] as unknown as cytoscape.StylesheetJson;
 }
 
 export class RolloutGraph {
@@ -92,35 +160,7 @@ export class RolloutGraph {
   ) {}
 
   private style(): cytoscape.StylesheetJson {
-    const c = themeColors();
-    return [
-      { selector: 'node', style: { 'background-color': c.node, width: 'data(size)', height: 'data(size)', 'border-width': 0, label: '' } },
-      { selector: 'node.label', style: { 'background-color': c.label } },
-      { selector: 'node.noanswer', style: { 'background-color': c.none, shape: 'diamond' } },
-      { selector: 'node.support', style: { 'border-width': 3, 'border-color': c.support } },
-      { selector: 'node.mismatch', style: { shape: 'triangle' } },
-      { selector: 'node.selected', style: { 'overlay-color': c.select, 'overlay-opacity': 0.35, 'overlay-padding': 4 } },
-      {
-        selector: ':parent',
-        style: {
-          'background-color': c.group,
-          'background-opacity': 0.6,
-          'border-width': 1,
-          'border-color': c.groupBorder,
-          shape: 'round-rectangle',
-          label: 'data(label)',
-          color: c.fg,
-          'font-family': c.font,
-          'font-size': 12,
-          'text-valign': 'top',
-          'text-halign': 'center',
-          'text-margin-y': -4,
-          padding: '10px',
-        },
-      },
-      { selector: ':parent.winner', style: { 'border-width': 2, 'border-color': c.label } },
-      { selector: 'edge', style: { width: 'data(width)', 'line-color': c.edge, opacity: 'data(opacity)', 'curve-style': 'haystack' } },
-    ] as unknown as cytoscape.StylesheetJson;
+    return graphStyle(themeColors());
   }
 
   restyle(): void {
@@ -156,16 +196,19 @@ export class RolloutGraph {
           el.data('opacity', 0.15 + 0.6 * scale(e.weight));
         }
       });
+      // Larger nodes (κ → 1 concentrates x* on fewer roll-outs) grow their class box: keep the
+      // whole graph in view instead of cutting the box off at the edge.
+      if (!this.inView()) this.cy.fit(undefined, 16);
       return;
     }
     this.shownKey = key;
     this.selected = -1;
-    const pos = layout(view);
+    const { pos, slots } = layout(view);
     const els: cytoscape.ElementDefinition[] = [];
     for (const c of view.classes) {
-      els.push({ group: 'nodes', data: { id: `c${c.index}`, label: `${c.answer === '' ? '(empty)' : c.answer.length > 40 ? c.answer.slice(0, 39) + '…' : c.answer}  ×${c.size}` }, classes: c.index === coreClass ? 'winner' : '' });
+      els.push({ group: 'nodes', data: { id: `c${c.index}`, label: classLabel(c.answer, c.size), labelWidth: slots.get(`c${c.index}`)?.labelWidth }, classes: c.index === coreClass ? 'winner' : '' });
     }
-    if (view.rollouts.some((r) => r.classIndex < 0)) els.push({ group: 'nodes', data: { id: 'none', label: 'no answer' } });
+    if (view.rollouts.some((r) => r.classIndex < 0)) els.push({ group: 'nodes', data: { id: 'none', label: 'no answer', labelWidth: slots.get('none')?.labelWidth } });
     for (const r of view.rollouts) {
       els.push({ group: 'nodes', data: { id: `r${r.index}`, parent: r.classIndex >= 0 ? `c${r.classIndex}` : 'none', size: size(r.mass), index: r.index }, position: pos.get(`r${r.index}`), classes: nodeClasses(r.index) });
     }
@@ -226,6 +269,13 @@ export class RolloutGraph {
     const p = n.renderedPosition();
     const rect = this.container.getBoundingClientRect();
     return { x: rect.left + p.x, y: rect.top + p.y };
+  }
+
+  /** Whether every element, labels included, is drawn inside the container. */
+  inView(): boolean {
+    if (!this.cy) return true;
+    const bb = this.cy.elements().renderedBoundingBox({ includeLabels: true });
+    return bb.x1 >= -1 && bb.y1 >= -1 && bb.x2 <= this.cy.width() + 1 && bb.y2 <= this.cy.height() + 1;
   }
 
   nodeCount(): number {

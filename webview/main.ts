@@ -430,6 +430,7 @@ window.addEventListener('resize', () => view && graph.render(view));
 // Tests and power users: where a roll-out's node is on screen.
 (window as unknown as { consensusLens: unknown }).consensusLens = {
   nodePosition: (i: number) => graph.nodePosition(i),
+  graphInView: () => graph.inView(),
 };
 
 const restored = vscode.getState();

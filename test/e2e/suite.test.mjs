@@ -265,6 +265,8 @@ test('panel: moving κ re-scores in the host; the label and rewards change as th
     assert.equal(await wv.locator('#label-strip .op[data-op="core"] .label').getAttribute('data-value'), at1.get(key).results.core.label ?? '');
     for (const row of await tableRows(wv)) assert.ok(close(Number(row['reward-core']), at1.get(key).results.core.rewards[row.index]), `core reward[${row.index}] at κ=1`);
   });
+  // The enlarged class boxes stay in view (labels included).
+  await retry(async () => assert.equal(await wv.locator('#graph').evaluate(() => window.consensusLens.graphInView()), true));
   const after = await tableRows(wv);
   assert.ok(after.some((r) => !close(Number(r['reward-core']), Number(before.find((b) => b.index === r.index)['reward-core']))), 'CoRE rewards changed');
   figures.kappaFlip = { question: key, before: base.get(key).results.core.label, after: at1.get(key).results.core.label };
