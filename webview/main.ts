@@ -92,7 +92,7 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
   }
 });
 
-// ---- sensitivity (issue 6): the κ and τ intervals over which CoRE's label stays the same -------
+// ---- sensitivity: the κ and τ intervals over which CoRE's label stays the same -------
 
 function renderSensitivity(key: QuestionKey, params: Record<string, number>, ranges: SensitivityRange[]): void {
   if (!view || view.key.runId !== key.runId || view.key.step !== key.step || view.key.questionId !== key.questionId) return;

@@ -315,7 +315,7 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       if (lastRollout) return revealInLog(lastRollout.key, lastRollout.index);
       void vscode.window.showInformationMessage('Consensus Lens: open a roll-out first.');
     }),
-    // Run-wide what-ifs and the run dashboard (issue 6): src/extension/whatif, src/extension/dashboard.
+    // Run-wide what-ifs and the run dashboard: src/extension/whatif, src/extension/dashboard.
     vscode.commands.registerCommand('consensusLens.rescoreRun', async (arg?: Node | string, given?: Record<string, number>, givenOperator?: OperatorId) => {
       const report = await whatIf.rescoreCommand(arg, given, givenOperator);
       if (report && !report.cancelled) training.noteWhatIf({ operator: report.operator, params: report.after.params });
@@ -364,7 +364,7 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
     }),
   );
 
-  // Launching training jobs (issue 7): src/extension/training.
+  // Launching training jobs: src/extension/training.
   const training = registerTraining(context, {
     panelWhatIf: () => (ConsensusPanel.instance ? { operator: configuredOperator(), params: ConsensusPanel.instance.parameters } : null),
     configuredWhatIf: () => ({ operator: configuredOperator(), params: configuredParams() }),

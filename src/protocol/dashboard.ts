@@ -1,4 +1,4 @@
-// Typed messages between the extension host and the run dashboard (webview), issue 6. Imported by
+// Typed messages between the extension host and the run dashboard (webview). Imported by
 // both sides; no 'vscode', no DOM. The webview draws what the host computed; it never scores.
 import type { OperatorId } from './messages';
 

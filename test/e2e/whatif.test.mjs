@@ -1,4 +1,4 @@
-// e2e of issue 6 (run-wide what-ifs and the run dashboard) in real VS Code (code-server +
+// e2e of the run-wide what-ifs and the run dashboard in real VS Code (code-server +
 // Chromium). Started by run.mjs after suite.test.mjs, against the same code-server, whose
 // extension host runs with CONSENSUS_LENS_TEST_WHATIF_DELAY_MS so a re-score of the small demo
 // run lasts long enough to be cancelled by a click. Scenarios: re-score the demo run with κ = 0.5

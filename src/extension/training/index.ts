@@ -1,4 +1,4 @@
-// Launching training jobs (issue 7): the consensusLens.launchTraining command, the Jobs view and
+// Launching training jobs: the consensusLens.launchTraining command, the Jobs view and
 // its commands. Profiles come only from user/machine settings (never the workspace); launching
 // is refused in an untrusted workspace; nothing runs before the user presses Enter on the full,
 // resolved command. The pure parts (quoting, validation, nvidia-smi) are in quote.ts,

@@ -1,4 +1,4 @@
-// Shell quoting and ${variable} substitution for training profiles (issue 7). Pure: no 'vscode',
+// Shell quoting and ${variable} substitution for training profiles. Pure: no 'vscode',
 // so node:test drives it directly.
 //
 // Rule: a value substituted into a *command line* is quoted for the shell that will parse it, so
@@ -33,7 +33,7 @@ export function quote(value: string, style: QuoteStyle): string {
   return style === 'powershell' ? quotePowerShell(value) : quotePosix(value);
 }
 
-/** The variables a profile may use (issue 7). */
+/** The variables a profile may use. */
 export const TRAINING_VARIABLES = ['operator', 'kappa', 'tau', 'alpha', 'omega', 'lambda', 'gpus', 'runName', 'workspaceFolder', 'date'] as const;
 export type TrainingVariable = (typeof TRAINING_VARIABLES)[number];
 export type TrainingVariables = Record<TrainingVariable, string>;

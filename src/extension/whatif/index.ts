@@ -1,4 +1,4 @@
-// The run-wide what-if commands in VS Code (issue 6): Re-score Run… (operator and parameters in
+// The run-wide what-if commands in VS Code: Re-score Run… (operator and parameters in
 // one quick input prefilled with the current values, validated against each parameter's range;
 // re-scored in worker threads with a cancellable progress notification), the list of flipped
 // questions (each opens its consensus panel), and export of the last result as JSONL or CSV.
