@@ -121,10 +121,17 @@ async function selectQuestion(page, run, step, qid) {
   return wv;
 }
 
+// Console warnings from our webviews' libraries (cytoscape warns once per element and style pass
+// about a style mapping without data), counted over the whole session.
+const libraryWarnings = [];
+
 before(async () => {
   assert.ok(URL_, 'E2E_URL is not set: run this suite through run.mjs');
   ctx = await launch();
   ctx.page.on('pageerror', (e) => console.log('[pageerror]', e.message));
+  ctx.page.on('console', (m) => {
+    if (m.type() === 'warning' && /Do not assign mappings|cytoscape|The style property/i.test(m.text())) libraryWarnings.push(m.text().slice(0, 200));
+  });
   await openWorkbench(ctx.page, URL_);
 });
 
@@ -525,4 +532,12 @@ test('reload: the panel survives a window reload (serializer + state), also for 
     assert.equal(s.q, overturned.qid);
     assert.equal(s.state, 'ready');
   }, { timeout: 45_000 });
+});
+
+test('logs: no cytoscape warnings in the webviews, no rejected editor calls in the extension host log', async () => {
+  assert.deepEqual(libraryWarnings.slice(0, 5), [], `${libraryWarnings.length} library warnings`);
+  const logs = findFiles(join(process.env.E2E_WORK, 'user-data/logs'), (f) => /exthost\.log$/.test(f));
+  assert.ok(logs.length > 0, 'the extension host log');
+  const bad = logs.flatMap((f) => readFileSync(f, 'utf8').split('\n')).filter((l) => /Illegal argument: TextEditor/.test(l));
+  assert.deepEqual(bad, []);
 });

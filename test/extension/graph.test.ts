@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import cytoscape from 'cytoscape';
-import { classLabel, graphStyle, labelWidth, layout, type Slot } from '../../webview/graph';
+import { classLabel, graphStyle, labelWidth, layout, type Slot } from '../../webview/graphLayout';
 import type { QuestionView } from '../../src/protocol/messages';
 
 const colors = { fg: '#333', muted: '#777', node: '#3794ff', label: '#388a34', other: '#d18616', none: '#999', support: '#b180d7', select: '#0090f1', edge: '#999', group: '#f3f3f3', groupBorder: '#ccc', font: '-apple-system, "Segoe WPC", sans-serif' };
