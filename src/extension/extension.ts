@@ -4,6 +4,7 @@
 import * as vscode from 'vscode';
 import { isAbsolute, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { OPERATOR_IDS, type OperatorId } from '../engine';
 import { isQuestionKey, type PanelState, type QuestionKey, type QuestionView } from '../protocol/messages';
 import { ConsensusPanel, PANEL_VIEW_TYPE, type PanelHost } from './panel';
@@ -142,11 +143,22 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
     if (!scanning() || rescanTimer || inFollowedRun(file, [...store.runs.keys()])) return;
     rescanTimer = setTimeout(() => {
       rescanTimer = undefined;
-      void followConfigured();
+      const before = store.runs.size;
+      void followConfigured().then(() => out.info(`workspace scan after ${file} was created: ${store.runs.size - before} new run(s)`));
     }, 1000);
   };
-  const logWatcher = vscode.workspace.createFileSystemWatcher('**/*.{jsonl,parquet}', false, true, true);
-  logWatcher.onDidCreate((uri) => scheduleRescan(uri.fsPath));
+  // Every creation, not only of log files: a job that makes its folder and then writes into it can
+  // be reported as the new folder alone. A new folder, or a log file created or written to,
+  // outside the followed runs triggers the scan; anything else costs a prefix check (and a stat).
+  const logWatcher = vscode.workspace.createFileSystemWatcher('**/*', false, false, true);
+  const isLog = (p: string): boolean => /\.(jsonl|parquet)$/i.test(p);
+  logWatcher.onDidCreate((uri) => {
+    const p = uri.fsPath;
+    if (!scanning() || rescanTimer || inFollowedRun(p, [...store.runs.keys()])) return;
+    if (isLog(p)) scheduleRescan(p);
+    else void stat(p).then((st) => st.isDirectory() && scheduleRescan(p), () => undefined);
+  });
+  logWatcher.onDidChange((uri) => isLog(uri.fsPath) && scheduleRescan(uri.fsPath));
 
   // ---- refreshing views ---------------------------------------------------------------------
   let treeTimer: NodeJS.Timeout | undefined;

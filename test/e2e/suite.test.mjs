@@ -462,7 +462,7 @@ test('discovery: a run folder a training job creates appears without a reload; t
   await retry(async () => {
     const runs = (await rowInfo(page)).filter((r) => r.level === 1).map((r) => r.label);
     assert.ok(runs.some((l) => l.startsWith('job-run')), `runs: ${runs.join(' | ')}`);
-  }, { timeout: 20_000 });
+  }, { timeout: 45_000 });
   figures.newRunFoundMs = Date.now() - t0;
   // It grows: the status bar moves to it (the demo run grew before it, and was discovered first).
   appendFileSync(file, group(2, 'job/2', 5));
