@@ -33,8 +33,8 @@ export interface RunEntry {
   rollouts: number;
   /** The last step that received a group. */
   latestStep: number | null;
-  /** The store's growth clock when groups were last added to or completed in the run after it was
-   * first read (0: it has not grown since). The run with the highest is the one being written. */
+  /** The store's growth clock when groups were last added to the run after it was first read
+   * (0: it has not grown since). The run with the highest is the one being written. */
   grownAt: number;
 }
 
@@ -156,7 +156,9 @@ export class RunStore {
     this.rebuild(run);
     if (run.error && run.steps.size) run.error = null;
     run.version++;
-    if (ch.added.length || ch.completed.length) run.grownAt = ++this.clock;
+    // Growth is new groups: a group read at open and completed later by the idle timeout is not
+    // new data (and would make a finished run look live right after the window opens).
+    if (ch.added.length) run.grownAt = ++this.clock;
     const touched = [...new Set([...ch.added, ...ch.completed, ...ch.changed, ...ch.removed])];
     this.emit({ kind: 'run', runId: run.id, changed: touched });
     if (touched.length || before !== run.latestStep) this.scheduleSummaries();
