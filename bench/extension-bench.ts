@@ -1,4 +1,4 @@
-// Extension-host work that needs no VS Code, timed (issue 5's targets): re-scoring one N = 64
+// Extension-host work that needs no VS Code, timed: re-scoring one N = 64
 // question after a slider move (median), listing a step of 1,000 questions in the explorer, and
 // opening a run of 100,000 roll-outs. Prints one JSON line with `rows` for bench/run.mjs.
 // Run: node --import tsx bench/extension-bench.ts

@@ -8,7 +8,7 @@
 //   fetch     after indexing, 2,000 random roll-outs' texts read back by offset (median, p99).
 // The baseline runs first (it also warms the page cache), then the indexer, then the baseline again;
 // the ratio uses the faster baseline. Prints one JSON line.
-// Targets (issue 4): index time ≤ 2× baseline, index peak RSS < 400 MB, fetch median < 1 ms.
+// Targets: index time ≤ 2× baseline, index peak RSS < 400 MB, fetch median < 1 ms.
 import { spawnSync } from 'node:child_process';
 import { createReadStream, createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -198,7 +198,7 @@ if (want('extension') && existsSync('bench/extension-bench.ts')) {
   for (const [what, ours, base, ratio, target, ok] of r.rows ?? []) row(what, ours, base, ratio, target, ok);
 }
 
-// 8. Run-wide what-ifs (issue 6): re-score 10,000 groups with a new κ, host lag, a 6 × 6 κ × τ sweep.
+// 8. Run-wide what-ifs: re-score 10,000 groups with a new κ, host lag, a 6 × 6 κ × τ sweep.
 if (want('whatif') && existsSync('bench/whatif-bench.ts')) {
   const out = execFileSync(process.execPath, ['--import', 'tsx', 'bench/whatif-bench.ts', '--groups', quick ? '1000' : '10000'], { encoding: 'utf8', maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'] });
   const r = JSON.parse(out.trim().split('\n').pop());

@@ -1,4 +1,4 @@
-// Run-wide what-if benchmark (issue 6, BENCHMARKS.md): a run of GROUPS groups × 64 roll-outs
+// Run-wide what-if benchmark (BENCHMARKS.md): a run of GROUPS groups × 64 roll-outs
 // (~2 KB rich text each) whose features are cached in the what-if worker threads; then
 //   1. re-score every group with a new κ against the baseline (target < 3 s on 2 cores),
 //   2. the extension host's event-loop lag while it runs (a 5 ms timer; workers, not the host),

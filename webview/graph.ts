@@ -3,6 +3,7 @@
 // here (a packed preset layout: no iterative layout, so switching questions stays fast).
 import cytoscape from 'cytoscape';
 import type { QuestionView } from '../src/protocol/messages';
+import { classLabel, graphStyle, layout, type ThemeColors } from './graphLayout';
 
 export interface GraphCallbacks {
   onSelect(index: number): void;
@@ -14,7 +15,7 @@ function cssVar(name: string, fallback: string): string {
   return v || fallback;
 }
 
-export function themeColors() {
+export function themeColors(): ThemeColors {
   return {
     fg: cssVar('--vscode-foreground', '#333'),
     muted: cssVar('--vscode-descriptionForeground', '#777'),
@@ -32,55 +33,6 @@ export function themeColors() {
   };
 }
 
-/** Circle-packed positions: classes in rows by size, members on rings around each class centre. */
-export function layout(view: QuestionView): Map<string, { x: number; y: number }> {
-  const pos = new Map<string, { x: number; y: number }>();
-  const groups: { id: string; members: number[] }[] = view.classes.map((c) => ({ id: `c${c.index}`, members: view.rollouts.filter((r) => r.classIndex === c.index).map((r) => r.index) }));
-  const none = view.rollouts.filter((r) => r.classIndex < 0).map((r) => r.index);
-  if (none.length) groups.push({ id: 'none', members: none });
-  groups.sort((a, b) => b.members.length - a.members.length);
-  const spacing = 34;
-  const radiusOf = (m: number): number => {
-    // rings of 1, 6, 12, 18, ... members
-    let r = 0;
-    let left = m - 1;
-    let ring = 1;
-    while (left > 0) {
-      left -= 6 * ring;
-      r = ring;
-      ring++;
-    }
-    return (r + 0.8) * spacing;
-  };
-  const width = Math.max(600, Math.sqrt(view.n) * 110);
-  let x = 0;
-  let y = 0;
-  let rowH = 0;
-  for (const g of groups) {
-    const R = radiusOf(g.members.length);
-    if (x > 0 && x + 2 * R > width) {
-      x = 0;
-      y += rowH + 30;
-      rowH = 0;
-    }
-    const cx = x + R;
-    const cy = y + R;
-    let k = 0;
-    let ring = 0;
-    while (k < g.members.length) {
-      const count = ring === 0 ? 1 : 6 * ring;
-      for (let j = 0; j < count && k < g.members.length; j++, k++) {
-        const a = (2 * Math.PI * j) / count + ring * 0.3;
-        pos.set(`r${g.members[k]}`, { x: cx + ring * spacing * Math.cos(a), y: cy + ring * spacing * Math.sin(a) });
-      }
-      ring++;
-    }
-    x += 2 * R + 30;
-    rowH = Math.max(rowH, 2 * R);
-  }
-  return pos;
-}
-
 export class RolloutGraph {
   private cy: cytoscape.Core | null = null;
   private shownKey = '';
@@ -93,37 +45,7 @@ export class RolloutGraph {
   ) {}
 
   private style(): cytoscape.StylesheetJson {
-    const c = themeColors();
-    return [
-      { selector: 'node', style: { 'background-color': c.node, width: 'data(size)', height: 'data(size)', 'border-width': 0, label: '' } },
-      { selector: 'node.label', style: { 'background-color': c.label } },
-      { selector: 'node.noanswer', style: { 'background-color': c.none, shape: 'diamond' } },
-      { selector: 'node.support', style: { 'border-width': 3, 'border-color': c.support } },
-      { selector: 'node.mismatch', style: { shape: 'triangle' } },
-      // Run health: an empty, truncated or repetition-collapsed roll-out (docs/health.md §1).
-      { selector: 'node.degenerate', style: { 'background-color': c.degenerate, shape: 'round-tag' } },
-      { selector: 'node.selected', style: { 'overlay-color': c.select, 'overlay-opacity': 0.35, 'overlay-padding': 4 } },
-      {
-        selector: ':parent',
-        style: {
-          'background-color': c.group,
-          'background-opacity': 0.6,
-          'border-width': 1,
-          'border-color': c.groupBorder,
-          shape: 'round-rectangle',
-          label: 'data(label)',
-          color: c.fg,
-          'font-family': c.font,
-          'font-size': 12,
-          'text-valign': 'top',
-          'text-halign': 'center',
-          'text-margin-y': -4,
-          padding: '10px',
-        },
-      },
-      { selector: ':parent.winner', style: { 'border-width': 2, 'border-color': c.label } },
-      { selector: 'edge', style: { width: 'data(width)', 'line-color': c.edge, opacity: 'data(opacity)', 'curve-style': 'haystack' } },
-    ] as unknown as cytoscape.StylesheetJson;
+    return graphStyle(themeColors());
   }
 
   restyle(): void {
@@ -160,16 +82,19 @@ export class RolloutGraph {
           el.data('opacity', 0.15 + 0.6 * scale(e.weight));
         }
       });
+      // Larger nodes (κ → 1 concentrates x* on fewer roll-outs) grow their class box: keep the
+      // whole graph in view instead of cutting the box off at the edge.
+      if (!this.inView()) this.cy.fit(undefined, 16);
       return;
     }
     this.shownKey = key;
     this.selected = -1;
-    const pos = layout(view);
+    const { pos, slots } = layout(view);
     const els: cytoscape.ElementDefinition[] = [];
     for (const c of view.classes) {
-      els.push({ group: 'nodes', data: { id: `c${c.index}`, label: `${c.answer === '' ? '(empty)' : c.answer.length > 40 ? c.answer.slice(0, 39) + '…' : c.answer}  ×${c.size}` }, classes: c.index === coreClass ? 'winner' : '' });
+      els.push({ group: 'nodes', data: { id: `c${c.index}`, label: classLabel(c.answer, c.size), labelWidth: slots.get(`c${c.index}`)?.labelWidth }, classes: c.index === coreClass ? 'winner' : '' });
     }
-    if (view.rollouts.some((r) => r.classIndex < 0)) els.push({ group: 'nodes', data: { id: 'none', label: 'no answer' } });
+    if (view.rollouts.some((r) => r.classIndex < 0)) els.push({ group: 'nodes', data: { id: 'none', label: 'no answer', labelWidth: slots.get('none')?.labelWidth } });
     for (const r of view.rollouts) {
       els.push({ group: 'nodes', data: { id: `r${r.index}`, parent: r.classIndex >= 0 ? `c${r.classIndex}` : 'none', size: size(r.mass), index: r.index }, position: pos.get(`r${r.index}`), classes: nodeClasses(r.index) });
     }
@@ -230,6 +155,13 @@ export class RolloutGraph {
     const p = n.renderedPosition();
     const rect = this.container.getBoundingClientRect();
     return { x: rect.left + p.x, y: rect.top + p.y };
+  }
+
+  /** Whether every element, labels included, is drawn inside the container. */
+  inView(): boolean {
+    if (!this.cy) return true;
+    const bb = this.cy.elements().renderedBoundingBox({ includeLabels: true });
+    return bb.x1 >= -1 && bb.y1 >= -1 && bb.x2 <= this.cy.width() + 1 && bb.y2 <= this.cy.height() + 1;
   }
 
   nodeCount(): number {

@@ -92,7 +92,7 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
   }
 });
 
-// ---- sensitivity (issue 6): the κ and τ intervals over which CoRE's label stays the same -------
+// ---- sensitivity: the κ and τ intervals over which CoRE's label stays the same -------
 
 function renderSensitivity(key: QuestionKey, params: Record<string, number>, ranges: SensitivityRange[]): void {
   if (!view || view.key.runId !== key.runId || view.key.step !== key.step || view.key.questionId !== key.questionId) return;
@@ -450,6 +450,7 @@ window.addEventListener('resize', () => view && graph.render(view));
 // Tests and power users: where a roll-out's node is on screen.
 (window as unknown as { consensusLens: unknown }).consensusLens = {
   nodePosition: (i: number) => graph.nodePosition(i),
+  graphInView: () => graph.inView(),
 };
 
 const restored = vscode.getState();

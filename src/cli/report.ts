@@ -35,6 +35,7 @@ import { analyseRuns, groupHealth, type GroupHealth, type RunHealth } from '../e
 import { renderHealthSummary } from './health';
 import type { RunContext } from '../engine';
 import { defaultJobs } from './pool';
+import { accuracyOf, countAccuracy, emptyAccuracy, formatAccuracy, type AccuracyCount } from '../engine/analysis/accuracy';
 import { CliIO, UsageError, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseArgs } from './args';
 
 export interface ReportGroup {
@@ -170,8 +171,7 @@ export function summarize(step: number, rows: ReportGroup[], operators: string[]
   const out: ReportStep = { step, groups: rows.length, rollouts: 0, regimes: {}, flips: {}, mean_gate: {}, accuracy: {}, accuracy_groups: {}, with_truth: 0, reward_mismatch_groups: 0 };
   const gateSum: Record<string, number> = {};
   const gateN: Record<string, number> = {};
-  const correct: Record<string, number> = {};
-  const truthN: Record<string, number> = {};
+  const acc: Record<string, AccuracyCount> = {};
   for (const r of rows) {
     out.rollouts += r.n;
     out.regimes[r.regime] = (out.regimes[r.regime] ?? 0) + 1;
@@ -186,18 +186,15 @@ export function summarize(step: number, rows: ReportGroup[], operators: string[]
         gateSum[op] = (gateSum[op] ?? 0) + g;
         gateN[op] = (gateN[op] ?? 0) + 1;
       }
-      const c = r.correct[op];
-      if (c !== null && c !== undefined) {
-        truthN[op] = (truthN[op] ?? 0) + 1;
-        if (c) correct[op] = (correct[op] ?? 0) + 1;
-      }
+      countAccuracy((acc[op] ??= emptyAccuracy()), r.correct[op]);
     }
   }
   for (const op of operators) {
     if (gateN[op]) out.mean_gate[op] = finite(gateSum[op] / gateN[op]);
-    if (truthN[op]) {
-      out.accuracy[op] = finite((correct[op] ?? 0) / truthN[op]);
-      out.accuracy_groups[op] = truthN[op];
+    const a = acc[op] && accuracyOf(acc[op]);
+    if (a !== undefined && a !== null) {
+      out.accuracy[op] = finite(a);
+      out.accuracy_groups[op] = acc[op].over;
     }
   }
   return out;
@@ -323,7 +320,7 @@ export function renderTable(r: RunReport): string {
     String(s.regimes['competence-floor'] ?? 0),
     ...flipOps.map((o) => String(s.flips[o] ?? 0)),
     ...gateOps.map((o) => num(s.mean_gate[o])),
-    ...(anyTruth ? ops.map((o) => pct(s.accuracy[o]) + (s.accuracy_groups[o] !== undefined && s.accuracy_groups[o] < s.with_truth ? ` (${s.accuracy_groups[o]})` : '')) : []),
+    ...(anyTruth ? ops.map((o) => formatAccuracy(s.accuracy[o], s.accuracy_groups[o], s.with_truth)) : []),
   ];
   const rows = [header, ...r.steps.map((s) => line(s, String(s.step))), line(r.total, 'all')];
   const widths = header.map((_, c) => Math.max(...rows.map((row) => row[c].length)));

@@ -2,9 +2,9 @@
 // store.ts, on the engine and the log readers), the run explorer, the status bar item, the
 // consensus panel and roll-out documents. Nothing runs until a user or a workspace asks for it.
 import * as vscode from 'vscode';
-import { dirname, isAbsolute, resolve } from 'node:path';
-import { open as openFile } from 'node:fs/promises';
+import { isAbsolute, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { DEFAULT_MAX_GROUP_SIZE, OPERATOR_IDS, type OperatorId } from '../engine';
 import { isQuestionKey, type PanelState, type QuestionKey, type QuestionView } from '../protocol/messages';
 import { ConsensusPanel, PANEL_VIEW_TYPE, type PanelHost } from './panel';
@@ -21,6 +21,7 @@ import { LagMonitor } from './lag';
 import { mayFollowAgain } from './restore';
 import { DashboardPanel, DASHBOARD_VIEW_TYPE, type DashboardHost } from './dashboard/panel';
 import { registerTraining } from './training';
+import { MAX_CANDIDATES, inFollowedRun, runFolders } from './discover';
 
 const CONFIG = 'consensusLens';
 
@@ -158,6 +159,7 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
     return run;
   };
 
+  const scanning = (): boolean => vscode.workspace.getConfiguration(CONFIG).get<boolean>('scanWorkspace', true) && !!vscode.workspace.workspaceFolders?.length;
   const followConfigured = async (): Promise<void> => {
     for (const p of vscode.workspace.getConfiguration(CONFIG).get<string[]>('runs', [])) {
       if (typeof p !== 'string' || !p.trim()) continue;
@@ -166,10 +168,34 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       if (unsafe) out.warn(`consensusLens.runs: ${unsafe}; not followed`);
       else addRun(p.trim(), 'settings');
     }
-    if (vscode.workspace.getConfiguration(CONFIG).get<boolean>('scanWorkspace', true) && vscode.workspace.workspaceFolders?.length) {
-      for (const dir of await findWorkspaceRuns()) addRun(dir, 'workspace');
-    }
+    if (scanning()) for (const dir of await findWorkspaceRuns()) addRun(dir, 'workspace');
   };
+
+  // Runs that appear while the window is open (a training job started outside our launcher creates
+  // its log folder): a log file created outside every followed run triggers one workspace scan,
+  // at most one per second (a job writing many files at once costs one scan). Files inside a
+  // followed run are its index's business.
+  let rescanTimer: NodeJS.Timeout | undefined;
+  const scheduleRescan = (file: string): void => {
+    if (!scanning() || rescanTimer || inFollowedRun(file, [...store.runs.keys()])) return;
+    rescanTimer = setTimeout(() => {
+      rescanTimer = undefined;
+      const before = store.runs.size;
+      void followConfigured().then(() => out.info(`workspace scan after ${file} was created: ${store.runs.size - before} new run(s)`));
+    }, 1000);
+  };
+  // Every creation, not only of log files: a job that makes its folder and then writes into it can
+  // be reported as the new folder alone. A new folder, or a log file created or written to,
+  // outside the followed runs triggers the scan; anything else costs a prefix check (and a stat).
+  const logWatcher = vscode.workspace.createFileSystemWatcher('**/*', false, false, true);
+  const isLog = (p: string): boolean => /\.(jsonl|parquet)$/i.test(p);
+  logWatcher.onDidCreate((uri) => {
+    const p = uri.fsPath;
+    if (!scanning() || rescanTimer || inFollowedRun(p, [...store.runs.keys()])) return;
+    if (isLog(p)) scheduleRescan(p);
+    else void stat(p).then((st) => st.isDirectory() && scheduleRescan(p), () => undefined);
+  });
+  logWatcher.onDidChange((uri) => isLog(uri.fsPath) && scheduleRescan(uri.fsPath));
 
   // ---- refreshing views ---------------------------------------------------------------------
   let treeTimer: NodeJS.Timeout | undefined;
@@ -182,9 +208,25 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
   };
   const healthCache = new RunHealthCache();
   let healthTimer: NodeJS.Timeout | undefined;
+  // The status bar shows the run the user last picked (explorer, Open Run…, the panel) or, when a
+  // run has grown since, the run that grew last: the training run being written, not whichever
+  // run was discovered first.
+  let picked: { runId: string; at: number } | undefined;
+  let panelRun: string | undefined;
+  const statusRun = (): RunEntry | undefined => {
+    const p = ConsensusPanel.instance?.question?.runId;
+    if (p && p !== panelRun) picked = { runId: p, at: store.growthClock };
+    panelRun = p;
+    const grown = store.lastGrown();
+    const pick = picked && store.runs.get(picked.runId);
+    if (grown && (!pick || grown.grownAt > picked!.at)) return grown;
+    return pick ?? store.runs.get(followed ?? '') ?? [...store.runs.values()][0];
+  };
+  const pickRunForStatus = (runId: string): void => {
+    picked = { runId, at: store.growthClock };
+  };
   const updateStatus = (): void => {
-    const panelRun = ConsensusPanel.instance?.question?.runId;
-    const run = store.runs.get(panelRun ?? followed ?? '') ?? [...store.runs.values()][0];
+    const run = statusRun();
     if (!run) return status.hide();
     const step = run.latestStep;
     const keys = step === null ? [] : run.steps.get(step) ?? [];
@@ -230,6 +272,8 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
     }),
     out,
     store,
+    logWatcher,
+    { dispose: () => rescanTimer && clearTimeout(rescanTimer) },
     treeView,
     status,
     docs,
@@ -267,6 +311,7 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       const n = e.selection[0];
       if (n?.kind === 'run') {
         followed = n.runId;
+        pickRunForStatus(n.runId);
         updateStatus();
       } else if (n?.kind === 'question') {
         // The row's command reads the selection; if the selection reached us after the command
@@ -299,6 +344,7 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       if (!path) return;
       const run = addRun(path, 'opened');
       followed = run.id;
+      pickRunForStatus(run.id);
       await vscode.commands.executeCommand('workbench.view.extension.consensusLens');
       updateStatus();
       return run.id;
@@ -307,7 +353,9 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       if (n?.kind === 'run') void whatIf.engine.forget(n.runId);
       if (n?.kind === 'run') store.remove(n.runId);
     }),
+    // Refresh Runs: look for new runs in the workspace and the settings, and re-read the followed ones.
     vscode.commands.registerCommand('consensusLens.refresh', async () => {
+      await followConfigured();
       await Promise.all([...store.runs.values()].map((r) => r.index?.refresh()));
     }),
     vscode.commands.registerCommand('consensusLens.showConsensus', async (arg?: QuestionKey | Node) => {
@@ -338,7 +386,7 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       if (lastRollout) return revealInLog(lastRollout.key, lastRollout.index);
       void vscode.window.showInformationMessage('Consensus Lens: open a roll-out first.');
     }),
-    // Run-wide what-ifs and the run dashboard (issue 6): src/extension/whatif, src/extension/dashboard.
+    // Run-wide what-ifs and the run dashboard: src/extension/whatif, src/extension/dashboard.
     vscode.commands.registerCommand('consensusLens.rescoreRun', async (arg?: Node | string, given?: Record<string, number>, givenOperator?: OperatorId) => {
       const report = await whatIf.rescoreCommand(arg, given, givenOperator);
       if (report && !report.cancelled) training.noteWhatIf({ operator: report.operator, params: report.after.params });
@@ -383,9 +431,13 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       tree.sort = 'id';
       tree.refresh();
     }),
+    vscode.commands.registerCommand('consensusLens.sortByLogOrder', () => {
+      tree.sort = 'file';
+      tree.refresh();
+    }),
   );
 
-  // Launching training jobs (issue 7): src/extension/training.
+  // Launching training jobs: src/extension/training.
   const training = registerTraining(context, {
     panelWhatIf: () => (ConsensusPanel.instance ? { operator: configuredOperator(), params: ConsensusPanel.instance.parameters } : null),
     configuredWhatIf: () => ({ operator: configuredOperator(), params: configuredParams() }),
@@ -402,33 +454,13 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
 
 export function deactivate(): void {}
 
-/** Folders of the workspace that hold run logs (native, verl or TRL), outermost only. */
+/** Folders of the workspace that hold run logs (native, verl or TRL), outermost only (src/extension/discover.ts). */
 async function findWorkspaceRuns(): Promise<string[]> {
-  const files = await vscode.workspace.findFiles('**/*.{jsonl,parquet}', '**/{node_modules,.git,dist}/**', 2000);
-  const dirs = new Set<string>();
-  for (const f of files) {
-    const dir = dirname(f.fsPath);
-    if (dirs.has(dir)) continue;
-    if (f.fsPath.endsWith('.parquet') ? /(^|[\\/])completions$/.test(dir) : await looksLikeRunLog(f.fsPath)) dirs.add(dir.endsWith('completions') && f.fsPath.endsWith('.parquet') ? dirname(dir) : dir);
-  }
-  const sorted = [...dirs].sort((a, b) => a.length - b.length);
-  return sorted.filter((d, i) => !sorted.slice(0, i).some((p) => d.startsWith(p + '/') || d.startsWith(p + '\\')));
-}
-
-async function looksLikeRunLog(file: string): Promise<boolean> {
-  try {
-    const fh = await openFile(file, 'r');
-    try {
-      const buf = Buffer.alloc(4096);
-      const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-      const head = buf.subarray(0, bytesRead).toString('utf8');
-      return /"(question_id|rollouts)"\s*:/.test(head) || (/"input"\s*:/.test(head) && /"output"\s*:/.test(head));
-    } finally {
-      await fh.close();
-    }
-  } catch {
-    return false;
-  }
+  const files = await vscode.workspace.findFiles('**/*.{jsonl,parquet}', '**/{node_modules,.git,dist}/**', MAX_CANDIDATES);
+  return runFolders(
+    files.map((f) => f.fsPath),
+    (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
+  );
 }
 
 async function pickRun(store: RunStore): Promise<string | undefined> {

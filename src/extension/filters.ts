@@ -1,9 +1,10 @@
 // Explorer filters and sort orders. Pure: no 'vscode'.
 import type { QuestionSummary } from './scoring';
 import { isDegenerate } from '../engine/analysis/health';
+import { naturalCompare } from '../logs/walk';
 
 export type ExplorerFilter = 'all' | 'contested' | 'overturns' | 'mismatches' | 'degenerate';
-export type ExplorerSort = 'id' | 'gate';
+export type ExplorerSort = 'file' | 'id' | 'gate';
 
 export function matchesFilter(s: QuestionSummary | undefined, filter: ExplorerFilter): boolean {
   switch (filter) {
@@ -22,12 +23,17 @@ export function matchesFilter(s: QuestionSummary | undefined, filter: ExplorerFi
 }
 
 /**
- * The visible question keys of a step, in first-record order ('id') or by ascending gate (the
- * least cohesive consensus first; unscored questions last). Stable.
+ * The visible question keys of a step: in first-record order ('file'), by question id in natural
+ * order ('id': "q2" before "q10"; `idOf` gives a key's id), or by ascending gate (the least
+ * cohesive consensus first; unscored questions last). Stable.
  */
-export function filterQuestions(keys: readonly string[], summary: (k: string) => QuestionSummary | undefined, filter: ExplorerFilter, sort: ExplorerSort): string[] {
+export function filterQuestions(keys: readonly string[], summary: (k: string) => QuestionSummary | undefined, filter: ExplorerFilter, sort: ExplorerSort, idOf: (k: string) => string = (k) => k): string[] {
   const out = filter === 'all' ? [...keys] : keys.filter((k) => matchesFilter(summary(k), filter));
-  if (sort === 'gate') {
+  if (sort === 'id') {
+    const id = new Map(out.map((k) => [k, idOf(k)]));
+    const pos = new Map(out.map((k, i) => [k, i]));
+    out.sort((a, b) => naturalCompare(id.get(a)!, id.get(b)!) || pos.get(a)! - pos.get(b)!);
+  } else if (sort === 'gate') {
     const gate = (k: string): number => summary(k)?.gate ?? Infinity;
     const pos = new Map(out.map((k, i) => [k, i]));
     out.sort((a, b) => gate(a) - gate(b) || pos.get(a)! - pos.get(b)!);

@@ -38,8 +38,14 @@ export function questionTooltip(questionId: string, step: number, s: QuestionSum
   return lines.join('\n');
 }
 
+/** A pseudo-label as shown to the user: no label is "(none)", the empty `\boxed{}` class "(empty)". */
 export function show(label: string | null): string {
   return label === null ? '(none)' : label === '' ? '(empty)' : label;
+}
+
+/** A re-score's flip, one line: "step 3: 12 → (empty)". */
+export function flipDescription(f: { step: number; before: string | null; after: string | null }): string {
+  return `step ${f.step}: ${show(f.before)} → ${show(f.after)}`;
 }
 
 export interface StepStats {

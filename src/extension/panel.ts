@@ -32,7 +32,7 @@ export interface PanelHost {
   remember?(state: PanelState): void;
   remembered?(): PanelState | undefined;
   log(message: string): void;
-  /** Issue 6: the question's CoRE label intervals in κ and τ at these parameters (computed off the host thread). */
+  /** The question's CoRE label intervals in κ and τ at these parameters (computed off the host thread). */
   sensitivity?(key: QuestionKey, params: Record<string, number>): Promise<SensitivityRange[] | null>;
 }
 
@@ -177,7 +177,7 @@ export class ConsensusPanel implements vscode.Disposable {
   private latestDelivered = 0;
 
   /** After the view, once the user rests on a question (or its sliders) for 600 ms: the κ/τ
-   * intervals of the label (issue 6). Not sooner: the search re-runs CoRE a few hundred times in a
+   * intervals of the label. Not sooner: the search re-runs CoRE a few hundred times in a
    * worker, and clicking through questions must not wait behind it on two cores. */
   private sensitivityTimer: NodeJS.Timeout | undefined;
   private scheduleSensitivity(key: QuestionKey): void {

@@ -1,4 +1,4 @@
-// Re-scoring a whole run with other parameters (consensusLens.rescoreRun, issue 6): every group is
+// Re-scoring a whole run with other parameters (consensusLens.rescoreRun): every group is
 // scored under the baseline (the configured parameters) and the new setting in worker threads
 // (src/extension/whatif), on features cached in the workers; the report lists the questions whose
 // pseudo-label flips (by answer class), the shift of rewards, advantages and gates, the roll-outs

@@ -49,10 +49,16 @@ export class RolloutDocuments implements vscode.TextDocumentContentProvider, vsc
     overviewRulerLane: vscode.OverviewRulerLane.Center,
   });
   private readonly disposables: vscode.Disposable[] = [];
+  /** Editors already decorated: a decoration lasts as long as its editor. */
+  private readonly decorated = new WeakSet<vscode.TextEditor>();
 
   constructor(private readonly host: RolloutHost) {
     this.disposables.push(
-      vscode.window.onDidChangeVisibleTextEditors((eds) => eds.forEach((e) => this.decorate(e))),
+      // Only editors that just became visible: re-decorating the others on every change raced
+      // with their closing (View: Close All Editors fires this event while it closes editor after
+      // editor), and the workbench rejected the call for an editor already gone ("Illegal
+      // argument: TextEditor(…)" in the extension host log).
+      vscode.window.onDidChangeVisibleTextEditors((eds) => eds.forEach((e) => this.decorated.has(e) || this.decorate(e))),
       this.decoration,
     );
   }
@@ -78,6 +84,7 @@ export class RolloutDocuments implements vscode.TextDocumentContentProvider, vsc
 
   decorate(editor: vscode.TextEditor): void {
     if (editor.document.uri.scheme !== ROLLOUT_SCHEME) return;
+    this.decorated.add(editor);
     const span = this.spans.get(editor.document.uri.toString());
     if (!span) return editor.setDecorations(this.decoration, []);
     const range = new vscode.Range(editor.document.positionAt(span[0]), editor.document.positionAt(span[1]));

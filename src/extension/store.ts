@@ -33,6 +33,9 @@ export interface RunEntry {
   rollouts: number;
   /** The last step that received a group. */
   latestStep: number | null;
+  /** The store's growth clock when groups were last added to the run after it was first read
+   * (0: it has not grown since). The run with the highest is the one being written. */
+  grownAt: number;
 }
 
 export type StoreEvent = { kind: 'runs' } | { kind: 'run'; runId: string; changed: string[] } | { kind: 'summaries'; runId: string };
@@ -73,6 +76,7 @@ export class RunStore {
   private summaryRunning = false;
   private summaryAgain = false;
   private disposed = false;
+  private clock = 0;
 
   constructor(private readonly opts: StoreOptions) {}
 
@@ -112,6 +116,7 @@ export class RunStore {
       version: 0,
       rollouts: 0,
       latestStep: null,
+      grownAt: 0,
     };
     this.runs.set(id, run);
     this.emit({ kind: 'runs' });
@@ -170,6 +175,9 @@ export class RunStore {
     this.rebuild(run);
     if (run.error && run.steps.size) run.error = null;
     run.version++;
+    // Growth is new groups: a group read at open and completed later by the idle timeout is not
+    // new data (and would make a finished run look live right after the window opens).
+    if (ch.added.length) run.grownAt = ++this.clock;
     const touched = [...new Set([...ch.added, ...ch.completed, ...ch.changed, ...ch.removed])];
     this.emit({ kind: 'run', runId: run.id, changed: touched });
     if (touched.length || before !== run.latestStep) {
@@ -195,6 +203,18 @@ export class RunStore {
     run.keys = keys;
     run.rollouts = rollouts;
     run.latestStep = run.steps.size ? Math.max(...run.steps.keys()) : null;
+  }
+
+  /** A counter that ticks whenever a followed run grows (compare with `RunEntry.grownAt`). */
+  get growthClock(): number {
+    return this.clock;
+  }
+
+  /** The run that grew last since it was first read (a live training run), if any did. */
+  lastGrown(): RunEntry | undefined {
+    let best: RunEntry | undefined;
+    for (const r of this.runs.values()) if (r.grownAt > 0 && (!best || r.grownAt > best.grownAt)) best = r;
+    return best;
   }
 
   remove(id: string): void {

@@ -17,7 +17,7 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
   private readonly changed = new vscode.EventEmitter<Node | undefined>();
   readonly onDidChangeTreeData = this.changed.event;
   filter: ExplorerFilter = 'all';
-  sort: ExplorerSort = 'id';
+  sort: ExplorerSort = 'file';
   /** Node objects are cached so that reveal() and refreshes keep identities. */
   private readonly nodes = new Map<string, Node>();
 
@@ -95,7 +95,7 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
 
   private visibleQuestions(run: RunEntry, step: number): string[] {
     const keys = run.steps.get(step) ?? [];
-    return filterQuestions(keys, (k) => run.summaries.get(k), this.filter, this.sort);
+    return filterQuestions(keys, (k) => run.summaries.get(k), this.filter, this.sort, (k) => this.store.keyOf(run, k)?.questionId ?? k);
   }
 
   resolveTreeItem(item: vscode.TreeItem, n: Node): vscode.TreeItem {

@@ -1,4 +1,4 @@
-// Typed messages between the extension host and the run dashboard (webview), issue 6. Imported by
+// Typed messages between the extension host and the run dashboard (webview). Imported by
 // both sides; no 'vscode', no DOM. The webview draws what the host computed; it never scores.
 import type { OperatorId } from './messages';
 import type { RunHealth } from '../engine/analysis/health-types';
@@ -11,7 +11,11 @@ export interface DashStep {
   meanGate: number;
   meanMajorityRatio: number;
   overturns: Partial<Record<OperatorId, number>>;
+  /** Per operator: pseudo-label accuracy over `accuracyGroups[op]` questions (src/engine/analysis/accuracy.ts). */
   accuracy: Partial<Record<OperatorId, number>>;
+  /** Per operator: the questions of the step with logged ground truth on which it could run. */
+  accuracyGroups: Partial<Record<OperatorId, number>>;
+  /** Questions of the step with logged ground truth. */
   withTruth: number;
   mismatches: number;
   regimes: Record<string, number>;
@@ -36,6 +40,8 @@ export interface DashModel {
   recovery: DashRecoveryPoint[];
   agreement: { operators: OperatorId[]; rates: (number | null)[][]; both: number[][]; accuracy: (number | null)[]; withTruth: number[] };
   hasTruth: boolean;
+  /** Questions of the run with logged ground truth. */
+  withTruth: number;
   ms: number;
   /** Run health: timeline series, change-point alarms, premise, reward bugs (docs/health.md). */
   health?: RunHealth;

@@ -152,7 +152,7 @@ export interface QuestionView {
 }
 
 /**
- * Issue 6: the interval of κ (or τ) around the current value over which the question's CoRE label
+ * The interval of κ (or τ) around the current value over which the question's CoRE label
  * stays the same (grid bracket + bisection to ~1e-4; see src/engine/analysis/sensitivity.ts).
  */
 export interface SensitivityRange {

@@ -31,9 +31,21 @@ if [ ! -s "$asset" ]; then
   rm -rf "$tmp"
 fi
 
-if [ -x node_modules/.bin/code-server ] && [ -d node_modules/playwright-core ]; then
+if [ -x node_modules/.bin/code-server ] && [ -d node_modules/playwright-core ] && [ -x node_modules/code-server/lib/vscode/node_modules/@vscode/ripgrep/bin/rg ]; then
   echo "e2e deps already installed"
   exit 0
 fi
 export npm_config_unsafe_perm=true npm_config_yes=true
+# npm 11 runs a dependency's install scripts only when package.json's allowScripts lists it (it
+# warns, or with strict-allow-scripts fails, otherwise). code-server's postinstall is essential:
+# it installs VS Code's own dependencies (ripgrep, the native modules) under lib/vscode; argon2
+# is its native password hash. Both are listed in this folder's package.json.
 if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
+# Check what the postinstall makes, so a skipped script fails here and not as a blank workbench.
+vscode=node_modules/code-server/lib/vscode
+for f in "$vscode/node_modules/@vscode/ripgrep/bin/rg" "$vscode/node_modules.asar" "$vscode/bin/remote-cli/code-server"; do
+  if [ ! -e "$f" ]; then
+    echo "e2e setup: $f is missing: code-server's postinstall did not run or failed (npm $(npm --version); see 'npm install-scripts ls' in test/e2e)" >&2
+    exit 1
+  fi
+done

@@ -121,10 +121,17 @@ async function selectQuestion(page, run, step, qid) {
   return wv;
 }
 
+// Console warnings from our webviews' libraries (cytoscape warns once per element and style pass
+// about a style mapping without data), counted over the whole session.
+const libraryWarnings = [];
+
 before(async () => {
   assert.ok(URL_, 'E2E_URL is not set: run this suite through run.mjs');
   ctx = await launch();
   ctx.page.on('pageerror', (e) => console.log('[pageerror]', e.message));
+  ctx.page.on('console', (m) => {
+    if (m.type() === 'warning' && /Do not assign mappings|cytoscape|The style property/i.test(m.text())) libraryWarnings.push(m.text().slice(0, 200));
+  });
   await openWorkbench(ctx.page, URL_);
 });
 
@@ -265,6 +272,8 @@ test('panel: moving κ re-scores in the host; the label and rewards change as th
     assert.equal(await wv.locator('#label-strip .op[data-op="core"] .label').getAttribute('data-value'), at1.get(key).results.core.label ?? '');
     for (const row of await tableRows(wv)) assert.ok(close(Number(row['reward-core']), at1.get(key).results.core.rewards[row.index]), `core reward[${row.index}] at κ=1`);
   });
+  // The enlarged class boxes stay in view (labels included).
+  await retry(async () => assert.equal(await wv.locator('#graph').evaluate(() => window.consensusLens.graphInView()), true));
   const after = await tableRows(wv);
   assert.ok(after.some((r) => !close(Number(r['reward-core']), Number(before.find((b) => b.index === r.index)['reward-core']))), 'CoRE rewards changed');
   figures.kappaFlip = { question: key, before: base.get(key).results.core.label, after: at1.get(key).results.core.label };
@@ -439,6 +448,33 @@ test('live: a group appended to a followed log file arrives in the explorer and 
   await retry(async () => assert.equal((await shownQuestion(wv)).q, 'live/appended'));
 });
 
+test('discovery: a run folder a training job creates appears without a reload; the status bar follows the run that grows', async () => {
+  const { page } = ctx;
+  // No panel: the status bar is not tied to the panel's question.
+  await runCommand(page, 'View: Close All Editors');
+  const dir = join(WORKSPACE, 'job-run');
+  mkdirSync(dir, { recursive: true });
+  const group = (step, qid, right) => JSON.stringify({ kind: 'group', step, question_id: qid, rollouts: Array.from({ length: 6 }, (_, i) => ({ response: `so \\boxed{${i < right ? 7 : 8}}`, mean_logprob: -0.2 - 0.01 * i, sample_idx: i })) }) + '\n';
+  const file = join(dir, '1.jsonl');
+  writeFileSync(file, group(1, 'job/1', 4));
+  const t0 = Date.now();
+  await openExplorer(page);
+  await retry(async () => {
+    const runs = (await rowInfo(page)).filter((r) => r.level === 1).map((r) => r.label);
+    assert.ok(runs.some((l) => l.startsWith('job-run')), `runs: ${runs.join(' | ')}`);
+  }, { timeout: 45_000 });
+  figures.newRunFoundMs = Date.now() - t0;
+  // It grows: the status bar moves to it (the demo run grew before it, and was discovered first).
+  appendFileSync(file, group(2, 'job/2', 5));
+  const status = page.locator('.statusbar-item', { hasText: /step \d+ ·/ }).first();
+  await retry(async () => assert.match(await status.innerText(), /job-run · step 2 · 1 groups/), { timeout: 20_000 });
+  // And back when the demo run grows again.
+  const demoFiles = readdirSync(DEMO).filter((f) => f.endsWith('.jsonl')).sort();
+  const demoFile = join(DEMO, demoFiles[demoFiles.length - 1]);
+  appendFileSync(demoFile, group(99, 'live/again', 4));
+  await retry(async () => assert.match(await status.innerText(), /demo-run · step 99 · 1 groups/), { timeout: 20_000 });
+});
+
 test('settings: a run outside the workspace listed in consensusLens.runs is followed', async () => {
   const { page } = ctx;
   // run.mjs seeded the user settings with .work/settings-run before VS Code started.
@@ -496,4 +532,12 @@ test('reload: the panel survives a window reload (serializer + state), also for 
     assert.equal(s.q, overturned.qid);
     assert.equal(s.state, 'ready');
   }, { timeout: 45_000 });
+});
+
+test('logs: no cytoscape warnings in the webviews, no rejected editor calls in the extension host log', async () => {
+  assert.deepEqual(libraryWarnings.slice(0, 5), [], `${libraryWarnings.length} library warnings`);
+  const logs = findFiles(join(process.env.E2E_WORK, 'user-data/logs'), (f) => /exthost\.log$/.test(f));
+  assert.ok(logs.length > 0, 'the extension host log');
+  const bad = logs.flatMap((f) => readFileSync(f, 'utf8').split('\n')).filter((l) => /Illegal argument: TextEditor/.test(l));
+  assert.deepEqual(bad, []);
 });

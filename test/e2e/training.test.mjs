@@ -1,4 +1,4 @@
-// e2e for launching training jobs (issue 7), in real VS Code (code-server 4.100.3 + Chromium).
+// e2e for launching training jobs, in real VS Code (code-server 4.100.3 + Chromium).
 // Started by run.mjs after it installed the .vsix (E2E_WORK/extensions); this file starts its own
 // code-server instances so its settings and workspace trust do not touch the main suite:
 //   1. a trusted one (--disable-workspace-trust) whose user settings hold two training profiles:

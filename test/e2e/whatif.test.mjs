@@ -1,4 +1,4 @@
-// e2e of issue 6 (run-wide what-ifs and the run dashboard) in real VS Code (code-server +
+// e2e of the run-wide what-ifs and the run dashboard in real VS Code (code-server +
 // Chromium). Started by run.mjs after suite.test.mjs, against the same code-server, whose
 // extension host runs with CONSENSUS_LENS_TEST_WHATIF_DELAY_MS so a re-score of the small demo
 // run lasts long enough to be cancelled by a click. Scenarios: re-score the demo run with κ = 0.5
@@ -175,6 +175,28 @@ test('dashboard: charts of the run; a click on a recovery-plot point opens its q
   // The last re-score (κ = 0.5) is shown with its flips.
   await retry(async () => assert.ok(Number(await dash.locator('#whatif-summary').getAttribute('data-flips')) > 0));
   await dash.locator('#agreement-table').waitFor();
+  // Chart titles are drawn (Chart.js's Title plugin is registered).
+  const titles = await dash.locator('body').evaluate(() => window.consensusLensDashboard.chartTitles());
+  assert.equal(titles.gate, 'mean CoRE gate and majority ratio');
+  assert.match(titles.accuracy ?? '', /pseudo-label accuracy/);
+  // Accuracy per step as `report` prints it: "x% (n)" over the questions each operator ran on
+  // (T3RL and MS-TTRL only where verifications and outcome checks are logged).
+  const report = execFileSync(process.execPath, [join(ROOT, 'dist/cli.js'), 'report', DEMO], { encoding: 'utf8' }).split('\n');
+  const head = report[1].split(/\s{2,}/);
+  let compared = 0;
+  await retry(async () => {
+    compared = 0;
+    for (const line of report.slice(2).filter((l) => /^\d/.test(l))) {
+      const cells = line.split(/\s{2,}/);
+      for (const [c, name] of head.entries()) {
+        if (!name.startsWith('acc ') || cells[c] === '-') continue;
+        const cell = dash.locator(`#accuracy-table tr[data-step="${cells[0]}"] td[data-op="${name.slice(4)}"]`);
+        assert.equal(await cell.textContent(), cells[c], `step ${cells[0]} ${name}`);
+        compared++;
+      }
+    }
+    assert.ok(compared >= 6, `${compared} accuracy cells compared`);
+  }, { timeout: 30_000 });
   await page.screenshot({ path: join(SHOTS, 'dashboard-light.png') });
   await dash.locator('#section-whatif').scrollIntoViewIfNeeded();
   await page.screenshot({ path: join(SHOTS, 'dashboard-whatif.png') });
@@ -198,6 +220,13 @@ test('dashboard: charts of the run; a click on a recovery-plot point opens its q
     assert.ok(p, 'a recovery point is drawn');
     return p;
   });
+  // Every bar is drawn inside the plot: the axis fits the confidence-lowered bars below 1/3.
+  const bars = await dash.locator('body').evaluate(() => window.consensusLensDashboard.recoveryBars());
+  assert.ok(bars.length > 0);
+  assert.deepEqual(bars.filter((b) => !b.inside), [], 'bars outside the plot');
+  // (Bars under 10⁻³ are arrows at the bottom edge; the demo run has one at 5.8·10⁻⁴.)
+  const low = bars.filter((b) => b.kind === 'confidence' && b.value < 0.33 && b.value >= 1e-3);
+  assert.ok(low.length > 0 && low.every((b) => b.axisMin <= b.value), JSON.stringify(low.slice(0, 3)));
   await page.screenshot({ path: join(SHOTS, 'dashboard-recovery.png') });
   await canvas.click({ position: { x: point.x, y: point.y } });
   await retry(async () => assert.deepEqual(await shownQuestion(page), { q: point.questionId, step: String(point.step) }), { timeout: 30_000 });

@@ -1,4 +1,4 @@
-// Run comparison and sweep logic (issue 6): flip detection by answer class, shift distributions,
+// Run comparison and sweep logic: flip detection by answer class, shift distributions,
 // advantage sign changes, accuracy only from logged ground truth, the agreement matrix, export.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

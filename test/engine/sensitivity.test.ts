@@ -1,4 +1,4 @@
-// Sensitivity intervals (issue 6): the κ and τ intervals over which a question's CoRE label stays
+// Sensitivity intervals: the κ and τ intervals over which a question's CoRE label stays
 // the same, checked against brute-force re-scoring on a grid four times finer than the bracket's.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

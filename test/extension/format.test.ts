@@ -1,7 +1,7 @@
 // Formatting for the explorer, the status bar, roll-out documents, and the panel's HTML shell.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { answerSpan, fmt, questionDescription, statusText, stepStats } from '../../src/extension/format';
+import { answerSpan, flipDescription, fmt, questionDescription, statusText, stepStats } from '../../src/extension/format';
 import { contentSecurityPolicy, makeNonce, panelHtml } from '../../src/extension/html';
 import { filterQuestions } from '../../src/extension/filters';
 import { changedParams, defaultParams, sanitizeParams } from '../../src/extension/params';
@@ -63,11 +63,26 @@ test('explorer filters and sort by gate', () => {
   };
   const keys = ['a', 'b', 'c', 'd'];
   const get = (k: string) => s[k];
-  assert.deepEqual(filterQuestions(keys, get, 'all', 'id'), keys);
-  assert.deepEqual(filterQuestions(keys, get, 'contested', 'id'), ['b', 'c']);
-  assert.deepEqual(filterQuestions(keys, get, 'overturns', 'id'), ['b']);
-  assert.deepEqual(filterQuestions(keys, get, 'mismatches', 'id'), ['c']);
+  assert.deepEqual(filterQuestions(keys, get, 'all', 'file'), keys);
+  assert.deepEqual(filterQuestions(keys, get, 'contested', 'file'), ['b', 'c']);
+  assert.deepEqual(filterQuestions(keys, get, 'overturns', 'file'), ['b']);
+  assert.deepEqual(filterQuestions(keys, get, 'mismatches', 'file'), ['c']);
   assert.deepEqual(filterQuestions(keys, get, 'all', 'gate'), ['b', 'c', 'a', 'd'], 'unscored last');
+});
+
+test('explorer: sort by id is natural order of the question ids, whatever the log order', () => {
+  // Keys are the index's (opaque) group keys; idOf maps them to question ids.
+  const ids: Record<string, string> = { k1: 'math/q10', k2: 'math/q2', k3: 'math/q1', k4: 'aime/q3', k5: 'math/q2' };
+  const keys = ['k1', 'k2', 'k3', 'k4', 'k5'];
+  const sorted = filterQuestions(keys, () => undefined, 'all', 'id', (k) => ids[k]);
+  assert.deepEqual(sorted.map((k) => ids[k]), ['aime/q3', 'math/q1', 'math/q2', 'math/q2', 'math/q10']);
+  assert.deepEqual(sorted.slice(2, 4), ['k2', 'k5'], 'stable for equal ids');
+  assert.deepEqual(filterQuestions(keys, () => undefined, 'all', 'file', (k) => ids[k]), keys);
+});
+
+test('show flips: the empty \\boxed{} class reads "(empty)", no label "(none)"', () => {
+  assert.equal(flipDescription({ step: 3, before: '12', after: '' }), 'step 3: 12 → (empty)');
+  assert.equal(flipDescription({ step: 1, before: null, after: '7' }), 'step 1: (none) → 7');
 });
 
 test('parameters: clamped to their ranges, unknown keys dropped, changes listed', () => {

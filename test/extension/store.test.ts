@@ -121,6 +121,36 @@ test('a group appended to a followed file arrives live', async () => {
   assert.ok(store.summary({ runId: run.id, step: 7, questionId: 'live' }));
 });
 
+test('the run that grows last is the one the status bar follows, not the first discovered', async () => {
+  const store = newStore();
+  const first = store.add(writeRun(1, 2), 'workspace');
+  const second = store.add(writeRun(1, 2), 'workspace');
+  await store.summariesDone();
+  // Reading a run for the first time is not growth.
+  assert.equal(store.lastGrown(), undefined);
+  const grew = (run: typeof first, step: number) =>
+    new Promise<void>((resolve) => {
+      const sub = store.onChange((e) => {
+        if (e.kind === 'run' && e.runId === run.id && run.steps.has(step)) {
+          sub.dispose();
+          resolve();
+        }
+      });
+    });
+  const r = rng(4);
+  const append = (run: typeof first, step: number) => appendFileSync(join(run.path, 'step-1.jsonl'), JSON.stringify({ kind: 'group', step, question_id: 'live', rollouts: synthRollouts(r, [{ answer: '5', count: 6 }], { bytes: 100 }) }) + '\n');
+  let arrived = grew(second, 3);
+  append(second, 3);
+  await arrived;
+  assert.equal(store.lastGrown()?.id, second.id);
+  const clock = store.growthClock;
+  arrived = grew(first, 4);
+  append(first, 4);
+  await arrived;
+  assert.equal(store.lastGrown()?.id, first.id);
+  assert.ok(first.grownAt > clock && second.grownAt <= clock);
+});
+
 test('re-scoring a run reports the pseudo-labels that flip', async () => {
   const store = newStore();
   const run = store.add(writeRun(2, 4), 'opened');

@@ -1,4 +1,4 @@
-// Training launcher (issue 7): substitution and quoting, profile validation, nvidia-smi parsing,
+// Training launcher: substitution and quoting, profile validation, nvidia-smi parsing,
 // and how a command is handed to a shell or a terminal profile. Pure modules, no 'vscode'.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

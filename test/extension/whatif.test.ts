@@ -1,4 +1,4 @@
-// Run-wide what-ifs in worker threads (issue 6): the re-score report against the engine group by
+// Run-wide what-ifs in worker threads: the re-score report against the engine group by
 // group, cancellation leaving the caller's previous result intact, features cached in the
 // workers, the κ × τ sweep and the dashboard rows — workers and in-process give the same numbers.
 import { test, after } from 'node:test';

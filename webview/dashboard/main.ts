@@ -1,4 +1,4 @@
-// The run dashboard (browser, issue 6). Draws what the host computed (src/protocol/dashboard.ts):
+// The run dashboard (browser). Draws what the host computed (src/protocol/dashboard.ts):
 // per-step charts, regimes, the recovery-region plot (CoRE Fig. 4), the κ × τ sweep heatmap, the
 // operator agreement matrix and the last re-score. Charts use Chart.js with colours from the
 // --vscode-* theme variables (redrawn when the theme changes). Every string from the log goes into
@@ -17,6 +17,7 @@ import {
   LogarithmicScale,
   PointElement,
   ScatterController,
+  Title,
   Tooltip,
   type ChartConfiguration,
   type ChartDataset,
@@ -25,13 +26,22 @@ import type { DashHistogram, DashHostMessage, DashModel, DashRecoveryPoint, Dash
 import type { OperatorId } from '../../src/protocol/messages';
 import { h, clear, fmt, showLabel } from '../dom';
 import { renderHealth } from './health';
+import { formatAccuracy } from '../../src/engine/analysis/accuracy';
+import { OPERATOR_STYLES } from './style';
+import { placeBar, recoveryAxis } from './recovery';
 
-Chart.register(BarController, BarElement, CategoryScale, Filler, Legend, LineController, LineElement, LinearScale, LogarithmicScale, PointElement, ScatterController, Tooltip);
+// Title is a plugin: without it `plugins.title` options are silently ignored.
+Chart.register(BarController, BarElement, CategoryScale, Filler, Legend, LineController, LineElement, LinearScale, LogarithmicScale, PointElement, ScatterController, Title, Tooltip);
 
 const vscode = acquireVsCodeApi<{ runId: string | null }>();
 const post = (m: DashWebviewMessage): void => vscode.postMessage(m);
-const OP_LABELS: Record<OperatorId, string> = { majority: 'Majority', cisc: 'CISC', ec: 'EC', core: 'CoRE', t3rl: 'T3RL', msttrl: 'MS-TTRL' };
-const OP_COLORS: Record<OperatorId, string> = { majority: 'foreground', cisc: 'charts-orange', ec: 'charts-yellow', core: 'charts-green', t3rl: 'charts-blue', msttrl: 'charts-purple' };
+const OP_LABELS = Object.fromEntries(Object.entries(OPERATOR_STYLES).map(([o, s]) => [o, s.label])) as Record<OperatorId, string>;
+/** An operator's line: its colour, dash and point style (never colour alone). */
+function opLine(o: OperatorId) {
+  const st = OPERATOR_STYLES[o];
+  const c = cssVar(st.color);
+  return { borderColor: c, backgroundColor: c, borderDash: st.dash, pointStyle: st.pointStyle, pointRadius: 4 };
+}
 const REGIMES = ['saturated', 'contested', 'competence-floor', 'empty'];
 const REGIME_COLORS: Record<string, string> = { saturated: 'charts-blue', contested: 'charts-purple', 'competence-floor': 'charts-red', empty: 'descriptionForeground' };
 
@@ -51,7 +61,7 @@ const summary = h('div', { id: 'summary', class: 'summary' });
 const sections = {
   steps: section('steps', 'Per step', 'Mean CoRE gate and majority ratio; pseudo-labels that differ from the vote per operator; reward mismatches; accuracy against logged ground truth (a diagnostic).'),
   regimes: section('regimes', 'Regimes', 'Saturated: the top class holds ≥ 90% of N; competence floor: < 25%; contested otherwise.'),
-  recovery: section('recovery', 'Recovery region (CoRE Fig. 4)', 'One point per contested question: outnumbering ratio r = m/n* against the coherence advantage c*/c_w the runner-up has. The vote’s bar (m−1)/(n*−1) and the confidence-lowered bar (w̄_w/w̄_*)·(m−1)/(n*−1) are drawn per question; a point above its confidence bar can be recovered (bars far outside the points’ range are clipped at the edge). Click a point to open its question.'),
+  recovery: section('recovery', 'Recovery region (CoRE Fig. 4)', 'One point per contested question: outnumbering ratio r = m/n* against the coherence advantage c*/c_w the runner-up has. The vote’s bar (m−1)/(n*−1) and the confidence-lowered bar (w̄_w/w̄_*)·(m−1)/(n*−1) are drawn per question; a point above its confidence bar can be recovered (the axis holds every bar; one beyond 10⁻³ or 10⁴ is an arrow at the edge). Click a point to open its question.'),
   sweep: section('sweep', 'κ × τ sweep', 'CoRE (or another operator) over a 6 × 6 grid: pseudo-labels that differ from the vote, or accuracy where ground truth is logged.'),
   agreement: section('agreement', 'Operator agreement', 'Share of questions where two operators choose the same answer class (both ran); the last column is accuracy against logged ground truth.'),
   whatif: section('whatif', 'Last re-score', 'Consensus Lens: Re-score Run… compares a setting with the configured baseline. A cancelled re-score never replaces this.'),
@@ -183,26 +193,41 @@ function renderSteps(): void {
         { label: 'majority ratio', data: m.steps.map((s) => s.meanMajorityRatio), borderColor: cssVar('charts-blue'), backgroundColor: cssVar('charts-blue') },
       ],
     },
-    options: { maintainAspectRatio: false, scales: { y: { min: 0, max: 1, title: { display: true, text: 'mean' } }, x: { title: { display: true, text: 'step' } } } },
+    options: { maintainAspectRatio: false, plugins: { title: { display: true, text: 'mean CoRE gate and majority ratio' } }, scales: { y: { min: 0, max: 1, title: { display: true, text: 'mean' } }, x: { title: { display: true, text: 'step' } } } },
   });
   const ops = operators.filter((o) => o !== 'majority' && m.steps.some((s) => s.overturns[o] !== undefined));
   chart('overturns', grid, {
     type: 'line',
-    data: { labels, datasets: ops.map((o) => ({ label: `${OP_LABELS[o]} ≠ vote`, data: m.steps.map((s) => s.overturns[o] ?? null), borderColor: cssVar(OP_COLORS[o]), backgroundColor: cssVar(OP_COLORS[o]) })) },
-    options: { maintainAspectRatio: false, scales: { y: { beginAtZero: true, title: { display: true, text: 'questions' } }, x: { title: { display: true, text: 'step' } } } },
+    data: { labels, datasets: ops.map((o) => ({ label: `${OP_LABELS[o]} ≠ vote`, data: m.steps.map((s) => s.overturns[o] ?? null), ...opLine(o) })) },
+    options: { maintainAspectRatio: false, plugins: { title: { display: true, text: 'pseudo-labels that differ from the vote' } }, scales: { y: { beginAtZero: true, title: { display: true, text: 'questions' } }, x: { title: { display: true, text: 'step' } } } },
   });
   chart('mismatches', grid, {
     type: 'bar',
     data: { labels, datasets: [{ label: 'reward mismatches (roll-outs)', data: m.steps.map((s) => s.mismatches), backgroundColor: cssVar('charts-red') }] },
-    options: { maintainAspectRatio: false, scales: { y: { beginAtZero: true }, x: { title: { display: true, text: 'step' } } } },
+    options: { maintainAspectRatio: false, plugins: { title: { display: true, text: 'roll-outs whose logged reward differs from the configured operator' } }, scales: { y: { beginAtZero: true }, x: { title: { display: true, text: 'step' } } } },
   });
   if (m.hasTruth) {
     const accOps = operators.filter((o) => m.steps.some((s) => s.accuracy[o] !== undefined));
     chart('accuracy', grid, {
       type: 'line',
-      data: { labels, datasets: accOps.map((o) => ({ label: OP_LABELS[o], data: m.steps.map((s) => s.accuracy[o] ?? null), borderColor: cssVar(OP_COLORS[o]), backgroundColor: cssVar(OP_COLORS[o]) })) },
-      options: { maintainAspectRatio: false, plugins: { title: { display: true, text: 'pseudo-label accuracy (logged ground truth; diagnostic)' } }, scales: { y: { min: 0, max: 1 }, x: { title: { display: true, text: 'step' } } } },
+      data: { labels, datasets: accOps.map((o) => ({ label: OP_LABELS[o], data: m.steps.map((s) => s.accuracy[o] ?? null), ...opLine(o) })) },
+      options: {
+        maintainAspectRatio: false,
+        plugins: {
+          title: { display: true, text: 'pseudo-label accuracy (logged ground truth; diagnostic)' },
+          // "x% (n)": over the n questions with ground truth the operator could run on, when fewer
+          // than the step's questions with ground truth (T3RL, MS-TTRL).
+          tooltip: { callbacks: { label: (ctx) => { const s = m.steps[ctx.dataIndex]; const o = accOps[ctx.datasetIndex]; return `${OP_LABELS[o]}: ${formatAccuracy(s.accuracy[o], s.accuracyGroups[o], s.withTruth)} of ${s.withTruth} with ground truth`; } } },
+        },
+        scales: { y: { min: 0, max: 1 }, x: { title: { display: true, text: 'step' } } },
+      },
     });
+    // The same figures as text (screen readers, tests): one row per step.
+    const t = h('table', { class: 'grid', id: 'accuracy-table' }, h('thead', {}, h('tr', {}, h('th', {}, 'step'), h('th', {}, 'with ground truth'), ...accOps.map((o) => h('th', { scope: 'col' }, OP_LABELS[o])))));
+    const tb = h('tbody');
+    for (const s of m.steps) tb.append(h('tr', { 'data-step': s.step }, h('td', { class: 'num' }, String(s.step)), h('td', { class: 'num' }, String(s.withTruth)), ...accOps.map((o) => h('td', { class: 'num', 'data-op': o, 'data-value': s.accuracy[o] ?? '', 'data-groups': s.accuracyGroups[o] ?? '' }, formatAccuracy(s.accuracy[o], s.accuracyGroups[o], s.withTruth, '—')))));
+    t.append(tb);
+    body.append(h('details', { id: 'accuracy-details' }, h('summary', {}, 'Accuracy per step as a table ((n): over the n questions the operator could run on)'), t));
   } else grid.append(h('p', { class: 'muted', id: 'no-truth' }, 'No ground truth is logged: no accuracy is shown (it is never inferred).'));
 }
 
@@ -220,7 +245,7 @@ function renderRegimes(): void {
   chart('regimes', wrap, {
     type: 'bar',
     data: { labels: m.steps.map((s) => String(s.step)), datasets: present.map((r) => ({ label: r.replace('-', ' '), data: m.steps.map((s) => s.regimes[r] ?? 0), backgroundColor: cssVar(REGIME_COLORS[r]) })) },
-    options: { maintainAspectRatio: false, scales: { x: { stacked: true, title: { display: true, text: 'step' } }, y: { stacked: true, beginAtZero: true } } },
+    options: { maintainAspectRatio: false, plugins: { title: { display: true, text: 'questions per regime' } }, scales: { x: { stacked: true, title: { display: true, text: 'step' } }, y: { stacked: true, beginAtZero: true } } },
   });
 }
 
@@ -238,6 +263,12 @@ function renderRecovery(): void {
     return;
   }
   const pts = m.recovery;
+  // The axis fits the points and both bars; a bar outside [FLOOR, CEILING] is an arrow at the edge.
+  const axis = recoveryAxis(pts.flatMap((p) => [p.y, p.voteBar, p.confidenceBar]));
+  const vote = pts.map((p) => placeBar(p.voteBar, axis));
+  const conf = pts.map((p) => placeBar(p.confidenceBar, axis));
+  const barStyle = (b: { clipped: 'below' | 'above' | null }) => (b.clipped ? 'triangle' : 'line');
+  const barRotation = (b: { clipped: 'below' | 'above' | null }) => (b.clipped === 'below' ? 180 : 0);
   const green = cssVar('charts-green');
   const red = cssVar('charts-red');
   const fg = cssVar('foreground');
@@ -252,13 +283,10 @@ function renderRecovery(): void {
       borderColor: fg,
       backgroundColor: fg,
     },
-    { label: 'vote’s bar (m−1)/(n*−1)', data: pts.map((p) => ({ x: p.x, y: p.voteBar })), pointStyle: 'line', pointRadius: 8, borderColor: red, backgroundColor: red, pointBorderWidth: 2 },
-    { label: 'confidence-lowered bar', data: pts.map((p) => ({ x: p.x, y: p.confidenceBar })), pointStyle: 'line', pointRadius: 8, borderColor: green, backgroundColor: green, pointBorderWidth: 2 },
+    { label: 'vote’s bar (m−1)/(n*−1)', data: pts.map((p, i) => ({ x: p.x, y: vote[i].y })), pointStyle: vote.map(barStyle), pointRotation: vote.map(barRotation), pointRadius: 8, borderColor: red, backgroundColor: red, pointBorderWidth: 2 },
+    { label: 'confidence-lowered bar', data: pts.map((p, i) => ({ x: p.x, y: conf[i].y })), pointStyle: conf.map(barStyle), pointRotation: conf.map(barRotation), pointRadius: 8, borderColor: green, backgroundColor: green, pointBorderWidth: 2 },
   ];
   const maxX = Math.max(...pts.map((p) => p.x), 1) * 1.1;
-  const ys = pts.flatMap((p) => [p.y, p.voteBar]).filter((v) => v > 0 && Number.isFinite(v));
-  const yMin = Math.min(0.5, ...ys) / 1.5;
-  const yMax = Math.max(2, ...ys) * 1.5;
   datasets.push({ label: 'c*/c_w = r', data: [{ x: 1, y: 1 }, { x: maxX, y: maxX }], showLine: true, pointRadius: 0, borderDash: [4, 4], borderColor: alpha(red, 0.6), backgroundColor: 'transparent' });
   const c = chart('recovery', body, {
     type: 'scatter',
@@ -276,16 +304,16 @@ function renderRecovery(): void {
               const p = pts[ctx.dataIndex];
               if (!p) return '';
               if (ctx.datasetIndex === 0) return `${p.questionId} (step ${p.step}): r = ${fmt(p.x, 2)}, c*/c_w = ${fmt(p.y, 3)}, bars ${fmt(p.voteBar, 2)} / ${fmt(p.confidenceBar, 2)}${p.overturn ? ' · overturned' : ''}`;
-              return `${ctx.dataset.label}: ${fmt(ctx.parsed.y, 3)}`;
+              const bar = ctx.datasetIndex === 1 ? p.voteBar : ctx.datasetIndex === 2 ? p.confidenceBar : ctx.parsed.y;
+              const clipped = (ctx.datasetIndex === 1 ? vote : ctx.datasetIndex === 2 ? conf : [])[ctx.dataIndex]?.clipped;
+              return `${ctx.dataset.label}: ${fmt(bar, 3)}${clipped ? ` (off the plot, ${clipped})` : ''}`;
             },
           },
         },
       },
       scales: {
         x: { type: 'linear', min: 1, title: { display: true, text: 'outnumbering ratio r = m/n*' } },
-        // The range follows the points and the vote's bars; confidence bars far outside it (very
-        // confident or unconfident runners-up) are clipped at the edge (their value is in the tooltip).
-        y: { type: 'logarithmic', min: yMin, max: yMax, title: { display: true, text: 'c*/c_w (log)' }, ticks: { callback: (v) => fmt(Number(v), 2) } },
+        y: { type: 'logarithmic', min: axis.min, max: axis.max, title: { display: true, text: 'c*/c_w (log)' }, ticks: { callback: (v) => fmt(Number(v), 2) } },
       },
     },
   });
@@ -367,7 +395,7 @@ function renderAgreement(): void {
       if (r !== null) td.style.background = `color-mix(in srgb, var(--vscode-charts-blue) ${Math.round(10 + 60 * r)}%, transparent)`;
       tr.append(td);
     }
-    if (m.hasTruth) tr.append(h('td', { class: 'num', 'data-col': 'truth', title: `${a.withTruth[i]} questions with logged ground truth` }, a.accuracy[i] === null ? '—' : `${fmt(100 * a.accuracy[i]!, 1)}%`));
+    if (m.hasTruth) tr.append(h('td', { class: 'num', 'data-col': 'truth', 'data-value': a.accuracy[i] ?? '', 'data-groups': a.withTruth[i], title: `over the ${a.withTruth[i]} of ${m.withTruth} questions with logged ground truth where it ran` }, formatAccuracy(a.accuracy[i], a.withTruth[i], m.withTruth, '—')));
     tb.append(tr);
   }
   table.append(tb);
@@ -465,6 +493,22 @@ new MutationObserver(() => {
     return { x: r.left + el.x, y: r.top + el.y, questionId: recoveryPoints[i]?.questionId, step: recoveryPoints[i]?.step };
   },
   recoveryCount: () => recoveryPoints.length,
+  /** Every bar of the recovery plot: its value and whether it is drawn inside the chart area. */
+  recoveryBars: () => {
+    const c = charts.get('recovery');
+    if (!c) return null;
+    const area = c.chartArea;
+    return [1, 2].flatMap((ds) =>
+      c.getDatasetMeta(ds).data.map((el, i) => ({
+        kind: ds === 1 ? 'vote' : 'confidence',
+        value: ds === 1 ? recoveryPoints[i].voteBar : recoveryPoints[i].confidenceBar,
+        inside: el.y >= area.top - 0.5 && el.y <= area.bottom + 0.5,
+        axisMin: c.scales.y.min,
+      })),
+    );
+  },
+  /** The title each chart displays (Chart.js draws titles only with its Title plugin registered). */
+  chartTitles: () => Object.fromEntries([...charts.entries()].map(([id, c]) => [id, (c as unknown as { titleBlock?: { options?: { text?: string } } }).titleBlock?.options?.text ?? null])),
 };
 
 renderHeader();

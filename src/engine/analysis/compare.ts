@@ -1,4 +1,4 @@
-// Run-wide comparisons (issue 6): one operator setting against a baseline setting, group by group
+// Run-wide comparisons: one operator setting against a baseline setting, group by group
 // (pseudo-label flips, reward / advantage / gate shifts, advantage sign changes, pseudo-label
 // accuracy where ground truth is logged), and every operator's labels against each other (an
 // agreement matrix). Pure: no I/O, no 'vscode'; the worker threads and the tests use it directly.

@@ -1,4 +1,4 @@
-// Sensitivity of a question's CoRE pseudo-label to κ and τ (issue 6, item 3): the interval around
+// Sensitivity of a question's CoRE pseudo-label to κ and τ: the interval around
 // the current value over which the label (its answer class) stays the same.
 //
 // The label is a function of the replicator dynamics' end point, which is PIECEWISE CONSTANT in κ

@@ -1,8 +1,9 @@
-// The run dashboard's model (issue 6): per-step series, the regime breakdown, the recovery-region
+// The run dashboard's model: per-step series, the regime breakdown, the recovery-region
 // points of the CoRE paper's Fig. 4 and the operator agreement matrix, from the rows the what-if
 // workers compute. Pure: no 'vscode', no DOM. The webview only draws these numbers.
 import { OPERATOR_IDS, type OperatorId } from '../../engine';
 import { agreementRates } from '../../engine/analysis/compare';
+import { accuracyOf, countAccuracy, emptyAccuracy, type AccuracyCount } from '../../engine/analysis/accuracy';
 import type { DashboardData } from '../whatif/engine';
 import { analyseRun } from '../../engine/analysis/health';
 import type { DashModel, DashRecoveryPoint, DashStep } from '../../protocol/dashboard';
@@ -16,12 +17,12 @@ export type DashboardModel = DashModel;
 export const MAX_RECOVERY_POINTS = 5000;
 
 export function dashboardModel(d: DashboardData): DashboardModel {
-  const steps = new Map<number, DashboardStep & { gateSum: number; ratioSum: number; correct: Partial<Record<OperatorId, number>> }>();
+  const steps = new Map<number, DashboardStep & { gateSum: number; ratioSum: number; correct: Partial<Record<OperatorId, AccuracyCount>> }>();
   const regimes: Record<string, number> = {};
   const recovery: RecoveryPoint[] = [];
   for (const r of d.rows) {
     let s = steps.get(r.step);
-    if (!s) steps.set(r.step, (s = { step: r.step, groups: 0, meanGate: 0, meanMajorityRatio: 0, overturns: {}, accuracy: {}, withTruth: 0, mismatches: 0, regimes: {}, gateSum: 0, ratioSum: 0, correct: {} }));
+    if (!s) steps.set(r.step, (s = { step: r.step, groups: 0, meanGate: 0, meanMajorityRatio: 0, overturns: {}, accuracy: {}, accuracyGroups: {}, withTruth: 0, mismatches: 0, regimes: {}, gateSum: 0, ratioSum: 0, correct: {} }));
     s.groups++;
     s.gateSum += r.gate;
     s.ratioSum += r.majorityRatio;
@@ -37,7 +38,8 @@ export function dashboardModel(d: DashboardData): DashboardModel {
     }
     if (r.correct) {
       s.withTruth++;
-      for (const [op, ok] of Object.entries(r.correct) as [OperatorId, boolean][]) s.correct[op] = (s.correct[op] ?? 0) + (ok ? 1 : 0);
+      // Only the operators that ran on the question have an entry: the accuracy's denominator.
+      for (const [op, ok] of Object.entries(r.correct) as [OperatorId, boolean][]) countAccuracy((s.correct[op] ??= emptyAccuracy()), ok);
     }
     if (r.recovery && recovery.length < MAX_RECOVERY_POINTS) {
       const v = r.recovery;
@@ -48,8 +50,14 @@ export function dashboardModel(d: DashboardData): DashboardModel {
     .sort((a, b) => a.step - b.step)
     .map(({ gateSum, ratioSum, correct, ...s }) => {
       const accuracy: Partial<Record<OperatorId, number>> = {};
-      if (s.withTruth) for (const [op, c] of Object.entries(correct) as [OperatorId, number][]) accuracy[op] = c / s.withTruth;
-      return { ...s, meanGate: s.groups ? gateSum / s.groups : 0, meanMajorityRatio: s.groups ? ratioSum / s.groups : 0, accuracy };
+      const accuracyGroups: Partial<Record<OperatorId, number>> = {};
+      for (const [op, c] of Object.entries(correct) as [OperatorId, AccuracyCount][]) {
+        const a = accuracyOf(c);
+        if (a === null) continue;
+        accuracy[op] = a;
+        accuracyGroups[op] = c.over;
+      }
+      return { ...s, meanGate: s.groups ? gateSum / s.groups : 0, meanMajorityRatio: s.groups ? ratioSum / s.groups : 0, accuracy, accuracyGroups };
     });
   const a = d.agreement;
   return {
@@ -62,10 +70,11 @@ export function dashboardModel(d: DashboardData): DashboardModel {
       operators: a.operators,
       rates: agreementRates(a),
       both: a.both,
-      accuracy: a.withTruth.map((n, i) => (n ? a.correct[i] / n : null)),
+      accuracy: a.withTruth.map((n, i) => accuracyOf({ correct: a.correct[i], over: n })),
       withTruth: a.withTruth,
     },
     hasTruth: a.withTruth.some((n) => n > 0),
+    withTruth: out.reduce((t, s) => t + s.withTruth, 0),
     ms: d.ms,
     // Run health (docs/health.md): the same analysis as `consensus-lens health` and the status bar.
     health: analyseRun(d.rows.flatMap((r) => (r.health ? [r.health] : []))),

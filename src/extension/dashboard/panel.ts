@@ -1,4 +1,4 @@
-// The run dashboard (consensusLens.showDashboard, issue 6): one webview per window with per-step
+// The run dashboard (consensusLens.showDashboard): one webview per window with per-step
 // charts, the regime breakdown, the recovery-region plot, the κ × τ sweep heatmap, the operator
 // agreement matrix and the last re-score. Every number is computed by the what-if workers
 // (src/extension/whatif) on cached features; the webview draws them (webview/dashboard).

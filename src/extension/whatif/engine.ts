@@ -1,4 +1,4 @@
-// Run-wide what-ifs on worker threads (issue 6): re-score every group of a run with another
+// Run-wide what-ifs on worker threads: re-score every group of a run with another
 // operator setting and compare it with the baseline, sweep a κ × τ grid, and compute the
 // dashboard's per-group read-outs. The extension host only slices the run into chunks, posts them
 // and merges the replies: no scoring and no TF-IDF on its event loop.
@@ -394,7 +394,7 @@ export class WhatIfEngine {
     return { runId: source.id, rows: ordered.map((x) => x.row), agreement, cancelled, failed, ms: performance.now() - t0 };
   }
 
-  /** A question's CoRE label intervals in κ and τ (issue 6 item 3), computed off the host thread. */
+  /** A question's CoRE label intervals in κ and τ, computed off the host thread. */
   async sensitivity(prepared: PreparedGroup, params: Record<string, number>): Promise<{ kappa: SensitivityInterval; tau: SensitivityInterval }> {
     const slot = this.slots[hash(prepared.questionId) % this.slots.length];
     const r = await this.send(slot, { kind: 'sensitivity', prepared, params });

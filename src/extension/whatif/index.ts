@@ -1,4 +1,4 @@
-// The run-wide what-if commands in VS Code (issue 6): Re-score Run… (operator and parameters in
+// The run-wide what-if commands in VS Code: Re-score Run… (operator and parameters in
 // one quick input prefilled with the current values, validated against each parameter's range;
 // re-scored in worker threads with a cancellable progress notification), the list of flipped
 // questions (each opens its consensus panel), and export of the last result as JSONL or CSV.
@@ -14,6 +14,7 @@ import { sanitizeParams } from '../params';
 import { parseWhatIfText, prefillText, validateRescoreText } from './text';
 import type { RunEntry, RunStore } from '../store';
 import { storeSource } from '../rescore';
+import { flipDescription } from '../format';
 import { WhatIfEngine, type WhatIfReport } from './engine';
 
 export interface WhatIfDeps {
@@ -130,7 +131,7 @@ export class WhatIfController implements vscode.Disposable {
     this.changed.fire(run.id);
     for (const f of r.failed.slice(0, 200)) log.warn(`  step ${f.step} ${f.questionId}: not re-scored: ${f.message}`);
     if (r.failed.length) void vscode.window.showWarningMessage(`Consensus Lens: ${r.failed.length} group(s) of ${run.label} could not be re-scored (e.g. step ${r.failed[0].step}, ${r.failed[0].questionId}: ${r.failed[0].message.slice(0, 200)}); see the Consensus Lens output.`);
-    for (const f of r.flips.slice(0, 200)) log.info(`  step ${f.step} ${f.questionId}: ${f.before ?? '(none)'} → ${f.after ?? '(none)'}`);
+    for (const f of r.flips.slice(0, 200)) log.info(`  ${f.questionId} ${flipDescription(f)}`);
     const acc = r.accuracyBefore !== null && r.accuracyAfter !== null ? `; pseudo-label accuracy ${(100 * r.accuracyBefore).toFixed(1)}% → ${(100 * r.accuracyAfter).toFixed(1)}% (diagnostic)` : '';
     void vscode.window
       .showInformationMessage(
@@ -153,7 +154,7 @@ export class WhatIfController implements vscode.Disposable {
     const r = id ? this.last.get(id) : undefined;
     if (!r || !id) return void vscode.window.showInformationMessage('Consensus Lens: re-score a run first.');
     if (!r.flips.length) return void vscode.window.showInformationMessage('Consensus Lens: no pseudo-label flips in the last re-score.');
-    const items = r.flips.map((f) => ({ label: f.questionId, description: `step ${f.step}: ${f.before ?? '(none)'} → ${f.after ?? '(none)'}`, f }));
+    const items = r.flips.map((f) => ({ label: f.questionId, description: flipDescription(f), f }));
     const pick = await vscode.window.showQuickPick(items, { title: `${r.flips.length} pseudo-labels flip under ${r.operator} ${JSON.stringify(r.changed)}`, matchOnDescription: true });
     if (pick) this.deps.openQuestion({ runId: id, step: pick.f.step, questionId: pick.f.questionId });
   }

@@ -1,4 +1,4 @@
-// The panel's wire form of a sensitivity interval (issue 6 item 3). Pure: no 'vscode'.
+// The panel's wire form of a sensitivity interval. Pure: no 'vscode'.
 import type { SensitivityInterval } from '../../engine/analysis/sensitivity';
 import type { SensitivityRange } from '../../protocol/messages';
 

@@ -1,4 +1,4 @@
-// One shard of a run for run-wide what-ifs (issue 6): it keeps the prepared features of its groups
+// One shard of a run for run-wide what-ifs: it keeps the prepared features of its groups
 // (answers, classes, within-class cosines as Float64Array — exact, never float32) between requests,
 // so a re-score with a new κ/τ/α, a κ × τ sweep or the dashboard's read-outs only re-run the
 // operators. A worker thread owns one shard (src/extension/whatif/worker.ts); unit tests and the

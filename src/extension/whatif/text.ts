@@ -1,4 +1,4 @@
-// The re-score command's input text (issue 6): prefill, parse, validate. Pure: no 'vscode'.
+// The re-score command's input text: prefill, parse, validate. Pure: no 'vscode'.
 import { OPERATOR_IDS, operatorSpec, paramSpec, checkValue, type OperatorId } from '../../engine';
 import { parseRescoreText } from '../paramText';
 
