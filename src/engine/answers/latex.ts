@@ -445,6 +445,9 @@ class Parser {
     }
     if (FUNCS.has(s)) return this.func(s);
     if (s === 'sum' || s === 'prod') return this.bigOperator(s);
+    // Decorated names: `\overline{AB}` is the segment AB, `\angle ABC` the angle ABC (labels).
+    if (['overline', 'overrightarrow', 'vec', 'bar', 'hat', 'widehat', 'tilde', 'mathbf', 'mathit', 'boldsymbol'].includes(s)) return this.parseScriptArg();
+    if (s === 'angle' || s === 'measuredangle' || s === 'triangle') return this.funcArg();
     if (s === 'pi') return { k: 'const', c: 'pi' };
     if (s === 'infty' || s === 'infin') return { k: 'const', c: 'inf' };
     if (s === 'imath') return { k: 'const', c: 'i' };
@@ -467,13 +470,17 @@ class Parser {
     let v: string | null = null;
     let lo: Node | null = null;
     let hi: Node | null = null;
+    if (this.isCmd('limits') || this.isCmd('nolimits')) this.pos++;
     for (let k = 0; k < 2; k++) {
       if (this.isP('_')) {
         this.pos++;
         const sub = this.parseScriptArg();
-        if (sub.k !== 'rel' || sub.ops.length !== 1 || sub.ops[0] !== '=' || sub.parts[0]!.k !== 'var') throw new ParseError(`\\${op} without an index`);
-        v = (sub.parts[0] as Node & { k: 'var' }).name;
-        lo = sub.parts[1]!;
+        // The index may be `i` or `e`, read as constants elsewhere.
+        const index = sub.k === 'rel' && sub.ops.length === 1 && sub.ops[0] === '=' ? sub.parts[0]! : null;
+        if (index?.k === 'var') v = index.name;
+        else if (index?.k === 'const' && (index.c === 'i' || index.c === 'e')) v = index.c;
+        else throw new ParseError(`\\${op} without an index`);
+        lo = (sub as Node & { k: 'rel' }).parts[1]!;
       } else if (this.isP('^')) {
         this.pos++;
         hi = this.parseScriptArg();
@@ -606,6 +613,7 @@ const MAX_BIG_TERMS = 1000;
 /** `n` with every variable `name` replaced by `by` (a bound index of a sum or product). */
 function substitute(n: Node, name: string, by: Node): Node {
   if (n.k === 'var') return n.name === name ? by : n;
+  if (n.k === 'const') return n.c === name ? by : n;
   const out: Record<string, unknown> = { ...n };
   for (const [key, val] of Object.entries(n)) {
     if (Array.isArray(val)) {

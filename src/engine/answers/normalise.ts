@@ -113,7 +113,9 @@ const RULES: readonly Rule[] = [
   // 13. Words: infinity, and plain trailing unit words after a value ("10 apples").
   ['infinity word', /(?<!\\)\b(?:infinity|inf)\b/gi, '\\infty '],
   // Words are separated by mandatory spaces so the pattern cannot backtrack exponentially.
-  ['unit word dropped', /(?<=[\d}])\s+(?![a-z]\b)[A-Za-z]{2,}(?:\s+[A-Za-z]{2,})*\.?(?:\s*\^\s*\{?\d\}?)?$/g, ''],
+  // Not a.m./p.m. (a time of day), and not the body of a sum or product (`\sum_{n=1}^{3} nx`).
+  ['unit word dropped', /(?<=[\d}])\s+(?![a-z]\b)(?![ap]m\b)[A-Za-z]{2,}(?:\s+[A-Za-z]{2,})*\.?(?:\s*\^\s*\{?\d\}?)?$/g,
+    (...a: string[]) => (/\\(?:sum|prod)(?![A-Za-z])/.test(a[a.length - 1]!) ? a[0]! : '')],
   // 14. Mixed numbers written plainly: "4 4/9" -> 4\frac{4}{9} (a proper fraction only).
   ['mixed number', /(?<![\d.\\}])(\d+) +(\d+) *\/ *(\d+)(?![\d.])/g,
     (m: string, w: string, n: string, d: string) => (BigInt(n) < BigInt(d) ? `${w}\\frac{${n}}{${d}}` : m)],

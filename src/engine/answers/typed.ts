@@ -645,9 +645,10 @@ export function canonicalise(raw: string): Canonical {
     if (choice) push({ t: 'choice', letter: choice[1]!.toUpperCase() });
     const base = baseReading(text);
     if (base) push(base);
+    // `11:21` is a time of day and a ratio: both readings.
     const time = timeReading(text);
     if (time) push(time);
-    else if (!base && !hasWord(text)) parsedReadings(text, norm.percent, rewrites, push);
+    if (!base && !hasWord(text)) parsedReadings(text, norm.percent, rewrites, push);
     // Words, unparseable answers, and all-letter answers ("No", "yes") also read as text.
     if (readings.length === 0 || hasWord(text) || /^[A-Za-z]{2,}(?:\s+[A-Za-z]+)*$/.test(text)) {
       push({ t: 'text', s: textKey(text) });
