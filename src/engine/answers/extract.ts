@@ -353,6 +353,25 @@ function refineStated(raw: string): string | null {
   return lastNumber(t);
 }
 
+/** Characters a degenerate response trails off with: spaces, sentence punctuation, emphasis. */
+const FILLER = ' \t\n\r\f\v\u00a0\u3000.!?,;:*~-=_#\u2026\u3002\uff01\uff0c\uff1f\uff1b\uff1a';
+
+/**
+ * Where a response's content ends: trailing filler (FILLER characters, and a run of three or
+ * more `$`) is skipped by one backward scan, so "the answer is 4" followed by 100 K spaces or
+ * `$$$…` keeps its answer inside the examined tail.
+ */
+function contentEnd(text: string): number {
+  let j = text.length;
+  for (;;) {
+    while (j > 0 && FILLER.includes(text[j - 1]!)) j--;
+    let k = j;
+    while (k > 0 && text.charCodeAt(k - 1) === 36) k--;
+    if (j - k < 3) return j;
+    j = k;
+  }
+}
+
 /**
  * Extracts the answer of a response (SPEC §3.1). `null`: no extractable answer (including a
  * truncated, unclosed last box); `""`: the empty box `\boxed{}`.
@@ -362,6 +381,9 @@ export function extractAnswer(response: string, opts?: ExtractOptions): string |
   let text = response.includes('\r') ? response.replace(/\r\n?/g, '\n') : response;
   if (text.includes('\u2212')) text = text.replace(/\u2212/g, '-');
   const box = finalBoxes(text);
+  // Trailing filler is not part of any statement: the tail is taken before it.
+  const end = contentEnd(text);
+  if (end < text.length) text = text.slice(0, end);
   const offset = Math.max(0, text.length - EXTRACT_TAIL);
   const tail = offset > 0 ? text.slice(offset) : text;
   const lower = tail.toLowerCase();
