@@ -384,20 +384,20 @@ export function extractAnswer(response: string, opts?: ExtractOptions): string |
   // Trailing filler is not part of any statement: the tail is taken before it.
   const end = contentEnd(text);
   if (end < text.length) text = text.slice(0, end);
-  const offset = Math.max(0, text.length - EXTRACT_TAIL);
+  // With a box, only what follows it can hold a later statement ("... \boxed{255}. Final
+  // Answer: The final answer is $10,455$."): the statement that comes last is the final one.
+  const from = box === undefined ? 0 : Math.min(box.end, text.length);
+  const offset = Math.max(from, text.length - EXTRACT_TAIL);
   const tail = offset > 0 ? text.slice(offset) : text;
   const lower = tail.toLowerCase();
-  const final = statedAfter(tail, lower, 'final', FINAL_RE);
-  const stated = final ?? statedAfter(tail, lower, 'answer', ANSWER_RE);
-  // A box wins, unless an answer is stated after it ("... \boxed{255}. Final Answer: The final
-  // answer is $10,455$."): the statement that comes last is the final one.
-  if (box !== undefined && (stated === null || offset + stated.at < box.end)) return box.content;
+  const final = lower.includes('final') ? statedAfter(tail, lower, 'final', FINAL_RE) : null;
+  const stated = final ?? (lower.includes('answer') ? statedAfter(tail, lower, 'answer', ANSWER_RE) : null);
   if (stated !== null) {
     const r = refineStated(stated.text);
     // "So answer is consistent.": a lone word after a bare "answer is" is prose, not an answer.
     if (r !== null && (final !== null || !/^[A-Za-z]{2,}$/.test(r))) return r;
-    if (box !== undefined) return box.content;
   }
+  if (box !== undefined) return box.content;
   // A response that is only a choice letter ("**B**", "(B)", "B.").
   const whole = text.length <= 32 && text.trim().length <= 8 ? choiceLetter(cleanStated(text)) : null;
   if (whole) return whole;
