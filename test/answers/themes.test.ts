@@ -49,6 +49,8 @@ const EQUAL: [string, string, boolean][] = [
   ['|AB|=1', '1', true], ['AB=4,CD=5', '4, 5', true], ['AB=4,CD=5', 'CD=5,AB=4', true], ['AB=4,CD=5', '5, 4', false],
   ['\\frac{NO}{BO}=\\frac{1}{\\sqrt6}', '\\frac{1}{\\sqrt{6}}', true], ['V_1:V_2=11:21', '11:21', true], ['V_1:V_2=11:21', '21:11', false],
   ['BC=7', '7', true], ['|PQ| = 2\\sqrt3', '2\\sqrt{3}', true], ['\\overline{AB}=5', '5', true], ['11:21', '(11,21)', false],
+  ['\\angle ABC=30^\\circ', '30', true], ['ABC=5', '5', true], ['S_1:S_2=1:4', '1:4', true], ['YES', 'yes', true],
+  ['\\text{5 p.m.}', '5:00 pm', true], ['\\text{5 p.m.}', '17:00', true], ['\\text{5 p.m.}', '5:00 a.m.', false],
   // what must stay as it was
   ['100000', '100001', false], ['x+1', 'y+1', false], ['2x+3=7', 'x=2', true], ['xy=6', '6', false],
 ];
@@ -68,6 +70,9 @@ const EXTRACT: [string, string | null][] = [
   ['It costs $5 and more', '5'],
   ['\\boxed{255}. Final Answer: The final answer is $10,455$.', '10,455'],
   ['\\boxed{7}. So answer is consistent.', '7'],
+  ['The total is 10,\\!080 dollars', '10,\\!080'],
+  ['so we get 1{,}000 in the end', '1{,}000'],
+  ['values 32, 349', '349'],
   ['no answer here', null],
 ];
 

@@ -355,8 +355,10 @@ function membership(v: OneVarSet): { name: string | null; has: (x: number) => bo
   if (v.t === 'ineq') {
     if (v.vars.length !== 1) return null;
     const name = v.vars[0]!;
+    const env = new Map([[name, 0]]); // one map for every test point: this runs ~1000 times
     const has = (x: number): boolean => {
-      const r = tryNum(v.f, new Map([[name, x]]));
+      env.set(name, x);
+      const r = tryNum(v.f, env);
       if (r === null) return false;
       const [re, im] = parts(r);
       if (Math.abs(im) > 1e-12 || !Number.isFinite(re)) return false;

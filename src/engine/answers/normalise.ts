@@ -188,6 +188,10 @@ export function hasWord(s: string): boolean {
   // Removing commands only shortens letter runs: no run of three letters, no word.
   if (!/[A-Za-z]{3}/.test(s)) return false;
   const bare = s.replace(/\\(?:begin|end)\s*\{[A-Za-z*]*\}/g, ' ').replace(/\\[A-Za-z]+/g, ' ');
-  for (const m of bare.matchAll(/[A-Za-z]{3,}/g)) if (!FUNCTION_WORDS.has(m[0].toLowerCase())) return true;
+  for (const m of bare.matchAll(/[A-Za-z]{3,}/g)) {
+    // Three capitals name a triangle or an angle (`ABC`, `\angle ABC = 30^\circ`), not a word.
+    if (/^[A-Z]{3}$/.test(m[0])) continue;
+    if (!FUNCTION_WORDS.has(m[0].toLowerCase())) return true;
+  }
   return false;
 }

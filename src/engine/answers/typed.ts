@@ -667,14 +667,15 @@ export function canonicalise(raw: string): Canonical {
   return c;
 }
 
-/** `4:30`, `16:05`, `4:30 p.m.`, `4:30pm`: a time of day (hours 0–23, minutes two digits). */
-const TIME_RE = /^(\d{1,2}):(\d{2})\s*(?:([ap])\.?\s*m\.?)?$/i;
+/** `4:30`, `16:05`, `4:30 p.m.`, `4:30pm`, `5 p.m.`: a time of day (hours 0–23, minutes two digits). */
+const TIME_RE = /^(\d{1,2})(?::(\d{2}))?\s*(?:([ap])\.?\s*m\.?)?$/i;
 
 function timeReading(s: string): Value | null {
   const m = TIME_RE.exec(s);
-  if (!m) return null;
+  // Minutes or a.m./p.m. are needed: `5` alone is a number.
+  if (!m || (m[2] === undefined && m[3] === undefined)) return null;
   const h = Number(m[1]);
-  const min = Number(m[2]);
+  const min = Number(m[2] ?? '0');
   const half = m[3] ? (m[3].toLowerCase() === 'a' ? 'am' : 'pm') : null;
   if (min > 59 || h > 23 || (half && (h < 1 || h > 12))) return null;
   return { t: 'time', h, m: min, half };
