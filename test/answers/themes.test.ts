@@ -41,6 +41,7 @@ const EQUAL: [string, string, boolean][] = [
   ['\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}\\begin{pmatrix}0&1\\\\1&0\\end{pmatrix}', '\\begin{pmatrix}2&1\\\\4&3\\end{pmatrix}', true],
   ['\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}\\cdot\\begin{pmatrix}1\\\\1\\end{pmatrix}', '\\begin{pmatrix}3\\\\7\\end{pmatrix}', true],
   ['2\\begin{pmatrix}1&2\\end{pmatrix}', '\\begin{pmatrix}2&4\\end{pmatrix}', true],
+  ['\\begin{pmatrix}1&1\\\\0&1\\end{pmatrix}^3', '\\begin{pmatrix}1&3\\\\0&1\\end{pmatrix}', true],
   ['\\begin{pmatrix}1&2\\\\3&4\\end{pmatrix}-\\begin{pmatrix}1&1\\\\1&1\\end{pmatrix}', '\\begin{pmatrix}0&1\\\\2&4\\end{pmatrix}', false],
   // doubled backslashes
   ['\\\\frac{1}{2}', '\\frac12', true], ['x \\\\le 3', 'x\\le 3', true], ['\\\\sqrt{2}', '\\sqrt2', true],

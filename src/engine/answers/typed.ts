@@ -367,6 +367,8 @@ function hasMatrix(n: Node): boolean {
     case 'sub':
     case 'mul':
       return hasMatrix(n.a) || hasMatrix(n.b);
+    case 'pow':
+      return hasMatrix(n.a);
     case 'group':
       return n.items.length === 1 && hasMatrix(n.items[0]!);
     default:
@@ -374,7 +376,9 @@ function hasMatrix(n: Node): boolean {
   }
 }
 
-/** The matrix a sum / difference / product / scalar multiple of literal matrices is. */
+const MAX_MATRIX_POWER = 8;
+
+/** The matrix a sum / difference / product / scalar multiple / small power of literal matrices is. */
 function matrixOf(n: Node): Node[][] {
   const scalar = (x: Node): boolean => !hasMatrix(x);
   switch (n.k) {
@@ -401,6 +405,14 @@ function matrixOf(n: Node): Node[][] {
       return a.map((r) =>
         b[0]!.map((_, j) => r.map((x, k) => ({ k: 'mul', a: x, b: b[k]![j]! }) as Node).reduce((s, t) => ({ k: 'add', a: s, b: t }) as Node)),
       );
+    }
+    case 'pow': {
+      // A square matrix to a small positive integer power: repeated products.
+      const e = n.b.k === 'num' && !n.b.dec && n.b.v.d === 1n ? Number(n.b.v.n) : 0;
+      if (e < 1 || e > MAX_MATRIX_POWER) throw new TypeFail('unsupported matrix power');
+      let m: Node = n.a;
+      for (let k = 1; k < e; k++) m = { k: 'mul', a: m, b: n.a };
+      return matrixOf(m);
     }
     default:
       throw new TypeFail('not a matrix expression');
