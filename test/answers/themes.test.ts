@@ -71,6 +71,7 @@ const EXTRACT: [string, string | null][] = [
   ['It costs $5 and more', '5'],
   ['\\boxed{255}. Final Answer: The final answer is $10,455$.', '10,455'],
   ['\\boxed{7}. So answer is consistent.', '7'],
+  ['\\boxed{\\frac{1}{2}}. So the answer is 1 out of 2.', '\\frac{1}{2}'],
   ['The total is 10,\\!080 dollars', '10,\\!080'],
   ['so we get 1{,}000 in the end', '1{,}000'],
   ['values 32, 349', '349'],

@@ -331,8 +331,12 @@ function isProse(s: string): boolean {
   return (stripped.match(/[A-Za-z]{2,}/g) ?? []).length >= 2;
 }
 
-/** Reduces a stated answer ("The largest $n$ is 34") to its answer part. */
-function refineStated(raw: string): string | null {
+/**
+ * Reduces a stated answer ("The largest $n$ is 34") to its answer part. `numberFallback`: a
+ * sentence with no "is"/"=" may give its last number (not when a box precedes the statement:
+ * "\boxed{\frac12}. So the answer is 1 out of 2." keeps the box).
+ */
+function refineStated(raw: string, numberFallback = true): string | null {
   const line = raw.length > STATED_MAX + 64 ? raw.slice(0, STATED_MAX + 64) : raw;
   const nl = line.indexOf('\n');
   const box = lastBox(nl >= 0 ? line.slice(0, nl) : line);
@@ -351,7 +355,7 @@ function refineStated(raw: string): string | null {
     // A lone word ("... the rest is fine") is prose; fall through to the last number.
     if (c !== '' && !isProse(c) && !/^[A-Za-z]{2,}$/.test(c)) return c;
   }
-  return lastNumber(t);
+  return numberFallback ? lastNumber(t) : null;
 }
 
 /** Characters a degenerate response trails off with: spaces, sentence punctuation, emphasis. */
@@ -394,7 +398,7 @@ export function extractAnswer(response: string, opts?: ExtractOptions): string |
   const final = lower.includes('final') ? statedAfter(tail, lower, 'final', FINAL_RE) : null;
   const stated = final ?? (lower.includes('answer') ? statedAfter(tail, lower, 'answer', ANSWER_RE) : null);
   if (stated !== null) {
-    const r = refineStated(stated.text);
+    const r = refineStated(stated.text, box === undefined);
     // "So answer is consistent.": a lone word after a bare "answer is" is prose, not an answer.
     if (r !== null && (final !== null || !/^[A-Za-z]{2,}$/.test(r))) return r;
   }
