@@ -66,6 +66,8 @@ const EXTRACT: [string, string | null][] = [
   ['Therefore $x \\geq 5$ is the solution.', 'x \\geq 5'],
   ['The domain is \\((0, 1]\\) here.', '(0, 1]'],
   ['Hence\n$$\n\\frac{7}{2}\n$$', '\\frac{7}{2}'],
+  ['so we get $$\\frac{1}{2}.$$', '\\frac{1}{2}'],
+  ['the sequence is $1, 2, 3, ...$', '1, 2, 3, ...'],
   ['Soucis : 2,74 $ a..', '2,74'],
   ['We get $y=3$ and so there are 12 ways', '12'],
   ['It costs $5 and more', '5'],

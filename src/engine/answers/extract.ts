@@ -300,6 +300,12 @@ export function lastMathSpan(t: string): Span | null {
   return last;
 }
 
+/** A span's content without the sentence's final punctuation written inside it (`$\frac13.$`); an ellipsis stays. */
+function spanAnswer(content: string): string {
+  const t = content.trim();
+  return /[.,;:]$/.test(t) && !t.endsWith('..') ? t.slice(0, -1).trim() : t;
+}
+
 const FINAL_RE = /final\s+answer\s*(?:\*\*|__)?\s*(?:is|:)\s*(?:\*\*|__)?\s*:?/iy;
 const ANSWER_RE = /answer\s*(?:\*\*|__)?\s*(?:is|:)\s*(?:\*\*|__)?\s*:?/iy;
 
@@ -410,7 +416,7 @@ export function extractAnswer(response: string, opts?: ExtractOptions): string |
   const span = lastMathSpan(tail);
   if (span !== null && span.content.trim() !== '') {
     const after = opts?.lastNumber === false ? null : lastNumber(tail.slice(span.end));
-    return after ?? span.content.trim();
+    return after ?? spanAnswer(span.content);
   }
   if (opts?.lastNumber === false) return null;
   return lastNumber(tail);
