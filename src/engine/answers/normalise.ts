@@ -11,7 +11,8 @@ export interface Normalised {
   percent: boolean;
 }
 
-type Rule = readonly [name: string, re: RegExp, by: string | ((...m: string[]) => string)];
+/** `needs`: substrings the rule cannot match without any of; a text lacking them all skips the rule. */
+type Rule = readonly [name: string, re: RegExp, by: string | ((...m: string[]) => string), needs?: readonly string[]];
 
 const UNICODE: Record<string, string> = {
   '\u2212': '-', '\u2012': '-', '\u2013': '-', '\u2014': '-', '\u00d7': '\\times ', '\u22c5': '\\cdot ',
@@ -62,14 +63,14 @@ function dropApproximation(s: string): string {
 
 const RULES: readonly Rule[] = [
   // 0. Doubled backslashes before a known command (`\\frac` -> `\frac`); a `\\` row break stays.
-  ['doubled backslashes repaired', DOUBLED, '\\'],
+  ['doubled backslashes repaired', DOUBLED, '\\', ['\\\\']],
   // 1. Unicode (applyUnicode, before these rules). 2. Markdown emphasis and code ticks around the answer.
   // `x**2` is a power, not emphasis: only paired or outer ** are markdown.
   ['markdown', /\*\*([^*]+)\*\*|^\s*\*\*|\*\*\s*$|`/g, '$1'],
   // 3. Math delimiters and display-style switches.
   ['math delimiters', /^\s*\$+|\$+\s*$|^\s*\\[([]|\\[)\]]\s*$|\\displaystyle|\\textstyle/g, ''],
   ['boxed wrapper', /^\\(?:boxed|fbox)\{([\s\S]*)\}$/, '$1'],
-  ['approximation dropped', /^[\s\S]*\\approx(?![A-Za-z])[\s\S]*$/, (m: string) => dropApproximation(m)],
+  ['approximation dropped', /^[\s\S]*\\approx(?![A-Za-z])[\s\S]*$/, (m: string) => dropApproximation(m), ['\\approx']],
   // 4. Sizing of delimiters.
   ['\\left/\\right', /\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|bigg|Bigg)(?![A-Za-z])\s*\.?/g, ''],
   // 5. Fraction and binomial variants ({n \choose k} too).
@@ -82,7 +83,7 @@ const RULES: readonly Rule[] = [
   ['unit dropped', new RegExp(`(?<=[\\d}).\\s]|\\\\pi)(?:\\\\[ ,;:!]|\\s)*(?:\\\\${TEXT_CMD}\\{(?!\\s*[ei]\\s*\\})[^{}A-Za-z]*[A-Za-z][^{}]*\\}(?:\\s*\\^\\s*\\{?\\d\\}?)?\\s*)+$`), ''],
   ['"and"/"or" -> ","', new RegExp(`(?:\\s*,)?\\s*(?:\\\\${TEXT_CMD}\\{\\s*(?:and|or)\\s*\\}|\\s(?:and|or)\\s)\\s*`, 'g'), ','],
   // "or"/"and" written without spaces between two values: `(11,7)or(7,11)`, `1or2`, `x=1or x=2`.
-  ['"and"/"or" -> ","', /(?<=[\d)\]}])\s?(?:or|and)\s?(?=[\d([\\{-]|[A-Za-z]\s?=)/g, ','],
+  ['"and"/"or" -> ","', /(?<=[\d)\]}])\s?(?:or|and)\s?(?=[\d([\\{-]|[A-Za-z]\s?=)/g, ',', ['or', 'and']],
   ['\\text{} unwrapped', new RegExp(`\\\\${TEXT_CMD}\\{([^{}]*)\\}`, 'g'), '$1'],
   ['option word dropped', /^\s*(?:option|choice)\s+(?=\(?[A-Ja-j]\)?\s*$)/i, ''],
   // 6b. Bare function names become commands (sin x -> \sin x).
@@ -164,11 +165,13 @@ export function normalise(answer: string, everyRule = false): Normalised {
   if (unicode !== trimmed) rewrites.push('unicode');
   // One space for every run of spaces, one newline for a run with a line break: every pattern
   // below then meets no long run of whitespace.
-  let text = unicode.trim().replace(/\s+/g, (w) => (w.includes('\n') ? '\n' : ' '));
+  let text = unicode.trim();
+  if (/\s\s|[\t\r\f\v]/.test(text)) text = text.replace(/\s+/g, (w) => (w.includes('\n') ? '\n' : ' '));
   let percent = false;
   let plain = !everyRule && !NOT_PLAIN.test(text);
-  for (const [name, re, by] of RULES) {
+  for (const [name, re, by, needs] of RULES) {
     if (plain && !PLAIN_RULES.has(name)) continue;
+    if (needs !== undefined && !everyRule && !needs.some((x) => text.includes(x))) continue;
     // Delimiter-like rules can nest ($\boxed{..}$, "5 cm." ...): repeat until stable.
     for (let k = 0; k < 3; k++) {
       const next = text.replace(re, by as string).trim();
