@@ -164,16 +164,20 @@ class Parser {
    * components (`p=5,q=2;p=7,q=2` is two solutions); `;` alone separates items like `,`.
    */
   private parseList(): Node {
-    const segments: Node[][] = [[this.parseRel()]];
+    const first = this.parseRel();
+    if (!this.isP(',') && !this.isP(';')) return first;
+    const items = [first];
+    let starts: number[] | null = null; // where each `;` starts a new solution
     while (this.isP(',') || this.isP(';')) {
-      if (this.next().s === ';') segments.push([]);
-      segments[segments.length - 1]!.push(this.parseRel());
+      if (this.next().s === ';') (starts ??= []).push(items.length);
+      items.push(this.parseRel());
     }
-    if (segments.length > 1 && segments.some((g) => g.length > 1)) {
+    if (starts && starts.length + 1 < items.length) {
+      const bounds = [0, ...starts, items.length];
+      const segments = bounds.slice(1).map((end, i) => items.slice(bounds[i], end));
       return { k: 'list', items: segments.map((g) => (g.length === 1 ? g[0]! : { k: 'list', items: g })) };
     }
-    const items = segments.flat();
-    return items.length === 1 ? items[0]! : { k: 'list', items };
+    return { k: 'list', items };
   }
 
   private relOp(): RelOp | null {

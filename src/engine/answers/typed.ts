@@ -261,7 +261,7 @@ function valuesOf(n: Node, rewrites: string[]): Value[] {
     case 'base':
       return [{ t: 'base', digits: n.digits, base: n.base }];
     default:
-      if (hasMatrix(n)) {
+      if (n.k !== 'num' && n.k !== 'var' && hasMatrix(n)) {
         // Sums, products and multiples of literal matrices are evaluated to one matrix.
         rewrites.push('matrix arithmetic evaluated');
         return valuesOf({ k: 'matrix', rows: matrixOf(n) }, rewrites);
