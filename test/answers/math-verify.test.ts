@@ -2,11 +2,13 @@
 // test/answers/vectors/math-verify.jsonl with the source of each case): we agree with its verdicts
 // on at least 97% of them, and the cases we decide differently are exactly the ones documented in
 // docs/answers.md ("Differences from Math-Verify"), through the library and through the CLI.
-import { test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { answersEqual, extractAnswer } from '../../src/engine/answers/index';
+import { clearAnswerCaches } from '../../src/engine/answers/classes';
+import { limits } from '../../src/engine/answers/compare';
 import { runEqual } from '../../src/cli/equal';
 import { runExtract } from '../../src/cli/extract';
 import { captureIO } from './helpers';
@@ -27,6 +29,18 @@ const cases: MvCase[] = readFileSync(resolve(process.cwd(), 'test/answers/vector
   .split('\n')
   .filter((l) => l.trim() !== '')
   .map((l) => JSON.parse(l) as MvCase);
+
+// Verdicts, not timing: a cold comparison on a loaded machine must not read "not equal" by
+// timing out (the time bound has its own tests).
+const savedBudget = limits.timeBudgetMs;
+before(() => {
+  limits.timeBudgetMs = 2000;
+  clearAnswerCaches();
+});
+after(() => {
+  limits.timeBudgetMs = savedBudget;
+  clearAnswerCaches();
+});
 
 /** Math-Verify's number/expression fallback (ExprExtractionConfig) is our last-number fallback. */
 const lastNumber = (c: MvCase): boolean => c.config.match_types.includes('expr');
