@@ -169,8 +169,12 @@ if (want('answers')) {
   const perGroup = JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', 'bench/core-per-group.ts', coreFile], { encoding: 'utf8' }).trim());
   const ratioCold = classes.classes_ms_per_group_cold / perGroup.core_ms_per_group;
   const ratioWarm = classes.classes_ms_per_group_warm / perGroup.core_ms_per_group;
-  results.figures.answers = { ...classes, ...perGroup, ratioCold, ratioWarm };
+  // Extraction + classes (cold), the whole answers share of a group's scoring.
+  const ratioAnswers = classes.answers_ms_per_group_cold / perGroup.core_ms_per_group;
+  results.figures.answers = { ...classes, ...perGroup, ratioCold, ratioWarm, ratioAnswers };
   row('answer classes per group vs CoRE scoring of that group', `${classes.classes_ms_per_group_cold.toFixed(3)} ms cold, ${classes.classes_ms_per_group_warm.toFixed(4)} ms warm`, `${perGroup.core_ms_per_group.toFixed(2)} ms`, `${(ratioCold * 100).toFixed(1)}% cold, ${(ratioWarm * 100).toFixed(2)}% warm`, '< 10%', ratioCold < 0.1);
+  row('answers (extraction + classes, cold) per group vs CoRE scoring', `${classes.answers_ms_per_group_cold.toFixed(3)} ms (extraction ${classes.extract_ms_per_group.toFixed(3)} ms)`, `${perGroup.core_ms_per_group.toFixed(2)} ms`, `${(ratioAnswers * 100).toFixed(1)}%`, '< 10%', ratioAnswers < 0.1);
+  row('slowest adversarial answer (200 KB degenerate responses, 100 KB answers, nesting, exponents)', `${classes.adversarial_max_ms.toFixed(1)} ms (${classes.adversarial_worst})`, '—', '—', '< 50 ms', classes.adversarial_max_ms < 50);
 }
 
 // 5. Run logs: indexing against a bare readline + JSON.parse loop; offset fetches.

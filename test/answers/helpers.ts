@@ -11,8 +11,8 @@ export interface Vector {
   b_is_response?: boolean;
 }
 
-/** Tests run from the repository root; the shared vectors live beside it (SPEC §3.2). */
-export const VECTORS_PATH = resolve(process.cwd(), '../shared/vectors/answer-equivalence.jsonl');
+/** Tests run from the repository root; the public vectors (SPEC §3.2) are copied into the repository. */
+export const VECTORS_PATH = resolve(process.cwd(), 'test/answers/vectors/answer-equivalence.jsonl');
 
 export function loadVectors(): Vector[] {
   return readFileSync(VECTORS_PATH, 'utf8')

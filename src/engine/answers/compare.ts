@@ -342,15 +342,23 @@ function compareIneq(a: Value & { t: 'ineq' }, b: Value & { t: 'ineq' }): Verdic
 
 // ---------------------------------------------------------------- one-variable solution sets
 
-type OneVarSet = Value & ({ t: 'ineq' } | { t: 'interval' });
+type OneVarSet = Value & ({ t: 'ineq' } | { t: 'ineqs' } | { t: 'interval' });
 
 /** Membership test of a solution set, plus the points where its boundary is known. */
 function membership(v: OneVarSet): { name: string | null; has: (x: number) => boolean; ends: number[] } | null {
+  if (v.t === 'ineqs') {
+    if (v.vars.length !== 1) return null;
+    const ms = v.items.map(membership);
+    if (ms.some((m) => m === null)) return null;
+    return { name: v.vars[0]!, has: (x) => ms.every((m) => m!.has(x)), ends: [] };
+  }
   if (v.t === 'ineq') {
     if (v.vars.length !== 1) return null;
     const name = v.vars[0]!;
+    const env = new Map([[name, 0]]); // one map for every test point: this runs ~1000 times
     const has = (x: number): boolean => {
-      const r = tryNum(v.f, new Map([[name, x]]));
+      env.set(name, x);
+      const r = tryNum(v.f, env);
       if (r === null) return false;
       const [re, im] = parts(r);
       if (Math.abs(im) > 1e-12 || !Number.isFinite(re)) return false;
@@ -481,6 +489,7 @@ function compareTuples(a: Value & { t: 'tuple' }, b: Value & { t: 'tuple' }): Ve
     });
     return ok ? yes('named values equal') : no('named values differ');
   }
+  if (!a.ratio !== !b.ratio) return no('a ratio is not a tuple');
   return compareLists(a.items, b.items) ? yes('tuples equal element-wise') : no('tuples differ');
 }
 
@@ -508,7 +517,8 @@ export function valueEqual(a: Value, b: Value): Verdict {
     return v.equal ? yes(`assignment: right-hand side ${v.reason}`) : v;
   }
   if (b.t === 'eq' && a.t === 'scalar') return valueEqual(b, a);
-  if ((a.t === 'ineq' && b.t === 'interval') || (a.t === 'interval' && b.t === 'ineq')) return sameSolutionSet(a, b);
+  const oneVarSet = (v: Value): v is OneVarSet => v.t === 'ineq' || v.t === 'ineqs' || v.t === 'interval';
+  if (oneVarSet(a) && oneVarSet(b) && a.t !== b.t && (a.t === 'interval' || b.t === 'interval')) return sameSolutionSet(a, b);
   if (a.t !== b.t) return no(`different types (${a.t} vs ${b.t})`);
   switch (a.t) {
     case 'empty':
@@ -538,11 +548,36 @@ export function valueEqual(a: Value, b: Value): Verdict {
       const ok = a.rows.length === rb.length && a.rows.every((r, i) => compareLists(r, rb[i]!));
       return ok ? yes('matrices equal element-wise') : no('matrices differ');
     }
+    case 'ineqs': {
+      const bs = (b as typeof a).items;
+      if (!sameVars(a.vars, (b as typeof a).vars)) return no('inequalities in different variables');
+      // The same inequalities, in either order (`1\le|z|\le2` is `2\ge|z|\ge1`).
+      if (a.items.length === bs.length && contains(a.items, bs) && contains(bs, a.items)) return yes('the same inequalities');
+      return a.vars.length === 1 ? sameSolutionSet(a, b as typeof a) : no('different inequalities');
+    }
+    case 'time': {
+      const t = b as typeof a;
+      return sameTime(a, t) ? yes('the same time of day') : no('different times of day');
+    }
   }
+}
+
+/**
+ * Two times of day: equal on the 24-hour clock when both say which half of the day they are in;
+ * a time written without a.m./p.m. (`4:30`) equals either reading of the other (`4:30 p.m.`).
+ */
+function sameTime(a: Value & { t: 'time' }, b: Value & { t: 'time' }): boolean {
+  if (a.m !== b.m) return false;
+  const h24 = (v: Value & { t: 'time' }): number => (v.half === null ? v.h : (v.h % 12) + (v.half === 'pm' ? 12 : 0));
+  if (a.half !== null && b.half !== null) return h24(a) === h24(b);
+  const [bare, other] = a.half === null ? [a, b] : [b, a];
+  return bare.h === other.h || bare.h === h24(other);
 }
 
 /** Reading pairs that may be compared: two percents compare as written (50% vs 5%). */
 function compatible(x: Reading, y: Reading, cx: Canonical, cy: Canonical): boolean {
+  // A row and a column both read as tuples; that reading is for comparing with a written tuple.
+  if (x.tag === 'vector' && y.tag === 'vector') return false;
   if (cx.percent && cy.percent) return x.tag !== 'percent-scaled' && y.tag !== 'percent-scaled';
   return true;
 }

@@ -1,6 +1,7 @@
 // A small LaTeX (and plain-text) math parser into our own expression tree (SPEC §3.2).
 // Model output is untrusted: nothing here evaluates strings; unknown syntax throws ParseError
 // and the caller falls back to comparing the answer as text.
+import { exactEval } from './evaluate';
 import { parseDecimal, type Rational } from './rational';
 
 export type RelOp = '=' | '<' | '<=' | '>' | '>=' | '!=' | 'in';
@@ -25,6 +26,8 @@ export type Node =
   | { k: 'union'; items: Node[] }
   | { k: 'rel'; ops: RelOp[]; parts: Node[] }
   | { k: 'list'; items: Node[] }
+  /** `a:b` (a ratio, a time of day written plainly, `V_1:V_2`). */
+  | { k: 'ratio'; items: Node[] }
   | { k: 'matrix'; rows: Node[][] }
   | { k: 'base'; digits: string; base: string };
 
@@ -83,7 +86,7 @@ function tokenize(src: string): Tok[] {
       out.push({ t: 'cmd', s: sym });
       continue;
     }
-    if ('+-*/^_()[]{},;=<>!|&\''.includes(c)) {
+    if ('+-*/^_()[]{},;:=<>!|&\''.includes(c)) {
       const two = src.slice(i, i + 2);
       if (two === '**') {
         out.push({ t: 'p', s: '**' }); // x**2: a power in programming notation
@@ -156,14 +159,25 @@ class Parser {
     return n;
   }
 
-  /** Comma (or semicolon) separated items. */
+  /**
+   * Comma or semicolon separated items. When both appear, `;` separates solutions and `,` their
+   * components (`p=5,q=2;p=7,q=2` is two solutions); `;` alone separates items like `,`.
+   */
   private parseList(): Node {
-    const items = [this.parseRel()];
+    const first = this.parseRel();
+    if (!this.isP(',') && !this.isP(';')) return first;
+    const items = [first];
+    let starts: number[] | null = null; // where each `;` starts a new solution
     while (this.isP(',') || this.isP(';')) {
-      this.pos++;
+      if (this.next().s === ';') (starts ??= []).push(items.length);
       items.push(this.parseRel());
     }
-    return items.length === 1 ? items[0]! : { k: 'list', items };
+    if (starts && starts.length + 1 < items.length) {
+      const bounds = [0, ...starts, items.length];
+      const segments = bounds.slice(1).map((end, i) => items.slice(bounds[i], end));
+      return { k: 'list', items: segments.map((g) => (g.length === 1 ? g[0]! : { k: 'list', items: g })) };
+    }
+    return { k: 'list', items };
   }
 
   private relOp(): RelOp | null {
@@ -175,14 +189,24 @@ class Parser {
   }
 
   private parseRel(): Node {
-    const parts = [this.parseUnion()];
+    const parts = [this.parseRatio()];
     const ops: RelOp[] = [];
     for (let op = this.relOp(); op !== null; op = this.relOp()) {
       this.pos++;
       ops.push(op);
-      parts.push(this.parseUnion());
+      parts.push(this.parseRatio());
     }
     return ops.length === 0 ? parts[0]! : { k: 'rel', ops, parts };
+  }
+
+  /** `a:b:c` binds looser than arithmetic and tighter than relations (`V_1:V_2=11:21`). */
+  private parseRatio(): Node {
+    const items = [this.parseUnion()];
+    while (this.isP(':')) {
+      this.pos++;
+      items.push(this.parseUnion());
+    }
+    return items.length === 1 ? items[0]! : { k: 'ratio', items };
   }
 
   private parseUnion(): Node {
@@ -393,8 +417,9 @@ class Parser {
 
   /** `( ... )` / `[ ... ]` with any closing bracket: grouping, tuple or interval. */
   private bracketed(open: '(' | '['): Node {
+    // `(0;-2;0)`: a semicolon separates coordinates like a comma.
     const items = [this.parseRel()];
-    while (this.isP(',')) {
+    while (this.isP(',') || this.isP(';')) {
       this.pos++;
       items.push(this.parseRel());
     }
@@ -423,6 +448,10 @@ class Parser {
       return { k: 'fn', f: 'binom', args: [n, this.parseScriptArg()] };
     }
     if (FUNCS.has(s)) return this.func(s);
+    if (s === 'sum' || s === 'prod') return this.bigOperator(s);
+    // Decorated names: `\overline{AB}` is the segment AB, `\angle ABC` the angle ABC (labels).
+    if (['overline', 'overrightarrow', 'vec', 'bar', 'hat', 'widehat', 'tilde', 'mathbf', 'mathit', 'boldsymbol'].includes(s)) return this.parseScriptArg();
+    if (s === 'angle' || s === 'measuredangle' || s === 'triangle') return this.funcArg();
     if (s === 'pi') return { k: 'const', c: 'pi' };
     if (s === 'infty' || s === 'infin') return { k: 'const', c: 'inf' };
     if (s === 'imath') return { k: 'const', c: 'i' };
@@ -433,6 +462,47 @@ class Parser {
     if (s === 'lfloor') return this.delimited('floor', ['rfloor']);
     if (s === 'lceil') return this.delimited('ceil', ['rceil']);
     throw new ParseError(`unsupported \\${s}`);
+  }
+
+  /**
+   * `\sum_{k=a}^{b} body` / `\prod_{k=a}^{b} body` with integer bounds (at most MAX_BIG_TERMS
+   * terms) is expanded into its terms, so it is an ordinary expression (`\sum_{k=1}^{10} k` = 55;
+   * other variables stay free: `\sum_{k=1}^{3} kx` = 6x). The body is what a function argument is:
+   * a parenthesised group or the implicit product that follows. Symbolic bounds are not read.
+   */
+  private bigOperator(op: 'sum' | 'prod'): Node {
+    let v: string | null = null;
+    let lo: Node | null = null;
+    let hi: Node | null = null;
+    if (this.isCmd('limits') || this.isCmd('nolimits')) this.pos++;
+    for (let k = 0; k < 2; k++) {
+      if (this.isP('_')) {
+        this.pos++;
+        const sub = this.parseScriptArg();
+        // The index may be `i` or `e`, read as constants elsewhere.
+        const index = sub.k === 'rel' && sub.ops.length === 1 && sub.ops[0] === '=' ? sub.parts[0]! : null;
+        if (index?.k === 'var') v = index.name;
+        else if (index?.k === 'const' && (index.c === 'i' || index.c === 'e')) v = index.c;
+        else throw new ParseError(`\\${op} without an index`);
+        lo = (sub as Node & { k: 'rel' }).parts[1]!;
+      } else if (this.isP('^')) {
+        this.pos++;
+        hi = this.parseScriptArg();
+      }
+    }
+    if (v === null || lo === null || hi === null) throw new ParseError(`\\${op} without bounds`);
+    const body = this.funcArg();
+    const a = exactEval(lo);
+    const b = exactEval(hi);
+    if (!a || !b || a.d !== 1n || b.d !== 1n) throw new ParseError(`\\${op} with symbolic bounds`);
+    if (b.n - a.n + 1n > BigInt(MAX_BIG_TERMS)) throw new ParseError(`\\${op} with too many terms`);
+    if (b.n < a.n) return numNode(op === 'sum' ? '0' : '1'); // the empty sum and the empty product
+    let out: Node | null = null;
+    for (let i = a.n; i <= b.n; i++) {
+      const term = substitute(body, v, i < 0n ? { k: 'neg', x: numNode(`${-i}`) } : numNode(`${i}`));
+      out = out === null ? term : op === 'sum' ? { k: 'add', a: out, b: term } : { k: 'mul', a: out, b: term };
+    }
+    return { k: 'group', open: '(', close: ')', items: [out!] };
   }
 
   private delimited(f: string, closers: string[]): Node {
@@ -539,6 +609,22 @@ class Parser {
     }
     return { k: 'matrix', rows };
   }
+}
+
+/** Terms a `\sum` / `\prod` with integer bounds is expanded into, at most. */
+const MAX_BIG_TERMS = 1000;
+
+/** `n` with every variable `name` replaced by `by` (a bound index of a sum or product). */
+function substitute(n: Node, name: string, by: Node): Node {
+  if (n.k === 'var') return n.name === name ? by : n;
+  if (n.k === 'const') return n.c === name ? by : n;
+  const out: Record<string, unknown> = { ...n };
+  for (const [key, val] of Object.entries(n)) {
+    if (Array.isArray(val)) {
+      out[key] = val.map((x) => (Array.isArray(x) ? x.map((y: Node) => substitute(y, name, by)) : x && typeof x === 'object' && 'k' in x ? substitute(x as Node, name, by) : x));
+    } else if (val && typeof val === 'object' && 'k' in (val as object)) out[key] = substitute(val as Node, name, by);
+  }
+  return out as Node;
 }
 
 export function numNode(s: string): Node & { k: 'num' } {

@@ -11,13 +11,15 @@ export interface Normalised {
   percent: boolean;
 }
 
-type Rule = readonly [name: string, re: RegExp, by: string | ((...m: string[]) => string)];
+/** `needs`: substrings the rule cannot match without any of; a text lacking them all skips the rule. */
+type Rule = readonly [name: string, re: RegExp, by: string | ((...m: string[]) => string), needs?: readonly string[]];
 
 const UNICODE: Record<string, string> = {
   '\u2212': '-', '\u2012': '-', '\u2013': '-', '\u2014': '-', '\u00d7': '\\times ', '\u22c5': '\\cdot ',
   '\u00b7': '\\cdot ', '\u00f7': '/', '\u03c0': '\\pi ', '\u221e': '\\infty ', '\u221a': '\\sqrt',
   '\u2264': '\\le ', '\u2265': '\\ge ', '\u2260': '\\ne ', '\u00b0': '^\\circ', '\u222a': '\\cup ',
   '\u2208': '\\in ', '\u00b1': '\\pm ', '\uff0c': ',', '\u2217': '*', '\u2205': '\\emptyset ',
+  '\u2248': '\\approx ',
 };
 
 /** Letters that are function names, not words (they never make an answer "text"). */
@@ -28,14 +30,47 @@ export const FUNCTION_WORDS = new Set([
 
 const TEXT_CMD = '(?:text|textnormal|textrm|textit|textbf|textup|mathrm|mbox|mathit|mathbf|mathsf|operatorname|boldsymbol|bm)';
 
+/** Answers longer than this are not normalised (the same limit as parsing, classes.ts). */
+export const MAX_NORMALISED = 2000;
+
 /** Rules in application order; each group is one documented step. */
+/** Commands whose doubled form `\\frac` (from JSON-escaped or raw-string logs) is repaired. */
+const DOUBLED = new RegExp(
+  '(?<!\\\\)\\\\\\\\(?=(?:' +
+    'frac|dfrac|tfrac|cfrac|sqrt|left|right|le|leq|ge|geq|ne|neq|lt|gt|cdot|times|div|pm|mp|pi|infty|' +
+    'text|textbf|textnormal|mathrm|mathbf|mbox|boxed|fbox|begin|end|approx|in|cup|cap|circ|degree|binom|dbinom|' +
+    'sin|cos|tan|sec|csc|cot|log|ln|exp|alpha|beta|gamma|delta|theta|lambda|mu|sigma|phi|omega|quad|qquad|' +
+    'emptyset|varnothing|mathbb|lfloor|rfloor|lceil|rceil|vert|lvert|rvert|sum|prod|dots|ldots|cdots|%|\\$|\\{|\\})(?![A-Za-z]))',
+  'g',
+);
+
+/** A bare name before `\approx` (`x \approx 11`, `|AB|\approx 2`): its value is the approximation. */
+const APPROX_NAME = /^(?:[A-Za-z](?:_\{?[A-Za-z0-9]+\}?)?'*|[A-Z]{2,3}|\|[A-Z]{2,3}\||\\(?!pi\b)[A-Za-z]+(?:_\{?[A-Za-z0-9]+\}?)?)$/;
+
+/**
+ * `\approx` is a relation like `=`, but what follows it is an approximation of what precedes it:
+ * `\frac13 \approx 0.333` is 1/3 and `x = 1/3 \approx 0.33` is x = 1/3 (the approximation is
+ * dropped); `x \approx 11` assigns the approximate value (x = 11).
+ */
+function dropApproximation(s: string): string {
+  const i = s.indexOf('\\approx');
+  if (i < 0) return s;
+  const before = s.slice(0, i).trim();
+  const after = s.slice(s.lastIndexOf('\\approx') + 7).trim();
+  if (before === '') return after;
+  return APPROX_NAME.test(before) && before !== 'e' ? `${before}=${after}` : before;
+}
+
 const RULES: readonly Rule[] = [
+  // 0. Doubled backslashes before a known command (`\\frac` -> `\frac`); a `\\` row break stays.
+  ['doubled backslashes repaired', DOUBLED, '\\', ['\\\\']],
   // 1. Unicode (applyUnicode, before these rules). 2. Markdown emphasis and code ticks around the answer.
   // `x**2` is a power, not emphasis: only paired or outer ** are markdown.
   ['markdown', /\*\*([^*]+)\*\*|^\s*\*\*|\*\*\s*$|`/g, '$1'],
   // 3. Math delimiters and display-style switches.
   ['math delimiters', /^\s*\$+|\$+\s*$|^\s*\\[([]|\\[)\]]\s*$|\\displaystyle|\\textstyle/g, ''],
   ['boxed wrapper', /^\\(?:boxed|fbox)\{([\s\S]*)\}$/, '$1'],
+  ['approximation dropped', /^[\s\S]*\\approx(?![A-Za-z])[\s\S]*$/, (m: string) => dropApproximation(m), ['\\approx']],
   // 4. Sizing of delimiters.
   ['\\left/\\right', /\\(?:left|right|bigl|bigr|Bigl|Bigr|biggl|biggr|big|Big|bigg|Bigg)(?![A-Za-z])\s*\.?/g, ''],
   // 5. Fraction and binomial variants ({n \choose k} too).
@@ -47,6 +82,8 @@ const RULES: readonly Rule[] = [
   // \mathrm{e} and \mathrm{i} are constants, not units.
   ['unit dropped', new RegExp(`(?<=[\\d}).\\s]|\\\\pi)(?:\\\\[ ,;:!]|\\s)*(?:\\\\${TEXT_CMD}\\{(?!\\s*[ei]\\s*\\})[^{}A-Za-z]*[A-Za-z][^{}]*\\}(?:\\s*\\^\\s*\\{?\\d\\}?)?\\s*)+$`), ''],
   ['"and"/"or" -> ","', new RegExp(`(?:\\s*,)?\\s*(?:\\\\${TEXT_CMD}\\{\\s*(?:and|or)\\s*\\}|\\s(?:and|or)\\s)\\s*`, 'g'), ','],
+  // "or"/"and" written without spaces between two values: `(11,7)or(7,11)`, `1or2`, `x=1or x=2`.
+  ['"and"/"or" -> ","', /(?<=[\d)\]}])\s?(?:or|and)\s?(?=[\d([\\{-]|[A-Za-z]\s?=)/g, ',', ['or', 'and']],
   ['\\text{} unwrapped', new RegExp(`\\\\${TEXT_CMD}\\{([^{}]*)\\}`, 'g'), '$1'],
   ['option word dropped', /^\s*(?:option|choice)\s+(?=\(?[A-Ja-j]\)?\s*$)/i, ''],
   // 6b. Bare function names become commands (sin x -> \sin x).
@@ -63,8 +100,9 @@ const RULES: readonly Rule[] = [
   // 10. Thousands separators: groups of exactly three digits after a non-zero-led first group.
   // Unambiguous separators ({,} and \,) always; a plain comma or space only outside a bracketed
   // list, where "(12,102)" is a pair, not 12102.
-  ['thousands separators', /(?<![\d.])([1-9]\d{0,2})((?:(?:\{,\}|\\,|\\ |\\!)\d{3})+)(?![\d])/g,
-    (_m, head: string, rest: string) => head + rest.replace(/\{,\}|\\,|\\ |\\!/g, '')],
+  // `10,\!080`, `11,\! 111,\! 100`, `14{,}916`, `14 {, }916`, `1\,000`: LaTeX separators.
+  ['thousands separators', /(?<![\d.])([1-9]\d{0,2})((?:(?: ?\{ ?, ?\} ?|,? ?\\[,! ] ?)\d{3})+)(?![\d])/g,
+    (_m, head: string, rest: string) => head + rest.replace(/[^\d]/g, '')],
   ['thousands separators', /(?<![\d.({[,;]\s*)(?<![\d.])([1-9]\d{0,2})((?:[,' ]\d{3})+)(?![\d])(?!\s*[,)\]}/])/g,
     (_m, head: string, rest: string) => head + rest.replace(/[,' ]/g, '')],
   // 11. Spacing commands; "1.5 x 10^3" is scientific notation, not a variable x.
@@ -76,12 +114,14 @@ const RULES: readonly Rule[] = [
   // 13. Words: infinity, and plain trailing unit words after a value ("10 apples").
   ['infinity word', /(?<!\\)\b(?:infinity|inf)\b/gi, '\\infty '],
   // Words are separated by mandatory spaces so the pattern cannot backtrack exponentially.
-  ['unit word dropped', /(?<=[\d}])\s+(?![a-z]\b)[A-Za-z]{2,}(?:\s+[A-Za-z]{2,})*\.?(?:\s*\^\s*\{?\d\}?)?$/g, ''],
+  // Not a.m./p.m. (a time of day), and not the body of a sum or product (`\sum_{n=1}^{3} nx`).
+  ['unit word dropped', /(?<=[\d}])\s+(?![a-z]\b)(?![ap]m\b)[A-Za-z]{2,}(?:\s+[A-Za-z]{2,})*\.?(?:\s*\^\s*\{?\d\}?)?$/g,
+    (...a: string[]) => (/\\(?:sum|prod)(?![A-Za-z])/.test(a[a.length - 1]!) ? a[0]! : '')],
   // 14. Mixed numbers written plainly: "4 4/9" -> 4\frac{4}{9} (a proper fraction only).
-  ['mixed number', /(?<![\d.\\}])(\d+)\s+(\d+)\s*\/\s*(\d+)(?![\d.])/g,
+  ['mixed number', /(?<![\d.\\}])(\d+) +(\d+) *\/ *(\d+)(?![\d.])/g,
     (m: string, w: string, n: string, d: string) => (BigInt(n) < BigInt(d) ? `${w}\\frac{${n}}{${d}}` : m)],
   // 15. Trailing punctuation and a leading "=" / "is".
-  ['trailing punctuation', /(?:\s*(?:[.;:?]|\\\.|,(?!\s*\d)))+\s*$/g, ''],
+  ['trailing punctuation', /(?<!\.)(?:\s?(?:[;:?]|\.(?!\.)|\\\.|,(?!\s?\d)))+\s?$/g, ''],
   ['leading "="', /^\s*(?:=|\bis\b)\s*/, ''],
 ];
 
@@ -108,7 +148,7 @@ function applyUnicode(s: string): string {
     (m) => `^{${[...m].map((c) => SUPERSCRIPTS[c]).join('')}}`);
   out = out.normalize('NFKC').replace(/\u2044/g, '/');
   out = out.replace(/[\u00a0\u2000-\u200b\u202f\u205f\u3000]/g, ' ');
-  return out.replace(/[\u2212\u2012-\u2014\u00d7\u22c5\u00b7\u00f7\u03c0\u221e\u221a\u2264\u2265\u2260\u00b0\u222a\u2208\u00b1\uff0c\u2217\u2205]/g,
+  return out.replace(/[\u2212\u2012-\u2014\u00d7\u22c5\u00b7\u00f7\u03c0\u221e\u221a\u2264\u2265\u2260\u00b0\u222a\u2208\u00b1\uff0c\u2217\u2205\u2248]/g,
     (c) => UNICODE[c] ?? c);
 }
 
@@ -117,13 +157,21 @@ export function normalise(answer: string, everyRule = false): Normalised {
   const rewrites: string[] = [];
   // Outer whitespace is not a rewrite (every rule's result is trimmed too).
   const trimmed = answer.trim();
+  if (trimmed.length > MAX_NORMALISED) {
+    // No real final answer is this long: it is compared as text, and no pattern runs on it.
+    return { text: trimmed, rewrites: [`longer than ${MAX_NORMALISED} characters: not normalised`], percent: false };
+  }
   const unicode = applyUnicode(trimmed);
   if (unicode !== trimmed) rewrites.push('unicode');
+  // One space for every run of spaces, one newline for a run with a line break: every pattern
+  // below then meets no long run of whitespace.
   let text = unicode.trim();
+  if (/\s\s|[\t\r\f\v]/.test(text)) text = text.replace(/\s+/g, (w) => (w.includes('\n') ? '\n' : ' '));
   let percent = false;
   let plain = !everyRule && !NOT_PLAIN.test(text);
-  for (const [name, re, by] of RULES) {
+  for (const [name, re, by, needs] of RULES) {
     if (plain && !PLAIN_RULES.has(name)) continue;
+    if (needs !== undefined && !everyRule && !needs.some((x) => text.includes(x))) continue;
     // Delimiter-like rules can nest ($\boxed{..}$, "5 cm." ...): repeat until stable.
     for (let k = 0; k < 3; k++) {
       const next = text.replace(re, by as string).trim();
@@ -143,6 +191,10 @@ export function hasWord(s: string): boolean {
   // Removing commands only shortens letter runs: no run of three letters, no word.
   if (!/[A-Za-z]{3}/.test(s)) return false;
   const bare = s.replace(/\\(?:begin|end)\s*\{[A-Za-z*]*\}/g, ' ').replace(/\\[A-Za-z]+/g, ' ');
-  for (const m of bare.matchAll(/[A-Za-z]{3,}/g)) if (!FUNCTION_WORDS.has(m[0].toLowerCase())) return true;
+  for (const m of bare.matchAll(/[A-Za-z]{3,}/g)) {
+    // Three capitals name a triangle or an angle (`ABC`, `\angle ABC = 30^\circ`), not a word.
+    if (/^[A-Z]{3}$/.test(m[0])) continue;
+    if (!FUNCTION_WORDS.has(m[0].toLowerCase())) return true;
+  }
   return false;
 }

@@ -4,7 +4,7 @@
 // open interval, "1,22" a decimal comma or a list, "28\%" is 28 or 0.28); two answers are equal
 // when some pair of readings is (docs/answers.md).
 import { exactEval, numEval, parts, EvalError } from './evaluate';
-import { parseLatex, ParseError, numNode, type Node, type RelOp } from './latex';
+import { parseLatex, ParseError, nodeKey, numNode, type Node, type RelOp } from './latex';
 import { hasWord, normalise } from './normalise';
 import * as Q from './rational';
 
@@ -21,16 +21,23 @@ export type Value =
   | { t: 'choice'; letter: string }
   | { t: 'base'; digits: string; base: string | null }
   | { t: 'scalar'; node: Node; vars: string[] }
-  /** `names`: from "a=2, b=3"; two named tuples compare by name, otherwise by position. */
-  | { t: 'tuple'; items: Value[]; names?: string[] }
+  /**
+   * `names`: from "a=2, b=3"; two named tuples compare by name, otherwise by position. `ratio`:
+   * written `a:b` (a ratio is not a pair). `vector`: a one-row or one-column matrix read as a tuple.
+   */
+  | { t: 'tuple'; items: Value[]; names?: string[]; ratio?: boolean; vector?: boolean }
   | { t: 'set'; items: Value[] }
   | { t: 'interval'; parts: Iv[]; v: string | null }
   | { t: 'eq'; lhs: Node; rhs: Node; vars: string[]; lhsIsName: boolean }
   /** f < 0 (strict) or f <= 0. */
   | { t: 'ineq'; f: Node; strict: boolean; vars: string[] }
+  /** A chain of inequalities that is not an interval (`1\le|z|\le\frac32`): all of them hold. */
+  | { t: 'ineqs'; items: (Value & { t: 'ineq' })[]; vars: string[] }
+  /** A time of day `h:mm`, with its half of the day when written (`4:30 p.m.`). */
+  | { t: 'time'; h: number; m: number; half: 'am' | 'pm' | null }
   | { t: 'matrix'; rows: Value[][] };
 
-export type ReadingTag = 'plain' | 'percent-raw' | 'percent-scaled' | 'decimal-comma' | 'list-as-tuple';
+export type ReadingTag = 'plain' | 'percent-raw' | 'percent-scaled' | 'decimal-comma' | 'list-as-tuple' | 'vector';
 
 export interface Reading {
   value: Value;
@@ -84,6 +91,7 @@ export function freeVars(n: Node, out = new Set<string>()): Set<string> {
     case 'set':
     case 'union':
     case 'list':
+    case 'ratio':
       n.items.forEach((a) => freeVars(a, out));
       break;
     case 'rel':
@@ -176,14 +184,42 @@ function expandPm(n: Node, limit = 8): Node[] {
   }
 }
 
-/** A name on the left of an assignment: `x`, `x_1`, `f(x)`, `P(x,y)`, `(p,q)`. */
+/**
+ * A name on the left of an assignment: `x`, `x_1`, `f(x)`, `P(x,y)`, `(p,q)`; and a label made of
+ * names: a segment or point name of 2–3 capital letters (`AB`, `ABC`), its length `|AB|`, a ratio
+ * of such names (`\frac{NO}{BO}`, `V_1:V_2`).
+ */
 function isName(n: Node): boolean {
   if (n.k === 'var') return true;
   if (n.k === 'mul' && n.implicit && n.a.k === 'var' && n.b.k === 'group' && n.b.open === '(') {
     return n.b.items.every((x) => x.k === 'var');
   }
   if (n.k === 'group' && n.open === '(' && n.items.length >= 2) return n.items.every((x) => x.k === 'var');
+  return isLabel(n);
+}
+
+/** Capital single letters multiplied implicitly (a segment `AB`, a triangle `ABC`). */
+function capitals(n: Node, count = 0): number {
+  if (n.k === 'var') return /^[A-Z]$/.test(n.name) ? count + 1 : -1;
+  if (n.k === 'mul' && n.implicit) {
+    const a = capitals(n.a, count);
+    return a < 0 ? -1 : capitals(n.b, a);
+  }
+  return -1;
+}
+
+function isLabel(n: Node): boolean {
+  const c = capitals(n);
+  if (c >= 2 && c <= 3) return true;
+  if (n.k === 'fn' && n.f === 'abs') return isName(n.args[0]!);
+  if (n.k === 'div') return isName(n.a) && isName(n.b);
+  if (n.k === 'ratio') return n.items.every(isName);
   return false;
+}
+
+/** The key a name is matched by in a named tuple (`a`, `AB`, `|AB|`). */
+function nameKey(n: Node): string {
+  return n.k === 'var' ? n.name : nodeKey(n);
 }
 
 function nameVar(n: Node): string | null {
@@ -214,14 +250,22 @@ function valuesOf(n: Node, rewrites: string[]): Value[] {
     case 'matrix': {
       const rows = n.rows.map((r) => r.map((x) => scalarOnly(x)));
       const out: Value[] = [{ t: 'matrix', rows }];
-      // A single row or column is also a vector: \begin{pmatrix}1\\2\end{pmatrix} = (1,2).
-      if (rows.length === 1 && rows[0]!.length > 1) out.push({ t: 'tuple', items: rows[0]! });
-      else if (rows.length > 1 && rows.every((r) => r.length === 1)) out.push({ t: 'tuple', items: rows.map((r) => r[0]!) });
+      // A single row or column is also a vector: \begin{pmatrix}1\\2\end{pmatrix} = (1,2). The
+      // vector reading never meets another one (compare.ts), so a row is not equal to a column.
+      if (rows.length === 1 && rows[0]!.length > 1) out.push({ t: 'tuple', items: rows[0]!, vector: true });
+      else if (rows.length > 1 && rows.every((r) => r.length === 1)) out.push({ t: 'tuple', items: rows.map((r) => r[0]!), vector: true });
       return out;
     }
+    case 'ratio':
+      return [{ t: 'tuple', items: n.items.map(scalarOnly), ratio: true }];
     case 'base':
       return [{ t: 'base', digits: n.digits, base: n.base }];
     default:
+      if (n.k !== 'num' && n.k !== 'var' && hasMatrix(n)) {
+        // Sums, products and multiples of literal matrices are evaluated to one matrix.
+        rewrites.push('matrix arithmetic evaluated');
+        return valuesOf({ k: 'matrix', rows: matrixOf(n) }, rewrites);
+      }
       if (hasPm(n)) {
         rewrites.push('\\pm expanded to a set');
         return [{ t: 'set', items: expandPm(n).map(scalarOnly) }];
@@ -232,7 +276,7 @@ function valuesOf(n: Node, rewrites: string[]): Value[] {
 
 function scalarOnly(n: Node): Value {
   if (n.k === 'group' && n.items.length === 1) return scalarOnly(n.items[0]!);
-  if (['list', 'group', 'set', 'union', 'rel', 'matrix', 'base', 'pm'].includes(n.k)) {
+  if (['list', 'group', 'set', 'union', 'rel', 'matrix', 'base', 'pm', 'ratio'].includes(n.k)) {
     if (n.k === 'group') return { t: 'tuple', items: n.items.map(scalarOnly) };
     if (n.k === 'set') return { t: 'set', items: n.items.map(scalarOnly) };
     throw new TypeFail(`nested ${n.k}`);
@@ -242,6 +286,12 @@ function scalarOnly(n: Node): Value {
 
 /** Items of a set or list: each item's primary value, with ± expanded into several items. */
 function itemValues(n: Node, rewrites: string[]): Value[] {
+  // One solution of `p=5,q=2;p=7,q=2`: its components form a tuple (named when assigned).
+  if (n.k === 'list') {
+    const v = listValues(n.items, rewrites).find((x) => x.t === 'tuple');
+    if (!v) throw new TypeFail('nested list');
+    return [v];
+  }
   if (n.k === 'rel') {
     const v = relValues(n, rewrites)[0]!;
     return v.t === 'set' ? v.items : [v];
@@ -259,8 +309,8 @@ function assignmentNames(items: Node[]): string[] | null {
   for (const it of items) {
     if (it.k !== 'rel' || it.ops.length !== 1 || it.ops[0] !== '=') return null;
     const [l, r] = it.parts as [Node, Node];
-    if (l.k !== 'var' || !isConstant(r) || r.k === 'list' || hasPm(r)) return null;
-    names.push(l.name);
+    if (!isName(l) || l.k === 'group' || !isConstant(r) || r.k === 'list' || hasPm(r)) return null;
+    names.push(nameKey(l));
   }
   return new Set(names).size === names.length ? names : null;
 }
@@ -304,7 +354,69 @@ function intervalOf(g: Node & { k: 'group' }): Iv | null {
 }
 
 function isIntervalEnd(n: Node): boolean {
-  return !['list', 'group', 'set', 'union', 'rel', 'matrix', 'base', 'pm'].includes(n.k) || (n.k === 'group' && n.items.length === 1);
+  return !['list', 'group', 'set', 'union', 'rel', 'matrix', 'base', 'pm', 'ratio'].includes(n.k) || (n.k === 'group' && n.items.length === 1);
+}
+
+function hasMatrix(n: Node): boolean {
+  switch (n.k) {
+    case 'matrix':
+      return true;
+    case 'neg':
+      return hasMatrix(n.x);
+    case 'add':
+    case 'sub':
+    case 'mul':
+      return hasMatrix(n.a) || hasMatrix(n.b);
+    case 'pow':
+      return hasMatrix(n.a);
+    case 'group':
+      return n.items.length === 1 && hasMatrix(n.items[0]!);
+    default:
+      return false;
+  }
+}
+
+const MAX_MATRIX_POWER = 8;
+
+/** The matrix a sum / difference / product / scalar multiple / small power of literal matrices is. */
+function matrixOf(n: Node): Node[][] {
+  const scalar = (x: Node): boolean => !hasMatrix(x);
+  switch (n.k) {
+    case 'matrix':
+      return n.rows;
+    case 'group':
+      return matrixOf(n.items[0]!);
+    case 'neg':
+      return matrixOf(n.x).map((r) => r.map((x) => ({ k: 'neg', x }) as Node));
+    case 'add':
+    case 'sub': {
+      const a = matrixOf(n.a);
+      const b = matrixOf(n.b);
+      if (a.length !== b.length || a.some((r, i) => r.length !== b[i]!.length)) throw new TypeFail('matrix sizes differ');
+      return a.map((r, i) => r.map((x, j) => ({ k: n.k, a: x, b: b[i]![j]! }) as Node));
+    }
+    case 'mul': {
+      if (scalar(n.a)) return matrixOf(n.b).map((r) => r.map((x) => ({ k: 'mul', a: n.a, b: x }) as Node));
+      if (scalar(n.b)) return matrixOf(n.a).map((r) => r.map((x) => ({ k: 'mul', a: x, b: n.b }) as Node));
+      const a = matrixOf(n.a);
+      const b = matrixOf(n.b);
+      const inner = b.length;
+      if (a.some((r) => r.length !== inner) || b.some((r) => r.length !== b[0]!.length)) throw new TypeFail('matrix sizes do not multiply');
+      return a.map((r) =>
+        b[0]!.map((_, j) => r.map((x, k) => ({ k: 'mul', a: x, b: b[k]![j]! }) as Node).reduce((s, t) => ({ k: 'add', a: s, b: t }) as Node)),
+      );
+    }
+    case 'pow': {
+      // A square matrix to a small positive integer power: repeated products.
+      const e = n.b.k === 'num' && !n.b.dec && n.b.v.d === 1n ? Number(n.b.v.n) : 0;
+      if (e < 1 || e > MAX_MATRIX_POWER) throw new TypeFail('unsupported matrix power');
+      let m: Node = n.a;
+      for (let k = 1; k < e; k++) m = { k: 'mul', a: m, b: n.a };
+      return matrixOf(m);
+    }
+    default:
+      throw new TypeFail('not a matrix expression');
+  }
 }
 
 function unionValue(items: Node[], rewrites: string[]): Value {
@@ -356,6 +468,10 @@ function relValues(n: Node & { k: 'rel' }, rewrites: string[]): Value[] {
       return [iv];
     }
     if (ops.length === 1) return [inequalityValue(ops[0]!, ps[0]!, ps[1]!)];
+    // `1\le|z|\le\frac32`, `0<f(x)<1`: a chain around a non-linear term is all its inequalities.
+    rewrites.push('inequality chain -> its inequalities');
+    const items = ops.map((o, k) => inequalityValue(o, ps[k]!, ps[k + 1]!) as Value & { t: 'ineq' });
+    return [{ t: 'ineqs', items, vars: [...new Set(items.flatMap((x) => x.vars))].sort() }];
   }
   throw new TypeFail('unsupported relation');
 }
@@ -522,6 +638,7 @@ export function typeName(v: Value): string {
       return v.vars.length ? 'expression' : 'number';
     case 'eq':
     case 'ineq':
+    case 'ineqs':
       return 'relation';
     default:
       return v.t;
@@ -540,6 +657,9 @@ export function canonicalise(raw: string): Canonical {
     if (choice) push({ t: 'choice', letter: choice[1]!.toUpperCase() });
     const base = baseReading(text);
     if (base) push(base);
+    // `11:21` is a time of day and a ratio: both readings.
+    const time = timeReading(text);
+    if (time) push(time);
     if (!base && !hasWord(text)) parsedReadings(text, norm.percent, rewrites, push);
     // Words, unparseable answers, and all-letter answers ("No", "yes") also read as text.
     if (readings.length === 0 || hasWord(text) || /^[A-Za-z]{2,}(?:\s+[A-Za-z]+)*$/.test(text)) {
@@ -557,6 +677,20 @@ export function canonicalise(raw: string): Canonical {
   const key = exactKeyOf(readings);
   if (key !== null) c.exactKey = key;
   return c;
+}
+
+/** `4:30`, `16:05`, `4:30 p.m.`, `4:30pm`, `5 p.m.`: a time of day (hours 0–23, minutes two digits). */
+const TIME_RE = /^(\d{1,2})(?::(\d{2}))?\s*(?:([ap])\.?\s*m\.?)?$/i;
+
+function timeReading(s: string): Value | null {
+  const m = TIME_RE.exec(s);
+  // Minutes or a.m./p.m. are needed: `5` alone is a number.
+  if (!m || (m[2] === undefined && m[3] === undefined)) return null;
+  const h = Number(m[1]);
+  const min = Number(m[2] ?? '0');
+  const half = m[3] ? (m[3].toLowerCase() === 'a' ? 'am' : 'pm') : null;
+  if (min > 59 || h > 23 || (half && (h < 1 || h > 12))) return null;
+  return { t: 'time', h, m: min, half };
 }
 
 function exactKeyOf(readings: Reading[]): string | null {
@@ -580,8 +714,18 @@ function parsedReadings(text: string, percent: boolean, rewrites: string[], push
   try {
     node = parseLatex(text);
   } catch (e) {
-    if (e instanceof ParseError) return;
-    throw e;
+    if (!(e instanceof ParseError)) throw e;
+    // A chain `a = b = c` with an unreadable member: its last member counts when it is a constant.
+    const last = lastChainMember(text);
+    if (last === null) return;
+    try {
+      node = parseLatex(last);
+    } catch (e2) {
+      if (e2 instanceof ParseError) return;
+      throw e2;
+    }
+    if (!isConstant(node) || node.k === 'rel') return;
+    rewrites.push('assignment chain -> its last value');
   }
   let vals: Value[];
   try {
@@ -591,7 +735,7 @@ function parsedReadings(text: string, percent: boolean, rewrites: string[], push
     throw e;
   }
   vals.forEach((v, i) => {
-    const tag: ReadingTag = node.k === 'list' && i > 0 ? 'list-as-tuple' : 'plain';
+    const tag: ReadingTag = v.t === 'tuple' && v.vector ? 'vector' : node.k === 'list' && i > 0 ? 'list-as-tuple' : 'plain';
     if (percent && v.t === 'scalar') {
       push(v, 'percent-raw');
       push({ t: 'scalar', node: { k: 'div', a: v.node, b: numNode('100') }, vars: v.vars }, 'percent-scaled');
@@ -599,8 +743,29 @@ function parsedReadings(text: string, percent: boolean, rewrites: string[], push
   });
 }
 
+/** The text after the last top-level `=` of a chain with at least two of them, else null. */
+function lastChainMember(s: string): string | null {
+  let depth = 0;
+  let count = 0;
+  let last = -1;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (c === '{' || c === '(' || c === '[') depth++;
+    else if (c === '}' || c === ')' || c === ']') depth--;
+    else if (c === '=' && depth === 0) {
+      count++;
+      last = i;
+    }
+  }
+  return count >= 2 ? s.slice(last + 1).trim() : null;
+}
+
 /** Text compares case-insensitively, ignoring spaces (SPEC §3.2). */
 export function textKey(s: string): string {
   // Quotes and a final "!"/"?" do not change a word answer ("Evelyn!" = "Evelyn").
-  return s.toLowerCase().replace(/[\s"'\u2018\u2019\u201c\u201d]+/g, '').replace(/[.!?,;:]+$/, '');
+  const k = s.toLowerCase().replace(/[\s"'\u2018\u2019\u201c\u201d]+/g, '');
+  // A loop, not `[.!?,;:]+$`, which is quadratic on a long run of `!` that does not end the text.
+  let j = k.length;
+  while (j > 0 && '.!?,;:'.includes(k[j - 1]!)) j--;
+  return k.slice(0, j);
 }
