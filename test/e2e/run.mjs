@@ -1,6 +1,6 @@
 // End-to-end runner: builds the .vsix, installs it into a fresh code-server (VS Code 1.100.3),
 // starts it on 127.0.0.1, then runs the node:test suite (suite.test.mjs) that drives it with
-// playwright-core + Debian's Chromium. See /work/shared/E2E.md for why it is done this way.
+// playwright-core + Debian's Chromium. (code-server is VS Code 1.100 served to a browser: the offline way to drive the real workbench.)
 //
 //   node test/e2e/run.mjs            build + package + install + test
 //   E2E_SKIP_BUILD=1 node run.mjs    reuse dist/consensus-lens.vsix
