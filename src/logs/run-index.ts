@@ -29,7 +29,8 @@
 //     run folder: verl's validation and roll-out dumps differ), or when the file that
 //     contributed to it has moved on to a later step (verl and NeMo RL: or a later step's file of the
 //     same stream has begun), or when it has had no new roll-out for `idleMs` (2 s) — ten times
-//     that while it is smaller than its stream's usual size (a writer pausing between lines) —, or
+//     that while it is smaller than its stream's usual size and its file was modified within that
+//     time (a writer pausing between lines; a file left alone that long is finished) —, or
 //     in a static read at the end of the read. A file whose last line is
 //     incomplete is still being written (verl's V1 writer appends line by line from a thread; on
 //     NFS/Lustre a pause of seconds mid-line is normal): none of its groups completes by idleness.
@@ -969,14 +970,22 @@ export class RunIndex {
     const now = Date.now();
     // a file that ends mid-line is still being written: its groups wait for the writer
     const writing = new Set<GroupKey>();
-    for (const fs of this.files.values()) if (fs.partial) for (const k of fs.keys) writing.add(k);
+    // groups in a file modified within the longer wait: its writer may only be pausing
+    const underSizeWait = UNDER_SIZE_IDLE * this.opts.idleMs;
+    const recent = new Set<GroupKey>();
+    for (const fs of this.files.values()) {
+      if (fs.partial) for (const k of fs.keys) writing.add(k);
+      if (now - fs.mtimeMs < underSizeWait) for (const k of fs.keys) recent.add(k);
+    }
     for (const [key, t] of [...this.lastUpdate]) {
       if (now - t < this.opts.idleMs || writing.has(key)) continue;
       const e = this.entries.get(key);
-      // smaller than its stream's usual size: the writer may be pausing between lines — wait
-      // longer (UNDER_SIZE_IDLE × idleMs) unless a later step arrives first
-      const usual = e && !this.reopened.has(key) ? this.expectedSize(e) : undefined;
-      if (e && usual !== undefined && e.n < usual && now - t < UNDER_SIZE_IDLE * this.opts.idleMs) continue;
+      // smaller than its stream's usual size in a file written to lately: the writer may be
+      // pausing between lines — wait longer (UNDER_SIZE_IDLE × idleMs) unless a later step
+      // arrives first. A file left alone that long is finished: a finished run's smaller groups
+      // (N varies per question in some runs) complete after the ordinary idle period.
+      const usual = e && !this.reopened.has(key) && recent.has(key) ? this.expectedSize(e) : undefined;
+      if (e && usual !== undefined && e.n < usual && now - t < underSizeWait) continue;
       if (e) this.complete(e, ch);
       else this.lastUpdate.delete(key);
     }

@@ -4,7 +4,7 @@
 // at its full size: never a partial group completed by idleness.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { tempDir } from './helpers.js';
@@ -147,6 +147,32 @@ test('run index: a writer pausing 3 s between lines (usual size known) makes no 
     const t1 = Date.now();
     while (completed.filter(([s]) => s === 2).length < 4 && Date.now() - t1 < 8000) await new Promise((r) => setTimeout(r, 50));
     assert.deepEqual(completed.filter(([s]) => s === 2), [[2, N], [2, N], [2, N], [2, N]]);
+  } finally {
+    idx.close();
+    cleanup();
+  }
+});
+
+test('run index: a finished file\'s smaller group completes after the ordinary idle period; one in a file written to lately waits longer', async () => {
+  const { dir, cleanup } = tempDir();
+  // Native roll-out records: two groups of N and one of N / 2 per file (N varies per question in
+  // some runs). old.jsonl was last modified an hour ago (a finished run); fresh.jsonl just now.
+  const lines = (step: number, sizes: number[]) =>
+    sizes.flatMap((n, q) => Array.from({ length: n }, (_, i) => JSON.stringify({ step, question_id: `q${q}`, sample_idx: i, response: `so \\boxed{${i % 2}}` }))).join('\n') + '\n';
+  writeFileSync(join(dir, 'old.jsonl'), lines(1, [N, N, N / 2]));
+  const hourAgo = new Date(Date.now() - 3600_000);
+  utimesSync(join(dir, 'old.jsonl'), hourAgo, hourAgo);
+  writeFileSync(join(dir, 'fresh.jsonl'), lines(2, [N, N, N / 2]));
+  const idx = await RunIndex.open(dir, { follow: true, poll: true, pollMs: 100, idleMs: 200, onNotice: () => undefined });
+  const order: string[] = [];
+  idx.onDidChange((e) => {
+    for (const k of e.completed) if (idx.group(k)!.n === N / 2) order.push(`${idx.group(k)!.step}`);
+  });
+  try {
+    const t0 = Date.now();
+    while (order.length < 2 && Date.now() - t0 < 15_000) await new Promise((r) => setTimeout(r, 50));
+    // Both small groups were read at the same moment: the finished file's completes first.
+    assert.deepEqual(order, ['1', '2']);
   } finally {
     idx.close();
     cleanup();
