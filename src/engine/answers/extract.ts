@@ -14,12 +14,14 @@ export interface ExtractOptions {
   lastNumber?: boolean;
 }
 
-/** End of the last `cmd` not followed by a letter (`\\boxed` but not `\\boxedx`), or -1. Searched
- * from the end: a response is long and its box is near the end. A command the text lacks is ruled
- * out by a forward search first, which V8 does much faster than a backward one. */
-function lastCommandEnd(text: string, cmd: string, before = text.length): number {
-  if (text.indexOf(cmd) < 0) return -1;
-  for (let i = text.lastIndexOf(cmd, before - cmd.length); i >= 0; i = i > 0 ? text.lastIndexOf(cmd, i - 1) : -1) {
+/** End of the last `cmd` not followed by a letter (`\\boxed` but not `\\boxedx`) that ends before
+ * `before`, or -1. `first` is `text.indexOf(cmd)`, found once per text by the caller: a command the
+ * text lacks is ruled out by that forward search (V8 searches forward much faster than backward),
+ * and no backward search goes below it. Otherwise from the end: a response is long and its box is
+ * near the end. */
+function lastCommandEnd(text: string, cmd: string, before: number, first: number): number {
+  if (first < 0) return -1;
+  for (let i = text.lastIndexOf(cmd, before - cmd.length); i >= first; i = i > first ? text.lastIndexOf(cmd, i - 1) : -1) {
     const next = text.charCodeAt(i + cmd.length);
     const letter = (next >= 65 && next <= 90) || (next >= 97 && next <= 122);
     if (!letter) return i + cmd.length;
@@ -84,8 +86,14 @@ const BOX_GAP =
   /^(?:\s|\$|[,;&]|\\(?:quad|qquad|[,;: ()[\]\\])|\\(?:text|textnormal|textrm|mbox|mathrm)\s*\{\s*(?:and|,)?\s*\}|\band\b)*$/;
 
 /** The last `\boxed` / `\fbox` whose command ends before `before`: the end of its command, or -1. */
-function lastBoxCommand(text: string, before: number): number {
-  return Math.max(lastCommandEnd(text, '\\boxed', before), lastCommandEnd(text, '\\fbox', before));
+function lastBoxCommand(text: string, before: number, first: FirstBoxes): number {
+  return Math.max(lastCommandEnd(text, '\\boxed', before, first.boxed), lastCommandEnd(text, '\\fbox', before, first.fbox));
+}
+
+/** Where `\boxed` and `\fbox` first occur in a text (-1: absent). */
+interface FirstBoxes {
+  boxed: number;
+  fbox: number;
 }
 
 interface FinalBoxes {
@@ -102,7 +110,8 @@ interface FinalBoxes {
  * \boxed{5}, then \boxed{6}") is an intermediate result and is not part of it. `undefined`: no box.
  */
 export function finalBoxes(text: string): FinalBoxes | undefined {
-  const last = lastBoxCommand(text, text.length);
+  const first: FirstBoxes = { boxed: text.indexOf('\\boxed'), fbox: text.indexOf('\\fbox') };
+  const last = lastBoxCommand(text, text.length, first);
   if (last < 0) return undefined;
   const r = readBox(text, last);
   if (r.kind !== 'ok') return { content: null, end: text.length };
@@ -110,7 +119,7 @@ export function finalBoxes(text: string): FinalBoxes | undefined {
   let start = last; // the boxes before this one must end within BOX_GAP_MAX of it
   while (parts.length < MAX_JOINED_BOXES) {
     const cmdStart = start - (text.startsWith('\\fbox', start - 5) ? 5 : 6);
-    const prev = lastBoxCommand(text, cmdStart);
+    const prev = lastBoxCommand(text, cmdStart, first);
     if (prev < 0) break;
     const p = readBox(text, prev);
     if (p.kind !== 'ok' || p.end > cmdStart || cmdStart - p.end > BOX_GAP_MAX) break;
