@@ -95,3 +95,11 @@ test('health on the verl and TRL fixtures (no confidence, two steps) and on bad 
   assert.match(b.err, /a\.jsonl:2: malformed JSON/);
   assert.match(b.out, /1 step, 1 group, 2 roll-outs/);
 });
+
+test('health: a TTRL pseudo-label in gts is no ground truth (no "ground-truth leak"; the ±1 rewards read as scaled)', () => {
+  const r = cli(['health', 'test/fixtures/logs/writers/ttrl-dapo']);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.err, /equals the majority vote on 12 of 12 training groups: it is the pseudo-label/);
+  assert.doesNotMatch(r.out, /ground-truth-leak/);
+  assert.match(r.out, /\[scaled\] logged reward = 2·R − 1/);
+});

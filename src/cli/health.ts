@@ -7,6 +7,7 @@
 import type { Readable } from 'node:stream';
 import {
   analyseRuns,
+  dropPseudoLabelTruth,
   groupHealth,
   rolloutWhatIf,
   WHATIF_OPERATORS,
@@ -99,6 +100,10 @@ export async function collectHealth(path: string, opts: HealthBuildOptions, onNo
 /** The health of each run under PATH (one entry unless the folder holds several runs), largest first. */
 export async function buildHealth(path: string, opts: HealthBuildOptions, onNotice: (n: Notice) => void): Promise<{ run: string | null; health: RunHealth }[]> {
   const records = await collectHealth(path, opts, onNotice);
+  // As `report` does: logged ground truth that is the vote itself (TTRL) is no truth.
+  const pseudo = dropPseudoLabelTruth(records);
+  if (pseudo)
+    onNotice({ level: 'warning', message: `${path}: the logged ground truth equals the majority vote on ${pseudo.matching} of ${pseudo.groups} training groups: it is the pseudo-label (TTRL writes the vote into "gts"), not the real answer; left out of the analysis`, ...(path === '-' ? {} : { file: path }) });
   return analyseRuns(records, { permutations: opts.permutations });
 }
 

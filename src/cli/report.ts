@@ -31,7 +31,7 @@ import type { Notice } from '../logs';
 import { forEachGroup, jobsFrom, maxGroupSizeFrom } from './score';
 import { matchesTruth, type ScoreJob } from './pipeline';
 import { needsReasoning, prepareGroup, scoreGroup } from '../engine';
-import { analyseRuns, groupHealth, type GroupHealth, type RunHealth } from '../engine/analysis/health';
+import { analyseRuns, groupHealth, stripTruth, type GroupHealth, type RunHealth } from '../engine/analysis/health';
 import { renderHealthSummary } from './health';
 import type { RunContext } from '../engine';
 import { defaultJobs } from './pool';
@@ -258,12 +258,7 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
     }
     // The health analysis must not take the pseudo-label for the truth either (it would find the
     // vote "accurate" and the rewards "tracking the truth").
-    for (const h of healths) {
-      if (h.run?.endsWith(' (validation)')) continue;
-      h.truth = null;
-      delete h.auroc.truth;
-      if (h.rewards) h.rewards.truthClass = null;
-    }
+    stripTruth(healths);
   }
   const order = ['majority', 'cisc', 'ec', 'core', 't3rl', 'msttrl'];
   const operators = [...seenOps].sort((a, b) => order.indexOf(a) - order.indexOf(b));

@@ -475,3 +475,40 @@ function aggregateWhatIf(records: readonly GroupHealth[], anyTruth: boolean): Ro
   }
   return { sizes, metric: anyTruth ? 'accuracy' : 'agreement', values, groups: withW.length, draws: 5, idfRefit: false };
 }
+
+/**
+ * Logged ground truth that is the vote itself (a TTRL port writes the majority label into verl's
+ * `gts`): it equals the majority label on at least 95% of at least 8 training groups, 3 or more of
+ * them contested (a unanimous vote equals a real answer too easily to count). Such truth is
+ * dropped from the records — taken for the truth it would make the vote look accurate and the
+ * rewards look like a ground-truth leak. Returns the counts when it was dropped, else null.
+ */
+export function dropPseudoLabelTruth(records: GroupHealth[]): { groups: number; matching: number } | null {
+  let groups = 0;
+  let matching = 0;
+  let contested = 0;
+  const training = records.filter((h) => !h.run?.endsWith(' (validation)'));
+  for (const h of training) {
+    if (!h.truth) continue;
+    groups++;
+    if (h.truth.labelCorrect) {
+      matching++;
+      if (h.majorityRatio !== null && h.majorityRatio < 1) contested++;
+    }
+  }
+  if (!(groups >= 8 && contested >= 3 && matching >= 0.95 * groups)) return null;
+  stripTruth(training);
+  return { groups, matching };
+}
+
+/** Drops logged ground truth from training records (validation dumps keep theirs). */
+export function stripTruth(records: GroupHealth[]): void {
+  for (const h of records) {
+    if (h.run?.endsWith(' (validation)')) continue;
+    h.truth = null;
+    delete h.auroc.truth;
+    if (h.rewards) h.rewards.truthClass = null;
+    // its "how many roll-outs" hits were counted against that truth
+    delete h.whatif;
+  }
+}
