@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { makeRun } from './engine/health-runs';
+import { collectHealth } from '../src/cli/health';
+import { labelFreeCopies } from '../src/engine/analysis/health';
 
 function cli(args: string[]) {
   const r = spawnSync(process.execPath, ['dist/cli.js', ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
@@ -102,4 +104,16 @@ test('health: a TTRL pseudo-label in gts is no ground truth (no "ground-truth le
   assert.match(r.err, /equals the majority vote on 12 of 12 training groups: it is the pseudo-label/);
   assert.doesNotMatch(r.out, /ground-truth-leak/);
   assert.match(r.out, /\[scaled\] logged reward = 2·R − 1/);
+});
+
+test('labelFreeCopies (the editor\'s store and dashboard): copies without the pseudo-label truth; the kept records are untouched', async () => {
+  const records = await collectHealth('test/fixtures/logs/writers/ttrl-dapo', { jobs: 0 }, () => undefined, false);
+  assert.ok(records.length >= 8 && records.every((h) => h.truth !== null));
+  const copies = labelFreeCopies(records);
+  assert.notEqual(copies, records);
+  assert.ok(copies.every((h) => h.truth === null && h.auroc.truth === undefined));
+  assert.ok(records.every((h) => h.truth !== null));
+  // real ground truth (verl's own reward against gts) is kept as it is
+  const verl = await collectHealth('test/fixtures/logs/writers/verl-uid', { jobs: 0 }, () => undefined, false);
+  assert.equal(labelFreeCopies(verl), verl);
 });

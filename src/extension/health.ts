@@ -1,7 +1,7 @@
 // Run health in the extension host (docs/health.md): the run's health is analysed from the
 // per-question records the background scoring already keeps (QuestionSummary.health), by the same
 // engine function as `consensus-lens health` and the dashboard. Pure: no 'vscode'.
-import { analyseRun, premiseCheck, type GroupHealth, type PremiseCheck, type RunHealth } from '../engine/analysis/health';
+import { analyseRun, labelFreeCopies, premiseCheck, type GroupHealth, type PremiseCheck, type RunHealth } from '../engine/analysis/health';
 import type { QuestionSummary } from './scoring';
 
 export function healthRecords(summaries: Iterable<QuestionSummary | undefined>): GroupHealth[] {
@@ -28,7 +28,7 @@ export class RunHealthCache {
   get(runId: string, summaries: Map<string, QuestionSummary>, now = Date.now()): { health: RunHealth; stale: boolean } {
     const e = this.entries.get(runId);
     if (e && (e.size === summaries.size || now - e.at < this.minIntervalMs)) return { health: e.health, stale: e.size !== summaries.size };
-    const health = analyseRun(healthRecords(summaries.values()));
+    const health = analyseRun(labelFreeCopies(healthRecords(summaries.values())));
     this.entries.set(runId, { size: summaries.size, at: now, health });
     return { health, stale: false };
   }

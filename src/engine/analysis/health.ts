@@ -501,6 +501,13 @@ export function dropPseudoLabelTruth(records: GroupHealth[]): { groups: number; 
   return { groups, matching };
 }
 
+/** The records as they are, or — when their logged ground truth is the vote itself — copies
+ * without it (dropPseudoLabelTruth); for callers that keep the records (the editor's store). */
+export function labelFreeCopies(records: readonly GroupHealth[]): GroupHealth[] {
+  const copies = records.map((h) => ({ ...h, auroc: { ...h.auroc }, ...(h.rewards ? { rewards: { ...h.rewards } } : {}) }));
+  return dropPseudoLabelTruth(copies) ? copies : (records as GroupHealth[]);
+}
+
 /** Drops logged ground truth from training records (validation dumps keep theirs). */
 export function stripTruth(records: GroupHealth[]): void {
   for (const h of records) {

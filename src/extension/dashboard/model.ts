@@ -5,7 +5,7 @@ import { OPERATOR_IDS, type OperatorId } from '../../engine';
 import { agreementRates } from '../../engine/analysis/compare';
 import { accuracyOf, countAccuracy, emptyAccuracy, type AccuracyCount } from '../../engine/analysis/accuracy';
 import type { DashboardData } from '../whatif/engine';
-import { analyseRun } from '../../engine/analysis/health';
+import { analyseRun, labelFreeCopies } from '../../engine/analysis/health';
 import type { DashModel, DashRecoveryPoint, DashStep } from '../../protocol/dashboard';
 
 // The model's shape is the dashboard protocol's: the host builds exactly what the webview draws.
@@ -77,6 +77,6 @@ export function dashboardModel(d: DashboardData): DashboardModel {
     withTruth: out.reduce((t, s) => t + s.withTruth, 0),
     ms: d.ms,
     // Run health (docs/health.md): the same analysis as `consensus-lens health` and the status bar.
-    health: analyseRun(d.rows.flatMap((r) => (r.health ? [r.health] : []))),
+    health: analyseRun(labelFreeCopies(d.rows.flatMap((r) => (r.health ? [r.health] : [])))),
   };
 }
