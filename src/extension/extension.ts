@@ -199,11 +199,20 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
 
   // ---- refreshing views ---------------------------------------------------------------------
   let treeTimer: NodeJS.Timeout | undefined;
-  const refreshTree = (): void => {
+  // A change in one run redraws that run's subtree only: a full refresh makes VS Code ask again
+  // for every expanded step of every run (thousands of rows in a big run) on the host's thread.
+  const treeRuns = new Set<string>();
+  let treeAll = false;
+  const refreshTree = (runId?: string): void => {
+    if (runId === undefined) treeAll = true;
+    else treeRuns.add(runId);
     if (treeTimer) return;
     treeTimer = setTimeout(() => {
       treeTimer = undefined;
-      tree.refresh();
+      if (treeAll) tree.refresh();
+      else for (const id of treeRuns) if (store.runs.has(id)) tree.refreshRun(id);
+      treeAll = false;
+      treeRuns.clear();
     }, 120);
   };
   const healthCache = new RunHealthCache();
@@ -279,7 +288,7 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
     docs,
     { dispose: () => ConsensusPanel.instance?.dispose() },
     store.onChange((e) => {
-      refreshTree();
+      refreshTree(e.kind === 'runs' ? undefined : e.runId);
       updateStatus();
       const q = ConsensusPanel.instance?.question;
       // A panel opened before any run was read shows the first question once one arrives.

@@ -30,6 +30,11 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
     this.changed.fire(undefined);
   }
 
+  /** Redraws one run's row and subtree (VS Code asks again only for what is under it). */
+  refreshRun(runId: string): void {
+    this.changed.fire(this.runNode(runId));
+  }
+
   private node<T extends Node>(id: string, make: () => T): T {
     let n = this.nodes.get(id);
     if (!n) this.nodes.set(id, (n = make()));
