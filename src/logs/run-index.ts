@@ -662,12 +662,20 @@ export class RunIndex {
       const parser = fs.parser!;
       const now = Date.now();
       fs.partial = false;
+      // The index runs on the editor's extension host: one read batch can hold megabytes of
+      // lines (a group record of 64 long roll-outs is one line), so yield to the event loop
+      // whenever a slice of parsing has taken SLICE_MS, never blocking the window for longer.
+      let slice = performance.now();
       for await (const lines of readLineBatches(fh, fs.consumed, fs.nextLine, size)) {
         if (this.progress) {
           this.checkAbort();
           this.tick(lines[lines.length - 1].end - lines[0].offset);
         }
         for (const l of lines) {
+          if (this.opts.follow && performance.now() - slice > SLICE_MS) {
+            await new Promise((r) => setImmediate(r));
+            slice = performance.now();
+          }
           if (!l.terminated) {
             let complete = l.text.trim() === '';
             if (!complete) {
@@ -1080,6 +1088,9 @@ export class RunIndex {
 }
 
 const PRELOAD_MAX = 256 * 1024;
+
+/** Longest stretch of parsing between two yields to the event loop while following (ms). */
+const SLICE_MS = 8;
 
 /** A group below its stream's usual size completes by idleness only after this many idle periods. */
 const UNDER_SIZE_IDLE = 10;
