@@ -2,17 +2,9 @@
 // outcome checks. Shared by the tests, the benchmarks and the demo-run generator, so every
 // figure in the repo can be regenerated from a seed.
 
-export function rng(seed: number): () => number {
-  // mulberry32
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// mulberry32, the generator the run-health analysis uses too.
+export { rng } from '../src/engine/analysis/health-random';
+import { rng } from '../src/engine/analysis/health-random';
 
 const WORDS = (
   'we first note that the equation can be rewritten as follows so substituting gives then ' +

@@ -165,7 +165,10 @@ export function groupHealth(g: PreparedGroup, score: GroupScore, opts: GroupHeal
     auroc: {},
   };
   // A validation dump is its own run for the timeline (another group size, other questions).
-  if (g.stream === 'validation') out.run = `${g.run ?? ''} (validation)`;
+  if (g.stream === 'validation') {
+    out.stream = 'validation';
+    out.run = `${g.run ?? ''} (validation)`;
+  }
   else if (g.run !== undefined) out.run = g.run;
 
   // Which class the logged ground truth falls in (a diagnostic only).

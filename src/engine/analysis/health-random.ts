@@ -1,7 +1,7 @@
 // Seeded randomness for the run-health analysis (permutation tests, roll-out subsampling): the
 // same run gives the same numbers on every surface and every time.
 
-/** mulberry32: a small, fast 32-bit generator (the one scripts/synth.ts uses). */
+/** mulberry32: a small, fast 32-bit generator (scripts/synth.ts uses it too). */
 export function rng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {

@@ -27,6 +27,8 @@ export interface RewardEvidence {
 
 export interface GroupHealth {
   run?: string;
+  /** 'validation': a validation dump's group (rewards against the real answer). */
+  stream?: 'validation';
   step: number;
   questionId: string;
   n: number;

@@ -487,7 +487,7 @@ export function dropPseudoLabelTruth(records: GroupHealth[]): { groups: number; 
   let groups = 0;
   let matching = 0;
   let contested = 0;
-  const training = records.filter((h) => !h.run?.endsWith(' (validation)'));
+  const training = records.filter((h) => h.stream !== 'validation');
   for (const h of training) {
     if (!h.truth) continue;
     groups++;
@@ -511,7 +511,7 @@ export function labelFreeCopies(records: readonly GroupHealth[]): GroupHealth[] 
 /** Drops logged ground truth from training records (validation dumps keep theirs). */
 export function stripTruth(records: GroupHealth[]): void {
   for (const h of records) {
-    if (h.run?.endsWith(' (validation)')) continue;
+    if (h.stream === 'validation') continue;
     h.truth = null;
     delete h.auroc.truth;
     if (h.rewards) h.rewards.truthClass = null;

@@ -226,17 +226,8 @@ export class WhatIfShard {
     const pa = resolveParams(engineParams(req.after.params));
     const baselineKey = JSON.stringify([req.before.operator, pb]);
     for (const item of req.items) {
-      let c: Cached | undefined;
-      try {
-        c = await this.load(item);
-      } catch (e) {
-        failed.push({ key: item.key, step: item.step, questionId: item.questionId, message: (e as Error)?.message ?? String(e) });
-        continue;
-      }
-      if (!c) {
-        missing.push(item.key);
-        continue;
-      }
+      const c = await this.loadOrReport(item, missing, failed);
+      if (!c) continue;
       const g = c.g;
       let a: OperatorResult | undefined;
       if (memoisable(req.before.operator) && c.baseline?.setting === baselineKey) a = c.baseline.result;
@@ -252,6 +243,19 @@ export class WhatIfShard {
     return { kind: 'rescore', diffs, stats, missing, failed };
   }
 
+  /** The item's cached features; a group that cannot be loaded or prepared goes to `failed`, one
+   * no longer in the run to `missing` — reported, never dropped silently. */
+  private async loadOrReport(item: WhatIfItem, missing: string[], failed: FailedItem[]): Promise<Cached | undefined> {
+    try {
+      const c = await this.load(item);
+      if (!c) missing.push(item.key);
+      return c;
+    } catch (e) {
+      failed.push({ key: item.key, step: item.step, questionId: item.questionId, message: (e as Error)?.message ?? String(e) });
+      return undefined;
+    }
+  }
+
   private async sweep(req: Extract<ShardRequest, { kind: 'sweep' }>): Promise<ShardReply> {
     const contexts = this.contextsFor(req.job, req.grid.length);
     const cells: SweepCell[] = req.grid.map((x) => ({ ...x, groups: 0, flips: 0, gateSum: 0, withTruth: 0, correct: 0 }));
@@ -260,17 +264,8 @@ export class WhatIfShard {
     const missing: string[] = [];
     const failed: FailedItem[] = [];
     for (const item of req.items) {
-      let c: Cached | undefined;
-      try {
-        c = await this.load(item);
-      } catch (e) {
-        failed.push({ key: item.key, step: item.step, questionId: item.questionId, message: (e as Error)?.message ?? String(e) });
-        continue;
-      }
-      if (!c) {
-        missing.push(item.key);
-        continue;
-      }
+      const c = await this.loadOrReport(item, missing, failed);
+      if (!c) continue;
       const vote = runOperator(c.g, 'majority', settings[0] ?? resolveParams({}));
       const truth = this.correctness(c);
       req.grid.forEach((_pt, s) => {
@@ -297,17 +292,8 @@ export class WhatIfShard {
     const missing: string[] = [];
     const failed: FailedItem[] = [];
     for (const item of req.items) {
-      let c: Cached | undefined;
-      try {
-        c = await this.load(item);
-      } catch (e) {
-        failed.push({ key: item.key, step: item.step, questionId: item.questionId, message: (e as Error)?.message ?? String(e) });
-        continue;
-      }
-      if (!c) {
-        missing.push(item.key);
-        continue;
-      }
+      const c = await this.loadOrReport(item, missing, failed);
+      if (!c) continue;
       const s = scoreGroup(c.g, { params, configuredOperator: req.configured }, ctx);
       const truth = this.correctness(c);
       const labels: LabelRow = {};
