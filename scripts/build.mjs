@@ -40,6 +40,7 @@ const bundles = [
     format: 'cjs',
     target: 'node20',
     banner: { js: '#!/usr/bin/env node' },
+    minify: !watch,
   },
   {
     // The VS Code extension host (node); 'vscode' is provided by the host at run time.

@@ -73,7 +73,7 @@ export async function collectHealth(path: string, opts: HealthBuildOptions, onNo
     onNotice,
     opts.jobs ?? defaultJobs(),
     (g) => healthOf(g, jobFor(g), ctx),
-    (pool, g) => pool.submit<GroupHealth>(g.questionId, { kind: 'health', group: g, job: jobFor(g) }),
+    (g) => ({ kind: 'health', group: g, job: jobFor(g) }),
     (h, g) => {
       records.push(h);
       if (!h.whatif) return;

@@ -1,5 +1,6 @@
-// A small pool of worker threads with sharding: every message with the same shard key goes to the
-// same worker, in order. Results are awaited in submission order by the caller.
+// A small pool of worker threads. Requests go either to the worker a shard key hashes to (`submit`,
+// serve's per-question affinity) or to a worker the caller picks by its backlog (`submitTo`,
+// `backlog`). Results are awaited in submission order by the caller.
 import { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -14,10 +15,20 @@ export class ShardedPool {
   private readonly pending = new Map<number, Pending>();
   private seq = 0;
   private closing = false;
+  /** Requests sent to each worker. */
+  private readonly sent: number[];
+  /**
+   * Requests each worker has finished, counted by the worker itself in shared memory: readable
+   * while this thread is busy and its message queue unread (a caller parsing and scoring in one
+   * synchronous stretch still sees how far behind each worker is).
+   */
+  private readonly done: Int32Array;
 
   constructor(size: number, script = join(__dirname, 'score-worker.js')) {
-    this.workers = Array.from({ length: size }, () => {
-      const w = new Worker(script);
+    this.sent = new Array(size).fill(0);
+    this.done = new Int32Array(new SharedArrayBuffer(4 * size));
+    this.workers = Array.from({ length: size }, (_, i) => {
+      const w = new Worker(script, { workerData: { done: this.done, index: i } });
       w.on('message', (m: { seq: number; value?: unknown; error?: string }) => {
         const p = this.pending.get(m.seq);
         if (!p) return;
@@ -38,12 +49,32 @@ export class ShardedPool {
     });
   }
 
+  get size(): number {
+    return this.workers.length;
+  }
+
+  /** Requests worker `i` has been sent and not yet finished. */
+  backlog(i: number): number {
+    return this.sent[i] - Atomics.load(this.done, i);
+  }
+
+  /** The worker with the smallest backlog (the first of equals). */
+  leastBusy(): number {
+    let best = 0;
+    for (let i = 1; i < this.workers.length; i++) if (this.backlog(i) < this.backlog(best)) best = i;
+    return best;
+  }
+
   submit<T>(shardKey: string, message: Record<string, unknown>): Promise<T> {
+    return this.submitTo<T>(shardHash(shardKey) % this.workers.length, message);
+  }
+
+  submitTo<T>(i: number, message: Record<string, unknown>): Promise<T> {
     const seq = this.seq++;
-    const worker = this.workers[shardHash(shardKey) % this.workers.length];
+    this.sent[i]++;
     return new Promise<T>((resolve, reject) => {
       this.pending.set(seq, { resolve: resolve as (v: unknown) => void, reject });
-      worker.postMessage({ ...message, seq });
+      this.workers[i].postMessage({ ...message, seq });
     });
   }
 
@@ -53,7 +84,7 @@ export class ShardedPool {
   }
 }
 
-/** FNV-1a of a shard key (a question id): which thread scores that question's groups. */
+/** FNV-1a of a shard key (a question id): which worker `submit` sends it to. */
 export function shardHash(s: string): number {
   let h = 2166136261;
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);

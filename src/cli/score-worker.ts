@@ -1,6 +1,6 @@
-// Worker thread for `score` and `sweep`: groups arrive sharded by question, so each question's
-// groups are seen in order by one worker and MS-TTRL's cache stays correct.
-import { parentPort } from 'node:worker_threads';
+// Worker thread for `score`, `sweep`, `report`, `health` and `serve`: each question's groups all
+// come to one thread, in order, so MS-TTRL's cache stays correct.
+import { parentPort, workerData } from 'node:worker_threads';
 import type { Group } from '../engine';
 import { ShardState, scoreLine, sweepGroup, type ScoreJob, type SweepJob } from './pipeline';
 import { reportRow } from './report';
@@ -20,6 +20,8 @@ ngramsWasmAvailable();
 replicatorWasmAvailable();
 
 const state = new ShardState();
+// The pool's count of finished requests (ShardedPool.backlog), in memory shared with it.
+const { done, index } = workerData as { done: Int32Array; index: number };
 parentPort!.on('message', (m: WorkerRequest) => {
   try {
     if (m.kind === 'score') parentPort!.postMessage({ seq: m.seq, value: scoreLine(m.group, m.job, state.contextsFor(1)[0]) });
@@ -29,4 +31,5 @@ parentPort!.on('message', (m: WorkerRequest) => {
   } catch (e) {
     parentPort!.postMessage({ seq: m.seq, error: (e as Error).message ?? String(e) });
   }
+  Atomics.add(done, index, 1);
 });

@@ -6,10 +6,15 @@ import { readRun, type Notice, type ReadRunOptions } from '../logs';
 import { DEFAULT_MAX_GROUP_SIZE, PARAM_SPECS, checkGroupSize, operatorSpec, resolveParams, type Group, type OperatorId, type Params } from '../engine';
 import { CliIO, UsageError, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseArgs, parseList } from './args';
 import { ShardState, addStats, emptyStats, scoreLine, sweepGroup, type ScoreJob, type SweepJob, type SweepStats } from './pipeline';
-import { ShardedPool, defaultJobs, shardHash } from './pool';
+import { ShardedPool, defaultJobs } from './pool';
 
 /** How many groups may be in flight (read, not yet written): bounds memory on huge runs. */
 const IN_FLIGHT = 16;
+/**
+ * A worker with this many groups waiting is busy enough: a newly seen question goes to the main
+ * thread. Two keep the worker from ever running dry while the main thread scores a group.
+ */
+const BACKLOG = 2;
 /** Below this many groups the worker start-up costs more than it saves. */
 const WORKER_MIN_GROUPS = 8;
 /**
@@ -56,29 +61,35 @@ export function jobsFrom(flag: string | undefined): number {
 }
 
 /**
- * Runs `work` on every group of the run, on `jobs` threads sharded by question when there are
- * enough groups, and hands the results to `sink` in the order the groups were read. Used by
- * score, sweep and report.
+ * Runs `work` on every group of the run, on `jobs` threads when there are enough groups, and
+ * hands the results to `sink` in the order the groups were read. Used by score, sweep, report and
+ * health.
  *
- * With two or more jobs the main thread is one of the scoring threads: it takes the questions
- * whose shard hash falls in its share, half a worker's (it also reads and parses the run), and
- * jobs − 1 worker threads take the rest. That is one worker fewer to start (each costs a Node
- * context, the worker bundle and its own JIT warm-up) and a third of the groups (with two jobs)
- * never copied to another thread. A question's groups all go to one thread, in order, so
- * MS-TTRL's per-question cache stays correct; the output is the same as in-process.
+ * With two or more jobs the main thread is one of the scoring threads, beside jobs − 1 workers
+ * (one worker fewer to start: each costs a Node context, the worker bundle and its own JIT
+ * warm-up). Each question is given to a thread when it is first seen — to the least busy worker
+ * while that worker has fewer than BACKLOG groups waiting, else to the main thread — and keeps it:
+ * a question's groups are all scored by one thread, in order, so MS-TTRL's per-question cache
+ * stays correct and the output is the same as in-process. The share of each thread follows the
+ * work (the main thread also reads and parses the run, which costs more on long texts), and the
+ * groups the main thread scores are never copied to another thread.
  */
 export async function forEachGroup<T>(
   path: string,
   onNotice: (n: Notice) => void,
   jobs: number,
   local: (g: Group) => T,
-  remote: (pool: ShardedPool, g: Group) => Promise<T>,
+  /** The request a worker thread answers with the same value as `local(g)`. */
+  remote: (g: Group) => Record<string, unknown>,
   sink: (value: T, g: Group) => void,
   stdin?: NodeJS.ReadableStream,
   opts: { read?: ReadRunOptions; maxGroupSize?: number } = {},
 ): Promise<{ groups: number }> {
   const workers = jobs >= 2 ? jobs - 1 : jobs;
-  const shares = jobs >= 2 ? 2 * workers + 1 : 0;
+  // With one job the single worker takes every group; with more, the main thread scores too.
+  const mainScores = jobs >= 2;
+  /** Each question's thread: a worker's index, or −1 for the main thread. */
+  const owner = new Map<string, number>();
   let pool: ShardedPool | undefined;
   const buffered: Group[] = [];
   const queue: { g: Group; p: Promise<T> }[] = [];
@@ -110,16 +121,26 @@ export async function forEachGroup<T>(
       sink(v, g);
     }
   };
-  const submit = (g: Group): Promise<T> => {
+  const submit = (i: number, g: Group): Promise<T> => {
     try {
-      return remote(pool!, g);
+      return pool!.submitTo<T>(i, remote(g));
     } catch (e) {
       return Promise.reject(e);
     }
   };
-  // The main thread scores its share of the questions too (in order with the workers' results).
+  const ownerOf = (questionId: string): number => {
+    let i = owner.get(questionId);
+    if (i === undefined) {
+      const w = pool!.leastBusy();
+      i = mainScores && pool!.backlog(w) >= BACKLOG ? -1 : w;
+      owner.set(questionId, i);
+    }
+    return i;
+  };
+  // The main thread scores its questions in order with the workers' results.
   const dispatch = (g: Group) => {
-    if (shares > 0 && shardHash(g.questionId) % shares === 0) {
+    const i = ownerOf(g.questionId);
+    if (i < 0) {
       let p: Promise<T>;
       try {
         p = Promise.resolve(local(g));
@@ -127,7 +148,7 @@ export async function forEachGroup<T>(
         p = Promise.reject(e);
       }
       queue.push({ g, p });
-    } else queue.push({ g, p: submit(g) });
+    } else queue.push({ g, p: submit(i, g) });
   };
   try {
     for await (const g of readRun(path, onNotice, stdin ? { ...readOpts, stdin: stdin as Readable } : readOpts)) {
@@ -187,7 +208,7 @@ export async function runScore(argv: string[], io: CliIO): Promise<number> {
     notices,
     jobsFrom(flagString(a, 'jobs')),
     (g) => scoreLine(g, job, ctx),
-    (pool, g) => pool.submit<string>(g.questionId, { kind: 'score', group: g, job }),
+    (g) => ({ kind: 'score', group: g, job }),
     (line) => io.stdout.write(line + '\n'),
     io.stdin,
     { read: { groundTruth: groundTruthFromFlags(a) }, maxGroupSize },
@@ -237,7 +258,7 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
     notices,
     jobsFrom(flagString(a, 'jobs')),
     (g) => sweepGroup(g, job, state.contextsFor(settings.length)),
-    (pool, g) => pool.submit<SweepStats[][]>(g.questionId, { kind: 'sweep', group: g, job }),
+    (g) => ({ kind: 'sweep', group: g, job }),
     (stats) => addStats(totals, stats),
     undefined,
     { read: { groundTruth: groundTruthFromFlags(a) }, maxGroupSize },

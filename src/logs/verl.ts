@@ -19,7 +19,7 @@
 // TTRL (which runs on verl) stores the majority-vote label in `gts` and computes `acc` against it;
 // its lines carry `extracted_gt` (or `original_gt`, `majority_*` / `ttrl_*` keys). In such a file
 // `gts`, `acc` and `extracted_gt` are never read as ground truth; `original_gt` is, when logged.
-import { createHash } from 'node:crypto';
+import type * as Crypto from 'node:crypto';
 import { basename, dirname, relative } from 'node:path';
 import type { RecordSource } from '../engine/types.js';
 import { parseStep, stepError } from './native.js';
@@ -39,8 +39,9 @@ export function isTtrlRecord(o: Obj): boolean {
   return false;
 }
 
+// node:crypto is required on first use: loading it costs every CLI start-up ~7 ms.
 export function promptId(prompt: string): string {
-  return 'p-' + createHash('sha1').update(prompt).digest('hex').slice(0, 12);
+  return 'p-' + (require('node:crypto') as typeof Crypto).createHash('sha1').update(prompt).digest('hex').slice(0, 12);
 }
 
 function textOf(v: unknown): string | null {

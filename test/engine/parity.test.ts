@@ -81,3 +81,28 @@ test('in-process and worker-thread scoring give identical output', () => {
   // One worker; the main thread and one worker; the main thread and two workers.
   for (const jobs of ['1', '2', '3']) assert.equal(run(process.execPath, ['dist/cli.js', 'score', file, '--jobs', jobs]), a, `--jobs ${jobs}`);
 });
+
+test('MS-TTRL across threads: every question stays on one thread, so its outcome cache carries to later steps as in-process', () => {
+  // 6 questions × 10 steps; outcome checks only at step 0, so from step 1 on MS-TTRL runs on the
+  // cache alone (a group scored on a thread that had not seen its question would be unavailable).
+  const r = rng(5);
+  const lines: string[] = [];
+  for (let step = 0; step < 10; step++) {
+    for (let q = 0; q < 6; q++) {
+      const rollouts = synthRollouts(r, randomPlan(r, 16), { bytes: 300, preExtracted: true });
+      const answers = [...new Set(rollouts.map((ro) => ro.answer).filter((a): a is string => typeof a === 'string'))];
+      const group: Record<string, unknown> = { kind: 'group', step, question_id: `m${q}`, rollouts };
+      if (step === 0) group.outcome_checks = answers.map((answer, k) => ({ answer, passed: k % 3, trials: 2 }));
+      lines.push(JSON.stringify(group));
+    }
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'cl-parity-'));
+  const file = join(dir, 'msttrl.jsonl');
+  writeFileSync(file, lines.join('\n') + '\n');
+  const args = (jobs: string) => ['dist/cli.js', 'score', file, '--operators', 'majority,msttrl', '--jobs', jobs];
+  const a = run(process.execPath, args('0'));
+  const later = parse(a).filter((l) => (l as unknown as { step: number }).step > 0);
+  assert.equal(later.length, 54);
+  assert.ok(later.every((l) => l.results.msttrl), 'MS-TTRL scored every later step from its cache');
+  for (const jobs of ['1', '2', '3']) assert.equal(run(process.execPath, args(jobs)), a, `--jobs ${jobs}`);
+});
