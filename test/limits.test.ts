@@ -129,7 +129,13 @@ test('score exits 1 when an error-level notice was printed, after writing every 
   assert.equal(r.code, 1);
   assert.deepEqual(r.lines.map((l) => l.question_id), ['fine']);
   assert.match(r.err, /error: .*notes\.jsonl: unsupported file/);
+  // sweep too: its totals then cover only part of the run.
+  const sw = cli(['sweep', run, '--kappa', '0.5,1', '--operators', 'core']);
+  assert.equal(sw.code, 1);
+  assert.equal(sw.lines.length, 2);
+  assert.match(sw.err, /error: .*notes\.jsonl: unsupported file/);
   // Warnings alone (a malformed line) do not change the exit code.
   writeFileSync(join(run, 'notes.jsonl'), group('more', 3) + '\n{broken\n');
   assert.equal(cli(['score', run]).code, 0);
+  assert.equal(cli(['sweep', run, '--kappa', '0.5,1', '--operators', 'core']).code, 0);
 });
