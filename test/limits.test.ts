@@ -74,7 +74,7 @@ test('--max-group-size: a larger group is reported at its line and skipped, the 
   assert.equal(rep.code, 1);
   assert.match(rep.err, /question big: 7 roll-outs/);
   const sw = cli(['sweep', many, '--max-group-size', '6', '--kappa', '0.2']);
-  assert.equal(sw.code, 0);
+  assert.equal(sw.code, 1);
   assert.equal(sw.lines[0].groups, 10);
   assert.match(sw.err, /question big: 7 roll-outs/);
   assert.equal(cli(['score', many, '--max-group-size', '0']).code, 2);
@@ -111,7 +111,7 @@ test('a group that cannot be scored is reported (file and line) and the rest are
       if (g.questionId === 'boom') throw new RangeError('Maximum call stack size exceeded');
       return g.questionId;
     },
-    () => ({ kind: 'unused' }),
+    () => ({ request: { kind: 'unused' } }),
     (v) => seen.push(v),
   );
   assert.deepEqual(seen, ['a', 'c']);

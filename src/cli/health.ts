@@ -73,7 +73,7 @@ export async function collectHealth(path: string, opts: HealthBuildOptions, onNo
     onNotice,
     opts.jobs ?? defaultJobs(),
     (g) => healthOf(g, jobFor(g), ctx),
-    (g) => ({ kind: 'health', group: g, job: jobFor(g) }),
+    (g) => ({ request: { kind: 'health', group: g, job: jobFor(g) } }),
     (h, g) => {
       records.push(h);
       if (!h.whatif) return;

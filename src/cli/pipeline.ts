@@ -8,11 +8,14 @@ import {
   scoreGroup,
   scoreToJson,
   type Group,
+  type GroupAnswers,
   type GroupScore,
   type OperatorId,
   type Params,
   type RunContext,
 } from '../engine';
+
+type PreparedParts = { answers?: GroupAnswers; cosines?: Float64Array[] };
 
 export interface ScoreJob {
   /** Largest group scored (default DEFAULT_MAX_GROUP_SIZE). */
@@ -33,12 +36,13 @@ export function matchesTruth(label: string | null, truth: string | null | undefi
   return all.some((t) => answersEqual(label, t));
 }
 
-export function scoreWith(group: Group, job: ScoreJob, ctx: RunContext): GroupScore {
-  return scoreGroup(prepareGroup(group, { reasoning: needsReasoning(job.operators), maxGroupSize: job.maxGroupSize }), { operators: job.operators, params: job.params, configuredOperator: job.configuredOperator }, ctx);
+/** `done`: steps of the preparation already computed (see prepareGroup). */
+export function scoreWith(group: Group, job: ScoreJob, ctx: RunContext, done?: PreparedParts): GroupScore {
+  return scoreGroup(prepareGroup(group, { reasoning: needsReasoning(job.operators), maxGroupSize: job.maxGroupSize }, done), { operators: job.operators, params: job.params, configuredOperator: job.configuredOperator }, ctx);
 }
 
-export function scoreLine(group: Group, job: ScoreJob, ctx: RunContext): string {
-  return JSON.stringify(scoreToJson(scoreWith(group, job, ctx)));
+export function scoreLine(group: Group, job: ScoreJob, ctx: RunContext, done?: PreparedParts): string {
+  return JSON.stringify(scoreToJson(scoreWith(group, job, ctx, done)));
 }
 
 /** Per (setting, operator): the sums `sweep` reports. */

@@ -237,7 +237,7 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
     sink,
     opts.jobs ?? defaultJobs(),
     (g) => reportRow(g, job, ctx),
-    (g) => ({ kind: 'report', group: g, job }),
+    (g) => ({ request: { kind: 'report', group: g, job } }),
     ({ row, health }) => {
       for (const id of Object.keys(row.labels)) seenOps.add(id);
       rows.push(row);

@@ -1,7 +1,7 @@
 // Worker thread for `score`, `sweep`, `report`, `health` and `serve`: each question's groups all
 // come to one thread, in order, so MS-TTRL's cache stays correct.
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Group } from '../engine';
+import { reasoningCosines, type Group } from '../engine';
 import { ShardState, scoreLine, sweepGroup, type ScoreJob, type SweepJob } from './pipeline';
 import { reportRow } from './report';
 import { healthOf, type HealthJob } from './health';
@@ -12,7 +12,8 @@ export type WorkerRequest =
   | { kind: 'score'; seq: number; group: Group; job: ScoreJob }
   | { kind: 'sweep'; seq: number; group: Group; job: SweepJob }
   | { kind: 'report'; seq: number; group: Group; job: ScoreJob }
-  | { kind: 'health'; seq: number; group: Group; job: HealthJob };
+  | { kind: 'health'; seq: number; group: Group; job: HealthJob }
+  | { kind: 'cosines'; seq: number; texts: string[]; members: number[][] };
 
 // Compile and instantiate the WebAssembly kernels now, while the main thread is still parsing
 // the first groups, rather than inside the first group's scoring.
@@ -24,7 +25,11 @@ const state = new ShardState();
 const { done, index } = workerData as { done: Int32Array; index: number };
 parentPort!.on('message', (m: WorkerRequest) => {
   try {
-    if (m.kind === 'score') parentPort!.postMessage({ seq: m.seq, value: scoreLine(m.group, m.job, state.contextsFor(1)[0]) });
+    if (m.kind === 'cosines') {
+      // The arrays' memory moves to the main thread instead of being copied.
+      const value = reasoningCosines(m.texts, m.members);
+      parentPort!.postMessage({ seq: m.seq, value }, [...new Set(value.map((a) => a.buffer as ArrayBuffer))]);
+    } else if (m.kind === 'score') parentPort!.postMessage({ seq: m.seq, value: scoreLine(m.group, m.job, state.contextsFor(1)[0]) });
     else if (m.kind === 'report') parentPort!.postMessage({ seq: m.seq, value: reportRow(m.group, m.job, state.contextsFor(1)[0]) });
     else if (m.kind === 'health') parentPort!.postMessage({ seq: m.seq, value: healthOf(m.group, m.job, state.contextsFor(1)[0]) });
     else parentPort!.postMessage({ seq: m.seq, value: sweepGroup(m.group, m.job, state.contextsFor(m.job.settings.length)) });

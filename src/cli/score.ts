@@ -3,7 +3,7 @@
 import { statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { readRun, type Notice, type ReadRunOptions } from '../logs';
-import { DEFAULT_MAX_GROUP_SIZE, PARAM_SPECS, checkGroupSize, operatorSpec, resolveParams, type Group, type OperatorId, type Params } from '../engine';
+import { DEFAULT_MAX_GROUP_SIZE, PARAM_SPECS, checkGroupSize, groupAnswers, needsReasoning, operatorSpec, resolveParams, type Group, type OperatorId, type Params } from '../engine';
 import { CliIO, UsageError, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseArgs, parseList } from './args';
 import { ShardState, addStats, emptyStats, scoreLine, sweepGroup, type ScoreJob, type SweepJob, type SweepStats } from './pipeline';
 import { ShardedPool, defaultJobs } from './pool';
@@ -11,8 +11,10 @@ import { ShardedPool, defaultJobs } from './pool';
 /** How many groups may be in flight (read, not yet written): bounds memory on huge runs. */
 const IN_FLIGHT = 16;
 /**
- * A worker with this many groups waiting is busy enough: a newly seen question goes to the main
- * thread. Two keep the worker from ever running dry while the main thread scores a group.
+ * A worker with this many requests waiting is busy enough: a newly seen question goes to the main
+ * thread. Two keep a worker that scores whole groups from running dry while the main thread
+ * scores one; `score`'s workers, which compute only the reasoning cosines (a smaller share of a
+ * group than the main thread's whole group), need a deeper queue (forEachGroup's `backlog`).
  */
 const BACKLOG = 2;
 /** Below this many groups the worker start-up costs more than it saves. */
@@ -68,22 +70,33 @@ export function jobsFrom(flag: string | undefined): number {
  * With two or more jobs the main thread is one of the scoring threads, beside jobs − 1 workers
  * (one worker fewer to start: each costs a Node context, the worker bundle and its own JIT
  * warm-up). Each question is given to a thread when it is first seen — to the least busy worker
- * while that worker has fewer than BACKLOG groups waiting, else to the main thread — and keeps it:
- * a question's groups are all scored by one thread, in order, so MS-TTRL's per-question cache
+ * while that worker has fewer than `backlog` requests waiting, else to the main thread — and keeps
+ * it: a question's groups are all handled by one thread, in order, so MS-TTRL's per-question cache
  * stays correct and the output is the same as in-process. The share of each thread follows the
  * work (the main thread also reads and parses the run, which costs more on long texts), and the
- * groups the main thread scores are never copied to another thread.
+ * groups the main thread scores are never copied to another thread. A worker may also do only
+ * part of a group (`remote`'s `finish` then completes it on the main thread).
  */
+/** A group's request to a worker thread, and how its answer becomes the group's value. */
+export interface Remote<T> {
+  request: Record<string, unknown>;
+  finish?: (answer: unknown) => T;
+}
+
 export async function forEachGroup<T>(
   path: string,
   onNotice: (n: Notice) => void,
   jobs: number,
   local: (g: Group) => T,
-  /** The request a worker thread answers with the same value as `local(g)`. */
-  remote: (g: Group) => Record<string, unknown>,
+  /**
+   * What a worker thread does for a group scored off the main thread: the request it answers, and
+   * what the main thread makes of the answer (by default the answer is the value). Either way
+   * the value must be `local(g)`'s.
+   */
+  remote: (g: Group) => Remote<T>,
   sink: (value: T, g: Group) => void,
   stdin?: NodeJS.ReadableStream,
-  opts: { read?: ReadRunOptions; maxGroupSize?: number } = {},
+  opts: { read?: ReadRunOptions; maxGroupSize?: number; backlog?: number } = {},
 ): Promise<{ groups: number }> {
   const workers = jobs >= 2 ? jobs - 1 : jobs;
   // With one job the single worker takes every group; with more, the main thread scores too.
@@ -123,7 +136,11 @@ export async function forEachGroup<T>(
   };
   const submit = (i: number, g: Group): Promise<T> => {
     try {
-      return pool!.submitTo<T>(i, remote(g));
+      const { request, finish } = remote(g);
+      const answer = pool!.submitTo<unknown>(i, request);
+      // A question's answers come back in order (one worker, first in first out), so `finish`
+      // sees each question's groups in order too.
+      return finish ? answer.then(finish) : (answer as Promise<T>);
     } catch (e) {
       return Promise.reject(e);
     }
@@ -132,7 +149,7 @@ export async function forEachGroup<T>(
     let i = owner.get(questionId);
     if (i === undefined) {
       const w = pool!.leastBusy();
-      i = mainScores && pool!.backlog(w) >= BACKLOG ? -1 : w;
+      i = mainScores && pool!.backlog(w) >= (opts.backlog ?? BACKLOG) ? -1 : w;
       owner.set(questionId, i);
     }
     return i;
@@ -203,15 +220,29 @@ export async function runScore(argv: string[], io: CliIO): Promise<number> {
   const state = new ShardState();
   const ctx = state.contextsFor(1)[0];
   const notices = noticePrinter(io);
+  // With EC or CoRE, a worker thread computes only a group's reasoning cosines (TF-IDF and the
+  // within-class products, the kernels' share of the work) from its texts, and the main thread
+  // does the rest: answers before, the operators and the output after. The threads then run
+  // different code, each compiled once (a whole group on both threads had V8 optimise the same
+  // functions twice, ~0.1 CPU s of a short run), and every operator's state stays on the main
+  // thread. Without them there is nothing heavy to share: the worker scores whole groups.
+  const split = needsReasoning(job.operators);
   const { groups } = await forEachGroup(
     path,
     notices,
     jobsFrom(flagString(a, 'jobs')),
     (g) => scoreLine(g, job, ctx),
-    (g) => ({ kind: 'score', group: g, job }),
+    (g): Remote<string> => {
+      if (!split) return { request: { kind: 'score', group: g, job } };
+      const answers = groupAnswers(g);
+      return {
+        request: { kind: 'cosines', texts: g.rollouts.map((r) => r.response ?? ''), members: answers.classes.map((c) => c.members) },
+        finish: (cosines) => scoreLine(g, job, ctx, { answers, cosines: cosines as Float64Array[] }),
+      };
+    },
     (line) => io.stdout.write(line + '\n'),
     io.stdin,
-    { read: { groundTruth: groundTruthFromFlags(a) }, maxGroupSize },
+    { read: { groundTruth: groundTruthFromFlags(a) }, maxGroupSize, backlog: split ? 8 : undefined },
   );
   if (groups === 0) {
     io.stderr.write(`consensus-lens: nothing to score in ${path === '-' ? 'standard input' : path}\n`);
@@ -258,7 +289,7 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
     notices,
     jobsFrom(flagString(a, 'jobs')),
     (g) => sweepGroup(g, job, state.contextsFor(settings.length)),
-    (g) => ({ kind: 'sweep', group: g, job }),
+    (g) => ({ request: { kind: 'sweep', group: g, job } }),
     (stats) => addStats(totals, stats),
     undefined,
     { read: { groundTruth: groundTruthFromFlags(a) }, maxGroupSize },

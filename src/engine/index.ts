@@ -1,7 +1,7 @@
 // The engine's public surface: every consumer (CLI, extension host, worker threads, reward
 // worker) goes through these names.
 export type { Group, Rollout, RecordSource, Verification, OutcomeCheck } from './types';
-export { prepareGroup, checkGroupSize, GroupTooLargeError, DEFAULT_MAX_GROUP_SIZE, type PreparedGroup, type PrepareOptions } from './prepare';
+export { prepareGroup, groupAnswers, reasoningCosines, checkGroupSize, GroupTooLargeError, DEFAULT_MAX_GROUP_SIZE, type GroupAnswers, type PreparedGroup, type PrepareOptions } from './prepare';
 export { DEFAULT_PARAMS, PARAM_SPECS, paramSpec, resolveParams, checkValue, shiftOf, ciscTempOf, type Params, type ParamSpec, type NumericParam } from './params';
 export { OPERATORS, OPERATOR_IDS, operatorSpec, parseOperatorList, needsReasoning, createRunContext, RunContext, type OperatorSpec } from './operators/registry';
 export type { OperatorId, OperatorResult } from './operators/result';

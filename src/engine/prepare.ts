@@ -78,20 +78,45 @@ export function checkGroupSize(group: Group, limit: number = DEFAULT_MAX_GROUP_S
   if (group.rollouts.length > limit) throw new GroupTooLargeError(group.rollouts.length, limit, group);
 }
 
-export function prepareGroup(group: Group, opts: PrepareOptions = {}): PreparedGroup {
+/** A group's answers and answer classes (SPEC §3): the first step of `prepareGroup`. */
+export interface GroupAnswers {
+  answers: (string | null)[];
+  classOf: Int32Array;
+  classes: AnswerClass[];
+}
+
+export function groupAnswers(group: Group, opts: PrepareOptions = {}): GroupAnswers {
+  const answers = group.rollouts.map((r) =>
+    r.answer !== undefined && r.answer !== null ? r.answer : extractAnswer(r.response ?? '', { lastNumber: opts.lastNumber ?? true }),
+  );
+  return { answers, ...formClasses(answers) };
+}
+
+/**
+ * The reasoning cosines of SPEC §4.3 step 1: the TF-IDF rows of the texts, then per class the
+ * cosines of its members' pairs (packed as in `cosinesWithin`). Depends on nothing but the texts
+ * and the classes' members, so it can run on another thread (`score`'s worker threads do).
+ */
+export function reasoningCosines(texts: readonly string[], members: readonly (readonly number[])[]): Float64Array[] {
+  return cosinesByClass(tfidfRows(texts), members);
+}
+
+/**
+ * `done` holds steps already computed for this group (its answers, and the reasoning cosines of
+ * those answers' classes, from `reasoningCosines`); the rest is computed here.
+ */
+export function prepareGroup(group: Group, opts: PrepareOptions = {}, done: { answers?: GroupAnswers; cosines?: Float64Array[] } = {}): PreparedGroup {
   checkGroupSize(group, opts.maxGroupSize);
   const rollouts = group.rollouts;
   const n = rollouts.length;
-  const answers = rollouts.map((r) =>
-    r.answer !== undefined && r.answer !== null ? r.answer : extractAnswer(r.response ?? '', { lastNumber: opts.lastNumber ?? true }),
-  );
-  const { classOf, classes } = formClasses(answers);
+  const { answers, classOf, classes } = done.answers ?? groupAnswers(group, opts);
   const hasReasoning = opts.reasoning ?? true;
   let cosines: Float64Array[] = [];
-  if (hasReasoning) {
-    const rows = tfidfRows(rollouts.map((r) => r.response ?? ''));
-    cosines = cosinesByClass(rows, classes.map((c) => c.members));
-  }
+  if (hasReasoning)
+    cosines = done.cosines ?? reasoningCosines(
+      rollouts.map((r) => r.response ?? ''),
+      classes.map((c) => c.members),
+    );
 
   const confidence = new Float64Array(n);
   const hasConfidence = new Uint8Array(n);

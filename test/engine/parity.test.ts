@@ -99,10 +99,14 @@ test('MS-TTRL across threads: every question stays on one thread, so its outcome
   const dir = mkdtempSync(join(tmpdir(), 'cl-parity-'));
   const file = join(dir, 'msttrl.jsonl');
   writeFileSync(file, lines.join('\n') + '\n');
-  const args = (jobs: string) => ['dist/cli.js', 'score', file, '--operators', 'majority,msttrl', '--jobs', jobs];
-  const a = run(process.execPath, args('0'));
-  const later = parse(a).filter((l) => (l as unknown as { step: number }).step > 0);
-  assert.equal(later.length, 54);
-  assert.ok(later.every((l) => l.results.msttrl), 'MS-TTRL scored every later step from its cache');
-  for (const jobs of ['1', '2', '3']) assert.equal(run(process.execPath, args(jobs)), a, `--jobs ${jobs}`);
+  // Without CoRE a worker scores whole groups; with it, a worker computes only the reasoning
+  // cosines and the main thread runs the operators when they come back.
+  for (const ops of ['majority,msttrl', 'core,msttrl']) {
+    const args = (jobs: string) => ['dist/cli.js', 'score', file, '--operators', ops, '--jobs', jobs];
+    const a = run(process.execPath, args('0'));
+    const later = parse(a).filter((l) => (l as unknown as { step: number }).step > 0);
+    assert.equal(later.length, 54);
+    assert.ok(later.every((l) => l.results.msttrl), `${ops}: MS-TTRL scored every later step from its cache`);
+    for (const jobs of ['1', '2', '3']) assert.equal(run(process.execPath, args(jobs)), a, `${ops}, --jobs ${jobs}`);
+  }
 });
