@@ -4,9 +4,9 @@
 // outcome checks, and per roll-out the numbers the engine needs (mean log-prob, logged reward,
 // pre-extracted answer, verification, sample_idx, format extras) plus the record's byte range
 // (file, line, offset, length, and `item` for a roll-out inside a group record). Never the
-// roll-out text: `loadGroup` / `readRolloutText` read it back from disk by offset. Lines are read
-// as bytes and the texts are not even decoded (skeleton.ts: the rest of the line is parsed), in
-// slices that yield to the event loop while following.
+// roll-out text: `loadGroup` / `readRolloutText` read it back from disk by offset. A long line
+// (64 KiB or more) is read as bytes and its texts are not even decoded (skeleton.ts: the rest of
+// the line is parsed), in slices that yield to the event loop while following.
 //
 // Modes. `static` (follow: false): one read. `watch`: fs.watch events on every folder of the run (one
 // non-recursive watcher per folder: Node 20's recursive mode on Linux loses events after a file is
@@ -49,7 +49,7 @@ import { open, readFile as readFileFs, stat, statfs } from 'node:fs/promises';
 import { dirname, basename, join, resolve } from 'node:path';
 import type { Group, OutcomeCheck, RecordSource, Rollout, Verification } from '../engine/types.js';
 import { parseJsonLine } from './json.js';
-import { readRawLineBatches } from './lines.js';
+import { decodeLine, readRawLineBatches } from './lines.js';
 import { isJsonlName, isNotLogName, JsonlFileParser, lineStart, PROBE_BYTES, UNSUPPORTED_HINT } from './parse.js';
 import { isBlankLine, skeletonOf, type Skeleton } from './skeleton.js';
 import { describeGroup, modalSize, notLogSummary, orderRollouts } from './read-run.js';
@@ -666,9 +666,10 @@ export class RunIndex {
       const now = Date.now();
       fs.partial = false;
       // The index runs on the editor's extension host: one line can be megabytes (a group record
-      // of 64 long roll-outs), so lines are read as bytes and scanned without decoding the texts
-      // (skeleton.ts), in steps, yielding to the event loop whenever a slice of work has taken
-      // SLICE_MS: the window is never blocked for longer.
+      // of 64 long roll-outs), so a long line is read as bytes and scanned without decoding its
+      // texts (skeleton.ts), in steps; and the reader yields to the event loop whenever a slice of
+      // work has taken SLICE_MS: the window is never blocked for longer. (A short line is decoded
+      // and parsed whole: that is cheaper, and a fraction of a millisecond.)
       let slice = performance.now();
       const pause = async (): Promise<void> => {
         if (this.opts.follow && performance.now() - slice > SLICE_MS) {
@@ -681,12 +682,14 @@ export class RunIndex {
           this.checkAbort();
           this.tick(lines[lines.length - 1].end - lines[0].offset);
         }
-        for (const l of lines) {
+        for (const raw of lines) {
           await pause();
-          const blank = isBlankLine(l.bytes);
+          const long = raw.bytes.length >= SKELETON_MIN;
+          const l = long ? undefined : decodeLine(raw);
+          const blank = l ? l.text.trim() === '' : isBlankLine(raw.bytes);
           let sk: Skeleton | null = null;
-          if (!blank) {
-            const scan = skeletonOf(l.bytes, lineStart(l));
+          if (!l && !blank) {
+            const scan = skeletonOf(raw.bytes, lineStart(raw));
             for (let r = scan.next(); ; r = scan.next()) {
               if (r.done) {
                 sk = r.value;
@@ -695,28 +698,28 @@ export class RunIndex {
               await pause();
             }
           }
-          if (!l.terminated) {
-            // complete once it is a JSON object (a byte-order mark makes it no JSON here, as
-            // JSON.parse of the text would)
+          if (!raw.terminated) {
+            // complete once it is a JSON object (a byte-order mark makes it no JSON here: JSON.parse
+            // of the text rejects it)
             let complete = blank;
-            if (!complete && sk && lineStart(l) === 0) {
+            if (!complete && (l || (sk && lineStart(raw) === 0))) {
               try {
-                const v = parseJsonLine(sk.text).value;
+                const v = parseJsonLine(l ? l.text : sk!.text).value;
                 complete = typeof v === 'object' && v !== null;
               } catch {
                 complete = false;
               }
             }
             if (!complete) {
-              if (!this.opts.follow) this.notice({ level: 'warning', message: `${fs.path}:${l.line}: incomplete last line (no newline yet); not read`, file: fs.path, line: l.line });
+              if (!this.opts.follow) this.notice({ level: 'warning', message: `${fs.path}:${raw.line}: incomplete last line (no newline yet); not read`, file: fs.path, line: raw.line });
               fs.partial = true;
               continue; // wait for the rest of the line
             }
             if (blank) continue;
           }
-          const rec = parser.lineBytes(l, sk);
-          fs.consumed = l.end;
-          fs.nextLine = l.line + 1;
+          const rec = l ? parser.line(l) : parser.lineBytes(raw, sk);
+          fs.consumed = raw.end;
+          fs.nextLine = raw.line + 1;
           if (rec) this.addRecord(rec, fs, now, ch);
           if (parser.unsupported) break;
         }
@@ -1109,6 +1112,9 @@ export class RunIndex {
 }
 
 const PRELOAD_MAX = 256 * 1024;
+
+/** Lines at least this long are scanned as bytes, their texts left out (skeleton.ts). */
+const SKELETON_MIN = 64 * 1024;
 
 /** Longest stretch of parsing between two yields to the event loop while following (ms). */
 const SLICE_MS = 8;

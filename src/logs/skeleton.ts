@@ -123,104 +123,144 @@ function stringEnd(b: Uint8Array, j: number, lim: number): number {
 
 const isHex = (c: number): boolean => (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
 
+const STR_KEY = 1;
+const STR_KEPT = 2;
+const STR_TEXT = 3;
+
+/**
+ * The scanner's state between steps. (`step` is a plain method, not a generator, so that V8
+ * optimises its loops while they run.)
+ */
+class Scanner {
+  private i: number;
+  private readonly stack: number[] = [];
+  private readonly keep: Array<[number, number]> = [];
+  private keepFrom: number;
+  private elided = 0;
+  private expectKey = false;
+  private key = KEY_OTHER;
+  private seenTop = false;
+  /** Inside a string: STR_*, its first byte, its ELIDED_* flag, whether it holds an escape. */
+  private str = 0;
+  private strFrom = 0;
+  private strFlag = 0;
+  private strEscaped = false;
+  failed = false;
+
+  constructor(
+    private readonly b: Uint8Array,
+    private readonly start: number,
+  ) {
+    this.i = start;
+    this.keepFrom = start;
+  }
+
+  /** Scans about `budget` more bytes; true when the line is done (`failed`, or `result()`). */
+  step(budget: number): boolean {
+    const b = this.b;
+    const n = b.length;
+    const lim = Math.min(n, this.i + budget);
+    let i = this.i;
+    while (i < lim) {
+      if (this.str) {
+        const j = this.str === STR_TEXT ? textEnd(b, i, lim) : stringEnd(b, i, lim);
+        if (j < 0) return (this.failed = true); // not a valid JSON string: nor is the line JSON
+        if (this.str !== STR_TEXT && sawEscape) this.strEscaped = true;
+        // j is at a character of its own (never inside an escape): the closing quote, or where
+        // this step ended
+        if (j >= n) return (this.failed = true); // the string is not closed: not (yet) JSON
+        if (b[j] !== QUOTE) {
+          i = j;
+          break;
+        }
+        this.closeString(j);
+        i = j + 1;
+        continue;
+      }
+      // between strings: structure
+      for (; i < lim; i++) {
+        const c = b[i];
+        if (c === QUOTE) break;
+        if (c === 0x7b /* { */ || c === 0x5b /* [ */) this.open(c);
+        else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+          this.stack.pop();
+          this.expectKey = false;
+        } else if (c === 0x2c /* , */) this.expectKey = this.stack.length > 0 && (this.stack[this.stack.length - 1] & 1) === OBJ;
+        else if (this.stack.length === 0 && c !== 0x20 && c !== 0x09 && c !== 0x0d && c !== 0x0a) this.seenTop = true; // a top-level value that is not an object
+      }
+      if (i < lim) {
+        this.openString(i);
+        i++;
+      }
+    }
+    this.i = i;
+    if (i < n) return false;
+    if (this.str || this.stack.length) this.failed = true; // a string or a container left open: not (yet) JSON
+    return true;
+  }
+
+  private open(c: number): void {
+    const stack = this.stack;
+    const top = stack.length ? stack[stack.length - 1] : -1;
+    let ctx = CTX_OTHER;
+    if (top < 0) {
+      if (c === 0x7b && !this.seenTop) ctx = CTX_TOP;
+      this.seenTop = true;
+    } else if (top === (CTX_TOP | OBJ) && this.key === KEY_ROLLOUTS && c === 0x5b) ctx = CTX_ROLLOUTS;
+    else if (top === (CTX_ROLLOUTS | ARR) && c === 0x7b) ctx = CTX_ITEM;
+    stack.push(ctx | (c === 0x7b ? OBJ : ARR));
+    this.expectKey = c === 0x7b;
+    this.key = KEY_OTHER;
+  }
+
+  /** A string opens at `at` (its opening quote). */
+  private openString(at: number): void {
+    const stack = this.stack;
+    const top = stack.length ? stack[stack.length - 1] : -1;
+    const inObj = top >= 0 && (top & 1) === OBJ;
+    const ctx = top >= 0 ? top & ~1 : CTX_OTHER;
+    let flag = 0;
+    if (inObj && !this.expectKey) {
+      if (ctx === CTX_TOP && this.key === KEY_RESPONSE) flag = ELIDED_RESPONSE;
+      else if (ctx === CTX_TOP && this.key === KEY_OUTPUT) flag = ELIDED_OUTPUT;
+      else if (ctx === CTX_ITEM && this.key === KEY_RESPONSE) flag = ELIDED_ITEM_RESPONSE;
+    }
+    if (stack.length === 0) this.seenTop = true;
+    this.str = inObj && this.expectKey ? STR_KEY : flag ? STR_TEXT : STR_KEPT;
+    this.strFlag = flag;
+    this.strFrom = at + 1;
+    this.strEscaped = false;
+  }
+
+  private closeString(to: number): void {
+    if (this.str === STR_KEY) {
+      this.key = keyOf(this.b, this.strFrom, to, this.strEscaped);
+      this.expectKey = false;
+    } else if (this.str === STR_TEXT) {
+      this.keep.push([this.keepFrom, this.strFrom]);
+      this.keepFrom = to;
+      this.elided |= this.strFlag;
+    }
+    this.str = 0;
+  }
+
+  result(): Skeleton | null {
+    if (this.failed) return null;
+    const b = this.b;
+    if (!this.elided) return { text: Buffer.from(b.buffer, b.byteOffset + this.start, b.length - this.start).toString('utf8'), elided: 0 };
+    const parts = [...this.keep, [this.keepFrom, b.length] as [number, number]].map(([f, t]) => Buffer.from(b.buffer, b.byteOffset + f, t - f));
+    return { text: Buffer.concat(parts).toString('utf8'), elided: this.elided };
+  }
+}
+
 /**
  * Scans `bytes` from `start` (a whole line, without its newline); yields every SKELETON_STEP
  * bytes or so, and returns the skeleton, or null when the line cannot be valid JSON.
  */
 export function* skeletonOf(bytes: Uint8Array, start = 0): Generator<void, Skeleton | null, void> {
-  const b = bytes;
-  const n = b.length;
-  const stack: number[] = [];
-  const keep: Array<[number, number]> = [];
-  let keepFrom = start;
-  let elided = 0;
-  let expectKey = false;
-  let key = KEY_OTHER;
-  let seenTop = false;
-  let budget = SKELETON_STEP;
-  let i = start;
-  while (i < n) {
-    const c = b[i];
-    if (c === QUOTE) {
-      const top = stack.length ? stack[stack.length - 1] : -1;
-      const inObj = top >= 0 && (top & 1) === OBJ;
-      const ctx = top >= 0 ? top & ~1 : CTX_OTHER;
-      const isKey = inObj && expectKey;
-      let flag = 0;
-      if (!isKey && inObj) {
-        if (ctx === CTX_TOP && key === KEY_RESPONSE) flag = ELIDED_RESPONSE;
-        else if (ctx === CTX_TOP && key === KEY_OUTPUT) flag = ELIDED_OUTPUT;
-        else if (ctx === CTX_ITEM && key === KEY_RESPONSE) flag = ELIDED_ITEM_RESPONSE;
-      }
-      // the string's body: i + 1 up to its closing quote
-      const from = i + 1;
-      let j = from;
-      let escaped = false;
-      for (;;) {
-        const lim = Math.min(n, j + budget);
-        const pass = j;
-        // (the loops are plain functions: V8 optimises those while they run, not a generator's)
-        if (flag) {
-          j = textEnd(b, j, lim);
-          if (j < 0) return null;
-        } else {
-          j = stringEnd(b, j, lim);
-          if (sawEscape) escaped = true;
-        }
-        // j is at a character of its own (never inside an escape): the closing quote, or where
-        // this step ended
-        budget -= j - pass;
-        if (j >= n) return null; // the string is not closed: not (yet) JSON
-        if (b[j] === QUOTE) break;
-        budget = SKELETON_STEP;
-        yield;
-      }
-      const to = j; // the closing quote
-      if (isKey) {
-        key = keyOf(b, from, to, escaped);
-        expectKey = false;
-      } else if (flag) {
-        keep.push([keepFrom, from]);
-        keepFrom = to;
-        elided |= flag;
-      }
-      i = to + 1;
-      if (budget <= 0) {
-        budget = SKELETON_STEP;
-        yield;
-      }
-      continue;
-    }
-    if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
-      const top = stack.length ? stack[stack.length - 1] : -1;
-      let ctx = CTX_OTHER;
-      if (top < 0) {
-        if (c === 0x7b && !seenTop) ctx = CTX_TOP;
-        seenTop = true;
-      } else if (top === (CTX_TOP | OBJ) && key === KEY_ROLLOUTS && c === 0x5b) ctx = CTX_ROLLOUTS;
-      else if (top === (CTX_ROLLOUTS | ARR) && c === 0x7b) ctx = CTX_ITEM;
-      stack.push(ctx | (c === 0x7b ? OBJ : ARR));
-      expectKey = c === 0x7b;
-      key = KEY_OTHER;
-    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
-      stack.pop();
-      expectKey = false;
-    } else if (c === 0x2c /* , */) {
-      expectKey = stack.length > 0 && (stack[stack.length - 1] & 1) === OBJ;
-    } else if (c !== 0x3a /* : */ && c !== 0x20 && c !== 0x09 && c !== 0x0d && c !== 0x0a && stack.length === 0) {
-      seenTop = true; // a top-level value that is not an object
-    }
-    i++;
-    if (--budget <= 0) {
-      budget = SKELETON_STEP;
-      yield;
-    }
-  }
-  if (stack.length) return null; // a container left open: not (yet) JSON
-  if (!elided) return { text: Buffer.from(b.buffer, b.byteOffset + start, n - start).toString('utf8'), elided };
-  keep.push([keepFrom, n]);
-  const parts = keep.map(([f, t]) => Buffer.from(b.buffer, b.byteOffset + f, t - f));
-  return { text: Buffer.concat(parts).toString('utf8'), elided };
+  const s = new Scanner(bytes, start);
+  while (!s.step(SKELETON_STEP)) yield;
+  return s.result();
 }
 
 /** Runs the scanner to the end in one go (tests, and callers that need no slicing). */

@@ -287,7 +287,7 @@ test('the index over a followed file that a writer appends a long group record t
       at = c;
       await new Promise((r) => setTimeout(r, 150));
       await idx.settled();
-      const seen = idx.groups().map((g) => g.questionId);
+      const seen: string[] = idx.groups().map((g) => g.questionId);
       if (c === cut[0]) assert.deepEqual(seen, [], 'a third of the first line: nothing yet');
       if (c === cut[1]) assert.deepEqual(seen, ['degenerate/0']);
     }
