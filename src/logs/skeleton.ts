@@ -37,7 +37,7 @@ export interface Skeleton {
 }
 
 /** Bytes scanned between two yields of the generator (well under a millisecond). */
-export const SKELETON_STEP = 256 * 1024;
+export const SKELETON_STEP = 64 * 1024;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
