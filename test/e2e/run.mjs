@@ -56,6 +56,13 @@ const settings = {
   'workbench.layoutControl.enabled': false,
   'git.openRepositoryInParentFolders': 'never',
   'git.enabled': false,
+  // code-server's port finder runs `ls -l /proc/*/fd/*` and `ps` from the extension host every
+  // second or so (ExtHostTunnelService); on a loaded machine each spawn blocks the host's event
+  // loop for 10–100 ms, which is not ours and would drown the lag whatif.test.mjs measures.
+  // (It scans while a tunnel provider is registered, as code-server's is, unless the source is
+  // 'output'.)
+  'remote.autoForwardPorts': false,
+  'remote.autoForwardPortsSource': 'output',
 };
 // A run outside the workspace, named in the settings: followed at activation.
 const settingsRun = join(work, 'settings-run');

@@ -258,7 +258,7 @@ function lagReports() {
   return out;
 }
 
-test('host: a run of degenerate roll-outs (an answer, then 60 KB of filler) loads without blocking the extension host event loop (goal: 50 ms beyond idle; bound: 200 ms)', async () => {
+test('host: a run of degenerate roll-outs (an answer, then 60 KB of filler) loads without blocking the extension host event loop (under 50 ms beyond idle)', async () => {
   const { page } = ctx;
   // Each call of the command waits for the background work, reports the largest event-loop
   // delay since the previous call and resets it: the largest of consecutive reports is the
@@ -295,9 +295,7 @@ test('host: a run of degenerate roll-outs (an answer, then 60 KB of filler) load
   }, { timeout: 180_000, interval: 500 });
   const max = Math.max(...reports.map((r) => r.max));
   console.log(`extension host event-loop lag (ms): idle ${start.max} (over ${start.seconds} s); while a degenerate run loads ${JSON.stringify(reports.map((r) => r.max))}`);
-  // The goal is under 50 ms beyond what the idle host already sees; measured 33–129 ms with an
-  // idle 15–62 ms in clean-clone runs of this suite, so the test holds the bound that is met every
-  // time — a tenth of what the host was blocked for when it computed the features itself (~1 s) —
-  // and prints the figure (BENCHMARKS.md records it).
-  assert.ok(max < 200 + start.max, `the extension host's event loop was blocked for ${max} ms (idle: ${start.max} ms)`);
+  // Under 50 ms beyond what the idle host already sees (the machine's own noise). With the groups
+  // prepared on the host it was ~1 s; with each line decoded and parsed whole there, up to ~140 ms.
+  assert.ok(max < 50 + start.max, `the extension host's event loop was blocked for ${max} ms (idle: ${start.max} ms)`);
 });
