@@ -25,12 +25,29 @@ export interface Readable {
   read(buffer: Buffer, offset: number, length: number, position: number): Promise<{ bytesRead: number }>;
 }
 
-function decode(buf: Buffer, start: number, end: number): { text: string; length: number; badUtf8: boolean } {
-  let e = end;
-  if (e > start && buf[e - 1] === 13) e--;
-  const text = buf.toString('utf8', start, e);
-  const badUtf8 = text.includes('\uFFFD') && !isUtf8(buf.subarray(start, e));
-  return { text, length: e - start, badUtf8 };
+/**
+ * A line as bytes (the run index scans them without decoding the roll-out texts: skeleton.ts).
+ * `bytes` (without the newline and a '\r') may be a view into the reader's buffer: it is valid
+ * until the next batch is asked for.
+ */
+export interface RawLine {
+  bytes: Buffer;
+  offset: number;
+  length: number;
+  line: number;
+  terminated: boolean;
+  end: number;
+}
+
+function trimCr(buf: Buffer, start: number, end: number): Buffer {
+  return buf.subarray(start, end > start && buf[end - 1] === 13 ? end - 1 : end);
+}
+
+/** A raw line decoded (what readLineBatches yields). */
+export function decodeLine(l: RawLine): Line {
+  const text = l.bytes.toString('utf8');
+  const badUtf8 = text.includes('\uFFFD') && !isUtf8(l.bytes);
+  return { text, offset: l.offset, length: l.length, line: l.line, terminated: l.terminated, badUtf8, end: l.end };
 }
 
 /**
@@ -45,6 +62,17 @@ export async function* readLineBatches(
   end: number,
   chunkSize = CHUNK,
 ): AsyncGenerator<Line[]> {
+  for await (const batch of readRawLineBatches(fh, start, firstLine, end, chunkSize)) yield batch.map(decodeLine);
+}
+
+/** readLineBatches without decoding: each line's bytes (see RawLine for how long they stay valid). */
+export async function* readRawLineBatches(
+  fh: Readable,
+  start: number,
+  firstLine: number,
+  end: number,
+  chunkSize = CHUNK,
+): AsyncGenerator<RawLine[]> {
   let pos = start;
   let lineNo = firstLine;
   let parts: Buffer[] = [];
@@ -55,7 +83,7 @@ export async function* readLineBatches(
     const want = Math.min(buf.length, end - pos);
     const { bytesRead } = await fh.read(buf, 0, want, pos);
     if (bytesRead === 0) break; // the file shrank under us; the caller re-checks its size
-    const batch: Line[] = [];
+    const batch: RawLine[] = [];
     let i = 0;
     while (i < bytesRead) {
       const nl = buf.indexOf(10, i);
@@ -63,13 +91,13 @@ export async function* readLineBatches(
       if (partsLen > 0) {
         parts.push(Buffer.from(buf.subarray(i, nl)));
         const whole = Buffer.concat(parts);
-        const d = decode(whole, 0, whole.length);
-        batch.push({ text: d.text, offset: partsStart, length: d.length, line: lineNo++, terminated: true, badUtf8: d.badUtf8, end: pos + nl + 1 });
+        const bytes = trimCr(whole, 0, whole.length);
+        batch.push({ bytes, offset: partsStart, length: bytes.length, line: lineNo++, terminated: true, end: pos + nl + 1 });
         parts = [];
         partsLen = 0;
       } else {
-        const d = decode(buf, i, nl);
-        batch.push({ text: d.text, offset: pos + i, length: d.length, line: lineNo++, terminated: true, badUtf8: d.badUtf8, end: pos + nl + 1 });
+        const bytes = trimCr(buf, i, nl);
+        batch.push({ bytes, offset: pos + i, length: bytes.length, line: lineNo++, terminated: true, end: pos + nl + 1 });
       }
       i = nl + 1;
     }
@@ -83,8 +111,8 @@ export async function* readLineBatches(
   }
   if (partsLen > 0) {
     const whole = Buffer.concat(parts);
-    const d = decode(whole, 0, whole.length);
-    yield [{ text: d.text, offset: partsStart, length: d.length, line: lineNo, terminated: false, badUtf8: d.badUtf8, end: partsStart + partsLen }];
+    const bytes = trimCr(whole, 0, whole.length);
+    yield [{ bytes, offset: partsStart, length: bytes.length, line: lineNo, terminated: false, end: partsStart + partsLen }];
   }
 }
 

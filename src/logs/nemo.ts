@@ -91,6 +91,7 @@ export class NemoFileContext {
   }
 
   convert(o: Obj, source: RecordSource): Conversion {
+    if (!Array.isArray(o.content)) return { ok: false, error: `field "content" must be a list, got ${o.content === null ? 'null' : o.content === undefined ? 'nothing' : typeof o.content}` };
     const content = contents(o);
     if (content.length === 0) return { ok: false, error: 'field "content" is an empty list' };
     const step = this.fileStep;

@@ -4,8 +4,10 @@
 // per run, at their first file:line).
 import { convertNative, looksNative } from './native.js';
 import type { Conversion } from './native.js';
-import { parseJsonLine } from './json.js';
-import type { Line } from './lines.js';
+import { isUtf8 } from 'node:buffer';
+import { parseJsonLine, type JsonParse } from './json.js';
+import { decodeLine, type Line, type RawLine } from './lines.js';
+import { ELIDED_OUTPUT, isBlankLine, type Skeleton } from './skeleton.js';
 import type { LogFormat, NoticeSink, ParsedRecord } from './types.js';
 import { looksVerl, VerlFileContext } from './verl.js';
 import { looksNemo, NemoFileContext } from './nemo.js';
@@ -75,6 +77,22 @@ export function sniff(head: Buffer): 'parquet' | 'jsonl' | 'empty' | 'unsupporte
   return head[i] === 123 /* { */ ? 'jsonl' : 'unsupported';
 }
 
+/** What a format never reads of the texts skeleton.ts leaves out (ELIDED_* flags). */
+const ELIDABLE: Record<LogFormat, number> = {
+  // native reads `response` only as "is it a string" (the run index keeps no text)
+  native: ~0,
+  // verl: `output` is its text; any other top-level key goes to `extra`
+  verl: ELIDED_OUTPUT,
+  'nemo-rl': 0,
+  trl: 0,
+  wandb: 0,
+};
+
+/** Where a line's JSON starts: after the byte-order mark of a file's first line (as `line` skips it), else 0. */
+export function lineStart(l: RawLine): number {
+  return l.line === 1 && l.bytes.length >= 3 && l.bytes[0] === 0xef && l.bytes[1] === 0xbb && l.bytes[2] === 0xbf ? 3 : 0;
+}
+
 export class JsonlFileParser {
   format: LogFormat | undefined;
   unsupported = false;
@@ -131,20 +149,48 @@ export class JsonlFileParser {
     if (text.trim() === '') return undefined;
     this.nonBlank++;
     if (l.badUtf8) this.onceNotice('utf8', l.line, 'invalid UTF-8 bytes, read as U+FFFD replacement characters');
-    let value: unknown;
+    let p: JsonParse;
     try {
-      const p = parseJsonLine(text);
-      value = p.value;
-      if (p.nonFinite) this.onceNotice('nonfinite', l.line, 'non-finite number (NaN/Infinity) treated as a missing value');
+      p = parseJsonLine(text);
     } catch (err) {
       this.problem(l.line, `malformed JSON (${(err as Error).message.replace(/\s+/g, ' ').slice(0, 120)})`);
       return this.checkDetect();
     }
+    return this.record(l, p);
+  }
+
+  /**
+   * `line` for a line read as bytes, given its skeleton (skeletonOf from `lineStart(l)`, or null):
+   * the same record and notices, except that the roll-out texts the skeleton left out are ""
+   * in the record (for a reader that reads them back by offset: the run index). A line whose
+   * skeleton does not parse is parsed whole, so a malformed line is reported in the same words.
+   */
+  lineBytes(l: RawLine, sk: Skeleton | null): ParsedRecord | undefined {
+    if (this.unsupported) return undefined;
+    if (isBlankLine(l.bytes)) return undefined;
+    let p: JsonParse | undefined;
+    if (sk) {
+      try {
+        p = parseJsonLine(sk.text);
+      } catch {
+        p = undefined;
+      }
+    }
+    if (!p) return this.line(decodeLine(l));
+    this.nonBlank++;
+    if (!isUtf8(l.bytes)) this.onceNotice('utf8', l.line, 'invalid UTF-8 bytes, read as U+FFFD replacement characters');
+    return this.record(l, p, sk!.elided ? { elided: sk!.elided, whole: () => parseJsonLine(decodeLine(l).text.slice(lineStart(l) ? 1 : 0)) } : undefined);
+  }
+
+  /** A parsed line → its record (format detection on the first records, then conversion). */
+  private record(l: { line: number; offset: number; length: number }, p: JsonParse, skeleton?: { elided: number; whole: () => JsonParse }): ParsedRecord | undefined {
+    const value = p.value;
+    if (p.nonFinite) this.onceNotice('nonfinite', l.line, 'non-finite number (NaN/Infinity) treated as a missing value');
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       this.problem(l.line, 'expected a JSON object');
       return this.checkDetect();
     }
-    const o = value as Record<string, unknown>;
+    let o = value as Record<string, unknown>;
     if (this.format === undefined) {
       const f: LogFormat | undefined = looksNative(o) ? 'native' : looksVerl(o) ? 'verl' : looksNemo(o) ? 'nemo-rl' : undefined;
       if (f === undefined || (this.only && f !== this.only)) {
@@ -161,6 +207,9 @@ export class JsonlFileParser {
         this.onNotice({ level: 'info', message: `${this.file}: verl dump: no log-probs are logged, so confidence-based operators (cisc, core) run without confidence`, file: this.file });
       }
     }
+    // A left-out text that this format reads (verl keeps every unknown top-level key in `extra`;
+    // NeMo RL every key): the whole line, then.
+    if (skeleton && (skeleton.elided & ~ELIDABLE[this.format]) !== 0) o = skeleton.whole().value as Record<string, unknown>;
     const source = { file: this.file, line: l.line, offset: l.offset, length: l.length };
     const conv: Conversion = this.format === 'native' ? convertNative(o, source) : this.format === 'nemo-rl' ? this.nemo.convert(o, source) : this.verl.convert(o, source);
     if (!conv.ok) {

@@ -4,7 +4,9 @@
 // outcome checks, and per roll-out the numbers the engine needs (mean log-prob, logged reward,
 // pre-extracted answer, verification, sample_idx, format extras) plus the record's byte range
 // (file, line, offset, length, and `item` for a roll-out inside a group record). Never the
-// roll-out text: `loadGroup` / `readRolloutText` read it back from disk by offset.
+// roll-out text: `loadGroup` / `readRolloutText` read it back from disk by offset. A long line
+// (64 KiB or more) is read as bytes and its texts are not even decoded (skeleton.ts: the rest of
+// the line is parsed), in slices that yield to the event loop while following.
 //
 // Modes. `static` (follow: false): one read. `watch`: fs.watch events on every folder of the run (one
 // non-recursive watcher per folder: Node 20's recursive mode on Linux loses events after a file is
@@ -47,8 +49,9 @@ import { open, readFile as readFileFs, stat, statfs } from 'node:fs/promises';
 import { dirname, basename, join, resolve } from 'node:path';
 import type { Group, OutcomeCheck, RecordSource, Rollout, Verification } from '../engine/types.js';
 import { parseJsonLine } from './json.js';
-import { readLineBatches } from './lines.js';
-import { isJsonlName, isNotLogName, JsonlFileParser, PROBE_BYTES, UNSUPPORTED_HINT } from './parse.js';
+import { decodeLine, readRawLineBatches } from './lines.js';
+import { isJsonlName, isNotLogName, JsonlFileParser, lineStart, PROBE_BYTES, UNSUPPORTED_HINT } from './parse.js';
+import { isBlankLine, skeletonOf, type Skeleton } from './skeleton.js';
 import { describeGroup, modalSize, notLogSummary, orderRollouts } from './read-run.js';
 import { runOfFile } from './records.js';
 import { forgetFile, readRolloutText as readText } from './texts.js';
@@ -662,40 +665,61 @@ export class RunIndex {
       const parser = fs.parser!;
       const now = Date.now();
       fs.partial = false;
-      // The index runs on the editor's extension host: one read batch can hold megabytes of
-      // lines (a group record of 64 long roll-outs is one line), so yield to the event loop
-      // whenever a slice of parsing has taken SLICE_MS, never blocking the window for longer.
+      // The index runs on the editor's extension host: one line can be megabytes (a group record
+      // of 64 long roll-outs), so a long line is read as bytes and scanned without decoding its
+      // texts (skeleton.ts), in steps; and the reader yields to the event loop whenever a slice of
+      // work has taken SLICE_MS: the window is never blocked for longer. (A short line is decoded
+      // and parsed whole: that is cheaper, and a fraction of a millisecond.)
       let slice = performance.now();
-      for await (const lines of readLineBatches(fh, fs.consumed, fs.nextLine, size)) {
+      const pause = async (): Promise<void> => {
+        if (this.opts.follow && performance.now() - slice > SLICE_MS) {
+          await new Promise((r) => setImmediate(r));
+          slice = performance.now();
+        }
+      };
+      for await (const lines of readRawLineBatches(fh, fs.consumed, fs.nextLine, size)) {
         if (this.progress) {
           this.checkAbort();
           this.tick(lines[lines.length - 1].end - lines[0].offset);
         }
-        for (const l of lines) {
-          if (this.opts.follow && performance.now() - slice > SLICE_MS) {
-            await new Promise((r) => setImmediate(r));
-            slice = performance.now();
+        for (const raw of lines) {
+          await pause();
+          const long = raw.bytes.length >= SKELETON_MIN;
+          const l = long ? undefined : decodeLine(raw);
+          const blank = l ? l.text.trim() === '' : isBlankLine(raw.bytes);
+          let sk: Skeleton | null = null;
+          if (!l && !blank) {
+            const scan = skeletonOf(raw.bytes, lineStart(raw));
+            for (let r = scan.next(); ; r = scan.next()) {
+              if (r.done) {
+                sk = r.value;
+                break;
+              }
+              await pause();
+            }
           }
-          if (!l.terminated) {
-            let complete = l.text.trim() === '';
-            if (!complete) {
+          if (!raw.terminated) {
+            // complete once it is a JSON object (a byte-order mark makes it no JSON here: JSON.parse
+            // of the text rejects it)
+            let complete = blank;
+            if (!complete && (l || (sk && lineStart(raw) === 0))) {
               try {
-                const v = parseJsonLine(l.text).value;
+                const v = parseJsonLine(l ? l.text : sk!.text).value;
                 complete = typeof v === 'object' && v !== null;
               } catch {
                 complete = false;
               }
             }
             if (!complete) {
-              if (!this.opts.follow) this.notice({ level: 'warning', message: `${fs.path}:${l.line}: incomplete last line (no newline yet); not read`, file: fs.path, line: l.line });
+              if (!this.opts.follow) this.notice({ level: 'warning', message: `${fs.path}:${raw.line}: incomplete last line (no newline yet); not read`, file: fs.path, line: raw.line });
               fs.partial = true;
               continue; // wait for the rest of the line
             }
-            if (l.text.trim() === '') continue;
+            if (blank) continue;
           }
-          const rec = parser.line(l);
-          fs.consumed = l.end;
-          fs.nextLine = l.line + 1;
+          const rec = l ? parser.line(l) : parser.lineBytes(raw, sk);
+          fs.consumed = raw.end;
+          fs.nextLine = raw.line + 1;
           if (rec) this.addRecord(rec, fs, now, ch);
           if (parser.unsupported) break;
         }
@@ -1088,6 +1112,9 @@ export class RunIndex {
 }
 
 const PRELOAD_MAX = 256 * 1024;
+
+/** Lines at least this long are scanned as bytes, their texts left out (skeleton.ts). */
+const SKELETON_MIN = 64 * 1024;
 
 /** Longest stretch of parsing between two yields to the event loop while following (ms). */
 const SLICE_MS = 8;

@@ -42,7 +42,10 @@ export function groupKey(run: string | undefined, step: number, questionId: stri
   return JSON.stringify([run ?? '', step, questionId]);
 }
 
-/** A parsed record, before it is merged into a group. Texts are present; the index drops them. */
+/**
+ * A parsed record, before it is merged into a group. Texts are present, except from
+ * JsonlFileParser.lineBytes (the run index, which keeps no text): there a roll-out's text is "".
+ */
 export type ParsedRecord =
   | {
       kind: 'group';

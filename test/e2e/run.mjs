@@ -56,6 +56,13 @@ const settings = {
   'workbench.layoutControl.enabled': false,
   'git.openRepositoryInParentFolders': 'never',
   'git.enabled': false,
+  // code-server's port finder runs `ls -l /proc/*/fd/*` and `ps` from the extension host every
+  // second or so (ExtHostTunnelService); on a loaded machine each spawn blocks the host's event
+  // loop for 10–100 ms, which is not ours and would drown the lag whatif.test.mjs measures.
+  // (It scans while a tunnel provider is registered, as code-server's is, unless the source is
+  // 'output'.)
+  'remote.autoForwardPorts': false,
+  'remote.autoForwardPortsSource': 'output',
 };
 // A run outside the workspace, named in the settings: followed at activation.
 const settingsRun = join(work, 'settings-run');
@@ -66,6 +73,10 @@ writeFileSync(join(settingsRun, 'log.jsonl'), JSON.stringify({
 }) + '\n');
 settings['consensusLens.runs'] = [settingsRun];
 writeFileSync(join(userData, 'User/settings.json'), JSON.stringify(settings, null, 2));
+// A key for *Show Extension Host Event-Loop Lag*: whatif.test.mjs reads the lag while a run loads,
+// and typing the title into the command palette costs the window's renderer over a second of CPU
+// — on a two-core machine, CPU the extension host would wait for.
+writeFileSync(join(userData, 'User/keybindings.json'), JSON.stringify([{ key: 'ctrl+alt+shift+f12', command: 'consensusLens.showHostLag' }], null, 2));
 writeFileSync(join(work, 'config.yaml'), 'auth: none\ncert: false\n');
 
 // The workspace: a copy of examples/demo-run (appended to by the live test) plus a hostile run.

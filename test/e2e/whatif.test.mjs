@@ -10,7 +10,7 @@ import { test, before, after, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { launch, openWorkbench, runCommand, retry } from './lib.mjs';
 
 const URL_ = process.env.E2E_URL;
@@ -258,20 +258,50 @@ function lagReports() {
   return out;
 }
 
-test('host: a run of degenerate roll-outs (an answer, then 60 KB of filler) loads without blocking the extension host event loop (goal: 50 ms beyond idle; bound: 200 ms)', async () => {
+test('host: a run of degenerate roll-outs (an answer, then 60 KB of filler) loads without blocking the extension host event loop (under 50 ms beyond idle)', async () => {
   const { page } = ctx;
   // Each call of the command waits for the background work, reports the largest event-loop
   // delay since the previous call and resets it: the largest of consecutive reports is the
   // largest over the whole load.
+  // The command runs from its key (run.mjs binds it), not the command palette: typing a title into
+  // the palette keeps the renderer busy for over a second, competing with the host for the CPU.
   const report = async () => {
     const before = lagReports().length;
-    await runCommand(page, 'Consensus Lens: Show Extension Host Event-Loop Lag');
-    return retry(() => {
+    const latest = (timeout) => retry(() => {
       const all = lagReports();
       assert.ok(all.length > before, 'no new lag report yet');
       return all[all.length - 1];
-    }, { timeout: 60_000, interval: 250 });
+    }, { timeout, interval: 250 });
+    await page.evaluate(() => document.activeElement instanceof HTMLElement && document.activeElement.tagName === 'IFRAME' && document.activeElement.blur());
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+Alt+Shift+F12');
+    try {
+      return await latest(60_000);
+    } catch {
+      // the key did not reach the workbench: the palette then
+      await runCommand(page, 'Consensus Lens: Show Extension Host Event-Loop Lag');
+      return latest(60_000);
+    }
   };
+  // The run is a log file outside the workspace, opened in this window (Open Run…), so that only
+  // this window's extension host loads it: code-server keeps the extension hosts of the suite's
+  // earlier windows alive for minutes after their pages closed, and each follows the workspace's
+  // runs — a run written into the workspace was loaded by three hosts at once, on two cores.
+  const file = join(process.env.E2E_WORK, 'degenerate-run', 'degenerate.jsonl');
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, '');
+  await runCommand(page, 'Consensus Lens: Open Run…');
+  // code-server's open dialog is a quick input holding a path.
+  const input = page.locator('.quick-input-widget input[type="text"]');
+  await input.waitFor({ state: 'visible' });
+  await retry(async () => assert.match(await input.inputValue(), /\//));
+  await retry(async () => {
+    await input.fill(file);
+    await page.waitForTimeout(200);
+    assert.equal(await input.inputValue(), file);
+  });
+  await input.press('Enter');
+  await page.locator('.sidebar .monaco-list-row', { hasText: 'degenerate.jsonl' }).first().waitFor({ timeout: 30_000 });
   await report(); // resets: from here on, only what follows counts
   // The machine's own noise (a loaded CI box delays every thread): the lag of the idle window
   // over a few seconds, measured the same way, just before the load.
@@ -287,7 +317,7 @@ test('host: a run of degenerate roll-outs (an answer, then 60 KB of filler) load
       return { response: (i % 2 ? `the answer is ${a}` : `so the answer is \\boxed{${a}}`) + f.repeat(Math.floor(60_000 / f.length)), mean_logprob: -0.1 - 0.01 * i };
     }),
   }));
-  writeFileSync(join(WORKSPACE, 'hostile-run', 'degenerate.jsonl'), groups.join('\n') + '\n');
+  writeFileSync(file, groups.join('\n') + '\n');
   const reports = [];
   await retry(async () => {
     reports.push(await report());
@@ -295,9 +325,7 @@ test('host: a run of degenerate roll-outs (an answer, then 60 KB of filler) load
   }, { timeout: 180_000, interval: 500 });
   const max = Math.max(...reports.map((r) => r.max));
   console.log(`extension host event-loop lag (ms): idle ${start.max} (over ${start.seconds} s); while a degenerate run loads ${JSON.stringify(reports.map((r) => r.max))}`);
-  // The goal is under 50 ms beyond what the idle host already sees; measured 33–129 ms with an
-  // idle 15–62 ms in clean-clone runs of this suite, so the test holds the bound that is met every
-  // time — a tenth of what the host was blocked for when it computed the features itself (~1 s) —
-  // and prints the figure (BENCHMARKS.md records it).
-  assert.ok(max < 200 + start.max, `the extension host's event loop was blocked for ${max} ms (idle: ${start.max} ms)`);
+  // Under 50 ms beyond what the idle host already sees (the machine's own noise). With the groups
+  // prepared on the host it was ~1 s; with each line decoded and parsed whole there, up to ~140 ms.
+  assert.ok(max < 50 + start.max, `the extension host's event loop was blocked for ${max} ms (idle: ${start.max} ms)`);
 });

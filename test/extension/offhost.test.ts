@@ -3,7 +3,9 @@
 // features prepareGroup computes in-process); a group above the size limit is logged and skipped.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { Worker } from 'node:worker_threads';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { prepareGroup, type Group } from '../../src/engine';
@@ -12,6 +14,7 @@ import { RunStore } from '../../src/extension/store';
 import { WhatIfEngine } from '../../src/extension/whatif/engine';
 import { defaultParams } from '../../src/extension/params';
 import { preview } from '../../src/extension/scoring';
+import { WORKER_NICE } from '../../src/extension/whatif/priority';
 
 const dirs: string[] = [];
 const cleanup: (() => unknown)[] = [];
@@ -136,4 +139,45 @@ test('what-if engine: the configured group size limit reaches the workers', asyn
   const r = await engine.rescore(source, { operator: 'majority', params: defaultParams() }, { operator: 'majority', params: defaultParams() });
   assert.deepEqual(r.diffs.map((d) => d.questionId), ['four']);
   assert.match(r.failed[0].message, /question five: 5 roll-outs, more than the group size limit of 4/);
+});
+
+/** The nice value of thread `tid` of this process (Linux: field 19 of /proc/self/task/<tid>/stat). */
+const niceOf = (tid: number): number => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16]);
+const threads = (): number[] => readdirSync('/proc/self/task').map(Number);
+
+test('the what-if worker threads run at a lower priority than the host\'s thread (Linux: a nice value per thread)', { skip: process.platform !== 'linux' }, async () => {
+  await stat(tmpdir()); // the I/O thread pool exists before any worker lowers its priority
+  const main = niceOf(process.pid);
+  const before = new Set(threads());
+  const engine = new WhatIfEngine({ workers: 2, script: join(import.meta.dirname, 'whatif-worker.mjs'), chunk: 1 });
+  cleanup.push(() => engine.dispose());
+  const group = (q: string): Group => ({ step: 1, questionId: q, rollouts: Array.from({ length: 3 }, (_, i) => ({ response: `\\boxed{${i % 2}}` })) });
+  const groups = ['a', 'b', 'c', 'd', 'e', 'f'].map(group);
+  const source = { id: 'nice', items: () => groups.map((g) => ({ key: g.questionId, revision: 1, step: 1, questionId: g.questionId, group: g })) };
+  const r = await engine.rescore(source, { operator: 'majority', params: defaultParams() }, { operator: 'core', params: defaultParams() });
+  assert.equal(r.diffs.length, 6);
+  assert.equal(engine.workerCount, 2);
+  const fresh = threads().filter((t) => !before.has(t));
+  assert.ok(fresh.filter((t) => niceOf(t) === WORKER_NICE).length >= 2, `nice values of the new threads: ${fresh.map(niceOf)}`);
+  assert.equal(niceOf(process.pid), main, "the host's thread keeps its priority");
+  assert.ok(niceOf(process.pid) < WORKER_NICE);
+});
+
+test('lowerThreadPriority: the calling thread only, never raised back', { skip: process.platform !== 'linux' }, async () => {
+  const run = (pre: number) =>
+    new Promise<{ tid: number; got: number; nice: number }>((resolve, reject) => {
+      const w = new Worker(join(import.meta.dirname, 'priority-worker.mjs'), { workerData: { pre } });
+      w.once('message', (m) => {
+        void w.terminate();
+        resolve(m);
+      });
+      w.once('error', reject);
+    });
+  const main = niceOf(process.pid);
+  const a = await run(0);
+  assert.notEqual(a.tid, process.pid);
+  assert.deepEqual([a.got, a.nice], [WORKER_NICE, WORKER_NICE]);
+  const b = await run(15);
+  assert.deepEqual([b.got, b.nice], [15, 15]);
+  assert.equal(niceOf(process.pid), main);
 });

@@ -190,6 +190,19 @@ test("a TTRL port's pseudo-label in gts is detected and left out of accuracy; --
   assert.equal(await runReport([join(FX, 'ttrl-dapo'), '--ground-truth', 'nope'], c.io).catch((e) => e.message), '--ground-truth must be "auto" or "ignore", got "nope"');
 });
 
+test('NeMo RL: a line without a content list is skipped with its line number (the rest of the file is read)', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const line = (c: unknown) => ({ content: c, rewards: [1], generation_logprobs: [[-0.1, -0.2]], input_lengths: [1] });
+    write(dir, 'train_data_step1.jsonl', jsonl([line([['prompt', 'so \\boxed{1}']]), { rewards: [0], generation_logprobs: [[-0.3]] }, line('not a list'), line([['prompt', 'so \\boxed{2}']])]));
+    const { groups, notices } = await collect(dir);
+    assert.deepEqual(groups.map((g) => g.rollouts.length), [2]);
+    assert.deepEqual(notices.filter((n) => n.level === 'warning').map((n) => [n.line, /field "content" must be a list/.test(n.message)]), [[2, true], [3, true]]);
+  } finally {
+    cleanup();
+  }
+});
+
 test('NeMo RL train_data_step{N}.jsonl: mean log-prob of the generated tokens is the confidence; val files are the validation stream', async () => {
   const { groups, notices } = await collect(join(FX, 'nemo-rl'));
   assert.deepEqual(problems(notices), []);

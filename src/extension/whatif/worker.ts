@@ -2,6 +2,10 @@
 // prepared features, kept between requests). Requests run one at a time, in arrival order.
 import { parentPort } from 'node:worker_threads';
 import { WhatIfShard, type ShardRequest } from './shard';
+import { lowerThreadPriority } from './priority';
+
+// Background work: the editor's thread gets a core first (priority.ts).
+lowerThreadPriority();
 
 const shard = new WhatIfShard();
 let queue: Promise<void> = Promise.resolve();
