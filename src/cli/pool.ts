@@ -49,10 +49,6 @@ export class ShardedPool {
     });
   }
 
-  get size(): number {
-    return this.workers.length;
-  }
-
   /** Requests worker `i` has been sent and not yet finished. */
   backlog(i: number): number {
     return this.sent[i] - Atomics.load(this.done, i);

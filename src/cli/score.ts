@@ -17,6 +17,8 @@ const IN_FLIGHT = 16;
  * group than the main thread's whole group), need a deeper queue (forEachGroup's `backlog`).
  */
 const BACKLOG = 2;
+/** The worker queue of `score` with EC or CoRE, whose workers compute only the cosines. */
+const COSINES_BACKLOG = 8;
 /** Below this many groups the worker start-up costs more than it saves. */
 const WORKER_MIN_GROUPS = 8;
 /**
@@ -62,6 +64,12 @@ export function jobsFrom(flag: string | undefined): number {
   return j;
 }
 
+/** A group's request to a worker thread, and how its answer becomes the group's value. */
+export interface Remote<T> {
+  request: Record<string, unknown>;
+  finish?: (answer: unknown) => T;
+}
+
 /**
  * Runs `work` on every group of the run, on `jobs` threads when there are enough groups, and
  * hands the results to `sink` in the order the groups were read. Used by score, sweep, report and
@@ -77,12 +85,6 @@ export function jobsFrom(flag: string | undefined): number {
  * groups the main thread scores are never copied to another thread. A worker may also do only
  * part of a group (`remote`'s `finish` then completes it on the main thread).
  */
-/** A group's request to a worker thread, and how its answer becomes the group's value. */
-export interface Remote<T> {
-  request: Record<string, unknown>;
-  finish?: (answer: unknown) => T;
-}
-
 export async function forEachGroup<T>(
   path: string,
   onNotice: (n: Notice) => void,
@@ -242,7 +244,7 @@ export async function runScore(argv: string[], io: CliIO): Promise<number> {
     },
     (line) => io.stdout.write(line + '\n'),
     io.stdin,
-    { read: { groundTruth: groundTruthFromFlags(a) }, maxGroupSize, backlog: split ? 8 : undefined },
+    { read: { groundTruth: groundTruthFromFlags(a) }, maxGroupSize, backlog: split ? COSINES_BACKLOG : undefined },
   );
   if (groups === 0) {
     io.stderr.write(`consensus-lens: nothing to score in ${path === '-' ? 'standard input' : path}\n`);
