@@ -26,6 +26,8 @@ export interface Rollout {
   meanLogprob?: number | null;
   /** The reward the training loop actually used (for the mismatch check of SPEC §5). */
   reward?: number | null;
+  /** The advantage the trainer logged for this roll-out (TRL's completions `advantage` column). */
+  advantage?: number | null;
   verification?: Verification | null;
   sampleIdx?: number | null;
   source?: RecordSource;
@@ -51,4 +53,9 @@ export interface Group {
   rollouts: Rollout[];
   /** MS-TTRL outcome self-verification results (SPEC §4.6). */
   outcomeChecks?: OutcomeCheck[];
+  /** The trainer that wrote the log, when its format tells: the GRPO view defaults to its advantage formula. */
+  framework?: Framework;
 }
+
+/** Trainers whose GRPO advantage formula the GRPO view knows (docs/training-loop.md, "Advantages"). */
+export type Framework = 'trl' | 'verl' | 'nemo-rl';

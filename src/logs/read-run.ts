@@ -125,6 +125,7 @@ class Accumulator {
       if (rec.groundTruth != null) g.groundTruth = rec.groundTruth;
       if (rec.groundTruthForms) g.groundTruthForms = rec.groundTruthForms;
       if (rec.stream) g.stream = rec.stream;
+      if (rec.framework) g.framework = rec.framework;
       if (g.run === undefined) delete g.run;
       const p: Pending = { group: g, fromGroupRecord: false, complete: false, firstAt: at, verlFile: verl ? rec.source.file : undefined };
       if (rec.turn) p.turns = new Map([[rec.turn.session, { at: 0, output: rec.turn.output }]]);

@@ -47,7 +47,7 @@
 import { watch, type FSWatcher, type Stats } from 'node:fs';
 import { open, readFile as readFileFs, stat, statfs } from 'node:fs/promises';
 import { dirname, basename, join, resolve } from 'node:path';
-import type { Group, OutcomeCheck, RecordSource, Rollout, Verification } from '../engine/types.js';
+import type { Framework, Group, OutcomeCheck, RecordSource, Rollout, Verification } from '../engine/types.js';
 import { parseJsonLine } from './json.js';
 import { decodeLine, readRawLineBatches } from './lines.js';
 import { isJsonlName, isNotLogName, JsonlFileParser, lineStart, PROBE_BYTES, UNSUPPORTED_HINT } from './parse.js';
@@ -73,6 +73,8 @@ export interface GroupEntry {
   groundTruthForms?: string[];
   /** 'validation': a validation dump (its own usual group size; no consensus rewards). */
   stream?: 'validation';
+  /** The trainer that wrote the log, when its format tells. */
+  framework?: Framework;
   outcomeChecks?: OutcomeCheck[];
   /**
    * In sample_idx order when logged, else in file order. For a group record this is built on each
@@ -851,6 +853,7 @@ export class RunIndex {
       if (rec.outcomeChecks) e.outcomeChecks = rec.outcomeChecks;
       if (rec.groundTruthForms) e.groundTruthForms = rec.groundTruthForms;
       if (rec.stream) e.stream = rec.stream;
+      if (rec.framework) e.framework = rec.framework;
       this.entries.set(key, e);
       fs.keys.add(key);
       ch.added.add(key);
@@ -913,6 +916,7 @@ export class RunIndex {
     if (rec.prompt !== undefined) e.prompt = rec.prompt;
     if (rec.groundTruthForms) e.groundTruthForms = rec.groundTruthForms;
     if (rec.stream) e.stream = rec.stream;
+    if (rec.framework) e.framework = rec.framework;
     this.entries.set(key, e);
     ch.added.add(key);
     this.maybeCompleteBySize(e, ch);
@@ -1250,6 +1254,8 @@ export function entryToGroup(e: GroupEntry, texts: string[], rollouts: RolloutEn
       if (r.answer !== null) ro.answer = r.answer;
       if (r.verification) ro.verification = r.verification;
       if (r.sampleIdx !== null) ro.sampleIdx = r.sampleIdx;
+      const adv = r.extra?.advantage; // the trainer's logged advantage (TRL's table)
+      if (typeof adv === 'number' && Number.isFinite(adv)) ro.advantage = adv;
       return ro;
     }),
   };
@@ -1258,6 +1264,7 @@ export function entryToGroup(e: GroupEntry, texts: string[], rollouts: RolloutEn
   if (e.groundTruth !== null) g.groundTruth = e.groundTruth;
   if (e.groundTruthForms) g.groundTruthForms = e.groundTruthForms;
   if (e.stream) g.stream = e.stream;
+  if (e.framework) g.framework = e.framework;
   if (e.outcomeChecks) g.outcomeChecks = e.outcomeChecks;
   return g;
 }
