@@ -293,3 +293,55 @@ def _blocks(items: List[Dict[str, Any]], g_size: Optional[int], setting: str, wo
                     % (lo, lo + g_size - 1, where, g_size, setting, i))
         out.append((lo, lo + g_size))
     return out
+
+
+def _dry_run(argv: Optional[Sequence[str]] = None) -> int:
+    """``python -m consensus_lens.trl --dry-run``: calls the reward function the way GRPOTrainer
+    does, on a made-up batch, through the real reward worker, and prints what the trainer gets."""
+    import argparse
+    import types
+
+    ap = argparse.ArgumentParser(prog="python -m consensus_lens.trl", description=_dry_run.__doc__)
+    ap.add_argument("--dry-run", action="store_true", required=True)
+    ap.add_argument("--operator", default="majority")
+    ap.add_argument("--params", default="{}", help="operator parameters as JSON, e.g. '{\"kappa\": 0.1}'")
+    ap.add_argument("--num-generations", type=int, default=4, help="GRPOConfig.num_generations")
+    ap.add_argument("--per-device-train-batch-size", type=int, default=8, help="GRPOConfig.per_device_train_batch_size")
+    ap.add_argument("--steps-per-generation", type=int, default=1, help="GRPOConfig.steps_per_generation")
+    ap.add_argument("--global-step", type=int, default=0, help="trainer_state.global_step when the batch is scored")
+    a = ap.parse_args(argv)
+    rows = a.per_device_train_batch_size * a.steps_per_generation
+    answers = ["7", "7", "8", "7", "12", "7", "8", "8"]
+    prompts = ["What is %d+4?" % (3 + i // a.num_generations) for i in range(rows)]
+    completions = ["so the answer is \\boxed{%s}" % answers[i % len(answers)] for i in range(rows)]
+    extra: Dict[str, List[Any]] = {}
+
+    class Trainer:  # what the reward function reads of GRPOTrainer
+        num_generations = a.num_generations
+        num_generations_eval = a.num_generations
+        model = types.SimpleNamespace(training=True)
+
+        def log_extra(self, column: str, values: List[Any]) -> None:
+            extra.setdefault(column, []).extend(values)
+
+    t = Trainer()
+    fn = consensus_reward(a.operator, json.loads(a.params))
+    try:
+        out = fn(prompts=prompts, completions=completions, trainer_state=types.SimpleNamespace(global_step=a.global_step),
+                 log_extra=t.log_extra, log_metric=lambda *x: None)
+    except GroupError as e:
+        print("the trainer would stop with: GroupError: %s" % e)
+        return 2
+    finally:
+        fn.worker.close()
+    print("reward function %s, step %d (TRL's completions table names this batch step %d)" % (fn.__name__, a.global_step + 1, a.global_step + 1))
+    print("%-14s %-32s %8s  %s" % ("prompt", "completion", "reward", "  ".join(sorted(extra))))
+    for i in range(rows):
+        print("%-14s %-32s %8.4f  %s" % (prompts[i], completions[i], out[i], "  ".join(str(extra[k][i]) for k in sorted(extra))))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(_dry_run())

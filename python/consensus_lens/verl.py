@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 __all__ = [
     "groups_from_batch", "mean_logprobs", "response_texts", "ConsensusRewardManager", "register_with_verl",
-    "GroupError", "ConsensusHook", "consensus_trainer", "use_consensus",
+    "GroupError", "ConsensusHook", "consensus_trainer", "use_consensus", "apply_consensus_gt",
 ]
 
 
@@ -441,3 +441,158 @@ def consensus_trainer(base: Any = None) -> Any:
                 return super().fit()
 
     return ConsensusRayPPOTrainer
+
+
+
+def apply_consensus_gt(batch: Any, gen_batch_output: Any, n: int, tokenizer: Any, *, operator: str = "core",
+                       params: Optional[Mapping[str, Any]] = None, step: Optional[int] = None, worker: Any = None,
+                       logger: Any = None, data_source_key: str = "data_source") -> Any:
+    """TTRL's ``apply_ttrl_gt(batch, gen_batch_output, n, tokenizer)`` with any operator: same
+    arguments, same effect on ``batch`` (one row per prompt; ``gen_batch_output`` holds each
+    prompt's ``n`` roll-outs, consecutively): ``reward_model["ground_truth"]`` becomes the
+    operator's pseudo-label, the dataset's is kept as ``original_gt``. The operator's graded
+    reward, gate and label go into ``gen_batch_output.non_tensor_batch`` as ``cl_reward``,
+    ``cl_gate``, ``cl_label`` (they reach the training batch with TTRL's ``batch.union``).
+    A batch whose size is not ``n`` × prompts is a ``GroupError`` naming ``ttrl.n_votes_per_prompt``."""
+    import numpy as np
+
+    from .reward import get_worker
+
+    total = len(gen_batch_output.batch["responses"])
+    prompts = len(batch.batch) if getattr(batch, "batch", None) is not None else len(batch)
+    if n < 1 or total != n * prompts:
+        raise GroupError("gen_batch_output has %d roll-outs for %d prompts, but ttrl.n_votes_per_prompt=%d" % (total, prompts, n))
+    texts = response_texts(gen_batch_output, tokenizer)
+    means = mean_logprobs(gen_batch_output)
+    ntb = batch.non_tensor_batch
+    rms = ntb.get("reward_model")
+    extras = ntb.get("extra_info")
+    sources = ntb.get(data_source_key)
+    st = int(step) if step is not None else int(gen_batch_output.meta_info.get("global_steps", 0))
+    groups = []
+    for p in range(prompts):
+        ex = extras[p] if extras is not None and isinstance(extras[p], Mapping) else {}
+        src = sources[p] if sources is not None else None
+        qid = ("%s/%s" % (src, ex["index"]) if src is not None else str(ex["index"])) if ex.get("index") is not None else "prompt-%d" % p
+        g: Dict[str, Any] = {"question_id": qid, "framework": "verl", "responses": texts[p * n:(p + 1) * n]}
+        if means is not None:
+            g["mean_logprobs"] = means[p * n:(p + 1) * n]
+        groups.append(g)
+    w = worker if worker is not None else get_worker(None, operator=operator, params=params)
+    results = w.score(groups, operator, params, step=st)
+    new_rm = []
+    for p, res in enumerate(results):
+        old = rms[p] if rms is not None and isinstance(rms[p], Mapping) else {}
+        rm = dict(old)
+        if "original_gt" not in rm:
+            rm["original_gt"] = old.get("ground_truth")
+        rm["ground_truth"] = res.get("label")
+        new_rm.append(rm)
+    ntb["reward_model"] = np.array(new_rm, dtype=object)
+    gntb = gen_batch_output.non_tensor_batch
+    gntb["cl_reward"] = np.array([float(x) for res in results for x in res["rewards"]], dtype=object)
+    gntb["cl_gate"] = np.array([float(res["gate"]) for res in results for _ in range(n)], dtype=object)
+    gntb["cl_label"] = np.array([res.get("label") for res in results for _ in range(n)], dtype=object)
+    if logger is not None:
+        for p, (g, res) in enumerate(zip(groups, results)):
+            g["rewards"] = [float(x) for x in res["rewards"]]
+            if new_rm[p].get("original_gt") is not None:
+                g["ground_truth"] = str(new_rm[p]["original_gt"])
+            g["extra"] = {"operator": operator, "mode": "ttrl", "label": res.get("label"), "gate": float(res["gate"])}
+        logger.log_step(st, groups)
+    return batch
+
+
+class _CharTokenizer:
+    """Ids are character codes (0: padding): enough to decode the dry run's made-up responses."""
+
+    pad_token_id = 0
+
+    def encode(self, text: str) -> List[int]:
+        return [ord(c) for c in text]
+
+    def decode(self, ids: Any, skip_special_tokens: bool = False) -> str:
+        ids = ids.tolist() if hasattr(ids, "tolist") else list(ids)
+        return "".join(chr(i) for i in ids if i != 0)
+
+
+def _dry_run(argv: Optional[Sequence[str]] = None) -> int:
+    """``python -m consensus_lens.verl --dry-run [--config ppo.yaml] [key=value ...]``: builds a
+    made-up batch as RayPPOTrainer.fit holds it (verl's DataProto, uids, balance_batch's reordering
+    left out), runs the consensus hook configured under ``consensus_lens.*`` and verl's own
+    ``extract_reward`` and ``compute_advantage`` (GRPO), and prints what the trainer receives."""
+    import argparse
+
+    import numpy as np
+    import torch
+    from omegaconf import OmegaConf  # type: ignore
+    from verl import DataProto  # type: ignore
+    from verl.trainer.ppo.core_algos import AdvantageEstimator  # type: ignore
+    from verl.trainer.ppo.ray_trainer import compute_advantage  # type: ignore
+    from verl.trainer.ppo.reward import extract_reward  # type: ignore
+
+    ap = argparse.ArgumentParser(prog="python -m consensus_lens.verl", description=_dry_run.__doc__)
+    ap.add_argument("--dry-run", action="store_true", required=True)
+    ap.add_argument("--config", help="a YAML file of your trainer config (the keys used: actor_rollout_ref.rollout.n, consensus_lens.*)")
+    ap.add_argument("overrides", nargs="*", help="Hydra-style overrides, e.g. +consensus_lens.operator=core actor_rollout_ref.rollout.n=8")
+    a = ap.parse_args(argv)
+    cfg = OmegaConf.load(a.config) if a.config else OmegaConf.create({})
+    cfg = OmegaConf.merge(cfg, OmegaConf.from_dotlist([o.lstrip("+") for o in a.overrides]))
+    n = int(OmegaConf.select(cfg, "actor_rollout_ref.rollout.n", default=4))
+    if "consensus_lens" not in cfg:
+        cfg.consensus_lens = {}
+    cfg.actor_rollout_ref = {"rollout": {"n": n}}
+    tok = _CharTokenizer()
+    answers = ["7", "7", "8", "7", "12", "7", "8", "8"]
+    texts = ["so the answer is \\boxed{%s}" % answers[i % len(answers)] for i in range(2 * n)]
+    width = max(len(t) for t in texts) + 1
+    resp = torch.zeros((2 * n, width), dtype=torch.long)
+    for i, t in enumerate(texts):
+        resp[i, :len(t)] = torch.tensor(tok.encode(t))
+    mask = (resp != 0).long()
+    prompts = torch.tensor([tok.encode("What is %d+4?" % (3 + i // n)) for i in range(2 * n)])
+    data = DataProto.from_dict(
+        tensors={"prompts": prompts, "responses": resp, "response_mask": mask,
+                 "attention_mask": torch.cat([torch.ones_like(prompts), mask], 1),
+                 "rollout_log_probs": torch.where(mask.bool(), torch.tensor(-0.3), torch.tensor(0.0))},
+        non_tensors={"uid": np.array(["uid-%d" % (i // n) for i in range(2 * n)], dtype=object),
+                     "data_source": np.array(["lighteval/MATH"] * (2 * n), dtype=object),
+                     "reward_model": np.array([{"ground_truth": str(7 + i // n), "style": "rule"} for i in range(2 * n)], dtype=object),
+                     "extra_info": np.array([{"index": i // n} for i in range(2 * n)], dtype=object)})
+
+    class Trainer:
+        config = cfg
+        tokenizer = tok
+        global_steps = 1
+
+    try:
+        with use_consensus(Trainer()) as hook:
+            import verl.trainer.ppo.ray_trainer as rt  # type: ignore
+
+            reward_tensor, extra = rt.extract_reward(data)
+            hook.worker.close()
+    except (GroupError, ValueError) as e:
+        print("the trainer would stop with: %s: %s" % (type(e).__name__, e))
+        return 2
+    data.batch["token_level_scores"] = reward_tensor
+    data.batch["token_level_rewards"] = reward_tensor
+    data = compute_advantage(data, adv_estimator=AdvantageEstimator.GRPO, num_repeat=n, norm_adv_by_std_in_grpo=True,
+                             config=OmegaConf.create({}))
+    print("consensus_lens: %s; actor_rollout_ref.rollout.n=%d; step logged = trainer.global_steps (1 here)"
+          % (OmegaConf.to_container(cfg.consensus_lens), n))
+    keys = sorted(extra)
+    print("%-6s %-30s %6s %9s  %s" % ("uid", "response", "reward", "advantage", "  ".join(keys)))
+    for i in range(len(texts)):
+        rm = data.non_tensor_batch["reward_model"][i]
+        adv = float(data.batch["advantages"][i][0])
+        print("%-6s %-30s %6.3f %9.4f  %s   ground_truth=%s%s" % (
+            data.non_tensor_batch["uid"][i], texts[i], float(reward_tensor[i].sum()), adv,
+            "  ".join(str(extra[k][i]) for k in keys), rm.get("ground_truth"),
+            " (original_gt=%s)" % rm["original_gt"] if "original_gt" in rm else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(_dry_run())
