@@ -165,11 +165,20 @@ def consensus_reward(
     """
     w = worker if worker is not None else RewardWorker(command, operator=operator, params=params)
     r = int(os.environ.get("RANK", "0")) if rank is None else rank
-    if r != 0:
-        logger = None
-    elif log_dir and logger is None:
-        from .logger import RunLogger
-        logger = RunLogger(log_dir, rank=r, file_template="step_{step:06d}.rank{rank}.jsonl", records="rollout")
+    # Rank 0 alone logs (the gathered, whole groups); the rank is known for sure only once the
+    # trainer (or torch.distributed) is up, at the first call.
+    state: Dict[str, Any] = {"logger": logger, "decided": logger is not None or not log_dir}
+
+    def get_logger(trainer: Any) -> Any:
+        if not state["decided"]:
+            state["decided"] = True
+            me = rank if rank is not None else _rank(trainer, r)
+            if me == 0:
+                from .logger import RunLogger
+                state["logger"] = RunLogger(log_dir, rank=0, file_template="step_{step:06d}.rank{rank}.jsonl", records="rollout")
+            reward.logger = state["logger"]  # type: ignore[attr-defined]
+        return state["logger"]
+
     calls = itertools.count(1)
 
     def reward(prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> List[float]:
@@ -247,18 +256,19 @@ def consensus_reward(
             log_extra("cl_label", labels[mine])
             log_extra("cl_gate", gates[mine])
             log_extra("cl_advantage", advs[mine])
-        if logger is not None:
+        lg = get_logger(trainer)
+        if lg is not None:
             for g, res, (lo, hi) in zip(groups, results, blocks):
                 g["rewards"] = [float(x) for x in res["rewards"]]
                 truth = items[lo]["truth"]
                 if truth is not None:
                     g["ground_truth"] = truth
                 g["extra"] = {"operator": operator, "label": res.get("label"), "gate": float(res["gate"])}
-            logger.log_step(step, groups)
+            lg.log_step(step, groups)
         return rewards[mine]
 
     reward.__name__ = "consensus_%s" % operator
-    reward.logger = logger  # type: ignore[attr-defined]
+    reward.logger = logger  # type: ignore[attr-defined]  # set at the first call when made from log_dir
     reward.worker = w  # type: ignore[attr-defined]
     return reward
 
