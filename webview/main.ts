@@ -327,6 +327,9 @@ function columns(v: QuestionView): Column[] {
     { id: 'mass', title: 'x*', tip: 'equilibrium mass; ● dominant set', value: (r) => r.mass, text: (r) => `${fmt(r.mass, 4)}${r.inSupport ? ' ●' : ''}` },
     ...ops.map((op) => ({ id: `reward-${op}`, title: `R ${OP_LABELS[op]}`, tip: `reward under ${OP_LABELS[op]}`, value: (r: RolloutRow) => r.rewards[op] ?? null, text: (r: RolloutRow) => fmt(r.rewards[op], 3) })),
     { id: 'advantage', title: `A ${OP_LABELS[cfg]}`, tip: `GRPO advantage under ${OP_LABELS[cfg]} (the configured operator)`, value: (r) => r.advantages[cfg] ?? null, text: (r) => fmt(r.advantages[cfg], 3) },
+    ...(v.rollouts.some((r) => r.loggedAdvantage !== undefined && r.loggedAdvantage !== null)
+      ? [{ id: 'logged-adv', title: 'logged A', tip: 'the advantage the trainer logged: what trained (A above is recomputed with its formula)', value: (r: RolloutRow) => r.loggedAdvantage ?? null, text: (r: RolloutRow) => fmt(r.loggedAdvantage ?? null, 3) }]
+      : []),
     { id: 'logged', title: 'logged R', tip: 'the reward the training loop logged', value: (r) => r.loggedReward, text: (r) => fmt(r.loggedReward, 3) },
     { id: 'mismatch', title: '≠', tip: `logged reward differs from ${OP_LABELS[cfg]}'s by more than 1e-6`, value: (r) => (r.mismatch ? 1 : 0), text: (r) => (r.mismatch ? '≠' : '') },
     { id: 'flags', title: 'health', tip: 'run-health flags: empty box, no answer, truncated, repetition-collapsed, near-duplicate, unformatted (answer found without a box)', value: (r) => (r.flags ?? []).join(' '), text: (r) => (r.flags ?? []).map((f) => FLAG_LABELS[f] ?? f).join(' · ') },

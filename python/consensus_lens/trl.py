@@ -40,6 +40,7 @@ import hashlib
 import itertools
 import json
 import os
+import sys
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 from .reward import RewardWorker
@@ -103,25 +104,19 @@ def _world(trainer: Any) -> int:
     n = getattr(acc, "num_processes", None)
     if isinstance(n, int):
         return n
-    try:
-        import torch.distributed as dist  # type: ignore
-
-        return dist.get_world_size() if dist.is_available() and dist.is_initialized() else 1
-    except ImportError:
-        return 1
+    dist = sys.modules.get("torch.distributed")  # not imported: not initialized either
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        return dist.get_world_size()
+    return 1
 
 
 def _rank(trainer: Any, default: int) -> int:
     acc = getattr(trainer, "accelerator", None)
     if isinstance(getattr(acc, "process_index", None), int):
         return acc.process_index
-    try:
-        import torch.distributed as dist  # type: ignore
-
-        if dist.is_available() and dist.is_initialized():
-            return dist.get_rank()
-    except ImportError:
-        pass
+    dist = sys.modules.get("torch.distributed")
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        return dist.get_rank()
     return default
 
 
