@@ -38,3 +38,27 @@ test('score: a TRL group shows the logged advantages and follows TRL\'s formula 
   assert.equal(plain.advantage_formula, undefined);
   assert.equal(plain.logged_advantages, undefined);
 });
+
+test('the readers name the trainer and keep TRL\'s logged advantages, through readRun and RunIndex', async () => {
+  const { collect } = await import('../logs/helpers.js');
+  const { RunIndex } = await import('../../src/logs/index.js');
+  const FX = 'test/fixtures/logs/writers';
+  const trl = await collect(`${FX}/trl-1x-pandas3`);
+  assert.ok(trl.groups.length > 0 && trl.groups.every((g) => g.framework === 'trl'));
+  assert.ok(trl.groups.every((g) => g.rollouts.every((r) => typeof r.advantage === 'number')));
+  const s = scoreToJson(scoreGroup(prepareGroup(trl.groups[0]), { operators: ['majority'] })) as { logged_advantages: number[]; advantage_formula: { framework: string } };
+  assert.deepEqual(s.logged_advantages, trl.groups[0].rollouts.map((r) => r.advantage));
+  assert.equal(s.advantage_formula.framework, 'trl');
+  for (const [dir, fw] of [['verl-uid', 'verl'], ['nemo-rl', 'nemo-rl'], ['wandb-verl', 'verl']] as const) {
+    const { groups } = await collect(`${FX}/${dir}`);
+    assert.ok(groups.length > 0 && groups.every((g) => g.framework === fw), dir);
+  }
+  const idx = await RunIndex.open(`${FX}/trl-1x-pandas3`, { follow: false, onNotice: () => undefined });
+  try {
+    const g = await idx.loadGroup(idx.groups()[0].key);
+    assert.equal(g.framework, 'trl');
+    assert.deepEqual(g.rollouts.map((r) => r.advantage), trl.groups[0].rollouts.map((r) => r.advantage));
+  } finally {
+    idx.close();
+  }
+});
