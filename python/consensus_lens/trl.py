@@ -22,7 +22,8 @@ slice of the generation batch, whose ``num_generations`` completions per prompt 
 - Step: the optimisation step this batch trains, ``trainer_state.global_step + 1`` (TRL
   increments ``global_step`` after the update; its completions table names the batch by the
   incremented value). In evaluation (``trainer.model.training`` false) it is ``global_step``, as
-  TRL's eval table. Without ``trainer_state`` (TRL's async GRPO ``_score_group``), the number of
+  TRL's eval table; evaluation batches are not logged (they would share the last training step's
+  step and question ids). Without ``trainer_state`` (TRL's async GRPO ``_score_group``), the number of
   calls.
 - Question id: the dataset's ``question_id`` column (``question_key``), else ``p-`` + the first
   12 hex digits of the SHA-1 of the prompt text, as the extension's TRL reader names a prompt, so
@@ -185,9 +186,9 @@ def consensus_reward(
         trainer = getattr(log_extra, "__self__", None)  # TRL passes the trainer's bound method
         model = getattr(trainer, "model", None)
         training = bool(getattr(model, "training", True))
-        state = kwargs.get("trainer_state")
-        if state is not None:
-            step = int(state.global_step) + (1 if training else 0)
+        tstate = kwargs.get("trainer_state")
+        if tstate is not None:
+            step = int(tstate.global_step) + (1 if training else 0)
         else:
             step = call
         g_size = num_generations
@@ -251,7 +252,9 @@ def consensus_reward(
             log_extra("cl_label", labels[mine])
             log_extra("cl_gate", gates[mine])
             log_extra("cl_advantage", advs[mine])
-        lg = get_logger(trainer)
+        # Evaluation batches are rewarded, not logged: TRL's step for them is the last training step,
+        # whose roll-outs the log already holds under the same step and question ids.
+        lg = get_logger(trainer) if training else None
         if lg is not None:
             for g, res, (lo, hi) in zip(groups, results, blocks):
                 g["rewards"] = [float(x) for x in res["rewards"]]
