@@ -50,6 +50,29 @@ class TrlTests(unittest.TestCase):
         self.assertEqual(worker.requests, 0)  # nothing was scored
         self.assertEqual(fn(prompts=["a", "a", "a", "a"], completions=["1", "2", "1", "1"]), [1.0, 0.0, 1.0, 1.0])
 
+    def test_evaluation_is_rewarded_at_global_step_and_not_logged(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        worker = RewardWorker(FAKE_WORKER)
+        self.addCleanup(worker.close)
+        seen = {}
+
+        class Trainer:  # what the reward function reads of GRPOTrainer, in evaluation
+            num_generations = 8
+            num_generations_eval = 2
+            model = types.SimpleNamespace(training=False)
+
+            def log_extra(self, column, values):
+                seen[column] = values
+
+        fn = consensus_reward("majority", log_dir=os.path.join(tmp.name, "run"), worker=worker, rank=0)
+        out = fn(prompts=["q", "q"], completions=["1", "1"], trainer_state=types.SimpleNamespace(global_step=5),
+                 log_extra=Trainer().log_extra)
+        self.assertEqual(out, [1.0, 1.0])  # num_generations_eval = 2 is the group size here
+        self.assertEqual(seen["cl_label"], ["1", "1"])
+        self.assertIsNone(fn.logger)
+        self.assertFalse(os.path.exists(os.path.join(tmp.name, "run", "step_000005.rank0.jsonl")))
+
     def test_split_group_is_gathered_across_processes(self):
         worker = RewardWorker(FAKE_WORKER)
         self.addCleanup(worker.close)
