@@ -2,6 +2,7 @@
 // All data goes into the DOM as text (textContent / attributes), never as HTML.
 import './main.css';
 import '@vscode-elements/elements/dist/vscode-button/index.js';
+import { OPERATOR_LABELS } from '../src/protocol/messages';
 import type { HostMessage, OperatorId, PanelState, ParamSpec, QuestionKey, QuestionView, RolloutRow, SensitivityRange, WebviewMessage } from '../src/protocol/messages';
 import { h, clear, fmt, showLabel } from './dom';
 import { RolloutGraph } from './graph';
@@ -9,7 +10,7 @@ import { RolloutGraph } from './graph';
 const vscode = acquireVsCodeApi<PanelState>();
 const post = (m: WebviewMessage): void => vscode.postMessage(m);
 
-const OP_LABELS: Record<OperatorId, string> = { majority: 'Majority', cisc: 'CISC', ec: 'EC', core: 'CoRE', t3rl: 'T3RL', msttrl: 'MS-TTRL' };
+const OP_LABELS: Record<OperatorId, string> = OPERATOR_LABELS;
 const REGIME_LABELS: Record<string, string> = { saturated: 'saturated', contested: 'contested', 'competence-floor': 'competence floor', empty: 'empty' };
 
 let specs: ParamSpec[] = [];

@@ -4,8 +4,8 @@
 
 export const PROTOCOL_VERSION = 1;
 
-export type OperatorId = 'majority' | 'cisc' | 'ec' | 'core' | 't3rl' | 'msttrl';
-export const OPERATOR_IDS: readonly OperatorId[] = ['majority', 'cisc', 'ec', 'core', 't3rl', 'msttrl'];
+export { OPERATOR_IDS, OPERATOR_INFO, OPERATOR_LABELS, isOperatorId, type OperatorId } from '../engine/operators/ids';
+import type { OperatorId } from '../engine/operators/ids';
 
 export type Regime = 'saturated' | 'contested' | 'competence-floor' | 'empty';
 

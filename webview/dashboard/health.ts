@@ -5,6 +5,8 @@
 import { Chart, Title, type ChartConfiguration } from 'chart.js';
 import type { RunHealth } from '../../src/engine/analysis/health-types';
 import { h, clear, fmt } from '../dom';
+import { OPERATOR_STYLES } from './style';
+import type { OperatorId } from '../../src/protocol/messages';
 
 Chart.register(Title);
 
@@ -92,7 +94,6 @@ export function renderHealth(body: HTMLElement, health: RunHealth | undefined, d
 function renderWhatIf(body: HTMLElement, health: RunHealth, deps: HealthDeps): void {
   const w = health.rolloutsWhatIf;
   if (w) {
-    const colors: Record<string, string> = { majority: 'foreground', cisc: 'charts-orange', ec: 'charts-yellow', core: 'charts-green' };
     const box = h('div', { class: 'health-whatif', id: 'health-whatif' });
     body.append(
       h('h3', {}, `How many roll-outs? (CoRE Fig. 2) — ${w.metric === 'accuracy' ? 'pseudo-label accuracy against logged ground truth' : 'agreement with the full-N label'}`),
@@ -103,7 +104,7 @@ function renderWhatIf(body: HTMLElement, health: RunHealth, deps: HealthDeps): v
       type: 'line',
       data: {
         labels: w.sizes.map((x) => (x === 'full' ? 'full N' : `N′ = ${x}`)),
-        datasets: Object.entries(w.values).map(([op, vals]) => ({ label: op, data: vals!, borderColor: deps.cssVar(colors[op] ?? 'charts-blue'), backgroundColor: deps.cssVar(colors[op] ?? 'charts-blue') })),
+        datasets: Object.entries(w.values).map(([op, vals]) => ({ label: op, data: vals!, borderColor: deps.cssVar(OPERATOR_STYLES[op as OperatorId]?.color ?? 'charts-blue'), backgroundColor: deps.cssVar(OPERATOR_STYLES[op as OperatorId]?.color ?? 'charts-blue') })),
       },
       options: { maintainAspectRatio: false, scales: { y: { min: 0, max: 1, title: { display: true, text: w.metric } }, x: { title: { display: true, text: 'roll-outs per question' } } } },
     });

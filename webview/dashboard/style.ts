@@ -1,10 +1,6 @@
-// How each operator is drawn in the dashboard's charts: a theme colour (a --vscode-charts-* variable)
-// plus a line dash and a point style, so two operators never differ by colour alone. CISC and EC
-// used to be charts-orange and charts-yellow, which the default themes make nearly the same hue
-// (#d18616 and #bf8803 in Light Modern: ΔE*ab 9.5); the colours below are pairwise far apart in both default
-// themes (the unit test measures the CIELAB distance), and EC, CoRE's confidence-free twin, is
-// dashed. Pure: no DOM, so the tests import it.
-import type { OperatorId } from '../../src/protocol/messages';
+// How each operator is drawn in the dashboard's charts, from the operator list (`chart` in
+// src/engine/operators/ids.ts: colour, dash, point style). Pure: no DOM, so the tests import it.
+import { OPERATOR_INFO, type OperatorId } from '../../src/protocol/messages';
 
 export interface OperatorStyle {
   label: string;
@@ -15,11 +11,4 @@ export interface OperatorStyle {
   pointStyle: 'circle' | 'rect' | 'triangle' | 'rectRot' | 'crossRot' | 'star';
 }
 
-export const OPERATOR_STYLES: Record<OperatorId, OperatorStyle> = {
-  majority: { label: 'Majority', color: 'foreground', dash: [], pointStyle: 'circle' },
-  cisc: { label: 'CISC', color: 'charts-orange', dash: [], pointStyle: 'rect' },
-  ec: { label: 'EC', color: 'charts-red', dash: [6, 3], pointStyle: 'triangle' },
-  core: { label: 'CoRE', color: 'charts-green', dash: [], pointStyle: 'rectRot' },
-  t3rl: { label: 'T3RL', color: 'charts-blue', dash: [2, 2], pointStyle: 'crossRot' },
-  msttrl: { label: 'MS-TTRL', color: 'charts-purple', dash: [8, 3, 2, 3], pointStyle: 'star' },
-};
+export const OPERATOR_STYLES = Object.fromEntries(OPERATOR_INFO.map((o) => [o.id, { label: o.label, color: o.chart.color, dash: [...o.chart.dash], pointStyle: o.chart.pointStyle }])) as Record<OperatorId, OperatorStyle>;

@@ -3,7 +3,7 @@
 // roll-out counts and the "how many roll-outs" curve. One source for `consensus-lens health`,
 // `report` and the dashboard.
 
-import type { OperatorId } from '../operators/result';
+import { OPERATOR_INFO, type OperatorId } from '../operators/ids';
 import { changePoints } from './health-changepoint';
 import { FLAG, FLAG_NAMES, isDegenerate, WHATIF_OPERATORS, type AurocCounts, type FlagName, type GroupHealth } from './health-group';
 import type { Alarm, PremiseCheck, PremiseVerdict, RewardBug, RewardBugKind, RolloutsWhatIf, RunHealth, Series } from './health-types';
@@ -127,7 +127,7 @@ const affineText = (a: number, b: number): string => {
   return a < 0 ? `${r(b)} − ${term}` : `${term} ${b < 0 ? '−' : '+'} ${r(Math.abs(b))}`;
 };
 
-const LABEL_NAMES: Record<string, string> = { majority: 'the vote', cisc: 'CISC', ec: 'EC', core: 'CoRE', t3rl: 'T3RL', msttrl: 'MS-TTRL' };
+const LABEL_NAMES: Record<string, string> = Object.fromEntries(OPERATOR_INFO.map((o) => [o.id, o.inSentence]));
 
 /**
  * Classifies the groups whose logged rewards differ from the configured operator's. Each such

@@ -202,9 +202,6 @@ export function resolveLaunch(profile: TrainingProfile, what: WhatIf, ctx: Launc
   return { profile: profile.name, runName: vars.runName, variables: vars, command: substitute(profile.command, vars, style), cwd, env: { ...env, ...exported }, logDir, gpus: ctx.gpus };
 }
 
-/** The variable names, for messages and docs. */
-export const VARIABLE_LIST = TRAINING_VARIABLES.map((v) => '${' + v + '}').join(', ');
-
 const POSIX_SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'ksh93', 'mksh', 'pdksh', 'yash', 'ash', 'busybox']);
 const PWSH = new Set(['pwsh', 'powershell']);
 /**
