@@ -65,20 +65,18 @@ export interface ParamSpec {
   integer?: boolean;
   /** The default is another parameter's value (C = α, T = τ). */
   defaultsTo?: NumericParam;
-  /** The consensus panel's slider for it, when it has one: its range (narrower than the valid one) and step. */
-  slider?: { min: number; max: number; step: number; description: string };
 }
 
 export const PARAM_SPECS: readonly ParamSpec[] = [
-  { id: 'kappa', flag: 'kappa', symbol: 'κ', description: 'Affinity floor between roll-outs with the same answer (κ = 1: answer agreement only, Prop. 1).', min: 0, max: 1, slider: { min: 0, max: 1, step: 0.01, description: 'reasoning-kernel floor: A = K_ans·[κ + (1−κ)·K_rsn]' } },
-  { id: 'tau', flag: 'tau', symbol: 'τ', description: 'Confidence temperature: w_i = exp((c_i − max c)/τ).', min: 0, max: 1e6, minExclusive: true, slider: { min: 0.01, max: 2, step: 0.01, description: 'confidence temperature: w = exp((c − max c)/τ)' } },
-  { id: 'alpha', flag: 'alpha', symbol: 'α', description: 'Self-competition on the diagonal; α > 0 excludes singleton consensus (Lemma 3).', min: 0, max: 10, slider: { min: 0, max: 1, step: 0.01, description: 'self-loop penalty of the payoff W′ = A′ − αI + C·eeᵀ' } },
+  { id: 'kappa', flag: 'kappa', symbol: 'κ', description: 'Affinity floor between roll-outs with the same answer (κ = 1: answer agreement only, Prop. 1).', min: 0, max: 1 },
+  { id: 'tau', flag: 'tau', symbol: 'τ', description: 'Confidence temperature: w_i = exp((c_i − max c)/τ).', min: 0, max: 1e6, minExclusive: true },
+  { id: 'alpha', flag: 'alpha', symbol: 'α', description: 'Self-competition on the diagonal; α > 0 excludes singleton consensus (Lemma 3).', min: 0, max: 10 },
   { id: 'shift', flag: 'shift', symbol: 'C', description: 'Constant shift C·eeᵀ of Lemma 1 (C ≥ α); defaults to α.', min: 0, max: 100, defaultsTo: 'alpha' },
   { id: 'eps', flag: 'eps', symbol: 'ε', description: 'Replicator dynamics stop when ‖x(t+1) − x(t)‖₂ < ε.', min: 0, max: 1, minExclusive: true },
   { id: 'tmax', flag: 'tmax', symbol: 'T_max', description: 'Replicator dynamics iteration cap.', min: 1, max: 100000, integer: true },
-  { id: 'omega', flag: 'omega', symbol: 'ω', description: 'T3RL: vote weight of a tool-verified roll-out.', min: 1, max: 1000, slider: { min: 1, max: 20, step: 0.5, description: 'weight of a verified roll-out: w = 1 + (ω−1)·v' } },
+  { id: 'omega', flag: 'omega', symbol: 'ω', description: 'T3RL: vote weight of a tool-verified roll-out.', min: 1, max: 1000 },
   { id: 'ciscTemp', flag: 'cisc-temp', symbol: 'T', description: 'CISC temperature; defaults to τ.', min: 0, max: 1e6, minExclusive: true, defaultsTo: 'tau' },
-  { id: 'lambda', flag: 'lambda', symbol: 'λ', description: 'MS-TTRL IPS interpolation: R = (1/f)^(1−λ) for Correct outcomes.', min: 0, max: 1, slider: { min: 0, max: 1, step: 0.01, description: 'IPS interpolation of a Correct outcome: R = (1/f)^(1−λ)' } },
+  { id: 'lambda', flag: 'lambda', symbol: 'λ', description: 'MS-TTRL IPS interpolation: R = (1/f)^(1−λ) for Correct outcomes.', min: 0, max: 1 },
   { id: 'tauLow', flag: 'tau-low', symbol: 'τ_low', description: 'MS-TTRL: an outcome is Wrong when its pass rate is below τ_low.', min: 0, max: 1 },
   { id: 'tauHigh', flag: 'tau-high', symbol: 'τ_high', description: 'MS-TTRL: an outcome is Correct when its pass rate is at least τ_high.', min: 0, max: 1 },
   { id: 'uncheckedPassRate', flag: 'unchecked-pass-rate', symbol: 'p₀', description: 'MS-TTRL: pass rate of an outcome not checked yet.', min: 0, max: 1 },

@@ -1,12 +1,22 @@
 // Operator parameters shown as sliders and settings (SPEC §4): ids, defaults, ranges. Pure: no
 // 'vscode'. The settings keys are `consensusLens.params.<key>` (see package.json).
 import type { ParamSpec } from '../protocol/messages';
-import { DEFAULT_PARAMS, OPERATOR_LABELS, PARAM_SPECS, operatorsUsing } from '../engine';
+import { DEFAULT_PARAMS, OPERATOR_LABELS, PARAM_SPECS, operatorsUsing, type NumericParam as ParamId } from '../engine';
 
-/** The panel's sliders: the parameters of PARAM_SPECS that have one, for the operators they change. */
-export const SLIDER_PARAMS: ParamSpec[] = PARAM_SPECS.flatMap((p) =>
-  p.slider ? [{ key: p.id, label: p.symbol, min: p.slider.min, max: p.slider.max, step: p.slider.step, default: DEFAULT_PARAMS[p.id] as number, operators: operatorsUsing(p.id), description: p.slider.description }] : [],
-);
+/** The sliders' ranges (narrower than the valid ones) and steps; the rest comes from PARAM_SPECS and the registry. */
+const SLIDERS: Partial<Record<ParamId, { min: number; max: number; step: number; description: string }>> = {
+  kappa: { min: 0, max: 1, step: 0.01, description: 'reasoning-kernel floor: A = K_ans·[κ + (1−κ)·K_rsn]' },
+  tau: { min: 0.01, max: 2, step: 0.01, description: 'confidence temperature: w = exp((c − max c)/τ)' },
+  alpha: { min: 0, max: 1, step: 0.01, description: 'self-loop penalty of the payoff W′ = A′ − αI + C·eeᵀ' },
+  omega: { min: 1, max: 20, step: 0.5, description: 'weight of a verified roll-out: w = 1 + (ω−1)·v' },
+  lambda: { min: 0, max: 1, step: 0.01, description: 'IPS interpolation of a Correct outcome: R = (1/f)^(1−λ)' },
+};
+
+/** The panel's sliders, in PARAM_SPECS order, each for the operators it changes. */
+export const SLIDER_PARAMS: ParamSpec[] = PARAM_SPECS.flatMap((p) => {
+  const s = SLIDERS[p.id];
+  return s ? [{ key: p.id, label: p.symbol, ...s, default: DEFAULT_PARAMS[p.id] as number, operators: operatorsUsing(p.id) }] : [];
+});
 
 /** Every numeric parameter with its default and allowed range: the engine's one table (SPEC §4–5). */
 export interface NumericParam { key: string; default: number | null; min: number; max: number; integer?: boolean; minExclusive?: boolean }

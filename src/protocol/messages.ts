@@ -4,7 +4,7 @@
 
 export const PROTOCOL_VERSION = 1;
 
-export { OPERATOR_IDS, OPERATOR_INFO, OPERATOR_LABELS, isOperatorId, type OperatorId } from '../engine/operators/ids';
+export { OPERATOR_IDS, OPERATOR_LABELS, isOperatorId, type OperatorId } from '../engine/operators/ids';
 import type { OperatorId } from '../engine/operators/ids';
 
 export type Regime = 'saturated' | 'contested' | 'competence-floor' | 'empty';

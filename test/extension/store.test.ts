@@ -11,7 +11,7 @@ import { RunStore, questionKeyString } from '../../src/extension/store';
 import { buildView } from '../../src/extension/scoring';
 import { storeSource } from '../../src/extension/rescore';
 import { WhatIfEngine } from '../../src/extension/whatif/engine';
-import { filterQuestions } from '../../src/extension/filters';
+import { filterQuestions } from '../../src/extension/explorer/filters';
 import { defaultParams } from '../../src/extension/params';
 import { rng, synthRollouts, type ClassPlan } from '../../scripts/synth';
 

@@ -1,9 +1,9 @@
 // The run explorer: runs → steps → questions → roll-outs, children computed lazily from the
 // store's index (no scoring on expansion: summaries arrive from the background pass).
 import * as vscode from 'vscode';
-import type { OperatorId, QuestionKey } from '../protocol/messages';
-import { questionKeyString, type RunEntry, type RunStore } from './store';
-import { fmt, questionDescription, questionTooltip, show } from './format';
+import type { OperatorId, QuestionKey } from '../../protocol/messages';
+import { questionKeyString, type RunEntry, type RunStore } from '../store';
+import { fmt, questionDescription, questionTooltip, show } from '../format';
 import { filterQuestions, type ExplorerFilter, type ExplorerSort } from './filters';
 
 export type Node =

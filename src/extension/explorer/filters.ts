@@ -1,7 +1,7 @@
 // Explorer filters and sort orders. Pure: no 'vscode'.
-import type { QuestionSummary } from './scoring';
-import { isDegenerate } from '../engine/analysis/health';
-import { naturalCompare } from '../logs/walk';
+import type { QuestionSummary } from '../scoring';
+import { isDegenerate } from '../../engine/analysis/health';
+import { naturalCompare } from '../../logs/walk';
 
 export type ExplorerFilter = 'all' | 'contested' | 'overturns' | 'mismatches' | 'degenerate';
 export type ExplorerSort = 'file' | 'id' | 'gate';

@@ -12,8 +12,8 @@ import {
   type QuestionKey,
   type QuestionView,
   type SensitivityRange,
-} from '../protocol/messages';
-import { makeNonce, panelHtml } from './html';
+} from '../../protocol/messages';
+import { makeNonce, panelHtml } from '../html';
 
 export const PANEL_VIEW_TYPE = 'consensusLens.consensus';
 

@@ -2,9 +2,9 @@
 // text is the model's output, read back from the log file by byte range; a metadata header comes
 // first, and the extracted answer is highlighted with a decoration.
 import * as vscode from 'vscode';
-import { readRolloutText, type RolloutSource } from '../logs';
-import type { QuestionKey, QuestionView } from '../protocol/messages';
-import { answerSpan, rolloutHeader } from './format';
+import { readRolloutText, type RolloutSource } from '../../logs';
+import type { QuestionKey, QuestionView } from '../../protocol/messages';
+import { answerSpan, rolloutHeader } from '../format';
 
 export const ROLLOUT_SCHEME = 'consensus-lens-rollout';
 /** A language of our own so that word wrap is on for roll-out documents (configurationDefaults). */
