@@ -3,6 +3,7 @@
 import './main.css';
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import { OPERATOR_LABELS } from '../src/protocol/messages';
+import { Latest } from '../src/protocol/channel';
 import type { HostMessage, OperatorId, PanelState, ParamSpec, QuestionKey, QuestionView, RolloutRow, SensitivityRange, WebviewMessage } from '../src/protocol/messages';
 import { h, clear, fmt, showLabel } from './dom';
 import { RolloutGraph } from './graph';
@@ -15,7 +16,9 @@ const REGIME_LABELS: Record<string, string> = { saturated: 'saturated', conteste
 
 let specs: ParamSpec[] = [];
 let view: QuestionView | null = null;
-let sentSeq = 0;
+/** The ids of this panel's slider requests and of the view it shows (src/protocol/channel.ts). */
+const requests = new Latest();
+const shown = new Latest();
 let selected = -1;
 let sortCol: string = 'index';
 let sortDir = 1;
@@ -65,7 +68,8 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
       return;
     case 'view': {
       // A re-score reply older than the last slider move is stale.
-      if (m.reason === 'rescore' && (m.request ?? 0) < sentSeq) return;
+      if (m.reason === 'rescore' && !requests.current(m.request)) return;
+      shown.see(m.seq);
       const t0 = performance.now();
       renderView(m.view);
       requestAnimationFrame(() => {
@@ -88,16 +92,16 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
       setSelected(m.index, true);
       return;
     case 'sensitivity':
-      renderSensitivity(m.key, m.params, m.ranges);
+      // The read-out of the view shown, else of one already replaced: dropped.
+      if (shown.current(m.seq)) renderSensitivity(m.params, m.ranges);
       return;
   }
 });
 
 // ---- sensitivity: the κ and τ intervals over which CoRE's label stays the same -------
 
-function renderSensitivity(key: QuestionKey, params: Record<string, number>, ranges: SensitivityRange[]): void {
-  if (!view || view.key.runId !== key.runId || view.key.step !== key.step || view.key.questionId !== key.questionId) return;
-  if (['kappa', 'tau'].some((k) => view!.params[k] !== undefined && params[k] !== undefined && view!.params[k] !== params[k])) return;
+function renderSensitivity(params: Record<string, number>, ranges: SensitivityRange[]): void {
+  if (!view) return;
   clear(sensitivityBox);
   sensitivityBox.append(h('h3', {}, 'How close to flipping'));
   const dl = h('dl', { class: 'readouts' });
@@ -135,7 +139,7 @@ function scheduleRescore(): void {
   if (pendingFrame) return;
   pendingFrame = requestAnimationFrame(() => {
     pendingFrame = 0;
-    post({ type: 'setParams', seq: ++sentSeq, params: { ...sliderValues } });
+    post({ type: 'setParams', seq: requests.issue(), params: { ...sliderValues } });
     saveState();
   });
 }
@@ -164,7 +168,7 @@ function renderControls(): void {
   const reset = h('vscode-button', { id: 'reset', secondary: true, title: 'Reset every parameter to its configured default' }, 'Reset to defaults');
   reset.addEventListener('click', () => {
     for (const k of Object.keys(sliderValues)) delete sliderValues[k];
-    post({ type: 'resetParams', seq: ++sentSeq });
+    post({ type: 'resetParams', seq: requests.issue() });
   });
   controls.append(h('div', { class: 'buttons' }, reset));
 }

@@ -12,6 +12,7 @@ import type { RunStore } from '../store';
 import { storeSource } from '../rescore';
 import type { WhatIfController } from '../whatif';
 import { dashboardModel } from './model';
+import { errorMessage } from '../errors';
 
 export const DASHBOARD_VIEW_TYPE = 'consensusLens.dashboard';
 
@@ -157,7 +158,7 @@ export class DashboardPanel implements vscode.Disposable {
       this.post({ type: 'model', model: this.model, live: !!run.index && run.index.mode !== 'static' });
       this.host.log(`dashboard of ${run.label}: ${data.rows.length} groups in ${data.ms.toFixed(0)} ms${data.failed.length ? `; ${data.failed.length} could not be scored (e.g. step ${data.failed[0].step}, ${data.failed[0].questionId}: ${data.failed[0].message})` : ''}`);
     } catch (e) {
-      this.post({ type: 'error', message: (e as Error).message });
+      this.post({ type: 'error', message: errorMessage(e) });
     } finally {
       this.computing = false;
       this.post({ type: 'busy', what: null });

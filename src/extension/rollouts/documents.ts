@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import { readRolloutText, type RolloutSource } from '../../logs';
 import type { QuestionKey, QuestionView } from '../../protocol/messages';
 import { answerSpan, rolloutHeader } from '../format';
+import { errorMessage } from '../errors';
 
 export const ROLLOUT_SCHEME = 'consensus-lens-rollout';
 /** A language of our own so that word wrap is on for roll-out documents (configurationDefaults). */
@@ -73,7 +74,7 @@ export class RolloutDocuments implements vscode.TextDocumentContentProvider, vsc
     try {
       text = src ? await readRolloutText(src) : this.host.preview(ref.key, ref.index);
     } catch (e) {
-      text = `(the text could not be read back from the log: ${(e as Error).message})`;
+      text = `(the text could not be read back from the log: ${errorMessage(e)})`;
     }
     const header = rolloutHeader(view, ref.index, src?.file ?? null, src?.line ?? null).join('\n') + '\n';
     const span = answerSpan(text, view.rollouts[ref.index].answer);
