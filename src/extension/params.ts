@@ -19,7 +19,14 @@ export const SLIDER_PARAMS: ParamSpec[] = PARAM_SPECS.flatMap((p) => {
 });
 
 /** Every numeric parameter with its default and allowed range: the engine's one table (SPEC §4–5). */
-export interface NumericParam { key: string; default: number | null; min: number; max: number; integer?: boolean; minExclusive?: boolean }
+export interface NumericParam {
+  key: string;
+  default: number | null;
+  min: number;
+  max: number;
+  integer?: boolean;
+  minExclusive?: boolean;
+}
 export const ALL_PARAMS: NumericParam[] = PARAM_SPECS.map((p) => ({
   key: p.id,
   default: DEFAULT_PARAMS[p.id] as number | null,

@@ -7,7 +7,7 @@ import type { RunItem, RunSource } from './whatif/engine';
 export type { RunEntry };
 
 /** The run's complete groups in step order, as the what-if engine reads them. */
-export function storeSource(store: RunStore, run: RunEntry): RunSource {
+export function storeSource(_store: RunStore, run: RunEntry): RunSource {
   return {
     id: run.id,
     items: () => {
@@ -17,7 +17,7 @@ export function storeSource(store: RunStore, run: RunEntry): RunSource {
       for (const [, keys] of run.steps) {
         for (const k of keys) {
           const e = index.group(k);
-          if (!e || !e.complete) continue;
+          if (!e?.complete) continue;
           out.push({ key: k, revision: e.revision, step: e.step, questionId: displayQuestionId(e), entry: () => index.group(k) });
         }
       }

@@ -64,7 +64,11 @@ test('the registry, labels and chart styles cover the operator list exactly, in 
   for (const o of OPERATORS) {
     assert.equal(typeof o.run, 'function');
     assert.equal(OPERATOR_STYLES[o.id].label, OPERATOR_LABELS[o.id]);
-    for (const p of o.params) assert.ok(PARAM_SPECS.some((s) => s.id === p), `${o.id}: unknown parameter ${p}`);
+    for (const p of o.params)
+      assert.ok(
+        PARAM_SPECS.some((s) => s.id === p),
+        `${o.id}: unknown parameter ${p}`,
+      );
   }
   assert.equal(isOperatorId('majority'), true);
   assert.equal(isOperatorId('Majority'), false);

@@ -7,7 +7,7 @@ import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scoreGroup } from '../../src/engine';
-import { RunStore, questionKeyString } from '../../src/extension/store';
+import { RunStore } from '../../src/extension/store';
 import { buildView } from '../../src/extension/scoring';
 import { storeSource } from '../../src/extension/rescore';
 import { WhatIfEngine } from '../../src/extension/whatif/engine';

@@ -23,7 +23,7 @@ export function normaliseForNgrams(text: string): string {
 }
 
 // Scratch buffers reused across groups (the engine is single-threaded per worker thread).
-let bmpIds = new Int32Array(65536).fill(-1);
+const bmpIds = new Int32Array(65536).fill(-1);
 let tableKeys = new Float64Array(1 << 15);
 let tableIds = new Int32Array(1 << 15).fill(-1);
 
@@ -101,7 +101,10 @@ class Counter {
   readonly terms: Int32Array;
   readonly counts: Float64Array;
   readonly start: Int32Array;
-  constructor(readonly n: number, totalGrams: number) {
+  constructor(
+    readonly n: number,
+    totalGrams: number,
+  ) {
     this.terms = new Int32Array(totalGrams);
     this.counts = new Float64Array(totalGrams);
     this.start = new Int32Array(n + 1);

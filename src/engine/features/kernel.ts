@@ -6,13 +6,32 @@ import { instantiateKernel, WASM_PAGE, type WasmMemory } from '../wasm';
 import type { TfidfRows } from './rows';
 
 export type CountKernel = (
-  n: number, pAt: number, pIdfOfDf: number, pStart: number, pTerms: number, pValues: number, pDf: number, pMeta: number,
-  pTable: number, pScratch: number, bits: number,
+  n: number,
+  pAt: number,
+  pIdfOfDf: number,
+  pStart: number,
+  pTerms: number,
+  pValues: number,
+  pDf: number,
+  pMeta: number,
+  pTable: number,
+  pScratch: number,
+  bits: number,
 ) => number;
 type ClassifyKernel = (pDf: number, vocab: number, maxSparse: number, pCode: number) => number;
 type CosinesKernel = (
-  pStart: number, pTerms: number, pValues: number, pCode: number, D: number, k: number, pSizes: number, pMembers: number,
-  pOut: number, pEntries: number, pList: number, pF: number,
+  pStart: number,
+  pTerms: number,
+  pValues: number,
+  pCode: number,
+  D: number,
+  k: number,
+  pSizes: number,
+  pMembers: number,
+  pOut: number,
+  pEntries: number,
+  pList: number,
+  pF: number,
 ) => void;
 export interface NgramKernel {
   memory: WasmMemory;

@@ -4,7 +4,6 @@
 // rounding.
 import type { TfidfRows } from './rows';
 import { align64, growKernelMemory, loadNgramKernel } from './kernel';
-import { WASM_PAGE } from '../wasm';
 
 /**
  * cos(h_i, h_j) for every pair i < j of `members`, packed row-major over the upper triangle
@@ -150,7 +149,6 @@ export function cosinesByClassWasm(rows: TfidfRows, classes: readonly (readonly 
   }
   return out;
 }
-
 
 /**
  * The JavaScript twin of `cosinesByClassWasm` (the reference; the fallback without WebAssembly).

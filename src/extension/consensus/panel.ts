@@ -263,7 +263,9 @@ export class ConsensusPanel implements vscode.Disposable {
           const roundTrip = performance.now() - this.switchStarted.at;
           const total = onScreen !== undefined && onScreen >= 0 && onScreen <= roundTrip + 5 ? onScreen : roundTrip;
           this.switchStarted = null;
-          this.host.log(`question switch to ${this.key.questionId} (step ${this.key.step}): ${total.toFixed(1)} ms until rendered (webview ${m.ms.toFixed(1)} ms, message back after ${roundTrip.toFixed(1)} ms)`);
+          this.host.log(
+            `question switch to ${this.key.questionId} (step ${this.key.step}): ${total.toFixed(1)} ms until rendered (webview ${m.ms.toFixed(1)} ms, message back after ${roundTrip.toFixed(1)} ms)`,
+          );
         }
         return;
       }

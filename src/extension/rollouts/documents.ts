@@ -26,7 +26,7 @@ export function rolloutUri(ref: RolloutRef, runLabel: string): vscode.Uri {
 export function parseRolloutUri(uri: vscode.Uri): RolloutRef | undefined {
   try {
     const r = JSON.parse(uri.query) as RolloutRef;
-    if (r && r.key && typeof r.key.runId === 'string' && typeof r.key.step === 'number' && typeof r.key.questionId === 'string' && Number.isInteger(r.index)) return r;
+    if (r?.key && typeof r.key.runId === 'string' && typeof r.key.step === 'number' && typeof r.key.questionId === 'string' && Number.isInteger(r.index)) return r;
   } catch {
     /* not ours */
   }

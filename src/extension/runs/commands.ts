@@ -10,7 +10,14 @@ export function registerRunCommands(store: RunStore, discovery: RunDiscovery, wh
     vscode.commands.registerCommand('consensusLens.openRun', async (arg?: vscode.Uri | string) => {
       let path = typeof arg === 'string' ? arg : arg instanceof vscode.Uri ? arg.fsPath : undefined;
       if (!path) {
-        const chosen = await vscode.window.showOpenDialog({ canSelectFiles: true, canSelectFolders: true, canSelectMany: false, openLabel: 'Follow Run', title: 'Consensus Lens: pick a run folder or a log file', filters: { 'Run logs': ['jsonl', 'parquet'], 'All files': ['*'] } });
+        const chosen = await vscode.window.showOpenDialog({
+          canSelectFiles: true,
+          canSelectFolders: true,
+          canSelectMany: false,
+          openLabel: 'Follow Run',
+          title: 'Consensus Lens: pick a run folder or a log file',
+          filters: { 'Run logs': ['jsonl', 'parquet'], 'All files': ['*'] },
+        });
         path = chosen?.[0]?.fsPath;
       }
       if (!path) return;

@@ -32,7 +32,11 @@ export class RunDiscovery implements vscode.Disposable {
       const p = uri.fsPath;
       if (!this.mayRescan(p)) return;
       if (isLog(p)) this.scheduleRescan(p);
-      else void stat(p).then((st) => st.isDirectory() && this.scheduleRescan(p), () => undefined);
+      else
+        void stat(p).then(
+          (st) => st.isDirectory() && this.scheduleRescan(p),
+          () => undefined,
+        );
     });
     watcher.onDidChange((uri) => isLog(uri.fsPath) && this.scheduleRescan(uri.fsPath));
     this.disposables.push(watcher, { dispose: () => this.rescanTimer && clearTimeout(this.rescanTimer) });

@@ -68,7 +68,13 @@ export class JobProcess {
     }
     let child: ChildProcess;
     try {
-      child = spawn(this.inv.file, this.inv.args, { cwd: this.opts.cwd, env: this.opts.env, stdio: ['pipe', 'pipe', 'pipe'], detached: process.platform !== 'win32', windowsVerbatimArguments: this.inv.verbatim === true });
+      child = spawn(this.inv.file, this.inv.args, {
+        cwd: this.opts.cwd,
+        env: this.opts.env,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: process.platform !== 'win32',
+        windowsVerbatimArguments: this.inv.verbatim === true,
+      });
     } catch (e) {
       this.finish(127, null, `could not start ${this.inv.file}: ${errorMessage(e)}`);
       return;

@@ -2,7 +2,7 @@
 // launch (command, cwd, env, log folder) and how the command is handed to a shell or a configured
 // terminal profile. Pure: no 'vscode'.
 import { basename, isAbsolute, resolve } from 'node:path';
-import { TRAINING_VARIABLES, defaultRunName, formatDate, formatParam, quotedVariables, substitute, type QuoteStyle, type TrainingVariables } from './quote';
+import { defaultRunName, formatDate, formatParam, quotedVariables, substitute, type QuoteStyle, type TrainingVariables } from './quote';
 
 export interface TrainingProfile {
   name: string;
@@ -214,7 +214,9 @@ const COMMAND_FLAGS = new Set(['-c', '-lc', '-ic', '-Command', '-command', '-c-'
 
 /** The executable's base name without .exe, lower case. */
 function exeName(path: string): string {
-  return basename(path.replace(/\\/g, '/')).toLowerCase().replace(/\.exe$/, '');
+  return basename(path.replace(/\\/g, '/'))
+    .toLowerCase()
+    .replace(/\.exe$/, '');
 }
 
 /**
