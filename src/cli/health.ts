@@ -18,7 +18,7 @@ import { createRunContext, prepareGroup, scoreGroup, type Group, type OperatorId
 import type { Notice } from '../logs';
 import { forEachGroup, jobsFrom } from './score';
 import { defaultJobs } from './pool';
-import { CliIO, UsageError, flagString, paramsFromFlags, parseArgs } from './args';
+import { CliIO, UsageError, configuredFromFlags, flagBool, flagString, paramsFromFlags, parseCommand } from './args';
 
 export interface HealthJob {
   params: Partial<Params>;
@@ -201,12 +201,11 @@ export function renderHealth(h: RunHealth, path: string): string {
 }
 
 export async function runHealth(argv: string[], io: CliIO): Promise<number> {
-  const a = parseArgs(argv, ['json']);
+  const a = parseCommand('health', argv);
   const path = a.positionals[0];
   if (!path) throw new UsageError('health needs a PATH (a run folder or a log file)');
   if (a.positionals.length > 1) throw new UsageError(`health takes one PATH, got ${a.positionals.length}`);
-  const configured = flagString(a, 'configured-operator') as OperatorId | undefined;
-  if (configured && !['majority', 'cisc', 'ec', 'core', 't3rl', 'msttrl'].includes(configured)) throw new UsageError(`unknown operator "${configured}"`);
+  const configured = configuredFromFlags(a);
   let errors = 0;
   const runs = await buildHealth(path, { params: paramsFromFlags(a), configuredOperator: configured, stdin: io.stdin as Readable, jobs: jobsFrom(flagString(a, 'jobs')) }, (n) => {
     if (n.level === 'error') errors++;
@@ -219,7 +218,7 @@ export async function runHealth(argv: string[], io: CliIO): Promise<number> {
     return 1;
   }
   // Several runs (verl's rollout/ and validation/): the largest at the top level, each in `runs`.
-  if (a.flags.get('json')) io.stdout.write(JSON.stringify({ path, ...(runs[0].run !== null ? { run: runs[0].run } : {}), ...h, ...(runs.length > 1 ? { runs: runs.map((r) => ({ run: r.run, ...r.health })) } : {}) }) + '\n');
+  if (flagBool(a, 'json')) io.stdout.write(JSON.stringify({ path, ...(runs[0].run !== null ? { run: runs[0].run } : {}), ...h, ...(runs.length > 1 ? { runs: runs.map((r) => ({ run: r.run, ...r.health })) } : {}) }) + '\n');
   else io.stdout.write(runs.map((r) => renderHealth(r.health, runs.length > 1 ? `${path} (run ${r.run ?? '-'})` : path)).join('\n'));
   return errors > 0 ? 1 : 0;
 }

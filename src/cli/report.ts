@@ -36,7 +36,7 @@ import { renderHealthSummary } from './health';
 import type { RunContext } from '../engine';
 import { defaultJobs } from './pool';
 import { accuracyOf, countAccuracy, emptyAccuracy, formatAccuracy, type AccuracyCount } from '../engine/analysis/accuracy';
-import { CliIO, UsageError, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseArgs } from './args';
+import { CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand } from './args';
 
 export interface ReportGroup {
   step: number;
@@ -558,12 +558,12 @@ input[type=search] { padding: .3rem .5rem; min-width: 18rem; }
 }
 
 export async function runReport(argv: string[], io: CliIO): Promise<number> {
-  const a = parseArgs(argv);
+  const a = parseCommand('report', argv);
   const path = a.positionals[0];
   if (!path) throw new UsageError('report needs a PATH (a run folder or a log file)');
   if (a.positionals.length > 1) throw new UsageError(`report takes one PATH, got ${a.positionals.length}`);
   const html = flagString(a, 'html');
-  const configured = flagString(a, 'configured-operator') as OperatorId | undefined;
+  const configured = configuredFromFlags(a);
   let errors = 0;
   const report = await buildReport(
     path,

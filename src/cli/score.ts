@@ -4,7 +4,7 @@ import { statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { readRun, type Notice, type ReadRunOptions } from '../logs';
 import { DEFAULT_MAX_GROUP_SIZE, PARAM_SPECS, checkGroupSize, groupAnswers, needsReasoning, operatorSpec, resolveParams, type Group, type OperatorId, type Params } from '../engine';
-import { CliIO, UsageError, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseArgs, parseList } from './args';
+import { CliIO, UsageError, configuredFromFlags, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand, parseInteger, parseList } from './args';
 import { ShardState, addStats, emptyStats, scoreLine, sweepGroup, type ScoreJob, type SweepJob, type SweepStats } from './pipeline';
 import { ShardedPool, defaultJobs } from './pool';
 
@@ -43,10 +43,7 @@ export function noticePrinter(io: CliIO): ((n: Notice) => void) & { errors: numb
 
 /** `--max-group-size N`: the largest group scored (default DEFAULT_MAX_GROUP_SIZE). */
 export function maxGroupSizeFrom(flag: string | undefined): number {
-  if (flag === undefined) return DEFAULT_MAX_GROUP_SIZE;
-  const n = Number(flag);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError('--max-group-size must be a positive integer');
-  return n;
+  return parseInteger(flag, 'max-group-size', 1) ?? DEFAULT_MAX_GROUP_SIZE;
 }
 
 /** A group that could not be scored, as an error notice at its first record. */
@@ -58,10 +55,7 @@ function groupFailed(g: Group, e: unknown): Notice {
 }
 
 export function jobsFrom(flag: string | undefined): number {
-  if (flag === undefined) return defaultJobs();
-  const j = Number(flag);
-  if (!Number.isInteger(j) || j < 0 || j > 64) throw new UsageError('--jobs must be an integer from 0 (in-process) to 64');
-  return j;
+  return parseInteger(flag, 'jobs', 0, 64) ?? defaultJobs();
 }
 
 /** A group's request to a worker thread, and how its answer becomes the group's value. */
@@ -212,13 +206,12 @@ function fileSize(path: string): number {
 }
 
 export async function runScore(argv: string[], io: CliIO): Promise<number> {
-  const a = parseArgs(argv);
+  const a = parseCommand('score', argv);
   const path = a.positionals[0] ?? '-';
   if (a.positionals.length > 1) throw new UsageError(`score takes one PATH, got ${a.positionals.length}`);
-  const configured = flagString(a, 'configured-operator');
-  if (configured !== undefined && !operatorSpec(configured)) throw new UsageError(`--configured-operator: unknown operator "${configured}"`);
+  const configured = configuredFromFlags(a);
   const maxGroupSize = maxGroupSizeFrom(flagString(a, 'max-group-size'));
-  const job: ScoreJob = { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured as OperatorId | undefined, maxGroupSize };
+  const job: ScoreJob = { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured, maxGroupSize };
   const state = new ShardState();
   const ctx = state.contextsFor(1)[0];
   const notices = noticePrinter(io);
@@ -256,9 +249,10 @@ export async function runScore(argv: string[], io: CliIO): Promise<number> {
 }
 
 export async function runSweep(argv: string[], io: CliIO): Promise<number> {
-  const a = parseArgs(argv);
+  const a = parseCommand('sweep', argv);
   const path = a.positionals[0];
   if (!path) throw new UsageError('sweep needs a PATH');
+  if (a.positionals.length > 1) throw new UsageError(`sweep takes one PATH, got ${a.positionals.length}`);
   const operators = operatorsFromFlags(a) ?? (['core'] as OperatorId[]);
   // Every parameter flag may hold a list; the settings are their cartesian product.
   const axes: [keyof Params, number[]][] = [];

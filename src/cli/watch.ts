@@ -16,7 +16,7 @@
 // --idle-ms N, --ground-truth auto|ignore.
 import { createRunContext, type OperatorId } from '../engine';
 import { RunIndex, type GroupKey } from '../logs';
-import { CliIO, UsageError, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseArgs } from './args';
+import { CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand, parseInteger } from './args';
 import { scoreLine, type ScoreJob } from './pipeline';
 import { noticePrinter } from './score';
 
@@ -25,27 +25,20 @@ export interface WatchOptions {
   signal?: AbortSignal;
 }
 
-function intFlag(v: string | undefined, name: string, min: number): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be an integer ≥ ${min}`);
-  return n;
-}
-
 export async function runWatch(argv: string[], io: CliIO, opts: WatchOptions = {}): Promise<number> {
-  const a = parseArgs(argv, ['poll']);
+  const a = parseCommand('watch', argv);
   const path = a.positionals[0];
   if (!path) throw new UsageError('watch needs a PATH (a run folder or a log file)');
   if (a.positionals.length > 1) throw new UsageError(`watch takes one PATH, got ${a.positionals.length}`);
   if (path === '-') throw new UsageError('watch follows files; use score for standard input');
-  const configured = flagString(a, 'configured-operator') as OperatorId | undefined;
+  const configured = configuredFromFlags(a);
   const job: ScoreJob = { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured };
-  const pollMs = intFlag(flagString(a, 'poll-ms'), 'poll-ms', 50);
-  const idleMs = intFlag(flagString(a, 'idle-ms'), 'idle-ms', 0);
+  const pollMs = parseInteger(flagString(a, 'poll-ms'), 'poll-ms', 50);
+  const idleMs = parseInteger(flagString(a, 'idle-ms'), 'idle-ms', 0);
   const notice = noticePrinter(io);
   const ctx = createRunContext();
 
-  const index = await RunIndex.open(path, { follow: true, poll: a.flags.get('poll') === true, pollMs, idleMs, onNotice: notice, groundTruth: groundTruthFromFlags(a) });
+  const index = await RunIndex.open(path, { follow: true, poll: flagBool(a, 'poll'), pollMs, idleMs, onNotice: notice, groundTruth: groundTruthFromFlags(a) });
   /** Revision printed per group key (absent: not printed, or dropped since). */
   const printed = new Map<GroupKey, number>();
   let queue: Promise<void> = Promise.resolve();
