@@ -27,12 +27,14 @@ import { writeFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import type * as Crypto from 'node:crypto';
 import { answersEqual, createRunContext, type Group, type GroupScore, type OperatorId, type Params } from '../engine';
-import type { Notice } from '../logs';
+import type { Notice, ReadStats } from '../logs';
 import { forEachGroup, jobsFrom, maxGroupSizeFrom } from './score';
 import { matchesTruth, type ScoreJob } from './pipeline';
 import { needsReasoning, prepareGroup, scoreGroup } from '../engine';
-import { analyseRuns, groupHealth, stripTruth, type GroupHealth, type RunHealth } from '../engine/analysis/health';
-import { renderHealthSummary } from './health';
+import { analyseRun, groupHealth, stripTruth, type GroupHealth, type RunHealth } from '../engine/analysis/health';
+import { Outcome } from './outcome';
+import { snakeKeys } from './json';
+import { mismatchLine, mismatchSummary, plural, renderHealthSummary, type MismatchSummary } from './health';
 import type { RunContext } from '../engine';
 import { defaultJobs } from './pool';
 import { accuracyOf, countAccuracy, emptyAccuracy, formatAccuracy, type AccuracyCount } from '../engine/analysis/accuracy';
@@ -80,6 +82,18 @@ export interface StreamReport {
   total: ReportStep;
 }
 
+/** One run of the path (a folder may hold several): its training steps and its validation stream. */
+export interface RunSection {
+  /** The run's name (null when the path holds one run). */
+  run: string | null;
+  steps: ReportStep[];
+  total: ReportStep;
+  validation?: StreamReport;
+  health?: RunHealth;
+  /** Logged rewards against the configured operator's: the same check as `health`'s. */
+  reward_mismatch: MismatchSummary;
+}
+
 export interface RunReport {
   format: 'consensus-lens/report/v1';
   title: string;
@@ -99,7 +113,10 @@ export interface RunReport {
   /** Run health (docs/health.md): alarms, the confidence premise, reward bugs, degenerate roll-outs
    * (of the largest run when the path holds several; each is in `health_runs`). */
   health?: RunHealth;
-  health_runs?: { run: string | null; health: RunHealth }[];
+  /** The reward-mismatch check of the run at the top level. */
+  reward_mismatch?: MismatchSummary;
+  /** Every run of the path, each on its own (the top-level fields are the largest's), when there are several. */
+  runs?: RunSection[];
 }
 
 const finite = (x: number): number | null => (Number.isFinite(x) ? x : null);
@@ -218,6 +235,23 @@ export interface BuildOptions {
   jobs?: number;
   /** Largest group scored (--max-group-size). */
   maxGroupSize?: number;
+  /** Filled while reading (lines skipped; bytes for the progress line). */
+  stats?: ReadStats;
+  /** Called once per group read (the progress line). */
+  onGroup?: () => void;
+}
+
+/**
+ * The run a group's report section is: its run name without the folder of its stream, so verl's
+ * `rollout/` and `val/`, NeMo RL's `exp/` and `exp/val/`, TRL's `completions/train` and `eval` are
+ * one run with a validation section.
+ */
+export function reportRunOf(run: string | undefined, stream?: 'validation'): string {
+  const parts = (run ?? '').split('/').filter(Boolean);
+  const last = parts[parts.length - 1];
+  const strip = stream === 'validation' ? ['val', 'validation', 'eval', 'evaluation'] : ['rollout', 'rollouts', 'train', 'training'];
+  if (last !== undefined && strip.includes(last.toLowerCase())) parts.pop();
+  return parts.join('/');
 }
 
 /** Reads and scores a whole run (one pass, texts dropped after each group is prepared). */
@@ -242,9 +276,10 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
       for (const id of Object.keys(row.labels)) seenOps.add(id);
       rows.push(row);
       healths.push(health);
+      opts.onGroup?.();
     },
     opts.stdin,
-    { read: { groundTruth: opts.groundTruth ?? 'auto' }, maxGroupSize: opts.maxGroupSize },
+    { read: { groundTruth: opts.groundTruth ?? 'auto', stats: opts.stats }, maxGroupSize: opts.maxGroupSize },
   );
   let groundTruthNote: string | undefined;
   const pseudo = (opts.groundTruth ?? 'auto') === 'auto' ? detectPseudoLabel(rows) : null;
@@ -262,9 +297,32 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
   }
   const order = ['majority', 'cisc', 'ec', 'core', 't3rl', 'msttrl'];
   const operators = [...seenOps].sort((a, b) => order.indexOf(a) - order.indexOf(b));
-  const train = rows.filter((r) => r.stream !== 'validation');
-  const val = rows.filter((r) => r.stream === 'validation');
-  const { steps, total } = streamReport(train, operators);
+  // Each run of the path on its own (as `health` does): steps of different runs are never summed.
+  const keys = new Map<string, { rows: ReportGroup[]; healths: GroupHealth[] }>();
+  rows.forEach((r, k) => {
+    const key = reportRunOf(r.run, r.stream);
+    let e = keys.get(key);
+    if (!e) keys.set(key, (e = { rows: [], healths: [] }));
+    e.rows.push(r);
+    e.healths.push(healths[k]);
+  });
+  const sections = [...keys.entries()]
+    .map(([key, e]): RunSection => {
+      const train = e.rows.filter((r) => r.stream !== 'validation');
+      const val = e.rows.filter((r) => r.stream === 'validation');
+      const trainHealth = e.healths.filter((h) => h.stream !== 'validation');
+      const { steps, total } = streamReport(train, operators);
+      return {
+        run: keys.size > 1 ? key || '.' : null,
+        steps,
+        total,
+        ...(val.length ? { validation: streamReport(val, operators) } : {}),
+        health: analyseRun(trainHealth.length ? trainHealth : e.healths),
+        reward_mismatch: mismatchSummary(trainHealth),
+      };
+    })
+    .sort((a, b) => b.total.groups + (b.validation?.total.groups ?? 0) - a.total.groups - (a.validation?.total.groups ?? 0));
+  const top = sections[0] ?? { run: null, ...streamReport([], operators), reward_mismatch: mismatchSummary([]) };
   return {
     format: 'consensus-lens/report/v1',
     title: opts.title ?? `Consensus Lens report: ${path}`,
@@ -272,13 +330,15 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
     generated: new Date().toISOString(),
     operators,
     params: opts.params ?? {},
-    steps,
-    total,
-    ...(val.length ? { validation: streamReport(val, operators) } : {}),
+    steps: top.steps,
+    total: top.total,
+    ...(top.validation ? { validation: top.validation } : {}),
     ...(groundTruthNote ? { ground_truth_note: groundTruthNote } : {}),
     groups: rows,
     notices: notices.slice(0, 200),
-    ...healthFields(analyseRuns(healths)),
+    ...(top.health ? { health: top.health } : {}),
+    reward_mismatch: top.reward_mismatch,
+    ...(sections.length > 1 ? { runs: sections } : {}),
   };
 }
 
@@ -293,48 +353,57 @@ function streamReport(rows: ReportGroup[], operators: string[]): StreamReport {
   return { steps, total: summarize(-1, rows, operators) };
 }
 
-function healthFields(runs: { run: string | null; health: RunHealth }[]): Pick<RunReport, 'health' | 'health_runs'> {
-  return runs.length > 1 ? { health: runs[0].health, health_runs: runs } : { health: runs[0].health };
-}
-
 const pct = (x: number | null | undefined): string => (x === null || x === undefined ? '-' : `${(100 * x).toFixed(1)}%`);
 const num = (x: number | null | undefined, d = 3): string => (x === null || x === undefined ? '-' : x.toFixed(d));
 
-/** The per-step summary as an aligned text table. */
+/** The per-step summary as aligned text tables: each run of the path on its own. */
 export function renderTable(r: RunReport): string {
+  const sections: RunSection[] = r.runs ?? [{ run: null, steps: r.steps, total: r.total, validation: r.validation, health: r.health, reward_mismatch: r.reward_mismatch ?? { checked: 0, groups: 0, operators: [] } }];
+  const where = r.path === '-' ? 'standard input' : r.path;
+  const head = r.runs ? [`${where}: ${plural(r.runs.length, 'run')}; operators ${r.operators.join(', ') || '(none)'}`, ''] : [];
+  const body = sections.map((s) => renderSection(r, s, s.run === null ? where : `run ${s.run}`));
+  const tail = [...(r.ground_truth_note ? [`ground truth: ${r.ground_truth_note}`] : []), GLOSSARY_LINE];
+  return [...head, body.join('\n\n'), '', ...tail].join('\n') + '\n';
+}
+
+/** Where the report's terms are defined (printed under every report). */
+export const GLOSSARY_LINE = 'terms (regime, saturated, contested, floor, flip, gate, (k), reward mismatch): docs/glossary.md';
+
+function renderSection(r: RunReport, sec: RunSection, name: string): string {
   const ops = r.operators;
   const flipOps = ops.filter((o) => o !== 'majority' && ops.includes('majority'));
   const gateOps = ops.filter((o) => o === 'ec' || o === 'core');
-  const anyTruth = r.total.with_truth > 0;
-  const header = ['step', 'groups', 'saturated', 'contested', 'floor', ...flipOps.map((o) => `flips ${o}`), ...gateOps.map((o) => `gate ${o}`), ...(anyTruth ? ops.map((o) => `acc ${o}`) : [])];
-  const line = (s: ReportStep, label: string): string[] => [
-    label,
-    String(s.groups),
-    String(s.regimes.saturated ?? 0),
-    String(s.regimes.contested ?? 0),
-    String(s.regimes['competence-floor'] ?? 0),
-    ...flipOps.map((o) => String(s.flips[o] ?? 0)),
-    ...gateOps.map((o) => num(s.mean_gate[o])),
-    ...(anyTruth ? ops.map((o) => formatAccuracy(s.accuracy[o], s.accuracy_groups[o], s.with_truth)) : []),
-  ];
-  const rows = [header, ...r.steps.map((s) => line(s, String(s.step))), line(r.total, 'all')];
-  const widths = header.map((_, c) => Math.max(...rows.map((row) => row[c].length)));
-  const fmt = (row: string[]) => row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
+  const t = sec.total;
+  const anyTruth = t.with_truth > 0;
   const out: string[] = [];
-  const t = r.total;
-  out.push(`${r.path === '-' ? 'standard input' : r.path}: ${r.steps.length} steps, ${t.groups} groups, ${t.rollouts} roll-outs; operators ${ops.join(', ') || '(none)'}`);
-  out.push(fmt(header));
-  for (const row of rows.slice(1, -1)) out.push(fmt(row));
-  if (r.steps.length > 1 || r.steps.length === 0) out.push(fmt(rows[rows.length - 1]));
-  const partial = ops.some((o) => t.accuracy_groups[o] !== undefined && t.accuracy_groups[o] < t.with_truth);
-  if (anyTruth) out.push(`accuracy: pseudo-label vs logged ground truth over ${t.with_truth} groups${partial ? ', (k) = over the k groups the operator could run on' : ''} (a diagnostic; ground truth is never an input)`);
-  else out.push('accuracy: no ground truth logged');
-  if (r.ground_truth_note) out.push(`ground truth: ${r.ground_truth_note}`);
-  if (t.reward_mismatch_groups) out.push(`reward mismatch: in ${t.reward_mismatch_groups} groups the logged reward differs from the configured operator's (SPEC §5)`);
-  if (r.health_runs) for (const h of r.health_runs) out.push(renderHealthSummary(h.health, h.run ?? '-').trimEnd());
-  else if (r.health) out.push(renderHealthSummary(r.health).trimEnd());
-  if (r.validation) out.push('', ...validationTable(r.validation, ops));
-  return out.join('\n') + '\n';
+  if (t.groups === 0) out.push(`${name}: no training groups${sec.validation ? ' (a validation stream only)' : ''}`);
+  else {
+    const header = ['step', 'groups', 'saturated', 'contested', 'floor', ...flipOps.map((o) => `flips ${o}`), ...gateOps.map((o) => `gate ${o}`), ...(anyTruth ? ops.map((o) => `acc ${o}`) : [])];
+    const line = (s: ReportStep, label: string): string[] => [
+      label,
+      String(s.groups),
+      String(s.regimes.saturated ?? 0),
+      String(s.regimes.contested ?? 0),
+      String(s.regimes['competence-floor'] ?? 0),
+      ...flipOps.map((o) => String(s.flips[o] ?? 0)),
+      ...gateOps.map((o) => num(s.mean_gate[o])),
+      ...(anyTruth ? ops.map((o) => formatAccuracy(s.accuracy[o], s.accuracy_groups[o], s.with_truth)) : []),
+    ];
+    const rows = [header, ...sec.steps.map((s) => line(s, String(s.step))), line(t, 'all')];
+    const widths = header.map((_, c) => Math.max(...rows.map((row) => row[c].length)));
+    const fmt = (row: string[]) => row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
+    out.push(`${name}: ${plural(sec.steps.length, 'step')}, ${plural(t.groups, 'group')}, ${plural(t.rollouts, 'roll-out')}; operators ${ops.join(', ') || '(none)'}`);
+    out.push(fmt(header));
+    for (const row of rows.slice(1, -1)) out.push(fmt(row));
+    if (sec.steps.length > 1) out.push(fmt(rows[rows.length - 1]));
+    const partial = ops.some((o) => t.accuracy_groups[o] !== undefined && t.accuracy_groups[o] < t.with_truth);
+    if (anyTruth) out.push(`accuracy: pseudo-label vs logged ground truth over ${plural(t.with_truth, 'group')}${partial ? ', (k) = over the k groups the operator could run on' : ''} (a diagnostic; ground truth is never an input)`);
+    else out.push('accuracy: no ground truth logged');
+    out.push(mismatchLine(sec.reward_mismatch).replace(/^Reward mismatches/, 'reward mismatch'));
+    if (sec.health) out.push(renderHealthSummary(sec.health).trimEnd());
+  }
+  if (sec.validation) out.push('', ...validationTable(sec.validation, ops));
+  return out.join('\n');
 }
 
 /** The validation section: per step, how often each operator's label (the vote first) is the real answer. */
@@ -350,10 +419,10 @@ function validationTable(v: StreamReport, ops: string[]): string[] {
   const rows = [header, ...v.steps.map((s) => line(s, String(s.step))), line(v.total, 'all')];
   const widths = header.map((_, c) => Math.max(...rows.map((row) => row[c].length)));
   const fmt = (row: string[]) => row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
-  const out = [`validation: ${v.steps.length} steps, ${v.total.groups} groups, ${v.total.rollouts} roll-outs (a separate stream: samples scored against the real answer, no consensus rewards)`, fmt(header)];
+  const out = [`validation: ${plural(v.steps.length, 'step')}, ${plural(v.total.groups, 'group')}, ${plural(v.total.rollouts, 'roll-out')} (a separate stream: samples scored against the real answer, no consensus rewards)`, fmt(header)];
   for (const row of rows.slice(1, -1)) out.push(fmt(row));
   if (v.steps.length > 1) out.push(fmt(rows[rows.length - 1]));
-  out.push(v.total.with_truth ? `validation accuracy: the label vs the real answer over ${v.total.with_truth} groups` : 'validation accuracy: no ground truth logged');
+  out.push(v.total.with_truth ? `validation accuracy: the label vs the real answer over ${plural(v.total.with_truth, 'group')}` : 'validation accuracy: no ground truth logged');
   return out;
 }
 
@@ -557,6 +626,11 @@ input[type=search] { padding: .3rem .5rem; min-width: 18rem; }
 `;
 }
 
+/** `report --json` (docs/schemas/report.schema.json): snake_case keys throughout, as `score` and `health`. */
+export function reportJson(r: RunReport): Record<string, unknown> {
+  return snakeKeys(r) as Record<string, unknown>;
+}
+
 export async function runReport(argv: string[], io: CliIO): Promise<number> {
   const a = parseCommand('report', argv);
   const path = a.positionals[0];
@@ -564,24 +638,32 @@ export async function runReport(argv: string[], io: CliIO): Promise<number> {
   if (a.positionals.length > 1) throw new UsageError(`report takes one PATH, got ${a.positionals.length}`);
   const html = flagString(a, 'html');
   const configured = configuredFromFlags(a);
-  let errors = 0;
+  const outcome = new Outcome(io, a);
   const report = await buildReport(
     path,
-    { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured, title: flagString(a, 'title'), stdin: io.stdin as Readable, jobs: jobsFrom(flagString(a, 'jobs')), groundTruth: groundTruthFromFlags(a), maxGroupSize: maxGroupSizeFrom(flagString(a, 'max-group-size')) },
-    (n) => {
-      if (n.level === 'error') errors++;
-      const where = n.file && !n.message.startsWith(n.file) ? `${n.file}${n.line ? `:${n.line}` : ''}: ` : '';
-      io.stderr.write(`consensus-lens: ${n.level === 'info' ? '' : `${n.level}: `}${where}${n.message}\n`);
+    {
+      operators: operatorsFromFlags(a),
+      params: paramsFromFlags(a),
+      configuredOperator: configured,
+      title: flagString(a, 'title'),
+      stdin: io.stdin as Readable,
+      jobs: jobsFrom(flagString(a, 'jobs')),
+      groundTruth: groundTruthFromFlags(a),
+      maxGroupSize: maxGroupSizeFrom(flagString(a, 'max-group-size')),
+      stats: outcome.stats,
+      onGroup: () => outcome.progress?.tick(),
     },
+    outcome.notice,
   );
-  if (report.total.groups === 0) {
+  const code = outcome.finish();
+  if (report.groups.length === 0) {
     io.stderr.write(`consensus-lens report: no groups in ${path}\n`);
     return 1;
   }
-  io.stdout.write(renderTable(report));
+  io.stdout.write(flagBool(a, 'json') ? JSON.stringify(reportJson(report)) + '\n' : renderTable(report));
   if (html) {
     await writeFile(html, renderHtml(report));
-    io.stdout.write(`report page: ${html}\n`);
+    if (!flagBool(a, 'json')) io.stdout.write(`report page: ${html}\n`);
   }
-  return errors > 0 ? 1 : 0;
+  return code;
 }

@@ -7,6 +7,7 @@ import { DEFAULT_MAX_GROUP_SIZE, PARAM_SPECS, checkGroupSize, groupAnswers, need
 import { CliIO, UsageError, configuredFromFlags, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand, parseInteger, parseList } from './args';
 import { ShardState, addStats, emptyStats, scoreLine, sweepGroup, type ScoreJob, type SweepJob, type SweepStats } from './pipeline';
 import { ShardedPool, defaultJobs } from './pool';
+import { Outcome } from './outcome';
 
 /** How many groups may be in flight (read, not yet written): bounds memory on huge runs. */
 const IN_FLIGHT = 16;
@@ -214,7 +215,7 @@ export async function runScore(argv: string[], io: CliIO): Promise<number> {
   const job: ScoreJob = { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured, maxGroupSize };
   const state = new ShardState();
   const ctx = state.contextsFor(1)[0];
-  const notices = noticePrinter(io);
+  const outcome = new Outcome(io, a);
   // With EC or CoRE, a worker thread computes only a group's reasoning cosines (TF-IDF and the
   // within-class products, the kernels' share of the work) from its texts, and the main thread
   // does the rest: answers before, the operators and the output after. The threads then run
@@ -224,7 +225,7 @@ export async function runScore(argv: string[], io: CliIO): Promise<number> {
   const split = needsReasoning(job.operators);
   const { groups } = await forEachGroup(
     path,
-    notices,
+    outcome.notice,
     jobsFrom(flagString(a, 'jobs')),
     (g) => scoreLine(g, job, ctx),
     (g): Remote<string> => {
@@ -235,17 +236,22 @@ export async function runScore(argv: string[], io: CliIO): Promise<number> {
         finish: (cosines) => scoreLine(g, job, ctx, { answers, cosines: cosines as Float64Array[] }),
       };
     },
-    (line) => io.stdout.write(line + '\n'),
+    (line) => {
+      io.stdout.write(line + '\n');
+      outcome.progress?.tick();
+    },
     io.stdin,
-    { read: { groundTruth: groundTruthFromFlags(a) }, maxGroupSize, backlog: split ? COSINES_BACKLOG : undefined },
+    { read: { groundTruth: groundTruthFromFlags(a), stats: outcome.stats }, maxGroupSize, backlog: split ? COSINES_BACKLOG : undefined },
   );
   if (groups === 0) {
+    outcome.finish();
     io.stderr.write(`consensus-lens: nothing to score in ${path === '-' ? 'standard input' : path}\n`);
     return 1;
   }
   // An error-level notice (a group not scored, a file that could not be read) is a failure even
-  // when other groups were written: a pipeline must not take a partial output for a whole one.
-  return notices.errors > 0 ? 1 : 0;
+  // when other groups were written, and skipped input lines exit 3 (outcome.ts): a pipeline must
+  // not take a partial output for a whole one.
+  return outcome.finish();
 }
 
 export async function runSweep(argv: string[], io: CliIO): Promise<number> {
@@ -279,18 +285,22 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
   const job: SweepJob = { settings: settings.map((s) => ({ ...base, ...s })), operators, maxGroupSize };
   const totals: SweepStats[][] = settings.map(() => operators.map(emptyStats));
   const state = new ShardState();
-  const notices = noticePrinter(io);
+  const outcome = new Outcome(io, a);
   const { groups } = await forEachGroup(
     path,
-    notices,
+    outcome.notice,
     jobsFrom(flagString(a, 'jobs')),
     (g) => sweepGroup(g, job, state.contextsFor(settings.length)),
     (g) => ({ request: { kind: 'sweep', group: g, job } }),
-    (stats) => addStats(totals, stats),
+    (stats) => {
+      addStats(totals, stats);
+      outcome.progress?.tick();
+    },
     undefined,
-    { read: { groundTruth: groundTruthFromFlags(a) }, maxGroupSize },
+    { read: { groundTruth: groundTruthFromFlags(a), stats: outcome.stats }, maxGroupSize },
   );
   if (groups === 0) {
+    outcome.finish();
     io.stderr.write(`consensus-lens: nothing to sweep in ${path}\n`);
     return 1;
   }
@@ -309,6 +319,6 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
     });
   });
   // As for score: totals over part of the run are not the run's totals.
-  return notices.errors > 0 ? 1 : 0;
+  return outcome.finish();
 }
 

@@ -3,7 +3,7 @@
 export type { Group, Rollout, RecordSource, Verification, OutcomeCheck } from './types';
 export { prepareGroup, groupAnswers, reasoningCosines, checkGroupSize, GroupTooLargeError, DEFAULT_MAX_GROUP_SIZE, type GroupAnswers, type PreparedGroup, type PrepareOptions } from './prepare';
 export { DEFAULT_PARAMS, PARAM_SPECS, paramSpec, resolveParams, checkValue, shiftOf, ciscTempOf, type Params, type ParamSpec, type NumericParam } from './params';
-export { OPERATORS, OPERATOR_IDS, operatorSpec, parseOperatorList, needsReasoning, createRunContext, RunContext, type OperatorSpec } from './operators/registry';
+export { OPERATORS, OPERATOR_IDS, configuredOperatorOf, operatorSpec, parseOperatorList, needsReasoning, createRunContext, RunContext, type OperatorSpec } from './operators/registry';
 export type { OperatorId, OperatorResult } from './operators/result';
 export { scoreGroup, scoreToJson, resultToJson, type GroupScore, type ScoreRequest, type RewardMismatch } from './score';
 export { grpoAdvantages, rewardMismatches } from './analysis/grpo';
