@@ -29,7 +29,7 @@ import type * as Crypto from 'node:crypto';
 import { answersEqual, createRunContext, type Group, type GroupScore, type OperatorId, type Params } from '../engine';
 import type { Notice, ReadStats } from '../logs';
 import { forEachGroup, jobsFrom, maxGroupSizeFrom } from './score';
-import { matchesTruth, type ScoreJob } from './pipeline';
+import { matchesTruth, reasoningFor, type ScoreJob } from './pipeline';
 import { needsReasoning, prepareGroup, scoreGroup } from '../engine';
 import { analyseRun, groupHealth, stripTruth, type GroupHealth, type RunHealth } from '../engine/analysis/health';
 import { Outcome } from './outcome';
@@ -154,7 +154,7 @@ export function groupRow(s: GroupScore, truth: string | null, forms?: readonly s
  * logged ground truth), and the group's health record (docs/health.md) from the same features.
  * Runs in the worker threads too. */
 export function reportRow(group: Group, job: ScoreJob, ctx: RunContext): { row: ReportGroup; health: GroupHealth } {
-  const g = prepareGroup(group, { reasoning: needsReasoning(job.operators), health: true });
+  const g = prepareGroup(group, { reasoning: reasoningFor(group, job), health: true });
   const score = scoreGroup(g, { operators: job.operators, params: job.params, configuredOperator: job.configuredOperator }, ctx);
   const row = groupRow(score, group.groundTruth ?? null, group.groundTruthForms);
   if (group.stream) row.stream = group.stream;

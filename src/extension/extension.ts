@@ -25,9 +25,14 @@ import { MAX_CANDIDATES, inFollowedRun, runFolders } from './discover';
 
 const CONFIG = 'consensusLens';
 
-function configuredOperator(): OperatorId {
-  const op = vscode.workspace.getConfiguration(CONFIG).get<string>('defaultOperator', 'majority');
-  return (OPERATOR_IDS as readonly string[]).includes(op) ? (op as OperatorId) : 'majority';
+/**
+ * The operator the user says the run trained with, or undefined when the setting is not set: then
+ * each group's logged operator (`extra.operator`) is used, else majority — as the CLI does.
+ */
+function configuredOperator(): OperatorId | undefined {
+  const i = vscode.workspace.getConfiguration(CONFIG).inspect<string>('defaultOperator');
+  const op = i?.workspaceFolderValue ?? i?.workspaceValue ?? i?.globalValue;
+  return op !== undefined && (OPERATOR_IDS as readonly string[]).includes(op) ? (op as OperatorId) : undefined;
 }
 
 /** consensusLens.maxGroupSize (application scope: user settings only). */
@@ -448,8 +453,8 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
 
   // Launching training jobs: src/extension/training.
   const training = registerTraining(context, {
-    panelWhatIf: () => (ConsensusPanel.instance ? { operator: configuredOperator(), params: ConsensusPanel.instance.parameters } : null),
-    configuredWhatIf: () => ({ operator: configuredOperator(), params: configuredParams() }),
+    panelWhatIf: () => (ConsensusPanel.instance ? { operator: configuredOperator() ?? 'majority', params: ConsensusPanel.instance.parameters } : null),
+    configuredWhatIf: () => ({ operator: configuredOperator() ?? 'majority', params: configuredParams() }),
     followRun: (path) => addRun(path, 'opened'),
     refreshExplorer: () => tree.refresh(),
     log: out,
