@@ -221,7 +221,7 @@ export function renderHealth(h: RunHealth, path: string, mismatch?: MismatchSumm
   );
   if (d.pluralities) {
     const rescued = Object.entries(d.rescued).map(([op, k]) => `${op} ${k}`).join(', ');
-    out.push(`  degenerate pluralities: ${d.pluralities} questions${rescued ? `; another label from ${rescued}` : ''}`);
+    out.push(`  degenerate pluralities: ${plural(d.pluralities, "question")}${rescued ? `; another label from ${rescued}` : ''}`);
     for (const e of d.examples.slice(0, 5)) out.push(`    step ${e.step} question ${e.question_id}${e.run ? ` (${e.run})` : ''}: vote label ${e.label === '' ? '"" (empty box)' : JSON.stringify(e.label)}`);
   }
   out.push('');
