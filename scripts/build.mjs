@@ -76,7 +76,8 @@ const bundles = [
   {
     // The consensus panel (browser). CSS is bundled beside it as dist/webview/main.css.
     ...common,
-    entryPoints: { main: 'webview/main.ts', dashboard: 'webview/dashboard/main.ts' },
+    // report-page: the `report --html` page's script, which the CLI inlines with the page's nonce.
+    entryPoints: { main: 'webview/main.ts', dashboard: 'webview/dashboard/main.ts', 'report-page': 'webview/report/main.ts' },
     outdir: 'dist/webview',
     platform: 'browser',
     format: 'iife',

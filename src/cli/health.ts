@@ -17,6 +17,7 @@ import {
 import { createRunContext, prepareGroup, scoreGroup, type Group, type OperatorId, type Params, type RunContext } from '../engine';
 import type { Notice, ReadStats } from '../logs';
 import { Outcome } from './outcome';
+import type { MismatchSummary } from './report-types';
 import { snakeKeys } from './json';
 import { forEachGroup, jobsFrom } from './score';
 import { defaultJobs } from './pool';
@@ -109,13 +110,7 @@ export async function collectHealth(path: string, opts: HealthBuildOptions, onNo
  * Groups whose logged rewards differ from the configured operator's (SPEC §5), the same check
  * `score` and `report` make: a reward bug the classes of docs/health.md may not name.
  */
-export interface MismatchSummary {
-  /** Training groups with a logged reward for every roll-out. */
-  checked: number;
-  groups: number;
-  /** The configured operators checked against (the flag's, or what the groups logged). */
-  operators: string[];
-}
+export type { MismatchSummary } from './report-types';
 
 export function mismatchSummary(records: readonly GroupHealth[]): MismatchSummary {
   const out: MismatchSummary = { checked: 0, groups: 0, operators: [] };
