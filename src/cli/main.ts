@@ -8,6 +8,7 @@ import { runReport } from './report';
 import { runWatch } from './watch';
 import { runHealth } from './health';
 import { version } from '../../package.json';
+import { plainError } from './errors';
 
 /** equal and extract read answers, which may start with "-": they parse their own arguments. */
 const ANSWER_COMMANDS: Record<string, { usage: string; summary: string }> = {
@@ -82,7 +83,7 @@ async function main(argv: string[]): Promise<number> {
       io.stderr.write(`consensus-lens ${command}: ${e.message}\n`);
       return 2;
     }
-    io.stderr.write(`consensus-lens ${command}: ${(e as Error).message ?? String(e)}\n`);
+    io.stderr.write(`consensus-lens ${command}: ${plainError(e)}\n`);
     return 1;
   }
 }

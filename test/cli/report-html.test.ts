@@ -29,10 +29,11 @@ async function open(file: string) {
   const problems: string[] = [];
   page.on('console', (m) => (m.type() === 'error' || /Content Security Policy|Refused/.test(m.text())) && problems.push(m.text()));
   page.on('pageerror', (e) => problems.push(String(e)));
-  await page.addInitScript(() => document.addEventListener('securitypolicyviolation', (e) => ((window as unknown as { __csp?: string[] }).__csp ??= []).push(`${e.violatedDirective} ${e.blockedURI}`)));
+  // (page scripts as strings: this file is type-checked without the DOM library)
+  await page.addInitScript("document.addEventListener('securitypolicyviolation', (e) => (window.__csp = window.__csp || []).push(e.violatedDirective + ' ' + e.blockedURI))");
   await page.goto('file://' + resolve(file));
   await page.waitForSelector('body[data-rendered="true"]', { timeout: 20_000 });
-  const violations = await page.evaluate(() => (window as unknown as { __csp?: string[] }).__csp ?? []);
+  const violations = (await page.evaluate('window.__csp || []')) as string[];
   return { page, problems: [...problems, ...violations] };
 }
 
@@ -46,16 +47,16 @@ test('report --html on the demo run: no CSP violation, legend and lines in the s
   const { page, problems } = await open(file);
   try {
     assert.deepEqual(problems, []);
-    const legend = await page.$$eval('svg text.legend', (ts) => ts.map((t) => ({ text: t.textContent, fill: getComputedStyle(t).fill })));
+    const legend = (await page.evaluate("[...document.querySelectorAll('svg text.legend')].map((t) => ({ text: t.textContent, fill: getComputedStyle(t).fill }))")) as { text: string; fill: string }[];
     assert.equal(legend.length, 6, JSON.stringify(legend)); // accuracy of six operators
     legend.forEach((l, i) => assert.equal(l.fill, rgb(SERIES_COLOURS[i]), `${l.text}: ${l.fill}`));
-    const lines = await page.$$eval('svg path.line', (ps) => ps.map((p) => ({ stroke: getComputedStyle(p).stroke, fill: getComputedStyle(p).fill })));
+    const lines = (await page.evaluate("[...document.querySelectorAll('svg path.line')].map((p) => ({ stroke: getComputedStyle(p).stroke, fill: getComputedStyle(p).fill }))")) as { stroke: string; fill: string }[];
     lines.forEach((l, i) => {
       assert.equal(l.stroke, rgb(SERIES_COLOURS[i]));
       assert.equal(l.fill, 'none');
     });
     const shots = process.env.CONSENSUS_LENS_SCREENSHOTS;
-    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.evaluate('window.scrollTo(0, 0)');
     const shot = await page.screenshot({ fullPage: false });
     assert.ok(shot.length > 10_000);
     if (shots) {
@@ -85,7 +86,7 @@ test('report --html: a hostile question id and answer stay text; several runs ea
   const { page, problems } = await open(file);
   try {
     assert.deepEqual(problems, []);
-    assert.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined);
+    assert.equal(await page.evaluate('window.__pwned'), undefined);
     assert.ok((await page.locator('#groups').textContent())!.includes('<img src=x'));
   } finally {
     await page.close();
@@ -95,7 +96,7 @@ test('report --html: a hostile question id and answer stay text; several runs ea
   const m = await open(many);
   try {
     assert.deepEqual(m.problems, []);
-    const titles = await m.page.$$eval('section.run h2', (hs) => hs.map((h) => h.textContent));
+    const titles = (await m.page.evaluate("[...document.querySelectorAll('section.run h2')].map((h) => h.textContent)")) as string[];
     assert.ok(titles.includes('Run verl-uid') && titles.includes('Run wandb-verl/wandb/run-20250101_000000-def456/files/media/table'), titles.join(', '));
     assert.ok((await m.page.locator('section.run h3', { hasText: 'Validation' }).count()) >= 3);
   } finally {
