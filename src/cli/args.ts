@@ -25,8 +25,8 @@ export interface OptionDef {
   /** The value's name in the help (string options). */
   value?: string;
   help: string;
-  /** The default, as the help prints it. */
-  default?: string;
+  /** The default, as the help prints it (per command when it differs). */
+  default?: string | ((command: Command) => string);
   commands: readonly Command[];
 }
 
@@ -34,7 +34,7 @@ const READERS: readonly Command[] = ['score', 'sweep', 'report', 'health'];
 
 /** Every flag that is not an operator parameter: one line each. */
 export const OPTIONS: Readonly<Record<string, OptionDef>> = {
-  operators: { type: 'string', value: 'LIST', help: `operators to run, comma-separated (${OPERATOR_IDS.join(',')})`, default: 'every operator the log allows (sweep: core)', commands: ['score', 'sweep', 'report', 'watch'] },
+  operators: { type: 'string', value: 'LIST', help: `operators to run, comma-separated (${OPERATOR_IDS.join(',')})`, default: (c) => (c === 'sweep' ? 'core' : 'every operator the log allows'), commands: ['score', 'sweep', 'report', 'watch'] },
   'configured-operator': { type: 'string', value: 'OP', help: 'the operator the run trained with, for the reward-mismatch check', default: 'the one each group logs ("operator"), else majority', commands: ['score', 'report', 'health', 'watch'] },
   'adv-scale': { type: 'string', value: 'group|none', help: 'GRPO advantage scaling (none: Dr. GRPO)', default: 'group', commands: ['score', 'report', 'health', 'watch', 'serve'] },
   'ground-truth': { type: 'string', value: 'auto|ignore', help: 'logged ground truth: auto uses it unless it is the vote itself (TTRL), ignore drops it', default: 'auto', commands: ['score', 'sweep', 'report', 'watch'] },
@@ -250,14 +250,17 @@ export function groundTruthFromFlags(a: ParsedArgs): 'auto' | 'ignore' {
   return v;
 }
 
-const range = (s: ParamSpec): string => `${s.minExclusive ? '(' : '['}${s.min}, ${s.max}]${s.integer ? ', integer' : ''}`;
+const range = (s: ParamSpec): string => `${s.minExclusive ? '(' : '['}${formatNumber(s.min)}, ${formatNumber(s.max)}]${s.integer ? ', integer' : ''}`;
 
 /** A parameter's default as the help prints it. */
 function paramDefault(s: ParamSpec): string {
   const v = DEFAULT_PARAMS[s.id];
   if (v === null && s.defaultsTo) return `= --${PARAM_SPECS.find((p) => p.id === s.defaultsTo)!.flag}`;
-  return String(v);
+  return formatNumber(v as number);
 }
+
+/** A number as the help prints it: 1e-6, not 0.000001. */
+export const formatNumber = (v: number): string => (v !== 0 && Math.abs(v) < 1e-3 ? v.toExponential() : String(v));
 
 /** `consensus-lens COMMAND --help`: every flag the command takes, with its default and range. */
 export function commandHelp(command: Command): string {
@@ -265,7 +268,8 @@ export function commandHelp(command: Command): string {
   const rows: [string, string][] = [];
   for (const [name, o] of Object.entries(OPTIONS)) {
     if (!o.commands.includes(command)) continue;
-    rows.push([`--${name}${name === 'help' ? ', -h' : ''}${o.type === 'string' ? ` ${o.value ?? 'X'}` : ''}`, `${o.help}${o.default ? ` (default: ${o.default})` : ''}`]);
+    const d = typeof o.default === 'function' ? o.default(command) : o.default;
+    rows.push([`--${name}${name === 'help' ? ', -h' : ''}${o.type === 'string' ? ` ${o.value ?? 'X'}` : ''}`, `${o.help}${d ? ` (default: ${d})` : ''}`]);
   }
   const params: [string, string][] = [];
   if (PARAM_COMMANDS.includes(command)) {

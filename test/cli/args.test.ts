@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { COMMAND_DEFS, commandHelp, optionsOf, parseCommand, UsageError, type Command } from '../../src/cli/args';
+import { COMMAND_DEFS, commandHelp, formatNumber, optionsOf, parseCommand, UsageError, type Command } from '../../src/cli/args';
 import { DEFAULT_PARAMS, PARAM_SPECS } from '../../src/engine';
 
 function cli(args: string[], input = '') {
@@ -83,8 +83,8 @@ test('CMD --help and -h list every flag the command takes with defaults and rang
     const line = score.split('\n').find((l) => l.trimStart().startsWith(`--${s.flag} `))!;
     assert.ok(line, s.flag);
     const d = DEFAULT_PARAMS[s.id];
-    if (d !== null) assert.ok(line.includes(`Default ${d},`), line);
-    assert.ok(line.includes(`${s.min}, ${s.max}]`), line);
+    if (d !== null) assert.ok(line.includes(`Default ${formatNumber(d as number)},`), line);
+    assert.ok(line.includes(`${formatNumber(s.min)}, ${formatNumber(s.max)}]`), line);
   }
   // help wins over a bad flag, as in git
   assert.equal(cli(['score', '--kapa', '1', '--help']).code, 0);
