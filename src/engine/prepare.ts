@@ -12,6 +12,8 @@ export interface PreparedGroup {
   run?: string;
   /** 'validation': a validation dump (rewards against the real answer, not consensus rewards). */
   stream?: 'validation';
+  /** The operator the training loop logged for the group (Group.loggedOperator). */
+  loggedOperator?: string;
   step: number;
   questionId: string;
   n: number;
@@ -168,6 +170,7 @@ export function prepareGroup(group: Group, opts: PrepareOptions = {}, done: { an
   if (rollouts.some((r) => typeof r.advantage === 'number')) {
     prepared.loggedAdvantages = rollouts.map((r) => (typeof r.advantage === 'number' && Number.isFinite(r.advantage) ? r.advantage : null));
   }
+  if (group.loggedOperator) prepared.loggedOperator = group.loggedOperator;
   if (opts.health)
     prepared.text = rolloutTextStats(
       rollouts.map((r) => r.response ?? ''),

@@ -55,6 +55,12 @@ export interface Group {
   outcomeChecks?: OutcomeCheck[];
   /** The trainer that wrote the log, when its format tells: the GRPO view defaults to its advantage formula. */
   framework?: Framework;
+  /**
+   * The operator the training loop rewarded this group with, as its log records it (native
+   * `extra.operator`, written by the Python reward helpers): the configured operator of the
+   * reward-mismatch check unless the user names another.
+   */
+  loggedOperator?: string;
 }
 
 /** Trainers whose GRPO advantage formula the GRPO view knows (docs/training-loop.md, "Advantages"). */

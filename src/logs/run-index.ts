@@ -76,6 +76,8 @@ export interface GroupEntry {
   /** The trainer that wrote the log, when its format tells. */
   framework?: Framework;
   outcomeChecks?: OutcomeCheck[];
+  /** The operator the training loop logged for the group (see Group.loggedOperator). */
+  loggedOperator?: string;
   /**
    * In sample_idx order when logged, else in file order. For a group record this is built on each
    * read from packed columns (an enumerable own getter, so JSON and structured clone see it): read
@@ -851,6 +853,7 @@ export class RunIndex {
       if (rec.run !== undefined) e.run = rec.run;
       if (rec.prompt !== undefined) e.prompt = rec.prompt;
       if (rec.outcomeChecks) e.outcomeChecks = rec.outcomeChecks;
+      if (rec.loggedOperator) e.loggedOperator = rec.loggedOperator;
       if (rec.groundTruthForms) e.groundTruthForms = rec.groundTruthForms;
       if (rec.stream) e.stream = rec.stream;
       if (rec.framework) e.framework = rec.framework;
@@ -917,6 +920,7 @@ export class RunIndex {
     if (rec.groundTruthForms) e.groundTruthForms = rec.groundTruthForms;
     if (rec.stream) e.stream = rec.stream;
     if (rec.framework) e.framework = rec.framework;
+    if (rec.loggedOperator) e.loggedOperator = rec.loggedOperator;
     this.entries.set(key, e);
     ch.added.add(key);
     this.maybeCompleteBySize(e, ch);
@@ -1266,6 +1270,7 @@ export function entryToGroup(e: GroupEntry, texts: string[], rollouts: RolloutEn
   if (e.stream) g.stream = e.stream;
   if (e.framework) g.framework = e.framework;
   if (e.outcomeChecks) g.outcomeChecks = e.outcomeChecks;
+  if (e.loggedOperator) g.loggedOperator = e.loggedOperator;
   return g;
 }
 

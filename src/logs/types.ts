@@ -61,6 +61,8 @@ export type ParsedRecord =
       /** The trainer that wrote the log, when its format tells. */
       framework?: Framework;
       outcomeChecks?: OutcomeCheck[];
+      /** The operator the training loop logged for the group (`extra.operator`). */
+      loggedOperator?: string;
       rollouts: Array<Rollout & { extra?: Record<string, unknown> }>;
       source: RecordSource;
     }
@@ -75,6 +77,8 @@ export type ParsedRecord =
       stream?: 'validation';
       framework?: Framework;
       rollout: Rollout & { extra?: Record<string, unknown> };
+      /** The operator the training loop logged (`extra.operator` of the record). */
+      loggedOperator?: string;
       /**
        * A turn of a multi-turn session (verl V1 uid `{uuid}_{session}_{output}`): only the session's
        * final output is a roll-out, so a later output of the same session replaces an earlier one.
