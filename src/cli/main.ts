@@ -17,6 +17,8 @@ const USAGE = `usage: consensus-lens <command> [options]
                       [--max-group-size N]  (default 4096; larger groups are reported and skipped)
   sweep PATH          re-score the run for every combination of parameter lists
                       --kappa 0:1:0.1 [--tau LIST] [--alpha LIST] [--operators ...]
+                      score, sweep: [--shard i/K] only the questions of bucket i of K, output made
+                      to be merged (python -m consensus_lens.ray; docs/scale.md)
   report PATH         per-step summary of a run (training and validation streams apart) [--html FILE]
   health PATH         run health: timeline, change-point alarms, confidence premise, reward bugs,
                       degenerate roll-outs, how many roll-outs [--json] [--configured-operator OP]
