@@ -463,6 +463,7 @@ def _run_shards(command: str, path: str, forwarded: List[str], shards: int, cpus
     task = ray.remote(_shard_task).options(
         num_cpus=cpus, max_retries=max_retries, retry_exceptions=[EngineKilled], scheduling_strategy="SPREAD",
     )
+    t0 = time.monotonic()
     state = [_Shard("%d/%d" % (i, shards)) for i in range(shards)]
     gens = {task.remote(engine, argv, s.label): i for i, s in enumerate(state)}
     written = 0
@@ -528,7 +529,7 @@ def _run_shards(command: str, path: str, forwarded: List[str], shards: int, cpus
         for t in merged:
             out.write(sweep_line(t) + "\n")
         if output_file:
-            _write_sweep_file(output_file, path, argv, merged, reads[0])
+            _write_sweep_file(output_file, path, argv, merged, reads[0], 1000 * (time.monotonic() - t0))
     out.flush()
     return max(codes)
 
@@ -569,12 +570,12 @@ def _write_ready(state: List[_Shard], out: Any, final: bool = False) -> int:
     return n
 
 
-def _write_sweep_file(output: str, path: str, argv: List[str], merged: List[Dict[str, Any]], groups: int) -> None:
+def _write_sweep_file(output: str, path: str, argv: List[str], merged: List[Dict[str, Any]], groups: int, ms: float) -> None:
     """The merged totals, for the extension's run dashboard (Consensus Lens: Open Cluster Sweep
     Result…): a header line, then one line of counts and sums per setting and operator."""
     tmp = output + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
-        f.write(_js_json({"consensus_lens_sweep": 1, "run": path, "groups": groups, "argv": argv}) + "\n")
+        f.write(_js_json({"consensus_lens_sweep": 1, "run": path, "groups": groups, "argv": argv, "ms": round(ms)}) + "\n")
         for t in merged:
             f.write(_js_json(t) + "\n")
     os.replace(tmp, output)

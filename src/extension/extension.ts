@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import { isAbsolute, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { DEFAULT_MAX_GROUP_SIZE, OPERATOR_IDS, type OperatorId } from '../engine';
 import { isQuestionKey, type PanelState, type QuestionKey, type QuestionView } from '../protocol/messages';
 import { ConsensusPanel, PANEL_VIEW_TYPE, type PanelHost } from './panel';
@@ -20,6 +20,7 @@ import { WhatIfController } from './whatif';
 import { LagMonitor } from './lag';
 import { mayFollowAgain } from './restore';
 import { DashboardPanel, DASHBOARD_VIEW_TYPE, type DashboardHost } from './dashboard/panel';
+import { parseSweepFile } from './dashboard/sweep-file';
 import { registerTraining } from './training';
 import { MAX_CANDIDATES, inFollowedRun, runFolders } from './discover';
 
@@ -407,6 +408,22 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       // The run asked for, else the consensus panel's, else the last re-scored one, else the followed one.
       const runId = typeof arg === 'string' ? arg : arg?.kind === 'run' ? arg.runId : (ConsensusPanel.instance?.question?.runId ?? [...whatIf.last.keys()].pop() ?? followed);
       DashboardPanel.show(context.extensionUri, dashboardHost, runId);
+    }),
+    // A cluster sweep's result file (python -m consensus_lens.ray sweep … --output FILE) in the
+    // dashboard's sweep view, on the run it names (followed if it is not yet).
+    vscode.commands.registerCommand('consensusLens.openSweepResult', async (arg?: vscode.Uri | string) => {
+      let file = typeof arg === 'string' ? arg : arg instanceof vscode.Uri ? arg.fsPath : undefined;
+      if (!file) file = (await vscode.window.showOpenDialog({ canSelectFiles: true, canSelectMany: false, openLabel: 'Show in Dashboard', title: 'Consensus Lens: a cluster sweep result', filters: { 'Sweep results': ['jsonl', 'json'], 'All files': ['*'] } }))?.[0]?.fsPath;
+      if (!file) return;
+      try {
+        const result = parseSweepFile(await readFile(file, 'utf8'), file);
+        if (!existsSync(result.run)) throw new Error(`${file} is the sweep of ${result.run}, which is not on this machine (open the run, then the file, where it is mounted)`);
+        const run = addRun(result.run, 'opened');
+        DashboardPanel.show(context.extensionUri, dashboardHost, run.id).showSweep({ ...result.sweep, runId: run.id });
+        return run.id;
+      } catch (e) {
+        void vscode.window.showErrorMessage(`Consensus Lens: ${(e as Error).message}`);
+      }
     }),
     vscode.window.registerWebviewPanelSerializer(DASHBOARD_VIEW_TYPE, {
       deserializeWebviewPanel: async (panel) => {
