@@ -493,6 +493,16 @@ def _run_shards(command: str, path: str, forwarded: List[str], shards: int, cpus
             total = max([s.read for s in state] + [0])
             final = all(s.trailer is not None for s in state)
             progress.update(done, total, final)
+    except ray.exceptions.RayError as e:
+        # A task failed for good (its retries spent, or an error that is not retried).
+        for g in gens:
+            try:
+                ray.cancel(g, force=True)
+            except Exception:
+                pass
+        progress.clear()
+        err.write("consensus-lens.ray: a %s task failed: %s\n" % (command, str(e).strip().splitlines()[-1] if str(e).strip() else type(e).__name__))
+        return 1
     except KeyboardInterrupt:
         for g in gens:
             try:

@@ -57,7 +57,7 @@ def driver(*args):
 
 @pytest.fixture(scope="module")
 def cluster():
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
     c.add_node(num_cpus=1)
     c.wait_for_nodes()
     ray.init(address=c.address, log_to_driver=False)
@@ -220,16 +220,19 @@ def test_an_actor_killed_mid_step_is_replaced_with_identical_results(cluster):
     pool = clray.RewardPool(num_actors=2, operator="core", max_in_flight=1, chunk_groups=1)
     try:
         (actor0, worker0), _ = pool.actor_pids()
-        t0 = time.time()
-        pool.score(groups[:4], step=3)  # warm: the timing below is the step's, not start-up
-        per_group = (time.time() - t0) / 4
-        timer = threading.Timer(max(0.2, per_group * 8), os.kill, (actor0, signal.SIGKILL))
-        timer.start()
-        got = pool.score(groups, step=3)
-        timer.join()
+        engine = psutil.Process(worker0)
+        busy = sum(engine.cpu_times()[:2])
+        box = {}
+        t = threading.Thread(target=lambda: box.setdefault("got", pool.score(groups, step=3)), daemon=True)
+        t.start()
+        # Mid-step: once actor 0's engine has scored a few of its groups, not before, not after.
+        wait_for(lambda: sum(engine.cpu_times()[:2]) - busy > 0.3, 60)
+        assert t.is_alive()
+        os.kill(actor0, signal.SIGKILL)
+        t.join(120)
         assert pool.replaced == 1  # the actor died during the step…
-        assert got == want  # …and its groups were re-scored on its replacement, identically
-        assert not psutil.pid_exists(actor0) or psutil.Process(actor0).status() == psutil.STATUS_ZOMBIE
+        assert box["got"] == want  # …and its groups were re-scored on its replacement, identically
+        assert not engine.is_running() or engine.status() == psutil.STATUS_ZOMBIE  # its engine went with it
     finally:
         pool.close()
 
