@@ -66,11 +66,23 @@ class ActorLost(PoolError):
 
 # ---- the reward pool ------------------------------------------------------------------------------
 
+class _ThreadedWorker(RewardWorker):
+    """A reward worker that scores on as many threads as its actor has CPUs (``serve --jobs``)."""
+
+    def __init__(self, *args: Any, jobs: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.jobs = jobs
+
+    @property
+    def command(self) -> List[str]:
+        return super().command + ["--jobs", str(self.jobs)]
+
+
 class _RewardActor:
     """One Ray actor: one reward worker process."""
 
-    def __init__(self, command: Optional[List[str]], operator: str, params: Dict[str, Any], timeout: float) -> None:
-        self.worker = RewardWorker(command, operator=operator, params=params, timeout=timeout)
+    def __init__(self, command: Optional[List[str]], operator: str, params: Dict[str, Any], timeout: float, jobs: int) -> None:
+        self.worker = _ThreadedWorker(command, operator=operator, params=params, timeout=timeout, jobs=jobs)
 
     def score(self, records: List[Dict[str, Any]], operator: str, params: Dict[str, Any]) -> List[Dict[str, Any]]:
         return self.worker.score(records, operator, params)
@@ -94,9 +106,11 @@ class RewardPool:
 
     - command: the worker command on the actors' nodes (default: ``default_command()`` there).
     - operator / params: defaults for ``score``, as ``RewardWorker``.
-    - max_in_flight: requests outstanding per actor; chunk_groups: groups per request.
+    - max_in_flight: requests outstanding per actor; chunk_groups: groups per request (32 groups
+      queued per actor keep its worker's threads busy between round trips; BENCHMARKS.md).
     - timeout: seconds to wait for any answer (then ``PoolError``).
-    - actor_options: passed to Ray (default ``{"num_cpus": 1}``).
+    - actor_options: passed to Ray (default ``{"num_cpus": 1}``); an actor's worker scores on
+      that many threads (one CPU: on its main thread, ``serve --jobs 0``).
     - address: ``ray.init(address=…)`` when Ray is not initialised yet (None: Ray's default).
     """
 
@@ -107,8 +121,8 @@ class RewardPool:
         params: Optional[Mapping[str, Any]] = None,
         *,
         command: Union[None, str, Sequence[str]] = None,
-        max_in_flight: int = 2,
-        chunk_groups: int = 8,
+        max_in_flight: int = 8,
+        chunk_groups: int = 4,
         timeout: float = 600.0,
         actor_options: Optional[Mapping[str, Any]] = None,
         address: Optional[str] = None,
@@ -131,6 +145,8 @@ class RewardPool:
         # Ray must not restart an actor by itself: a restarted actor has an empty MS-TTRL cache, and
         # the pool has to know (it replaces actors itself, below).
         self.actor_options.update(max_restarts=0, max_task_retries=0)
+        cpus = int(self.actor_options.get("num_cpus", 1) or 1)
+        self._jobs = cpus if cpus >= 2 else 0
         self._remote_cls = ray.remote(_RewardActor)
         self._actors = [self._new_actor() for _ in range(num_actors)]
         self._stateful = [False] * num_actors  # has scored MS-TTRL groups: holds a cache
@@ -140,7 +156,7 @@ class RewardPool:
         self._lock = threading.Lock()
 
     def _new_actor(self) -> Any:
-        return self._remote_cls.options(**self.actor_options).remote(self.command, self.operator, self.params, self.timeout)
+        return self._remote_cls.options(**self.actor_options).remote(self.command, self.operator, self.params, self.timeout, self._jobs)
 
     def actor_pids(self) -> List[Tuple[int, Optional[int]]]:
         """(actor process, reward worker process) of each actor, starting the workers."""
