@@ -55,11 +55,25 @@ def driver(*args):
     return code, out.getvalue(), err.getvalue()
 
 
+def start_cluster():
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    try:
+        c.add_node(num_cpus=1)
+        c.wait_for_nodes()
+    except BaseException:
+        c.shutdown()
+        raise
+    return c
+
+
 @pytest.fixture(scope="module")
 def cluster():
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
-    c.add_node(num_cpus=1)
-    c.wait_for_nodes()
+    try:
+        c = start_cluster()
+    except Exception as e:  # Ray gives a raylet 30 s to register: on a loaded machine, once more
+        if "timed out during startup" not in str(e):
+            raise
+        c = start_cluster()
     ray.init(address=c.address, log_to_driver=False)
     try:
         yield c
