@@ -316,7 +316,10 @@ def _shard_task(command: Optional[List[str]], argv: List[str], shard: str) -> It
     """One shard of a run: runs ``consensus-lens ARGV --shard shard`` and yields its output lines in
     fixed-size items (the same items on a retry, as Ray's generator replay requires), then
     ``("end", exit_code, stderr_lines)``."""
-    cmd = (command or default_command()) + argv + ["--shard", shard]
+    # The driver's engine when its files are on this node too (a shared file system, one image),
+    # else this node's own (docs/scale.md, "The engine on every node").
+    usable = command and all(os.path.exists(c) for c in command if os.path.isabs(c))
+    cmd = (command if usable else default_command()) + argv + ["--shard", shard]
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
     err: deque = deque(maxlen=200)
@@ -683,8 +686,10 @@ def main(argv: Optional[List[str]] = None, out: Any = None, err: Any = None) -> 
     cluster_cpus = int(ray.cluster_resources().get("CPU", 1))
     shards = _positive_int(own, "--shards", max(1, cluster_cpus // cpus))
     retries = _positive_int(own, "--max-retries", 3, minimum=0)
-    env_cmd = os.environ.get("CONSENSUS_LENS_WORKER")
-    engine = shlex.split(env_cmd) if env_cmd else None
+    try:
+        engine: Optional[List[str]] = default_command()
+    except WorkerError:
+        engine = None  # each node finds its own
     show = progress if progress is not None else err.isatty()
     return _run_shards(command, path, forwarded, shards, cpus, engine, out, err, _Progress(show, err),
                        own.get("--output"), retries)

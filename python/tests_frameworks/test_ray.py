@@ -179,6 +179,45 @@ def test_a_worker_killed_mid_sweep_changes_nothing(cluster):
     assert_same_sweep(out, want)
 
 
+@pytest.fixture(scope="module")
+def long_run(tmp_path_factory):
+    """A native run of 10 steps × 48 questions (48 roll-outs of ~1,200 characters): each of three
+    shards streams several items of score lines, over a few seconds."""
+    from consensus_lens.records import group_record
+
+    rng = random.Random(5)
+    words = ["".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(2, 8))) for _ in range(300)]
+    path = tmp_path_factory.mktemp("run") / "run.jsonl"
+    with open(path, "w") as f:
+        for step in range(10):
+            for q in range(48):
+                responses = [" ".join(rng.choice(words) for _ in range(200)) + " so \\boxed{%d}." % rng.choice((1, 2, 3, 7))
+                             for _ in range(48)]
+                spec = {"question_id": "q%02d" % q, "responses": responses, "mean_logprobs": [-rng.random() for _ in range(48)]}
+                f.write(json.dumps(group_record(spec, step)) + "\n")
+    return str(path)
+
+
+def test_a_node_killed_mid_score_stream_changes_nothing(cluster, long_run):
+    want = cli("score", long_run, "--operators", "majority,core")
+    node = cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    raylet = node.all_processes["raylet"][0].process.pid
+    out, err = io.StringIO(), io.StringIO()
+    box = {}
+    t = threading.Thread(target=lambda: box.setdefault("code", clray.main(
+        ["score", long_run, "--operators", "majority,core", "--shards", "3", "--no-progress"], out, err)), daemon=True)
+    t.start()
+    # Lines already merged and written (every shard has streamed some), the node's task still running.
+    wait_for(lambda: out.getvalue() and shard_processes(raylet), 120)
+    written = len(out.getvalue().splitlines())
+    assert t.is_alive() and 0 < written < len(want.splitlines())
+    cluster.remove_node(node, allow_graceful=False)
+    t.join(240)
+    assert box.get("code") == 0, err.getvalue()
+    assert out.getvalue() == want  # the retried task's replay added nothing, dropped nothing
+
+
 def test_ctrl_c_cancels_the_tasks(cluster, tmp_path):
     marker = str(tmp_path / "run")
     os.symlink(RUN, marker)  # a path only this test's engines have on their command line
