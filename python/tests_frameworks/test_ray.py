@@ -55,6 +55,11 @@ def driver(*args):
     return code, out.getvalue(), err.getvalue()
 
 
+# A raylet waits for its node's agent (a Python process) before it registers; on a loaded machine
+# the agent's start-up outlasts Ray's default wait and the raylet aborts.
+os.environ.setdefault("RAY_agent_register_timeout_ms", "120000")
+
+
 def start_cluster():
     c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
     try:
