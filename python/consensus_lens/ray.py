@@ -628,9 +628,19 @@ the ones above go to consensus-lens unchanged (a wrong one is its usage error).
 _OWN = {"--address", "--shards", "--cpus-per-task", "--max-retries", "--output"}
 
 
+class _Usage(Exception):
+    """A usage error of the driver (exit 2, as the command line's)."""
+
+
+class _Help(Exception):
+    pass
+
+
 def _parse(argv: List[str]) -> Tuple[str, str, Dict[str, str], List[str], Optional[bool]]:
+    if any(a in ("-h", "--help") for a in argv[:2]):
+        raise _Help()
     if len(argv) < 2 or argv[0] not in ("sweep", "score") or argv[1].startswith("-"):
-        raise SystemExit(USAGE)
+        raise _Usage("expected sweep|score PATH first")
     command, path = argv[0], argv[1]
     own: Dict[str, str] = {}
     forwarded: List[str] = []
@@ -642,7 +652,7 @@ def _parse(argv: List[str]) -> Tuple[str, str, Dict[str, str], List[str], Option
         if name in _OWN:
             if not eq:
                 if k + 1 >= len(argv):
-                    raise SystemExit("consensus_lens.ray: %s needs a value\n%s" % (name, USAGE))
+                    raise _Usage("%s needs a value" % name)
                 k += 1
                 value = argv[k]
             own[name] = value
@@ -651,9 +661,9 @@ def _parse(argv: List[str]) -> Tuple[str, str, Dict[str, str], List[str], Option
         elif a == "--json":
             pass
         elif a in ("-h", "--help"):
-            raise SystemExit(USAGE)
+            raise _Help()
         elif a == "--shard" or a.startswith("--shard="):
-            raise SystemExit("consensus_lens.ray: --shard is chosen by the driver (use --shards K)")
+            raise _Usage("--shard is chosen by the driver (use --shards K)")
         else:
             forwarded.append(a)
         k += 1
@@ -665,7 +675,7 @@ def _positive_int(own: Dict[str, str], name: str, default: int, minimum: int = 1
     if v is None:
         return default
     if not v.isdigit() or int(v) < minimum:
-        raise SystemExit("consensus_lens.ray: %s must be an integer ≥ %d, got %r" % (name, minimum, v))
+        raise _Usage("%s must be an integer ≥ %d, got %r" % (name, minimum, v))
     return int(v)
 
 
@@ -673,7 +683,17 @@ def main(argv: Optional[List[str]] = None, out: Any = None, err: Any = None) -> 
     argv = list(sys.argv[1:] if argv is None else argv)
     out = out or sys.stdout
     err = err or sys.stderr
-    command, path, own, forwarded, progress = _parse(argv)
+    try:
+        command, path, own, forwarded, progress = _parse(argv)
+        cpus = _positive_int(own, "--cpus-per-task", 1)
+        retries = _positive_int(own, "--max-retries", 3, minimum=0)
+        _positive_int(own, "--shards", 1)
+    except _Help:
+        out.write(USAGE)
+        return 0
+    except _Usage as e:
+        err.write("consensus_lens.ray: %s\n%s" % (e, USAGE))
+        return 2
     path = os.path.abspath(path)
     if not os.path.exists(path):
         err.write("consensus_lens.ray: %s does not exist (the run must be on storage every node sees)\n" % path)
@@ -682,10 +702,8 @@ def main(argv: Optional[List[str]] = None, out: Any = None, err: Any = None) -> 
     address = own.get("--address") or os.environ.get("RAY_ADDRESS") or None
     if not ray.is_initialized():
         ray.init(address=address, log_to_driver=False, logging_level="ERROR")
-    cpus = _positive_int(own, "--cpus-per-task", 1)
     cluster_cpus = int(ray.cluster_resources().get("CPU", 1))
     shards = _positive_int(own, "--shards", max(1, cluster_cpus // cpus))
-    retries = _positive_int(own, "--max-retries", 3, minimum=0)
     try:
         engine: Optional[List[str]] = default_command()
     except WorkerError:
@@ -695,7 +713,7 @@ def main(argv: Optional[List[str]] = None, out: Any = None, err: Any = None) -> 
                        own.get("--output"), retries)
 
 
-def run_sweep(path: str, *flags: str, shards: Optional[int] = None, **kw: Any) -> List[Dict[str, Any]]:
+def run_sweep(path: str, *flags: str, shards: Optional[int] = None) -> List[Dict[str, Any]]:
     """The merged sweep of a run as dicts (``consensus-lens sweep`` lines), on the Ray cluster this
     process is connected to. ``flags``: consensus-lens flags, e.g. ``"--kappa", "0:1:0.5"``."""
     return [json.loads(line) for line in _capture("sweep", path, flags, shards)]

@@ -113,12 +113,28 @@ def engine_processes(marker):
     return out
 
 
-def test_sweep_on_two_nodes_equals_the_local_sweep(cluster):
+def test_sweep_on_two_nodes_equals_the_local_sweep(cluster, tmp_path):
     assert len([n for n in ray.nodes() if n["Alive"]]) == 2
     want = cli("sweep", RUN, *SWEEP)
-    code, out, err = driver("sweep", RUN, *SWEEP, "--shards", "4")
+    result = tmp_path / "sweep.jsonl"
+    code, out, err = driver("sweep", RUN, *SWEEP, "--shards", "4", "--output", str(result))
     assert code == 0, err
     assert_same_sweep(out, want)
+    # The file for the extension's dashboard: the run, then the merged counts and sums.
+    header, *totals = [json.loads(l) for l in result.read_text().splitlines()]
+    assert header["consensus_lens_sweep"] == 1 and header["run"] == RUN and header["groups"] == 36
+    for t, w in zip(totals, (json.loads(l) for l in want.splitlines())):
+        assert (t["params"], t["operator"], t["groups"]) == (w["params"], w["operator"], w["groups"])
+        assert abs(t["gate_sum"] / t["groups"] - w["mean_gate"]) <= 1e-12
+    assert len(totals) == len(want.splitlines())
+
+
+def test_driver_usage_errors():
+    assert driver("sweep")[0] == 2
+    assert driver("sweep", RUN, "--shards", "0")[0] == 2
+    assert driver("sweep", RUN, "--shard", "0/2")[0] == 2  # the driver picks the shards
+    code, out, _ = driver("--help")
+    assert code == 0 and out.startswith("usage: python -m consensus_lens.ray")
 
 
 def test_score_on_two_nodes_is_the_local_score_in_run_order(cluster):
