@@ -735,9 +735,26 @@ def _capture(command: str, path: str, flags: Sequence[str], shards: Optional[int
     return out.getvalue().splitlines()
 
 
-if __name__ == "__main__":
-    # Run as `python -m consensus_lens.ray`: call the module's own main, so the tasks Ray ships
-    # are functions of consensus_lens.ray (imported on the workers), not of __main__.
-    from consensus_lens.ray import main as _main
+def cli() -> int:
+    """``python -m consensus_lens.ray``: stdout carries the result lines and nothing else. Ray's
+    driver prints what it hears from the cluster (a node marked dead, a worker's error) to its
+    standard output; here that goes to stderr, and the results to the original stdout."""
+    sys.stdout.flush()
+    result = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1 << 16)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    try:
+        return main(sys.argv[1:], result, sys.stderr)
+    finally:
+        try:
+            result.flush()
+        except BrokenPipeError:
+            pass
 
-    sys.exit(_main())
+
+if __name__ == "__main__":
+    # Run as `python -m consensus_lens.ray`: call the module's own entry, so the tasks Ray ships
+    # are functions of consensus_lens.ray (imported on the workers), not of __main__.
+    from consensus_lens.ray import cli as _cli
+
+    sys.exit(_cli())
