@@ -454,6 +454,19 @@ def _close_workers() -> None:
             pass
 
 
+_pools: Dict[Any, Any] = {}
+
+
+def _get_pool(num_actors: int, command: Union[None, str, Sequence[str]]) -> Any:
+    from .ray import RewardPool
+
+    key = (num_actors, json.dumps(command if command is None or isinstance(command, str) else list(command)))
+    with _workers_lock:
+        if key not in _pools:
+            _pools[key] = RewardPool(num_actors=num_actors, command=command)
+        return _pools[key]
+
+
 def _extra_get(extra: Any, key: str) -> Any:
     if isinstance(extra, Mapping):
         return extra.get(key)
@@ -473,6 +486,7 @@ def compute_score(
     command: Union[None, str, Sequence[str]] = None,
     return_dict: bool = False,
     log_dir: Optional[str] = None,
+    num_actors: int = 1,
     **unused: Any,
 ) -> List[Any]:
     """verl-shaped batch reward: one reward per roll-out, in input order.
@@ -490,6 +504,8 @@ def compute_score(
       number of calls in this process.
     - ``return_dict``: return ``{"score", "cl_gate", "cl_advantage"}`` per roll-out instead of a
       float; verl's batch manager puts the extra keys in ``reward_extra_info``.
+    - ``num_actors`` > 1: reward on a ``consensus_lens.ray.RewardPool`` of that many Ray actors
+      (one per process, kept across calls) instead of the local worker (docs/scale.md).
     No log-probs pass through this signature: ``core`` runs as ``ec`` here (SPEC §4.3); feed
     ``mean_logprob`` through ``RewardWorker.score`` from a reward manager for CoRE with confidence.
     """
@@ -537,7 +553,7 @@ def compute_score(
             "responses": [str(solution_strs[i]) for i in idx],
         }
         specs.append(spec)
-    worker = get_worker(command)
+    worker: Any = get_worker(command) if num_actors <= 1 else _get_pool(num_actors, command)
     results = worker.score(specs, op, params, step=step)
 
     rewards: List[float] = [0.0] * n

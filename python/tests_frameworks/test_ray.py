@@ -328,3 +328,15 @@ def test_msttrl_fails_loudly_when_an_actor_holding_its_cache_dies(cluster):
         assert pool.score(make_groups(3, 8, checks=True), step=3) == single(make_groups(3, 8, checks=True), "msttrl", {}, 3)
     finally:
         pool.close()
+
+
+def test_verls_batch_reward_function_on_the_pool(cluster):
+    from consensus_lens.reward import compute_score
+
+    groups = make_groups(4, 16, n=8, size=300)
+    sources = ["math"] * (16 * 8)
+    texts = [r for g in groups for r in g["responses"]]
+    extras = [{"index": k // 8} for k in range(len(texts))]
+    local = compute_score(sources, texts, None, extras, operator="ec", step=4, command=["node", CLI])
+    pooled = compute_score(sources, texts, None, extras, operator="ec", step=4, command=["node", CLI], num_actors=2)
+    assert pooled == local and len(local) == len(texts)
