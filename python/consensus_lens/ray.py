@@ -10,7 +10,7 @@
   questions (``--shard i/K``), merged on the driver: sweep from counts and sums, score in run
   order, streamed.
 
-Failures (docs/scale.md, "Guarantees"): an actor that dies mid-step has its groups re-scored on a
+Failures (docs/scale.md#what-is-and-is-not-guaranteed): an actor that dies mid-step has its groups re-scored on a
 replacement actor, which gives identical results for every operator but MS-TTRL; with MS-TTRL
 the actor's outcome cache is gone, so the step fails (``ActorLost``) and so does every later
 MS-TTRL step until ``reset()``: never a reward from a cache that silently started afresh. A sweep
@@ -317,7 +317,7 @@ def _shard_task(command: Optional[List[str]], argv: List[str], shard: str) -> It
     fixed-size items (the same items on a retry, as Ray's generator replay requires), then
     ``("end", exit_code, stderr_lines)``."""
     # The driver's engine when its files are on this node too (a shared file system, one image),
-    # else this node's own (docs/scale.md, "The engine on every node").
+    # else this node's own (docs/scale.md#the-engine-on-every-node).
     usable = command and all(os.path.exists(c) for c in command if os.path.isabs(c))
     cmd = (command if usable else default_command()) + argv + ["--shard", shard]
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

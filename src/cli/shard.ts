@@ -1,5 +1,5 @@
 // `--shard i/K` of `score` and `sweep`: the part of a run one task of a cluster run scores
-// (docs/scale.md, "Sharding"). A question belongs to bucket FNV-1a(question id) mod K, so all of
+// (docs/scale.md#sharding). A question belongs to bucket FNV-1a(question id) mod K, so all of
 // its steps are scored by one task, in order (MS-TTRL's per-question outcome cache sees exactly
 // what it sees on one machine). Every task reads the whole run and scores its own questions.
 //
@@ -10,7 +10,7 @@
 
 import type { Group } from '../engine';
 import { UsageError } from './args';
-import { shardHash } from './pool';
+import { fnv1a } from '../engine/hash';
 import type { SweepStats } from './pipeline';
 
 export interface Shard {
@@ -32,9 +32,9 @@ export function parseShard(text: string): Shard {
   return { index, count };
 }
 
-/** The bucket of a question: FNV-1a of its id (UTF-16 code units, as `shardHash`) mod K. */
+/** The bucket of a question: FNV-1a of its id (UTF-16 code units, src/engine/hash.ts) mod K. */
 export function bucketOf(questionId: string, count: number): number {
-  return shardHash(questionId) % count;
+  return fnv1a(questionId) % count;
 }
 
 /**

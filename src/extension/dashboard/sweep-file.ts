@@ -1,5 +1,5 @@
 // The result file of a cluster sweep (`python -m consensus_lens.ray sweep … --output FILE`,
-// docs/scale.md "Seeing the result"): a header line naming the run, then one line of counts and
+// docs/scale.md#seeing-the-result): a header line naming the run, then one line of counts and
 // sums per setting and operator. Read here into the dashboard's κ × τ heatmap, the same cells its
 // own 6 × 6 sweep fills (the counts and sums, never ratios).
 import { DEFAULT_PARAMS, type OperatorId } from '../../engine';
