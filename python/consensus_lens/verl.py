@@ -184,7 +184,9 @@ class ConsensusRewardManager:
     Constructor arguments follow verl's reward managers (tokenizer, num_examine, compute_score,
     reward_fn_key) plus: operator, params, group_key ("uid"), logprob_key (None: rollout, else
     old log-probs; without either, core runs as ec and the results say confidence "missing"),
-    log_dir (also log every step there with RunLogger), worker (a RewardWorker to share).
+    log_dir (also log every step there with RunLogger), worker (a RewardWorker to share),
+    num_actors (> 1: a ``consensus_lens.ray.RewardPool`` of that many Ray actors instead of one
+    local worker; ``+reward_model.reward_kwargs.num_actors=8``).
     ``__call__(data, return_dict=False)`` returns the reward tensor (the reward on each
     response's last real token, as verl's managers place it), or with ``return_dict`` also
     ``reward_extra_info`` with ``cl_gate`` (CoRE's question gate, SPEC §4.3: a loss weight verl
@@ -193,7 +195,8 @@ class ConsensusRewardManager:
 
     def __init__(self, tokenizer: Any, num_examine: int = 0, compute_score: Any = None, reward_fn_key: str = "data_source",
                  *, operator: str = "core", params: Optional[Mapping[str, Any]] = None, group_key: str = "uid",
-                 logprob_key: Optional[str] = None, log_dir: Optional[str] = None, worker: Any = None, **unused: Any) -> None:
+                 logprob_key: Optional[str] = None, log_dir: Optional[str] = None, worker: Any = None, num_actors: int = 1,
+                 **unused: Any) -> None:
         from .reward import RewardWorker
         self.tokenizer = tokenizer
         self.num_examine = num_examine
@@ -202,6 +205,10 @@ class ConsensusRewardManager:
         self.params = dict(params or {})
         self.group_key = group_key
         self.logprob_key = logprob_key
+        if worker is None and num_actors > 1:
+            from .ray import RewardPool
+
+            worker = RewardPool(num_actors=num_actors, operator=operator, params=self.params)
         self.worker = worker if worker is not None else RewardWorker(operator=operator, params=self.params)
         self.steps = 0
         self.logger = None

@@ -40,6 +40,7 @@ export const OPTIONS: Readonly<Record<string, OptionDef>> = {
   'ground-truth': { type: 'string', value: 'auto|ignore', help: 'logged ground truth: auto uses it unless it is the vote itself (TTRL), ignore drops it', default: 'auto', commands: ['score', 'sweep', 'report', 'watch'] },
   'max-group-size': { type: 'string', value: 'N', help: 'larger groups are reported and skipped', default: '4096', commands: ['score', 'sweep', 'report', 'serve'] },
   jobs: { type: 'string', value: 'N', help: 'scoring threads, 0 = in-process (0–64)', default: 'the number of cores, at most 4', commands: ['score', 'sweep', 'report', 'health', 'serve'] },
+  shard: { type: 'string', value: 'i/K', help: 'only the questions whose id hashes to bucket i of K, output made to be merged (python -m consensus_lens.ray; docs/scale.md)', commands: ['score', 'sweep'] },
   json: { type: 'boolean', help: 'print JSON (docs/schemas/) instead of text', commands: ['report', 'health'] },
   html: { type: 'string', value: 'FILE', help: 'also write a self-contained report page', commands: ['report'] },
   title: { type: 'string', value: 'TEXT', help: 'the report page title', commands: ['report'] },

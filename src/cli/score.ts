@@ -8,6 +8,7 @@ import { CliIO, UsageError, configuredFromFlags, flagString, groundTruthFromFlag
 import { ShardState, addStats, emptyStats, scoreLine, sweepGroup, type ScoreJob, type SweepJob, type SweepStats } from './pipeline';
 import { ShardedPool, defaultJobs } from './pool';
 import { Outcome } from './outcome';
+import { SWEEP_PROGRESS_EVERY, ShardFilter, parseShard, shardScoreLine, shardSweepLine, sweepProgressLine } from './shard';
 
 /** How many groups may be in flight (read, not yet written): bounds memory on huge runs. */
 const IN_FLIGHT = 16;
@@ -93,7 +94,8 @@ export async function forEachGroup<T>(
   remote: (g: Group) => Remote<T>,
   sink: (value: T, g: Group) => void,
   stdin?: NodeJS.ReadableStream,
-  opts: { read?: ReadRunOptions; maxGroupSize?: number; backlog?: number } = {},
+  /** keep: which groups this process scores (`--shard`); every group read is offered, in order. */
+  opts: { read?: ReadRunOptions; maxGroupSize?: number; backlog?: number; keep?: (g: Group) => boolean } = {},
 ): Promise<{ groups: number }> {
   const workers = jobs >= 2 ? jobs - 1 : jobs;
   // With one job the single worker takes every group; with more, the main thread scores too.
@@ -167,6 +169,7 @@ export async function forEachGroup<T>(
   try {
     for await (const g of readRun(path, onNotice, stdin ? { ...readOpts, stdin: stdin as Readable } : readOpts)) {
       groups++;
+      if (opts.keep && !opts.keep(g)) continue;
       try {
         checkGroupSize(g, maxGroupSize);
       } catch (e) {
@@ -213,6 +216,8 @@ export async function runScore(argv: string[], io: CliIO): Promise<number> {
   const configured = configuredFromFlags(a);
   const maxGroupSize = maxGroupSizeFrom(flagString(a, 'max-group-size'));
   const job: ScoreJob = { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured, maxGroupSize };
+  const shardFlag = flagString(a, 'shard');
+  const shard = shardFlag === undefined ? undefined : new ShardFilter(parseShard(shardFlag));
   const state = new ShardState();
   const ctx = state.contextsFor(1)[0];
   const outcome = new Outcome(io, a);
@@ -236,13 +241,14 @@ export async function runScore(argv: string[], io: CliIO): Promise<number> {
         finish: (cosines) => scoreLine(g, job, ctx, { answers, cosines: cosines as Float64Array[] }),
       };
     },
-    (line) => {
-      io.stdout.write(line + '\n');
+    (line, g) => {
+      io.stdout.write((shard ? shardScoreLine(shard.ordinal(g), line) : line) + '\n');
       outcome.progress?.tick();
     },
     io.stdin,
-    { read: { groundTruth: groundTruthFromFlags(a), stats: outcome.stats }, maxGroupSize, backlog: split ? COSINES_BACKLOG : undefined },
+    { read: { groundTruth: groundTruthFromFlags(a), stats: outcome.stats }, maxGroupSize, backlog: split ? COSINES_BACKLOG : undefined, keep: shard?.keep },
   );
+  if (shard && groups > 0) io.stdout.write(shard.trailer() + '\n');
   if (groups === 0) {
     outcome.finish();
     io.stderr.write(`consensus-lens: nothing to score in ${path === '-' ? 'standard input' : path}\n`);
@@ -283,6 +289,9 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
   }
   const maxGroupSize = maxGroupSizeFrom(flagString(a, 'max-group-size'));
   const job: SweepJob = { settings: settings.map((s) => ({ ...base, ...s })), operators, maxGroupSize };
+  const shardFlag = flagString(a, 'shard');
+  const shard = shardFlag === undefined ? undefined : new ShardFilter(parseShard(shardFlag));
+  let done = 0;
   const totals: SweepStats[][] = settings.map(() => operators.map(emptyStats));
   const state = new ShardState();
   const outcome = new Outcome(io, a);
@@ -294,10 +303,11 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
     (g) => ({ request: { kind: 'sweep', group: g, job } }),
     (stats) => {
       addStats(totals, stats);
+      if (shard && ++done % SWEEP_PROGRESS_EVERY === 0) io.stdout.write(sweepProgressLine(done, shard.read) + '\n');
       outcome.progress?.tick();
     },
     undefined,
-    { read: { groundTruth: groundTruthFromFlags(a), stats: outcome.stats }, maxGroupSize },
+    { read: { groundTruth: groundTruthFromFlags(a), stats: outcome.stats }, maxGroupSize, keep: shard?.keep },
   );
   if (groups === 0) {
     outcome.finish();
@@ -307,6 +317,7 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
   settings.forEach((s, k) => {
     operators.forEach((op, o) => {
       const t = totals[k][o];
+      if (shard) return void io.stdout.write(shardSweepLine(s, op, t) + '\n');
       const line: Record<string, unknown> = {
         params: s,
         operator: op,
@@ -318,6 +329,7 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
       io.stdout.write(JSON.stringify(line) + '\n');
     });
   });
+  if (shard) io.stdout.write(shard.trailer() + '\n');
   // As for score: totals over part of the run are not the run's totals.
   return outcome.finish();
 }

@@ -79,6 +79,7 @@ export function activate(context: vscode.ExtensionContext): ConsensusLensApi {
     defaultRun: () => consensus.panel?.question?.runId ?? [...whatIf.last.keys()].pop() ?? discovery.primary,
     openQuestion,
     log,
+    followRun: (path) => discovery.follow(path, 'opened').id,
   });
   const training = registerTraining(context, {
     panelWhatIf: () => (consensus.panel ? { operator: configuredOperator() ?? 'majority', params: consensus.panel.parameters } : null),
