@@ -10,7 +10,7 @@ import { isQuestionKey, type PanelState, type QuestionKey, type QuestionView } f
 import { ConsensusPanel, PANEL_VIEW_TYPE, type PanelHost } from './panel';
 import { ALL_PARAMS, SLIDER_PARAMS, defaultParams, sanitizeParams } from './params';
 import { RunStore, questionKeyString, type RunEntry } from './store';
-import { unsafeRunRoot } from '../logs';
+import { rolloutSourceOf, unsafeRunRoot } from '../logs';
 import { RunTree, type Node } from './tree';
 import { RolloutDocuments, ROLLOUT_SCHEME, parseRolloutUri } from './rolloutDocs';
 import { buildView } from './scoring';
@@ -104,7 +104,10 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
       const g = await store.get(key);
       return g ? buildView(g, params ?? configuredParams(), configuredOperator()) : undefined;
     },
-    source: (key, index) => store.entry(key)?.rollouts[index]?.source,
+    source: (key, index) => {
+      const e = store.entry(key);
+      return e && rolloutSourceOf(e, index);
+    },
     preview: (key, index) => store.cached(key)?.previews[index] ?? '',
   });
 
@@ -118,7 +121,8 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
   };
 
   const revealInLog = async (key: QuestionKey, index: number): Promise<void> => {
-    const src = store.entry(key)?.rollouts[index]?.source;
+    const entry = store.entry(key);
+    const src = entry && rolloutSourceOf(entry, index);
     if (!src) return void vscode.window.showWarningMessage('Consensus Lens: this roll-out has no log file location (read from stdin?).');
     const line = Math.max(0, src.line - 1);
     const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(src.file));
