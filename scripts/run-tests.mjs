@@ -2,7 +2,8 @@
 // the Python tests (python/run_tests.sh, standard library unittest).
 // Node 20's --test has no glob support, so the files are listed here. e2e tests live in
 // test/e2e and run from their own script.
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
@@ -17,7 +18,10 @@ function find(dir, out = []) {
 }
 const only = process.argv.slice(2);
 const files = only.length ? only : find('test').sort();
-const node = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], { stdio: 'inherit' });
+// The CLI's persisted run cache (src/logs/cache) goes to a folder of this run, never the user's ~/.cache.
+const cacheDir = mkdtempSync(join(tmpdir(), 'cl-test-cache-'));
+const node = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], { stdio: 'inherit', env: { ...process.env, CONSENSUS_LENS_CACHE_DIR: cacheDir } });
+rmSync(cacheDir, { recursive: true, force: true });
 // The Python side (logger, reward client, parity through the worker) runs with the whole suite.
 const python = only.length ? { status: 0 } : spawnSync('bash', ['python/run_tests.sh'], { stdio: 'inherit' });
 process.exit(node.status === 0 && python.status === 0 ? 0 : 1);

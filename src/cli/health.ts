@@ -4,6 +4,7 @@
 // (docs/health.md), the same numbers the dashboard draws.
 //
 // Also accepts the score flags (--kappa, --tau, ...), --configured-operator and --jobs.
+import { preparedOf, type RunCacheOptions } from '../logs/cache';
 import type { Readable } from 'node:stream';
 import {
   analyseRuns,
@@ -14,7 +15,7 @@ import {
   type GroupHealth,
   type RunHealth,
 } from '../engine/analysis/health';
-import { createRunContext, prepareGroup, scoreGroup, type Group, type OperatorId, type Params, type RunContext } from '../engine';
+import { createRunContext, scoreGroup, type Group, type OperatorId, type Params, type RunContext } from '../engine';
 import type { Notice } from '../logs';
 import { forEachGroup, jobsFrom } from './score';
 import { defaultJobs } from './pool';
@@ -29,7 +30,7 @@ export interface HealthJob {
 
 /** Health of one group, as every surface computes it (runs in the worker threads too). */
 export function healthOf(group: Group, job: HealthJob, ctx: RunContext): GroupHealth {
-  const g = prepareGroup(group, { reasoning: true, health: true });
+  const g = preparedOf(group, { reasoning: true, health: true });
   const operators: OperatorId[] = [...WHATIF_OPERATORS];
   if (job.configuredOperator && !operators.includes(job.configuredOperator)) operators.push(job.configuredOperator);
   const score = scoreGroup(g, { operators, params: job.params, configuredOperator: job.configuredOperator }, ctx);
@@ -49,6 +50,8 @@ export interface HealthBuildOptions {
   params?: Partial<Params>;
   configuredOperator?: OperatorId;
   jobs?: number;
+  /** Read through the persisted run cache (src/logs/cache); `--no-cache` leaves it out. */
+  cache?: RunCacheOptions;
   /** Permutations per change-point test (tests use fewer). */
   permutations?: number;
 }
@@ -93,6 +96,7 @@ export async function collectHealth(path: string, opts: HealthBuildOptions, onNo
       }
     },
     opts.stdin,
+    { cache: opts.cache },
   );
   return records;
 }
@@ -201,14 +205,14 @@ export function renderHealth(h: RunHealth, path: string): string {
 }
 
 export async function runHealth(argv: string[], io: CliIO): Promise<number> {
-  const a = parseArgs(argv, ['json']);
+  const a = parseArgs(argv, ['json', 'no-cache']);
   const path = a.positionals[0];
   if (!path) throw new UsageError('health needs a PATH (a run folder or a log file)');
   if (a.positionals.length > 1) throw new UsageError(`health takes one PATH, got ${a.positionals.length}`);
   const configured = flagString(a, 'configured-operator') as OperatorId | undefined;
   if (configured && !['majority', 'cisc', 'ec', 'core', 't3rl', 'msttrl'].includes(configured)) throw new UsageError(`unknown operator "${configured}"`);
   let errors = 0;
-  const runs = await buildHealth(path, { params: paramsFromFlags(a), configuredOperator: configured, stdin: io.stdin as Readable, jobs: jobsFrom(flagString(a, 'jobs')) }, (n) => {
+  const runs = await buildHealth(path, { params: paramsFromFlags(a), configuredOperator: configured, stdin: io.stdin as Readable, jobs: jobsFrom(flagString(a, 'jobs')), cache: a.flags.get('no-cache') === true ? undefined : {} }, (n) => {
     if (n.level === 'error') errors++;
     const where = n.file && !n.message.startsWith(n.file) ? `${n.file}${n.line ? `:${n.line}` : ''}: ` : '';
     io.stderr.write(`consensus-lens: ${n.level === 'info' ? '' : `${n.level}: `}${where}${n.message}\n`);

@@ -23,6 +23,8 @@ const USAGE = `usage: consensus-lens <command> [options]
   watch PATH          follow a run; one JSON line per newly completed group
                       score, sweep, report, watch: [--ground-truth auto|ignore] (auto: logged ground
                       truth is used, unless it is the vote itself, TTRL's pseudo-label)
+                      sweep, report, health: [--no-cache] (an unchanged run is read from its cache in
+                      $CONSENSUS_LENS_CACHE_DIR, $XDG_CACHE_HOME/consensus-lens or ~/.cache/consensus-lens)
   serve --stdio       reward worker for training loops (one JSON request per line)
   equal A B           print true/false;  equal --jsonl FILE|-
   extract [FILE|-]    print the extracted answer of a response as JSON (or null)

@@ -23,6 +23,7 @@
 //
 // Also accepts the score flags (--operators, --kappa, ...), --configured-operator, --ground-truth
 // and --title.
+import { preparedOf, type RunCacheOptions } from '../logs/cache';
 import { writeFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import type * as Crypto from 'node:crypto';
@@ -30,7 +31,7 @@ import { answersEqual, createRunContext, type Group, type GroupScore, type Opera
 import type { Notice } from '../logs';
 import { forEachGroup, jobsFrom, maxGroupSizeFrom } from './score';
 import { matchesTruth, type ScoreJob } from './pipeline';
-import { needsReasoning, prepareGroup, scoreGroup } from '../engine';
+import { needsReasoning, scoreGroup } from '../engine';
 import { analyseRuns, groupHealth, stripTruth, type GroupHealth, type RunHealth } from '../engine/analysis/health';
 import { renderHealthSummary } from './health';
 import type { RunContext } from '../engine';
@@ -137,7 +138,7 @@ export function groupRow(s: GroupScore, truth: string | null, forms?: readonly s
  * logged ground truth), and the group's health record (docs/health.md) from the same features.
  * Runs in the worker threads too. */
 export function reportRow(group: Group, job: ScoreJob, ctx: RunContext): { row: ReportGroup; health: GroupHealth } {
-  const g = prepareGroup(group, { reasoning: needsReasoning(job.operators), health: true });
+  const g = preparedOf(group, { reasoning: needsReasoning(job.operators), health: true });
   const score = scoreGroup(g, { operators: job.operators, params: job.params, configuredOperator: job.configuredOperator }, ctx);
   const row = groupRow(score, group.groundTruth ?? null, group.groundTruthForms);
   if (group.stream) row.stream = group.stream;
@@ -218,6 +219,8 @@ export interface BuildOptions {
   jobs?: number;
   /** Largest group scored (--max-group-size). */
   maxGroupSize?: number;
+  /** Read through the persisted run cache (src/logs/cache); `--no-cache` leaves it out. */
+  cache?: RunCacheOptions;
 }
 
 /** Reads and scores a whole run (one pass, texts dropped after each group is prepared). */
@@ -244,7 +247,7 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
       healths.push(health);
     },
     opts.stdin,
-    { read: { groundTruth: opts.groundTruth ?? 'auto' }, maxGroupSize: opts.maxGroupSize },
+    { read: { groundTruth: opts.groundTruth ?? 'auto' }, maxGroupSize: opts.maxGroupSize, cache: opts.cache },
   );
   let groundTruthNote: string | undefined;
   const pseudo = (opts.groundTruth ?? 'auto') === 'auto' ? detectPseudoLabel(rows) : null;
@@ -558,7 +561,7 @@ input[type=search] { padding: .3rem .5rem; min-width: 18rem; }
 }
 
 export async function runReport(argv: string[], io: CliIO): Promise<number> {
-  const a = parseArgs(argv);
+  const a = parseArgs(argv, ['no-cache']);
   const path = a.positionals[0];
   if (!path) throw new UsageError('report needs a PATH (a run folder or a log file)');
   if (a.positionals.length > 1) throw new UsageError(`report takes one PATH, got ${a.positionals.length}`);
@@ -567,7 +570,7 @@ export async function runReport(argv: string[], io: CliIO): Promise<number> {
   let errors = 0;
   const report = await buildReport(
     path,
-    { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured, title: flagString(a, 'title'), stdin: io.stdin as Readable, jobs: jobsFrom(flagString(a, 'jobs')), groundTruth: groundTruthFromFlags(a), maxGroupSize: maxGroupSizeFrom(flagString(a, 'max-group-size')) },
+    { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured, title: flagString(a, 'title'), stdin: io.stdin as Readable, jobs: jobsFrom(flagString(a, 'jobs')), groundTruth: groundTruthFromFlags(a), maxGroupSize: maxGroupSizeFrom(flagString(a, 'max-group-size')), cache: a.flags.get('no-cache') === true ? undefined : {} },
     (n) => {
       if (n.level === 'error') errors++;
       const where = n.file && !n.message.startsWith(n.file) ? `${n.file}${n.line ? `:${n.line}` : ''}: ` : '';

@@ -18,7 +18,7 @@ import { JsonlFileParser } from './parse.js';
 import { readRolloutText } from './texts.js';
 import { Change, GroupAssembler } from './assemble.js';
 import { describeGroup, notLogSummary } from './describe.js';
-import { entryToGroup, rolloutsOf } from './entries.js';
+import { entryToGroup, rolloutsOf, type GroupEntry } from './entries.js';
 import type { GroupKey, LogFormat, NoticeSink, ParsedRecord, RolloutSource } from './types.js';
 
 export { describeGroup, modalSize, notLogSummary } from './describe.js';
@@ -29,6 +29,14 @@ export interface ReadRunOptions {
   stdin?: Readable;
   /** 'ignore': logged ground truth is dropped as it is read (a TTRL pseudo-label in `gts`, say). Default 'auto'. */
   groundTruth?: 'auto' | 'ignore';
+}
+
+/** The index entry each handed-out group was built from (the persisted cache keeps it). */
+const entries = new WeakMap<Group, GroupEntry>();
+
+/** The assembler's entry of a group readRun handed out (undefined for any other group). */
+export function entryOfGroup(g: Group): GroupEntry | undefined {
+  return entries.get(g);
 }
 
 const srcId = (s: { file: string; line: number; item?: number }): string => `${s.line}\0${s.item ?? -1}\0${s.file}`;
@@ -88,7 +96,10 @@ class OneShot {
         texts.push(t);
         kept.push(r);
       }
-      if (kept.length) yield entryToGroup(e, texts, kept);
+      if (!kept.length) continue;
+      const g = entryToGroup(e, texts, kept);
+      if (kept.length === rollouts.length) entries.set(g, e);
+      yield g;
     }
   }
 }
