@@ -24,6 +24,7 @@
 // Also accepts the score flags (--operators, --kappa, ...), --configured-operator, --ground-truth
 // and --title.
 import { preparedOf, type RunCacheOptions } from '../logs/cache';
+import { lookupResults } from '../logs/cache/results';
 import { writeFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import type * as Crypto from 'node:crypto';
@@ -235,20 +236,34 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
     onNotice(n);
   };
   const job: ScoreJob = { operators: opts.operators, params: opts.params ?? {}, configuredOperator: opts.configuredOperator, maxGroupSize: opts.maxGroupSize };
-  await forEachGroup(
-    path,
-    sink,
-    opts.jobs ?? defaultJobs(),
-    (g) => reportRow(g, job, ctx),
-    (g) => ({ request: { kind: 'report', group: g, job } }),
-    ({ row, health }) => {
-      for (const id of Object.keys(row.labels)) seenOps.add(id);
-      rows.push(row);
-      healths.push(health);
-    },
-    opts.stdin,
-    { read: { groundTruth: opts.groundTruth ?? 'auto' }, maxGroupSize: opts.maxGroupSize, cache: opts.cache },
-  );
+  const take = ({ row, health }: { row: ReportGroup; health: GroupHealth }) => {
+    for (const id of Object.keys(row.labels)) seenOps.add(id);
+    rows.push(row);
+    healths.push(health);
+  };
+  // The rows at this setting on an unchanged run are persisted too (src/logs/cache/results.ts).
+  const results = opts.cache && path !== '-' ? await lookupResults<{ row: ReportGroup; health: GroupHealth }>(path, { job, groundTruth: opts.groundTruth ?? 'auto' }, opts.cache.dir) : undefined;
+  if (results?.hit) {
+    for (const n of results.notices) sink(n);
+    for (const v of results.values) take(v);
+  } else {
+    const values: { row: ReportGroup; health: GroupHealth }[] = [];
+    await forEachGroup(
+      path,
+      sink,
+      opts.jobs ?? defaultJobs(),
+      (g) => reportRow(g, job, ctx),
+      (g) => ({ request: { kind: 'report', group: g, job } }),
+      (v) => {
+        // a structured copy: the run's later passes below change rows in place
+        if (results) values.push(structuredClone(v));
+        take(v);
+      },
+      opts.stdin,
+      { read: { groundTruth: opts.groundTruth ?? 'auto' }, maxGroupSize: opts.maxGroupSize, cache: opts.cache },
+    );
+    results?.save([...notices], values);
+  }
   let groundTruthNote: string | undefined;
   const pseudo = (opts.groundTruth ?? 'auto') === 'auto' ? detectPseudoLabel(rows) : null;
   if (pseudo) {

@@ -103,7 +103,12 @@ test('an unchanged run is read from its cache (no texts), with the same report, 
   const check = checkCache(join(cache, `${key}.clc`), key, files);
   assert.ok(check.ok);
   if (check.ok) assert.equal(readCachedGroup(join(cache, `${key}.clc`), check.footer, 4).questionId, groups[4].questionId);
-  await sameAsFresh(dir, cache); // the second pass reads the cache
+  await sameAsFresh(dir, cache); // the second pass reads the cache (report: its rows at this setting)
+  // another setting: the report scores the cached features
+  const other = await run('report', [dir, '--operators', 'majority,cisc,core', '--kappa', '0.5'], cache);
+  const otherFresh = await run('report', [dir, '--operators', 'majority,cisc,core', '--kappa', '0.5', '--no-cache'], cache);
+  assert.equal(other.out, otherFresh.out);
+  assert.equal(readdirSync(cache).filter((f) => f.endsWith('.clr')).length, 2, 'the rows of each setting');
 });
 
 test('appended, replaced, rewritten (same length) and deleted files: the run is read again, never a stale number', async () => {
