@@ -338,7 +338,7 @@ export class RunIndex {
       return;
     }
     if (st.isDirectory()) return void (await this.scan(ch, false));
-    if (st.isFile()) await this.checkFile(path, st, ch);
+    if (st.isFile()) await this.checkFile(path, st, ch, undefined, true);
   }
 
   /** Drops what a file gave (its groups, its roll-outs in other groups); 'deleted' forgets the file too. */
@@ -351,7 +351,7 @@ export class RunIndex {
     }
   }
 
-  private async checkFile(path: string, st: Stats | undefined, ch: Change, preloaded?: Buffer): Promise<void> {
+  private async checkFile(path: string, st: Stats | undefined, ch: Change, preloaded?: Buffer, event = false): Promise<void> {
     if (!st) {
       try {
         st = await stat(path);
@@ -362,7 +362,7 @@ export class RunIndex {
     }
     let fs = this.files.get(path);
     if (fs) {
-      const how = await fileChange(fs, st);
+      const how = await fileChange(fs, st, event);
       if (how === 'unchanged') return;
       if (how !== 'grown') {
         this.dropFile(path, ch, how);

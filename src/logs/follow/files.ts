@@ -44,11 +44,21 @@ export function newFileState(path: string, st: Stats): FileState {
 
 export type FileChange = 'unchanged' | 'grown' | 'replaced' | 'truncated' | 'rewritten';
 
-/** How `fs`'s file changed, judged from a fresh stat and (when it grew or was touched) its head and tail bytes. */
-export async function fileChange(fs: FileState, st: Stats): Promise<FileChange> {
+/**
+ * How `fs`'s file changed, judged from a fresh stat and (when it grew or was touched) its head and
+ * tail bytes. `event`: a file-system event named the file, so even the same size and modification
+ * time (timestamps are as coarse as the kernel's tick: two writes a few milliseconds apart can share
+ * one) get their head and tail bytes compared.
+ */
+export async function fileChange(fs: FileState, st: Stats, event = false): Promise<FileChange> {
   if (st.ino !== fs.ino || st.dev !== fs.dev) return 'replaced';
   if (st.size < fs.size || st.size < fs.consumed) return 'truncated';
-  if (st.size === fs.size && st.mtimeMs === fs.mtimeMs && !fs.parquetPending) return 'unchanged';
+  if (st.size === fs.size && st.mtimeMs === fs.mtimeMs && !fs.parquetPending) {
+    if (!event || fs.unsupported) return 'unchanged';
+    if (fs.head.length > 0 && !(await sameBytes(fs.path, 0, fs.head))) return 'rewritten';
+    if (fs.tail && !(await sameBytes(fs.path, fs.consumed - fs.tail.length, fs.tail))) return 'rewritten';
+    return 'unchanged';
+  }
   if (fs.head.length > 0 && !(await sameBytes(fs.path, 0, fs.head))) return 'rewritten';
   if (fs.tail && !(await sameBytes(fs.path, fs.consumed - fs.tail.length, fs.tail))) return 'rewritten';
   // the same size, another modification time: rewritten in place (see the header)
