@@ -60,6 +60,8 @@ export interface AssemblerOptions {
   onNotice: NoticeSink;
   /** Logged ground truth is dropped as it is read. */
   ignoreTruth?: boolean;
+  /** The reading order of two files (a followed index keeps its groups in the order of a fresh read). */
+  order?: (a: string, b: string) => number;
 }
 
 export class GroupAssembler {
@@ -389,11 +391,36 @@ export class GroupAssembler {
         e.list = kept;
         e.n = kept.length;
         e.version = nextVersion();
-        if (e.firstSource.file === path) e.firstSource = kept[0].source;
+        if (e.firstSource.file === path) e.firstSource = kept.reduce((a, r) => (this.before(r.source, a) ? r.source : a), kept[0].source);
         ch.changed.add(key);
       }
     }
     return dropped;
+  }
+
+  private before(a: RolloutSource, b: RolloutSource): boolean {
+    const c = a.file === b.file ? 0 : (this.opts.order ?? ((x: string, y: string) => (x < y ? -1 : 1)))(a.file, b.file);
+    return c < 0 || (c === 0 && a.line < b.line);
+  }
+
+  /**
+   * Puts the groups back in the order a fresh read gives (first records by file order, then line),
+   * after a file was re-read or a new file sorts before others. Linear when already in order.
+   */
+  reorder(): void {
+    let prev: GroupEntry | undefined;
+    let sorted = true;
+    for (const e of this.entries.values()) {
+      if (prev && this.before(e.firstSource, prev.firstSource)) {
+        sorted = false;
+        break;
+      }
+      prev = e;
+    }
+    if (sorted) return;
+    const list = [...this.entries.values()].sort((x, y) => (this.before(x.firstSource, y.firstSource) ? -1 : this.before(y.firstSource, x.firstSource) ? 1 : 0));
+    this.entries.clear();
+    for (const e of list) this.entries.set(e.key, e);
   }
 
   private forget(key: GroupKey): void {

@@ -38,7 +38,7 @@ import { fileChange, newFileState, type FileState } from './follow/files.js';
 import { readFileIncrement, type ReadContext } from './follow/read.js';
 import { RunWatcher } from './follow/watch.js';
 import type { GroupKey, LogFormat, Notice, ParsedRecord, RolloutSource } from './types.js';
-import { listRunFiles } from './walk.js';
+import { compareRunPaths, listRunFiles } from './walk.js';
 
 export type { GroupEntry } from './entries.js';
 export { entryToGroup, orderRollouts, rolloutsOf } from './entries.js';
@@ -128,7 +128,7 @@ export class RunIndex {
     this.opts = { follow: opts.follow, poll: opts.poll ?? false, pollMs: opts.pollMs ?? 1000, idleMs: opts.idleMs ?? 2000, safetyScanMs: opts.safetyScanMs ?? 10_000 };
     this.onProgress = opts.onProgress;
     this.signal = opts.signal;
-    this.asm = new GroupAssembler({ policy: opts.follow ? 'followed' : 'one-shot', onNotice: this.notice, ignoreTruth: opts.groundTruth === 'ignore' });
+    this.asm = new GroupAssembler({ policy: opts.follow ? 'followed' : 'one-shot', onNotice: this.notice, ignoreTruth: opts.groundTruth === 'ignore', order: compareRunPaths });
     this.ctx = {
       folderRoot: this.folderRoot,
       isDir,
@@ -233,6 +233,8 @@ export class RunIndex {
       } catch (err) {
         this.notice({ level: 'error', message: `${this.root}: ${(err as Error).message}` });
       }
+      // a file re-read, or a new file that sorts before others: the order of a fresh read
+      if (ch.added.size || ch.changed.size) this.asm.reorder();
       if (!ch.empty && !this.closed) this.emit(ch);
     };
     this.chain = this.chain.then(run, run);
@@ -377,6 +379,7 @@ export class RunIndex {
     if (fs.unsupported) {
       fs.size = st.size;
       fs.mtimeMs = st.mtimeMs;
+      fs.ctimeMs = st.ctimeMs;
       return;
     }
     await readFileIncrement(this.ctx, fs, st, ch, preloaded && preloaded.length === st.size ? preloaded : undefined);

@@ -3,7 +3,7 @@
 // Each file is read from the byte after its last consumed record (`consumed`). A file that
 // shrinks, whose inode or device changes (replaced, e.g. renamed over), or whose first bytes or
 // the bytes just before `consumed` change (rewritten in place) is re-read from scratch. A file of
-// the same size with another modification time is re-read too: an append-only log does not change
+// the same size with another modification or change time is re-read too: an append-only log does not change
 // without growing, so that is a rewrite (a `touch` costs one re-read, a stale group never).
 import type { Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -17,6 +17,8 @@ export interface FileState {
   ino: number;
   size: number;
   mtimeMs: number;
+  /** Change time: a content change with the modification time put back (utimes) still moves it. */
+  ctimeMs: number;
   /** Byte offset after the last consumed record. */
   consumed: number;
   nextLine: number;
@@ -39,7 +41,7 @@ export interface FileState {
 export const HEAD = 64;
 
 export function newFileState(path: string, st: Stats): FileState {
-  return { path, dev: st.dev, ino: st.ino, size: 0, mtimeMs: 0, consumed: 0, nextLine: 1, head: Buffer.alloc(0), unsupported: false };
+  return { path, dev: st.dev, ino: st.ino, size: 0, mtimeMs: 0, ctimeMs: 0, consumed: 0, nextLine: 1, head: Buffer.alloc(0), unsupported: false };
 }
 
 export type FileChange = 'unchanged' | 'grown' | 'replaced' | 'truncated' | 'rewritten';
@@ -53,7 +55,7 @@ export type FileChange = 'unchanged' | 'grown' | 'replaced' | 'truncated' | 'rew
 export async function fileChange(fs: FileState, st: Stats, event = false): Promise<FileChange> {
   if (st.ino !== fs.ino || st.dev !== fs.dev) return 'replaced';
   if (st.size < fs.size || st.size < fs.consumed) return 'truncated';
-  if (st.size === fs.size && st.mtimeMs === fs.mtimeMs && !fs.parquetPending) {
+  if (st.size === fs.size && st.mtimeMs === fs.mtimeMs && st.ctimeMs === fs.ctimeMs && !fs.parquetPending) {
     if (!event || fs.unsupported) return 'unchanged';
     if (fs.head.length > 0 && !(await sameBytes(fs.path, 0, fs.head))) return 'rewritten';
     if (fs.tail && !(await sameBytes(fs.path, fs.consumed - fs.tail.length, fs.tail))) return 'rewritten';
@@ -61,7 +63,7 @@ export async function fileChange(fs: FileState, st: Stats, event = false): Promi
   }
   if (fs.head.length > 0 && !(await sameBytes(fs.path, 0, fs.head))) return 'rewritten';
   if (fs.tail && !(await sameBytes(fs.path, fs.consumed - fs.tail.length, fs.tail))) return 'rewritten';
-  // the same size, another modification time: rewritten in place (see the header)
+  // the same size, another modification or change time: rewritten in place (see the header)
   if (st.size === fs.size && fs.consumed > 0 && !fs.unsupported && fs.format !== 'trl' && fs.format !== 'wandb') return 'rewritten';
   return 'grown';
 }
@@ -97,7 +99,7 @@ export function bufferHandle(content: Buffer, st: Stats): FileLike {
       return { bytesRead: n };
     },
     async stat() {
-      return { ...st, size: content.length, ino: st.ino, dev: st.dev, mtimeMs: st.mtimeMs } as Stats;
+      return { ...st, size: content.length, ino: st.ino, dev: st.dev, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs } as Stats;
     },
     async close() {},
   };

@@ -73,6 +73,7 @@ export async function readFileIncrement(c: ReadContext, fs: FileState, st: Stats
     const settle = () => {
       fs.size = size;
       fs.mtimeMs = fst.mtimeMs;
+      fs.ctimeMs = fst.ctimeMs;
     };
     if (fs.format === undefined && !fs.parser) {
       const quietOk = c.isDir && !isJsonlName(fs.path);
