@@ -164,7 +164,9 @@ export class RunStore {
   }
 
   private onIndexChange(run: RunEntry, ch: RunChange): void {
-    for (const k of [...ch.removed, ...ch.changed]) {
+    // A group completed again after a late roll-out has a new version: its summary is stale
+    // (prepared groups are checked against the version; summaries are dropped here).
+    for (const k of [...ch.removed, ...ch.changed, ...ch.completed]) {
       run.prepared.delete(k);
       run.summaries.delete(k);
     }

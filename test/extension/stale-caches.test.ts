@@ -154,3 +154,30 @@ test("an index change costs the host no roll-out objects: the store's rebuild co
   assert.equal(rolloutsMaterialised.count, before, 'rebuild materialised roll-outs');
   assert.equal(run.rollouts, 11);
 });
+
+test('a late roll-out reopens a followed group: its summary and features follow the new version', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cl-stale-'));
+  dirs.push(dir);
+  const file = join(dir, 'run.jsonl');
+  const ro = (i: number, a: string) => JSON.stringify({ kind: 'rollout', step: 1, question_id: 'r', sample_idx: i, response: `so \\boxed{${a}}`, mean_logprob: -0.1 }) + '\n';
+  writeFileSync(file, ro(0, '1') + ro(1, '1') + ro(2, '0'));
+  const store = new RunStore({ configuredOperator: () => 'majority', params: defaultParams, pollMs: 60_000, idleMs: 150 });
+  cleanup.push(() => store.dispose());
+  const run = store.add(dir, 'opened');
+  const key = { runId: run.id, step: 1, questionId: 'r' };
+  const until = async (cond: () => boolean, what: string) => {
+    const t0 = Date.now();
+    while (!cond()) {
+      if (Date.now() - t0 > 10_000) throw new Error(`timed out: ${what}`);
+      await new Promise((r) => setTimeout(r, 30));
+    }
+  };
+  await until(() => !!store.summary(key), 'first summary');
+  assert.equal(store.summary(key)?.majorityLabel, '1');
+  const v1 = store.entry(key)!.version;
+  writeFileSync(file, ro(0, '1') + ro(1, '1') + ro(2, '0') + ro(3, '0') + ro(4, '0') + ro(5, '0'));
+  await run.index!.refresh();
+  await until(() => store.entry(key)!.n === 6 && store.entry(key)!.complete && store.summary(key)?.majorityLabel === '0', 'the summary of the reopened group');
+  assert.ok(store.entry(key)!.version > v1);
+  assert.deepEqual((await store.get(key))?.prepared.answers, ['1', '1', '0', '0', '0', '0']);
+});
