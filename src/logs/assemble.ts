@@ -162,6 +162,7 @@ export class GroupAssembler {
       if (rec.run !== undefined) e.run = rec.run;
       if (rec.prompt !== undefined) e.prompt = rec.prompt;
       if (rec.outcomeChecks) e.outcomeChecks = rec.outcomeChecks;
+      if (rec.loggedOperator) e.loggedOperator = rec.loggedOperator;
       if (rec.groundTruthForms) e.groundTruthForms = rec.groundTruthForms;
       if (rec.stream) e.stream = rec.stream;
       this.entries.set(key, e);
@@ -225,6 +226,7 @@ export class GroupAssembler {
     if (rec.prompt !== undefined) e.prompt = rec.prompt;
     if (rec.groundTruthForms) e.groundTruthForms = rec.groundTruthForms;
     if (rec.stream) e.stream = rec.stream;
+    if (rec.loggedOperator) e.loggedOperator = rec.loggedOperator;
     this.entries.set(key, e);
     ch.added.add(key);
     this.maybeCompleteBySize(e, ch);

@@ -35,6 +35,8 @@ export interface GroupEntry {
   /** 'validation': a validation dump (its own usual group size; no consensus rewards). */
   stream?: 'validation';
   outcomeChecks?: OutcomeCheck[];
+  /** The operator the training loop logged for the group (see Group.loggedOperator). */
+  loggedOperator?: string;
   /** Number of roll-outs. */
   n: number;
   /** 'group': one group record (or a TRL parquet group); 'rollouts': assembled from roll-out records. */
@@ -187,5 +189,6 @@ export function entryToGroup(e: GroupEntry, texts: string[], rollouts: RolloutEn
   if (e.groundTruthForms) g.groundTruthForms = e.groundTruthForms;
   if (e.stream) g.stream = e.stream;
   if (e.outcomeChecks) g.outcomeChecks = e.outcomeChecks;
+  if (e.loggedOperator) g.loggedOperator = e.loggedOperator;
   return g;
 }

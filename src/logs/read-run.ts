@@ -29,7 +29,20 @@ export interface ReadRunOptions {
   stdin?: Readable;
   /** 'ignore': logged ground truth is dropped as it is read (a TTRL pseudo-label in `gts`, say). Default 'auto'. */
   groundTruth?: 'auto' | 'ignore';
+  /** Filled while reading: lines read and skipped (the command's exit code), bytes (its progress line). */
+  stats?: ReadStats;
 }
+
+export interface ReadStats {
+  /** Non-blank JSON Lines lines read, and those skipped as malformed or rejected. */
+  lines: number;
+  skipped: number;
+  /** Bytes of the run's files read so far, and in all (0 for standard input). */
+  bytes: number;
+  totalBytes: number;
+}
+
+export const emptyReadStats = (): ReadStats => ({ lines: 0, skipped: 0, bytes: 0, totalBytes: 0 });
 
 /** The index entry each handed-out group was built from (the persisted cache keeps it). */
 const entries = new WeakMap<Group, GroupEntry>();
@@ -111,7 +124,7 @@ class OneShot {
  */
 export async function* readRun(path: string, onNotice: NoticeSink, opts: ReadRunOptions = {}): AsyncGenerator<Group> {
   if (path === '-') {
-    yield* readStdin(opts.stdin ?? process.stdin, onNotice, opts.groundTruth === 'ignore');
+    yield* readStdin(opts.stdin ?? process.stdin, onNotice, opts.groundTruth === 'ignore', opts.stats);
     return;
   }
   let st;
@@ -127,16 +140,25 @@ export async function* readRun(path: string, onNotice: NoticeSink, opts: ReadRun
   const one = new OneShot(onNotice, opts.groundTruth === 'ignore', false);
   const runOnce = new Set<string>();
   const notLogs: string[] = [];
+  const stats = opts.stats;
+  if (stats) for (const f of files) stats.totalBytes += await stat(f).then((s) => s.size, () => 0);
   for (const file of files) {
     const res: Partial<FileReadResult> = {};
+    const before = stats?.bytes ?? 0;
     try {
       for await (const batch of readFileOnce(root, file, onNotice, res, runOnce, st.isDirectory())) {
         for (const rec of batch) one.add(rec, res.format ?? 'native');
+        if (stats) stats.bytes = before + (res.consumed ?? 0);
         yield* one.flush();
       }
     } catch (err) {
       // one unreadable file never loses the run: name it, keep everything else
       onNotice({ level: 'error', message: `${file}: ${(err as Error).message}; skipped`, file });
+    }
+    if (stats) {
+      stats.bytes = before + (res.size ?? 0);
+      stats.lines += res.lines ?? 0;
+      stats.skipped += res.skipped ?? 0;
     }
     if (res.notLog) notLogs.push(file);
     one.asm.endOfFile(file, one.ch);
@@ -149,7 +171,7 @@ export async function* readRun(path: string, onNotice: NoticeSink, opts: ReadRun
   one.asm.endOfInitialRead();
 }
 
-async function* readStdin(input: Readable, onNotice: NoticeSink, ignoreTruth: boolean): AsyncGenerator<Group> {
+async function* readStdin(input: Readable, onNotice: NoticeSink, ignoreTruth: boolean, stats?: ReadStats): AsyncGenerator<Group> {
   const parser = new JsonlFileParser('.', '<stdin>', onNotice, 'native');
   const one = new OneShot(onNotice, ignoreTruth, true);
   const rl = createInterface({ input, crlfDelay: Infinity });
@@ -160,12 +182,17 @@ async function* readStdin(input: Readable, onNotice: NoticeSink, ignoreTruth: bo
     const length = Buffer.byteLength(text);
     const rec = parser.line({ text, offset, length, line, terminated: true, badUtf8: text.includes('\uFFFD'), end: offset + length + 1 });
     offset += length + 1;
+    if (stats) stats.bytes = offset;
     if (rec) {
       one.add(rec, 'native');
       yield* one.flush();
     }
   }
   parser.finish();
+  if (stats) {
+    stats.lines += parser.lines;
+    stats.skipped += parser.skipped;
+  }
   one.asm.endOfInput(one.ch);
   yield* one.flush();
   one.asm.endOfInitialRead();

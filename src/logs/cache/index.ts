@@ -102,7 +102,8 @@ export async function openRunCache(path: string, onNotice: NoticeSink, read: Rea
       if (!writer || !before) return;
       const w = writer;
       writer = undefined;
-      if (errors > 0) w.abandon();
+      // a run with skipped lines exits 3: a cache hit, which reads no line, must not hide them
+      if (errors > 0 || (read.stats && read.stats.skipped > 0)) w.abandon();
       // a file that changed while it was read: its cache would not describe what was read
       const after = before.list.map((f) => {
         try {
