@@ -34,6 +34,7 @@ import { forEachGroup, jobsFrom, maxGroupSizeFrom } from './score';
 import { matchesTruth, reasoningFor, type ScoreJob } from './pipeline';
 import { needsReasoning, scoreGroup } from '../engine';
 import { preparedOf, type RunCacheOptions } from '../logs/cache';
+import { lookupResults } from '../logs/cache/results';
 import { analyseRun, groupHealth, stripTruth, type GroupHealth, type RunHealth } from '../engine/analysis/health';
 import { Outcome } from './outcome';
 import { snakeKeys } from './json';
@@ -195,21 +196,36 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
     onNotice(n);
   };
   const job: ScoreJob = { operators: opts.operators, params: opts.params ?? {}, configuredOperator: opts.configuredOperator, maxGroupSize: opts.maxGroupSize };
-  await forEachGroup(
-    path,
-    sink,
-    opts.jobs ?? defaultJobs(),
-    (g) => reportRow(g, job, ctx),
-    (g) => ({ request: { kind: 'report', group: g, job } }),
-    ({ row, health }) => {
-      for (const id of Object.keys(row.labels)) seenOps.add(id);
-      rows.push(row);
-      healths.push(health);
-      opts.onGroup?.();
-    },
-    opts.stdin,
-    { read: { groundTruth: opts.groundTruth ?? 'auto', stats: opts.stats }, maxGroupSize: opts.maxGroupSize, cache: opts.cache },
-  );
+  const take = ({ row, health }: { row: ReportGroup; health: GroupHealth }) => {
+    for (const id of Object.keys(row.labels)) seenOps.add(id);
+    rows.push(row);
+    healths.push(health);
+    opts.onGroup?.();
+  };
+  // The rows at this setting on an unchanged run are persisted too (src/logs/cache/results.ts).
+  const results = opts.cache && path !== '-' ? await lookupResults<{ row: ReportGroup; health: GroupHealth }>(path, { job, groundTruth: opts.groundTruth ?? 'auto' }, opts.cache.dir) : undefined;
+  if (results?.hit) {
+    for (const n of results.notices) sink(n);
+    for (const v of results.values) take(v);
+  } else {
+    const values: { row: ReportGroup; health: GroupHealth }[] = [];
+    await forEachGroup(
+      path,
+      sink,
+      opts.jobs ?? defaultJobs(),
+      (g) => reportRow(g, job, ctx),
+      (g) => ({ request: { kind: 'report', group: g, job } }),
+      (v) => {
+        // a structured copy: the run's later passes below change rows in place
+        if (results) values.push(structuredClone(v));
+        take(v);
+      },
+      opts.stdin,
+      { read: { groundTruth: opts.groundTruth ?? 'auto', stats: opts.stats }, maxGroupSize: opts.maxGroupSize, cache: opts.cache },
+    );
+    // a run with skipped lines exits 3: rows read back from the cache must not hide them
+    if ((opts.stats?.skipped ?? 0) === 0) results?.save([...notices], values);
+  }
   let groundTruthNote: string | undefined;
   const pseudo = (opts.groundTruth ?? 'auto') === 'auto' ? detectPseudoLabel(rows) : null;
   if (pseudo) {
