@@ -35,7 +35,16 @@ export class DashboardFeature implements vscode.Disposable {
       // file's κ × τ grid in the sweep view (docs/scale.md#seeing-the-result).
       vscode.commands.registerCommand('consensusLens.openSweepResult', async (arg?: vscode.Uri | string) => {
         let file = typeof arg === 'string' ? arg : arg instanceof vscode.Uri ? arg.fsPath : undefined;
-        if (!file) file = (await vscode.window.showOpenDialog({ canSelectFiles: true, canSelectMany: false, openLabel: 'Show in Dashboard', title: 'Consensus Lens: a cluster sweep result', filters: { 'Sweep results': ['jsonl', 'json'], 'All files': ['*'] } }))?.[0]?.fsPath;
+        if (!file)
+          file = (
+            await vscode.window.showOpenDialog({
+              canSelectFiles: true,
+              canSelectMany: false,
+              openLabel: 'Show in Dashboard',
+              title: 'Consensus Lens: a cluster sweep result',
+              filters: { 'Sweep results': ['jsonl', 'json'], 'All files': ['*'] },
+            })
+          )?.[0]?.fsPath;
         if (!file) return;
         try {
           const result = parseSweepFile(await readFile(file, 'utf8'), file);
