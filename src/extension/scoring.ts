@@ -3,6 +3,8 @@
 import {
   OPERATOR_IDS,
   answersEqual,
+  classAffinity,
+  classCoherence,
   configuredOperatorOf,
   prepareGroup,
   scoreGroup,
@@ -13,7 +15,6 @@ import {
   type PreparedGroup,
   type RunContext,
 } from '../engine';
-import { classAffinity } from '../engine/operators/equilibrium';
 import { FLAG, FLAG_NAMES, groupHealth, type GroupHealth } from '../engine/analysis/health';
 import type { ClassRow, GraphEdge, OperatorOutcome, QuestionKey, QuestionView, Regime, RolloutRow } from '../protocol/messages';
 
@@ -187,13 +188,8 @@ export function buildView(g: StoredGroup, params: Record<string, number>, config
   const kappa = s.params.kappa;
   const classes: ClassRow[] = p.classes.map((c, k) => {
     const m = c.members.length;
-    let meanAffinity = 0;
-    if (m > 1) {
-      const cos = p.cosines[k];
-      let sum = 0;
-      for (let t = 0; t < cos.length; t++) sum += cos[t];
-      meanAffinity = kappa + ((1 - kappa) * (1 + sum / cos.length)) / 2;
-    }
+    // c_a, the mean within-class off-diagonal affinity (docs/contract.md#theory-read-outs): the engine's.
+    const meanAffinity = m > 1 ? (classCoherence(p, k, kappa) ?? 0) : 0;
     let mass = 0;
     if (eq?.mass) for (const i of c.members) mass += eq.mass[i];
     return {
