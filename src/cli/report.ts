@@ -32,8 +32,8 @@ import { answersEqual, createRunContext, type Group, type GroupScore, type Opera
 import type { Notice, ReadStats } from '../logs';
 import { forEachGroup, jobsFrom, maxGroupSizeFrom } from './score';
 import { matchesTruth, reasoningFor, type ScoreJob } from './pipeline';
-import { needsReasoning, prepareGroup, scoreGroup } from '../engine';
-import { analyseRun, groupHealth, stripTruth, type GroupHealth, type RunHealth } from '../engine/analysis/health';
+import { prepareGroup, scoreGroup } from '../engine';
+import { analyseRun, groupHealth, stripTruth, type GroupHealth, } from '../engine/analysis/health';
 import { Outcome } from './outcome';
 import { snakeKeys } from './json';
 import { mismatchLine, mismatchSummary, plural, renderHealthSummary } from './health';
@@ -41,7 +41,7 @@ import { SERIES_COLOURS, SERIES_COLOURS_DARK, type ReportGroup, type ReportStep,
 import type { RunContext } from '../engine';
 import { defaultJobs } from './pool';
 import { accuracyOf, countAccuracy, emptyAccuracy, formatAccuracy, type AccuracyCount } from '../engine/analysis/accuracy';
-import { CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand } from './args';
+import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand } from './args';
 
 export type { ReportGroup, ReportStep, StreamReport, RunSection, RunReport } from './report-types';
 
@@ -72,7 +72,7 @@ export function groupRow(s: GroupScore, truth: string | null, forms?: readonly s
   };
   if (s.run !== undefined) row.run = s.run;
   if (s.results.core?.confidence) row.confidence = s.results.core.confidence;
-  if (s.rewardMismatch && s.rewardMismatch.indices.length) row.reward_mismatches = s.rewardMismatch.indices.length;
+  if (s.rewardMismatch?.indices.length) row.reward_mismatches = s.rewardMismatch.indices.length;
   return row;
 }
 
