@@ -137,7 +137,7 @@ export function parseCommand(command: Command, argv: readonly string[]): ParsedA
     if (t.kind !== 'option') continue;
     if (!known.has(t.name) && t.name !== 'h') throw unknownFlag(command, t.rawName, t.name, known);
   }
-  let parsed;
+  let parsed: ReturnType<typeof nodeParseArgs>;
   try {
     parsed = nodeParseArgs({ args: [...argv], options, strict: true, allowPositionals: true, tokens: true });
   } catch (e) {

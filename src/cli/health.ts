@@ -22,7 +22,7 @@ import type { MismatchSummary } from './report-types';
 import { snakeKeys } from './json';
 import { forEachGroup, jobsFrom } from './score';
 import { defaultJobs } from './pool';
-import { CliIO, UsageError, configuredFromFlags, flagBool, flagString, paramsFromFlags, parseCommand } from './args';
+import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, paramsFromFlags, parseCommand } from './args';
 
 export interface HealthJob {
   params: Partial<Params>;

@@ -43,7 +43,7 @@ import { SERIES_COLOURS, SERIES_COLOURS_DARK, type ReportGroup, type ReportStep,
 import type { RunContext } from '../engine';
 import { defaultJobs } from './pool';
 import { accuracyOf, countAccuracy, emptyAccuracy, formatAccuracy, type AccuracyCount } from '../engine/analysis/accuracy';
-import { CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand } from './args';
+import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand } from './args';
 
 export type { ReportGroup, ReportStep, StreamReport, RunSection, RunReport } from './report-types';
 
@@ -74,7 +74,7 @@ export function groupRow(s: GroupScore, truth: string | null, forms?: readonly s
   };
   if (s.run !== undefined) row.run = s.run;
   if (s.results.core?.confidence) row.confidence = s.results.core.confidence;
-  if (s.rewardMismatch && s.rewardMismatch.indices.length) row.reward_mismatches = s.rewardMismatch.indices.length;
+  if (s.rewardMismatch?.indices.length) row.reward_mismatches = s.rewardMismatch.indices.length;
   return row;
 }
 

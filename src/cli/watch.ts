@@ -19,7 +19,7 @@
 import { stat } from 'node:fs/promises';
 import { createRunContext } from '../engine';
 import { RunIndex, type GroupKey } from '../logs';
-import { CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand, parseInteger } from './args';
+import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand, parseInteger } from './args';
 import { scoreLine, type ScoreJob } from './pipeline';
 import { noticePrinter } from './score';
 
@@ -66,10 +66,10 @@ export async function runWatch(argv: string[], io: CliIO, opts: WatchOptions = {
   /** Revision printed per group key (absent: not printed, or dropped since). */
   const printed = new Map<GroupKey, number>();
   let queue: Promise<void> = Promise.resolve();
-  const print = (key: GroupKey, why: 'completed' | 'changed') =>
+  const print = (key: GroupKey, _why: 'completed' | 'changed') =>
     (queue = queue.then(async () => {
       const e = index.group(key);
-      if (!e || !e.complete) return;
+      if (!e?.complete) return;
       if (printed.get(key) === e.version) return;
       try {
         const g = await index.loadGroup(key);
