@@ -1,4 +1,4 @@
-// `consensus-lens report PATH [--html FILE]` (SPEC §6): a per-step summary of a run — groups, regimes,
+// `consensus-lens report PATH [--html FILE]` (docs/contract.md#command-line): a per-step summary of a run — groups, regimes,
 // pseudo-label flips per operator against the vote, mean gate (ec/core), label accuracy where ground
 // truth is logged (a diagnostic, never an input) — printed as a table; with --html, also a
 // self-contained report page.
@@ -330,7 +330,7 @@ export function renderTable(r: RunReport): string {
   if (anyTruth) out.push(`accuracy: pseudo-label vs logged ground truth over ${t.with_truth} groups${partial ? ', (k) = over the k groups the operator could run on' : ''} (a diagnostic; ground truth is never an input)`);
   else out.push('accuracy: no ground truth logged');
   if (r.ground_truth_note) out.push(`ground truth: ${r.ground_truth_note}`);
-  if (t.reward_mismatch_groups) out.push(`reward mismatch: in ${t.reward_mismatch_groups} groups the logged reward differs from the configured operator's (SPEC §5)`);
+  if (t.reward_mismatch_groups) out.push(`reward mismatch: in ${t.reward_mismatch_groups} groups the logged reward differs from the configured operator's (docs/contract.md#grpo-view)`);
   if (r.health_runs) for (const h of r.health_runs) out.push(renderHealthSummary(h.health, h.run ?? '-').trimEnd());
   else if (r.health) out.push(renderHealthSummary(r.health).trimEnd());
   if (r.validation) out.push('', ...validationTable(r.validation, ops));

@@ -1,5 +1,5 @@
 // `consensus-lens watch PATH` — the headless live view (for a tmux pane on a GPU box): follows a run
-// and prints one JSON line per newly completed group (the shape `score` writes, SPEC §6) on stdout,
+// and prints one JSON line per newly completed group (the shape `score` writes, docs/contract.md#command-line) on stdout,
 // and notices on stderr, until interrupted (SIGINT/SIGTERM, exit 0).
 //
 // Groups already on disk when watch starts are printed too (as they complete), then new ones as they

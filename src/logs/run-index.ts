@@ -16,7 +16,7 @@
 // or cluster file system that delivers no events (NFS, Lustre, GPFS, BeeGFS, CephFS, CIFS/SMB, FUSE
 // such as sshfs, 9p) — detected with statfs. `mode` says which; an info notice says so too.
 //
-// Tail rules (SPEC §2.3). Each file is read from the byte after its last consumed record. A last line
+// Tail rules (docs/contract.md#files-being-written). Each file is read from the byte after its last consumed record. A last line
 // without a newline is consumed only once it is a complete JSON object (a writer mid-line leaves a
 // prefix that does not parse); otherwise it waits. A malformed complete line is skipped and reported
 // once (file:line). A file that shrinks, whose inode changes (replaced, e.g. renamed over), or whose

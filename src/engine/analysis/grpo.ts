@@ -1,4 +1,4 @@
-// The GRPO view (SPEC §5): what actually trains on an operator's rewards.
+// The GRPO view (docs/contract.md#grpo-view): what actually trains on an operator's rewards.
 
 /**
  * A_i = (R_i − mean(R)) / (std(R) + eps) with the unbiased std, as verl's
