@@ -96,8 +96,8 @@ test('consensusLens.runs cannot point the extension at / or ~: restricted in unt
   assert.equal(unsafeRunRoot(join(homedir(), 'runs', 'x')), undefined);
   const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
   assert.ok(pkg.capabilities.untrustedWorkspaces.restrictedConfigurations.includes('consensusLens.runs'));
-  const src = readFileSync('src/extension/extension.ts', 'utf8');
-  assert.match(src, /unsafeRunRoot\(resolvePath/);
+  const src = readFileSync('src/extension/runs/discovery.ts', 'utf8');
+  assert.match(src, /unsafeRunRoot\(this\.resolve\(p\)\)/);
 });
 
 /** Makes reads of `file` fail with `code` (from byte `from` on), as NFS / Lustre do; returns the undo. */
