@@ -81,8 +81,8 @@ export function activate(context: vscode.ExtensionContext): ConsensusLensApi {
     log,
   });
   const training = registerTraining(context, {
-    panelWhatIf: () => (consensus.panel ? { operator: configuredOperator(), params: consensus.panel.parameters } : null),
-    configuredWhatIf: () => ({ operator: configuredOperator(), params: configuredParams() }),
+    panelWhatIf: () => (consensus.panel ? { operator: configuredOperator() ?? 'majority', params: consensus.panel.parameters } : null),
+    configuredWhatIf: () => ({ operator: configuredOperator() ?? 'majority', params: configuredParams() }),
     followRun: (path) => discovery.follow(path, 'opened'),
     refreshExplorer: () => explorer.tree.refresh(),
     log: out,

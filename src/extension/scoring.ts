@@ -5,6 +5,7 @@ import {
   answersEqual,
   classAffinity,
   classCoherence,
+  configuredOperatorOf,
   prepareGroup,
   scoreGroup,
   type Group,
@@ -39,6 +40,8 @@ export interface QuestionSummary {
   n: number;
   /** Run health of the question (docs/health.md): the record the run's timeline and alarms are built from. */
   health?: GroupHealth;
+  /** The configured operator the logged rewards were checked against (the user's, or the group's logged one). */
+  checkedAgainst?: OperatorId;
 }
 
 export const PREVIEW_CHARS = 160;
@@ -73,7 +76,7 @@ export function engineParams(params: Record<string, number>): Partial<Params> {
   return out as Partial<Params>;
 }
 
-export function score(g: StoredGroup, params: Record<string, number>, configured: OperatorId, ctx?: RunContext, operators?: readonly OperatorId[]): GroupScore {
+export function score(g: StoredGroup, params: Record<string, number>, configured: OperatorId | undefined, ctx?: RunContext, operators?: readonly OperatorId[]): GroupScore {
   return scoreGroup(g.prepared, { params: engineParams(params), configuredOperator: configured, operators }, ctx);
 }
 
@@ -84,6 +87,7 @@ export function summarize(g: StoredGroup, s: GroupScore): QuestionSummary {
     overturn: s.analysis.overturn === true,
     gate: core ? core.gate : 1,
     mismatches: s.rewardMismatch?.indices.length ?? 0,
+    ...(s.rewardMismatch ? { checkedAgainst: s.rewardMismatch.operator } : {}),
     label: core?.label ?? null,
     majorityLabel: s.results.majority?.label ?? null,
     n: g.prepared.n,
@@ -122,7 +126,7 @@ export function graphEdges(g: PreparedGroup, kappa: number): GraphEdge[] {
   return all.filter((e) => keep.has(e));
 }
 
-export function buildView(g: StoredGroup, params: Record<string, number>, configured: OperatorId, ctx?: RunContext): QuestionView {
+export function buildView(g: StoredGroup, params: Record<string, number>, configured: OperatorId | undefined, ctx?: RunContext): QuestionView {
   const t0 = performance.now();
   const s = score(g, params, configured, ctx);
   const scoreMs = performance.now() - t0;
@@ -220,7 +224,7 @@ export function buildView(g: StoredGroup, params: Record<string, number>, config
     n: p.n,
     prompt: g.prompt,
     groundTruth: gt ?? null,
-    configuredOperator: configured,
+    configuredOperator: configuredOperatorOf(p, configured),
     health: {
       degeneratePlurality: health.degeneratePlurality,
       rescuedBy: health.rescuedBy,

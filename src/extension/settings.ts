@@ -9,10 +9,15 @@ export const CONFIG = 'consensusLens';
 
 const config = (section = CONFIG): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration(section);
 
-/** The operator the run was trained with (consensusLens.defaultOperator). */
-export function configuredOperator(): OperatorId {
-  const op = config().get<string>('defaultOperator', 'majority');
-  return isOperatorId(op) ? op : 'majority';
+/**
+ * The operator the user says the run trained with (consensusLens.defaultOperator), or undefined when
+ * the setting is not set: then each group's logged operator (`extra.operator`) is used, else
+ * majority — as the CLI does.
+ */
+export function configuredOperator(): OperatorId | undefined {
+  const i = config().inspect<string>('defaultOperator');
+  const op = i?.workspaceFolderValue ?? i?.workspaceValue ?? i?.globalValue;
+  return op !== undefined && isOperatorId(op) ? op : undefined;
 }
 
 /** consensusLens.maxGroupSize (application scope: user settings only). */

@@ -84,3 +84,13 @@ export function operatorsUsing(param: NumericParam): OperatorId[] {
 export function needsReasoning(operators?: readonly OperatorId[]): boolean {
   return (operators ?? OPERATOR_IDS).some((id) => operatorSpec(id)?.needs.includes('text'));
 }
+
+/**
+ * The operator a group's logged rewards are checked against (docs/contract.md#grpo-view): the one the user names,
+ * else the one the group's log records (the reward helpers write it), else majority (TTRL).
+ */
+export function configuredOperatorOf(g: { loggedOperator?: string }, explicit?: OperatorId): OperatorId {
+  if (explicit) return explicit;
+  const logged = g.loggedOperator;
+  return logged && operatorSpec(logged) ? (logged as OperatorId) : 'majority';
+}

@@ -19,7 +19,8 @@ export const DASHBOARD_VIEW_TYPE = 'consensusLens.dashboard';
 export interface DashboardHost {
   store: RunStore;
   whatIf: WhatIfController;
-  configuredOperator(): OperatorId;
+  /** The operator the user named (undefined: each group's logged one, else majority). */
+  configuredOperator(): OperatorId | undefined;
   configuredParams(): Record<string, number>;
   openQuestion(key: QuestionKey): void;
   log(message: string): void;
@@ -127,7 +128,7 @@ export class DashboardPanel implements vscode.Disposable {
       runId: this.runId,
       operators: [...OPERATOR_IDS],
       params: this.host.configuredParams(),
-      configured: this.host.configuredOperator(),
+      configured: this.host.configuredOperator() ?? 'majority',
     };
   }
 

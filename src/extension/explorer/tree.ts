@@ -23,7 +23,7 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
 
   constructor(
     private readonly store: RunStore,
-    private readonly configured: () => OperatorId,
+    private readonly configured: () => OperatorId | undefined,
   ) {}
 
   refresh(): void {
@@ -110,7 +110,7 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
   }
 
   resolveTreeItem(item: vscode.TreeItem, n: Node): vscode.TreeItem {
-    if (n.kind === 'question') item.tooltip = questionTooltip(n.key.questionId, n.key.step, this.store.summary(n.key), this.configured());
+    if (n.kind === 'question') item.tooltip = questionTooltip(n.key.questionId, n.key.step, this.store.summary(n.key), this.store.summary(n.key)?.checkedAgainst ?? this.configured() ?? 'majority');
     return item;
   }
 
