@@ -1,4 +1,4 @@
-// `consensus-lens serve --stdio` (SPEC §6): the reward worker, driven through its streams.
+// `consensus-lens serve --stdio` (docs/contract.md#command-line): the reward worker, driven through its streams.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
@@ -72,7 +72,7 @@ function group(step: number, qid: string, answers: string[], withConfidence = tr
 const G1 = group(3, 'q1', ['12', '12', '13', '12', '7', '13', '13', '13']);
 const G2 = group(3, 'q2', ['1/2', '0.5', '\\frac{1}{2}', '2', '2']);
 
-test('one answer line per request, results in request order with the SPEC §6 fields', async () => {
+test('one answer line per request, results in request order with docs/contract.md#command-line fields', async () => {
   const { code, answers } = await serve([
     JSON.stringify({ operator: 'majority', groups: [G1, G2] }),
     JSON.stringify({ operator: 'core', params: { kappa: 0.1 }, groups: [G2] }),

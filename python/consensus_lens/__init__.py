@@ -2,7 +2,7 @@
 
 Standard library only, Python >= 3.9.
 
-- ``RunLogger``: writes the native format (SPEC §2.1) from a training loop, one file per step.
+- ``RunLogger``: writes the native format (docs/contract.md#native-format) from a training loop, one file per step.
 - ``RewardWorker`` / ``compute_score``: the ``consensus-lens serve --stdio`` reward worker and a
   verl-shaped batch reward function on top of it (``consensus_lens.reward``).
 - ``consensus_lens.verl``: verl 0.9.1's consensus hook between ``extract_reward`` and

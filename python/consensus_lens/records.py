@@ -1,4 +1,4 @@
-"""Native-format records (SPEC §2.1, ``consensus-lens/v1``) built from what a training loop holds.
+"""Native-format records (docs/contract.md#native-format, ``consensus-lens/v1``) built from what a training loop holds.
 
 Standard library only, Python >= 3.9.
 
@@ -20,7 +20,7 @@ A *group spec* is what a training loop naturally has for one question at one ste
 ``group_record`` turns one into a native group record (``{"kind": "group", "rollouts": [...]}``).
 A dict that already has ``rollouts`` is taken as a native record and only checked and cleaned.
 Non-finite numbers (NaN, ±inf) become ``null``: strict JSON has no NaN, and a group whose
-confidence is missing runs CoRE as EC (SPEC §4.3) rather than on a made-up number.
+confidence is missing runs CoRE as EC (docs/contract.md#ec-and-core) rather than on a made-up number.
 """
 
 import math

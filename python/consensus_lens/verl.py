@@ -10,7 +10,7 @@ Where verl keeps what the operators need, in ``data.batch`` / ``data.non_tensor_
 - ``rollout_log_probs`` [B, L]: the sampler's token log-probs (present when
   ``actor_rollout_ref.rollout.calculate_log_probs=True``); ``old_log_probs`` [B, L]: the actor's
   recomputation, present after the ``old_log_prob`` stage (i.e. not yet at reward time).
-  CoRE's confidence is the mean over the response mask (natural log, SPEC §2.1).
+  CoRE's confidence is the mean over the response mask (natural log, docs/contract.md#native-format).
 - ``uid`` (non-tensor): one id per prompt, shared by its ``rollout.n`` samples: the group key.
   Rows of a group are not contiguous after ``trainer.balance_batch`` reorders the batch.
 - ``data_source`` (``data.reward_fn_key``), ``extra_info`` (``index`` from verl's preprocessors:
@@ -189,7 +189,7 @@ class ConsensusRewardManager:
     local worker; ``+reward_model.reward_kwargs.num_actors=8``).
     ``__call__(data, return_dict=False)`` returns the reward tensor (the reward on each
     response's last real token, as verl's managers place it), or with ``return_dict`` also
-    ``reward_extra_info`` with ``cl_gate`` (CoRE's question gate, SPEC §4.3: a loss weight verl
+    ``reward_extra_info`` with ``cl_gate`` (CoRE's question gate, docs/contract.md#ec-and-core: a loss weight verl
     does not apply by itself) and ``cl_confidence``.
     """
 

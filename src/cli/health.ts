@@ -110,7 +110,7 @@ export async function collectHealth(path: string, opts: HealthBuildOptions, onNo
 }
 
 /**
- * Groups whose logged rewards differ from the configured operator's (SPEC §5), the same check
+ * Groups whose logged rewards differ from the configured operator's (docs/contract.md#grpo-view), the same check
  * `score` and `report` make: a reward bug the classes of docs/health.md may not name.
  */
 export type { MismatchSummary } from './report-types';

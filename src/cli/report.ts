@@ -1,4 +1,4 @@
-// `consensus-lens report PATH [--html FILE]` (SPEC §6): a per-step summary of a run — groups, regimes,
+// `consensus-lens report PATH [--html FILE]` (docs/contract.md#command-line): a per-step summary of a run — groups, regimes,
 // pseudo-label flips per operator against the vote, mean gate (ec/core), label accuracy where ground
 // truth is logged (a diagnostic, never an input) — printed as a table; with --html, also a
 // self-contained report page.

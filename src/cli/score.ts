@@ -1,4 +1,4 @@
-// `consensus-lens score` and `consensus-lens sweep` (SPEC §6).
+// `consensus-lens score` and `consensus-lens sweep` (docs/contract.md#command-line).
 
 import { statSync } from 'node:fs';
 import type { Readable } from 'node:stream';

@@ -1,5 +1,5 @@
 // `consensus-lens watch PATH` — the headless live view (for a tmux pane on a GPU box): follows a run
-// and prints one JSON line per newly completed group (the shape `score` writes, SPEC §6) on stdout,
+// and prints one JSON line per newly completed group (the shape `score` writes, docs/contract.md#command-line) on stdout,
 // and notices on stderr, until interrupted (SIGINT: exit 130, as shells expect of Ctrl-C; SIGTERM:
 // exit 0). A PATH that does not exist yet is waited for (a training job is often started after the
 // viewer): a notice says so, and it is checked every --poll-ms (default 1000).

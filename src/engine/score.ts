@@ -1,5 +1,5 @@
 // Scoring one prepared group with a set of operators: the results, why the others could not run,
-// the theory read-outs, and the reward-mismatch check of SPEC §5.
+// the theory read-outs, and the reward-mismatch check of docs/contract.md#grpo-view.
 
 import type { PreparedGroup } from './prepare';
 import { resolveParams, type Params } from './params';
@@ -90,7 +90,7 @@ export function scoreGroup(g: PreparedGroup, req: ScoreRequest = {}, ctx?: RunCo
 const round = (x: number): number | null => (Number.isFinite(x) ? x : null);
 const list = (a: ArrayLike<number>): (number | null)[] => Array.from(a, round);
 
-/** One operator's result in the wire shape of SPEC §6. */
+/** One operator's result in the wire shape of docs/contract.md#command-line. */
 export function resultToJson(r: OperatorResult): Record<string, unknown> {
   const o: Record<string, unknown> = { label: r.label, rewards: list(r.rewards), gate: round(r.gate), advantages: list(r.advantages) };
   if (r.mass) {
@@ -104,7 +104,7 @@ export function resultToJson(r: OperatorResult): Record<string, unknown> {
   return o;
 }
 
-/** The JSON line `score` writes for a group (SPEC §6), with the read-outs after the required keys. */
+/** The JSON line `score` writes for a group (docs/contract.md#command-line), with the read-outs after the required keys. */
 export function scoreToJson(s: GroupScore): Record<string, unknown> {
   const results: Record<string, unknown> = {};
   for (const [id, r] of Object.entries(s.results)) results[id] = resultToJson(r!);

@@ -1,4 +1,4 @@
-// The log layer: run logs in, engine groups out (SPEC §2). Owned by src/logs; read this first.
+// The log layer: run logs in, engine groups out (docs/contract.md#log-formats). Owned by src/logs; read this first.
 //
 // One pass (CLI score/sweep/report):
 //   readRun(path, onNotice, { stdin? }) → AsyncIterable<Group>

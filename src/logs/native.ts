@@ -1,4 +1,4 @@
-// Native format consensus-lens/v1 (SPEC §2.1): wire names → engine names, with type checks.
+// Native format consensus-lens/v1 (docs/contract.md#native-format): wire names → engine names, with type checks.
 // A record whose required field has the wrong type is rejected with one message; an optional field
 // with the wrong type is dropped (reported once per file and field by the caller).
 import type { Framework, OutcomeCheck, RecordSource, Rollout, Verification } from '../engine/types.js';

@@ -1,4 +1,4 @@
-// TRL GRPOTrainer completions (SPEC §2.2): `<output_dir>/completions/completions_{step:05d}.parquet`
+// TRL GRPOTrainer completions (docs/contract.md#framework-logs): `<output_dir>/completions/completions_{step:05d}.parquet`
 // (TRL ≥ 1.x: `completions/{train,eval}/…` with a leading `mode` column), written by
 // `pd.DataFrame(table).to_parquet()` from `{step, prompt, completion, **rewards, **extra, advantage}`:
 // one column per reward function (named after it, in the trainer's order), then the `log_extra`

@@ -10,7 +10,7 @@ export interface Notice {
 }
 export type NoticeSink = (n: Notice) => void;
 
-/** The formats the log layer reads (SPEC §2), detected by content. */
+/** The formats the log layer reads (docs/contract.md#log-formats), detected by content. */
 export type LogFormat = 'native' | 'verl' | 'trl' | 'nemo-rl' | 'wandb';
 
 /**

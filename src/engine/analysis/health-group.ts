@@ -16,7 +16,7 @@ import { hashString, rng } from './health-random';
 
 /** Per-roll-out flags (a bit mask). */
 export const FLAG = {
-  /** `\boxed{}`: the empty answer (SPEC §3.1), its own degenerate class. */
+  /** `\boxed{}`: the empty answer (docs/contract.md#answer-extraction), its own degenerate class. */
   empty: 1,
   /** No extractable answer. */
   noAnswer: 2,
