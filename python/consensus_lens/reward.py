@@ -2,7 +2,7 @@
 
 Standard library only, Python >= 3.9.
 
-It starts ``consensus-lens serve --stdio`` once (SPEC §6), sends one JSON line per batch of
+It starts ``consensus-lens serve --stdio`` once (docs/contract.md#command-line), sends one JSON line per batch of
 groups and reads one JSON line back. If the worker dies it is restarted and the batch is sent
 again (once); an answer that does not fit the request is an error, never a silent zero reward.
 
@@ -504,7 +504,7 @@ def compute_score(
       float; verl's batch manager puts the extra keys in ``reward_extra_info``.
     - ``num_actors`` > 1: reward on a ``consensus_lens.ray.RewardPool`` of that many Ray actors
       (one per process, kept across calls) instead of the local worker (docs/scale.md).
-    No log-probs pass through this signature: ``core`` runs as ``ec`` here (SPEC §4.3); feed
+    No log-probs pass through this signature: ``core`` runs as ``ec`` here (docs/contract.md#ec-and-core); feed
     ``mean_logprob`` through ``RewardWorker.score`` from a reward manager for CoRE with confidence.
     """
     n = len(solution_strs)

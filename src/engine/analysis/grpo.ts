@@ -1,4 +1,4 @@
-// The GRPO view (SPEC §5): what actually trains on an operator's rewards, with the advantage
+// The GRPO view (docs/contract.md#grpo-view): what actually trains on an operator's rewards, with the advantage
 // formula of the trainer that wrote the log when its format tells (docs/training-loop.md,
 // "Advantages").
 import type { Framework } from '../types';
