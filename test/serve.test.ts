@@ -217,7 +217,7 @@ test('serve requires --stdio', async () => {
 test('round trip: a training loop logs with the Python RunLogger while the extension-side reader follows; CoRE uses the confidences', async () => {
   const { spawn } = await import('node:child_process');
   const { readFileSync } = await import('node:fs');
-  const { RunIndex } = await import('../src/logs');
+  const { RunIndex, rolloutsOf } = await import('../src/logs');
   const { prepareGroup, scoreGroup } = await import('../src/engine');
   const dir = mkdtempSync(join(tmpdir(), 'cl-roundtrip-'));
   const run = join(dir, 'run');
@@ -252,7 +252,7 @@ test('round trip: a training loop logs with the Python RunLogger while the exten
     for (const e of entries) {
       assert.ok(e.complete);
       const want = expected[`${e.step}/${e.questionId}`];
-      assert.deepEqual(e.rollouts.map((r) => r.meanLogprob), want, `${e.step}/${e.questionId}: every confidence arrives`);
+      assert.deepEqual(rolloutsOf(e).map((r) => r.meanLogprob), want, `${e.step}/${e.questionId}: every confidence arrives`);
       assert.equal(e.groundTruth, '12');
       const g = await index.loadGroup(e.key);
       const s = scoreGroup(prepareGroup(g), { operators: ['core'] });

@@ -13,6 +13,8 @@ A *group spec* is what a training loop naturally has for one question at one ste
      "verifications": [{"valid": True}, ...],    # optional (T3RL), dict / bool / None each
      "outcome_checks": [{"answer": "1/2", "passed": 6, "trials": 8}],   # optional (MS-TTRL)
      "ground_truth": "1/2",                      # optional, diagnostics only
+     "framework": "trl",                         # optional: "trl", "verl" or "nemo-rl", the trainer
+                                                 # (the GRPO view then follows its advantage formula)
      "extra": {...}}                             # optional, any JSON
 
 ``group_record`` turns one into a native group record (``{"kind": "group", "rollouts": [...]}``).
@@ -200,7 +202,7 @@ def group_record(
                 r["reward"] = finite_or_none(rewards[i])
             if verifs is not None and verifs[i] is not None:
                 r["verification"] = _verification(verifs[i])
-        for k in ("prompt", "ground_truth", "run_id", "extra"):
+        for k in ("prompt", "ground_truth", "run_id", "framework", "extra"):
             if spec.get(k) is not None:
                 rec[k] = spec[k]
     rec["rollouts"] = rollouts

@@ -45,6 +45,7 @@ export const OPTIONS: Readonly<Record<string, OptionDef>> = {
   html: { type: 'string', value: 'FILE', help: 'also write a self-contained report page', commands: ['report'] },
   title: { type: 'string', value: 'TEXT', help: 'the report page title', commands: ['report'] },
   progress: { type: 'boolean', help: 'a progress line on stderr even when it is not a terminal', default: 'on a terminal only', commands: READERS },
+  'no-cache': { type: 'boolean', help: 'read the run from its files and write no cache ($CONSENSUS_LENS_CACHE_DIR, $XDG_CACHE_HOME/consensus-lens or ~/.cache/consensus-lens)', commands: ['sweep', 'report', 'health'] },
   'allow-skipped': { type: 'boolean', help: 'exit 0 even when input lines were skipped (else exit 3)', commands: READERS },
   poll: { type: 'boolean', help: 'poll files instead of file-system events (automatic on network file systems)', commands: ['watch'] },
   'poll-ms': { type: 'string', value: 'MS', help: 'polling interval (≥ 50)', commands: ['watch'] },

@@ -112,6 +112,7 @@ export function groupFromRequest(value: unknown, index: number): Group {
   if (rec.run !== undefined) g.run = rec.run;
   if (rec.prompt !== undefined) g.prompt = rec.prompt;
   if (rec.outcomeChecks !== undefined) g.outcomeChecks = rec.outcomeChecks;
+  if (rec.framework !== undefined) g.framework = rec.framework; // its advantages follow that trainer's formula
   return g;
 }
 

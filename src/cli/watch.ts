@@ -70,14 +70,14 @@ export async function runWatch(argv: string[], io: CliIO, opts: WatchOptions = {
     (queue = queue.then(async () => {
       const e = index.group(key);
       if (!e || !e.complete) return;
-      if (printed.get(key) === e.revision) return;
+      if (printed.get(key) === e.version) return;
       try {
         const g = await index.loadGroup(key);
         const line = scoreLine(g, job, ctx);
         if (printed.has(key)) {
-          notice({ level: 'info', message: `step ${e.step} question ${e.questionId}: changed after it was printed (now ${e.rollouts.length} roll-outs); printed again`, file: e.firstSource.file });
+          notice({ level: 'info', message: `step ${e.step} question ${e.questionId}: changed after it was printed (now ${e.n} roll-outs); printed again`, file: e.firstSource.file });
         }
-        printed.set(key, e.revision);
+        printed.set(key, e.version);
         io.stdout.write(line + '\n');
       } catch (err) {
         notice({ level: 'warning', message: `step ${e.step} question ${e.questionId}: ${(err as Error).message}` });

@@ -3,7 +3,7 @@
 // T3RL verification flags and the within-class reasoning cosines (§4.3 step 1). Response texts are
 // not kept: a run index can drop them and read a roll-out back from disk when a user asks.
 
-import type { Group, OutcomeCheck, RecordSource } from './types';
+import type { Framework, Group, OutcomeCheck, RecordSource } from './types';
 import { answersEqual, extractAnswer, formClasses, type AnswerClass } from './answers';
 import { cosinesByClass, tfidfRows } from './features/tfidf';
 import { rolloutTextStats, type RolloutTextStats } from './analysis/health-text';
@@ -35,6 +35,10 @@ export interface PreparedGroup {
   verified: Int8Array;
   /** The reward the training loop used, per roll-out, when logged. */
   loggedRewards: (number | null)[];
+  /** The advantage the trainer logged, per roll-out, when the log has any. */
+  loggedAdvantages?: (number | null)[];
+  /** The trainer that wrote the log, when its format tells (the GRPO view's default formula). */
+  framework?: Framework;
   outcomeChecks: OutcomeCheck[];
   /** Diagnostics only. */
   groundTruth: string | null;
@@ -162,6 +166,10 @@ export function prepareGroup(group: Group, opts: PrepareOptions = {}, done: { an
     sources: rollouts.map((r) => r.source),
   };
   if (group.stream) prepared.stream = group.stream;
+  if (group.framework) prepared.framework = group.framework;
+  if (rollouts.some((r) => typeof r.advantage === 'number')) {
+    prepared.loggedAdvantages = rollouts.map((r) => (typeof r.advantage === 'number' && Number.isFinite(r.advantage) ? r.advantage : null));
+  }
   if (group.loggedOperator) prepared.loggedOperator = group.loggedOperator;
   if (opts.health)
     prepared.text = rolloutTextStats(

@@ -26,6 +26,8 @@ export interface Rollout {
   meanLogprob?: number | null;
   /** The reward the training loop actually used (for the mismatch check of SPEC §5). */
   reward?: number | null;
+  /** The advantage the trainer logged for this roll-out (TRL's completions `advantage` column). */
+  advantage?: number | null;
   verification?: Verification | null;
   sampleIdx?: number | null;
   source?: RecordSource;
@@ -51,6 +53,8 @@ export interface Group {
   rollouts: Rollout[];
   /** MS-TTRL outcome self-verification results (SPEC §4.6). */
   outcomeChecks?: OutcomeCheck[];
+  /** The trainer that wrote the log, when its format tells: the GRPO view defaults to its advantage formula. */
+  framework?: Framework;
   /**
    * The operator the training loop rewarded this group with, as its log records it (native
    * `extra.operator`, written by the Python reward helpers): the configured operator of the
@@ -58,3 +62,6 @@ export interface Group {
    */
   loggedOperator?: string;
 }
+
+/** Trainers whose GRPO advantage formula the GRPO view knows (docs/training-loop.md, "Advantages"). */
+export type Framework = 'trl' | 'verl' | 'nemo-rl';

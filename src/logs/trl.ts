@@ -181,6 +181,7 @@ export function trlRecords(inp: TrlRowsInput): ParsedRecord[] {
         step,
         questionId: n === 1 ? pid : `${pid}#${n}`,
         prompt,
+        framework: 'trl',
         rollouts: [],
         source: { file, line: i + 1, offset: 0, length: 0 },
       };
@@ -199,11 +200,13 @@ export function trlRecords(inp: TrlRowsInput): ParsedRecord[] {
       }
     }
     for (const c of keep) extra[c] = typeof r[c] === 'bigint' ? Number(r[c]) : r[c];
-    if ('advantage' in r) extra.advantage = toNumber(r.advantage);
+    const advantage = 'advantage' in r ? toNumber(r.advantage) : undefined;
+    if (advantage !== undefined) extra.advantage = advantage;
     cur.rollouts.push({
       response: toText(r.completion),
       meanLogprob: null,
       reward: any ? sum : null,
+      ...(advantage !== undefined ? { advantage } : {}),
       source: { file, line: i + 1, offset: 0, length: 0 },
       extra,
     });

@@ -140,6 +140,7 @@ export class VerlFileContext {
         questionId,
         prompt: input,
         groundTruth,
+        framework: 'verl',
         ...(forms && forms.length > 1 ? { groundTruthForms: forms } : {}),
         ...(validation ? { stream: 'validation' as const } : {}),
         rollout: { response: o.output, meanLogprob: validation ? null : rolloutLogprob(o), reward: validation ? null : reward, source, ...(extra ? { extra } : {}) },

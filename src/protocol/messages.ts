@@ -65,6 +65,8 @@ export interface RolloutRow {
   advantages: Partial<Record<OperatorId, number>>;
   /** The reward the training loop logged, when present. */
   loggedReward: number | null;
+  /** The advantage the trainer logged (what trained; TRL's table), when present. */
+  loggedAdvantage?: number | null;
   /** |logged − configured operator's reward| > 1e-6. */
   mismatch: boolean;
   /** Run-health flags (docs/health.md §1): empty, noAnswer, truncated, repetitive, nearDuplicate, unformatted. */
