@@ -75,16 +75,18 @@ export function activate(context: vscode.ExtensionContext): ConsensusLensApi {
     shown: () => status.update(),
     log,
   });
+  /** Follows a run a command names (a training job's folder, a cluster sweep's run). */
+  const followRun = (path: string) => discovery.follow(path, 'opened');
   const dashboard = new DashboardFeature(context, store, whatIf, {
     defaultRun: () => consensus.panel?.question?.runId ?? [...whatIf.last.keys()].pop() ?? discovery.primary,
     openQuestion,
     log,
-    followRun: (path) => discovery.follow(path, 'opened').id,
+    followRun: (path) => followRun(path).id,
   });
   const training = registerTraining(context, {
     panelWhatIf: () => (consensus.panel ? { operator: configuredOperator() ?? 'majority', params: consensus.panel.parameters } : null),
     configuredWhatIf: () => ({ operator: configuredOperator() ?? 'majority', params: configuredParams() }),
-    followRun: (path) => discovery.follow(path, 'opened'),
+    followRun,
     refreshExplorer: () => explorer.tree.refresh(),
     log: out,
   });
