@@ -7,6 +7,7 @@ import { runExtract } from './extract';
 import { runReport } from './report';
 import { runWatch } from './watch';
 import { runHealth } from './health';
+import { runCompare } from './compare';
 
 const USAGE = `usage: consensus-lens <command> [options]
 
@@ -20,6 +21,9 @@ const USAGE = `usage: consensus-lens <command> [options]
   report PATH         per-step summary of a run (training and validation streams apart) [--html FILE]
   health PATH         run health: timeline, change-point alarms, confidence premise, reward bugs,
                       degenerate roll-outs, how many roll-outs [--json] [--configured-operator OP]
+  compare RUN_A RUN_B two runs side by side: per-step accuracy, reward accuracy, majority ratio,
+                      gate, learning signal, alarms; where the labels part [--json]
+                      [--operator-a OP] [--operator-b OP] (two operators on one run: RUN RUN)
   watch PATH          follow a run; one JSON line per newly completed group
                       score, sweep, report, watch: [--ground-truth auto|ignore] (auto: logged ground
                       truth is used, unless it is the vote itself, TTRL's pseudo-label)
@@ -37,6 +41,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> =
   report: runReport,
   watch: runWatch,
   health: runHealth,
+  compare: runCompare,
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -186,6 +186,7 @@ export function groupHealth(g: PreparedGroup, score: GroupScore, opts: GroupHeal
       if ((voteClass >= 0 && g.classOf[i] === voteClass) === c) agree++;
     }
     out.truth = { labelCorrect: voteClass >= 0 && voteClass === truthClass, rewardAccuracy: g.n ? agree / g.n : 0, correct: nCorrect };
+    out.groundTruth = g.groundTruth;
     const t = aurocCounts(g, correct);
     if (t) out.auroc.truth = t;
   }

@@ -52,6 +52,8 @@ export interface GroupHealth {
   rescuedBy: OperatorId[];
   /** Diagnostics against logged ground truth (never an operator input). */
   truth: { labelCorrect: boolean; rewardAccuracy: number; correct: number } | null;
+  /** The logged ground truth itself, when there is one (shown where two runs' labels part). */
+  groundTruth?: string;
   auroc: { label?: AurocCounts; truth?: AurocCounts };
   rewards?: RewardEvidence;
   /** Each operator that ran: its label, read-outs against logged ground truth, the roll-outs that still teach (learning-signal.ts). */

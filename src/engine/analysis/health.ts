@@ -530,6 +530,7 @@ export function stripTruth(records: GroupHealth[]): void {
   for (const h of records) {
     if (h.stream === 'validation') continue;
     h.truth = null;
+    delete h.groundTruth;
     delete h.auroc.truth;
     if (h.rewards) h.rewards.truthClass = null;
     for (const o of Object.values(h.operators ?? {})) ((o!.correct = null), (o!.rewardAccuracy = null));
