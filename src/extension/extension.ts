@@ -21,6 +21,7 @@ import { LagMonitor } from './lag';
 import { mayFollowAgain } from './restore';
 import { DashboardPanel, DASHBOARD_VIEW_TYPE, type DashboardHost } from './dashboard/panel';
 import { registerTraining } from './training';
+import { registerTokenConfidence } from './tokens';
 import { MAX_CANDIDATES, inFollowedRun, runFolders } from './discover';
 
 const CONFIG = 'consensusLens';
@@ -99,14 +100,17 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
     })();
   };
 
-  const docs = new RolloutDocuments({
+  const docs = new RolloutDocuments(
+    {
     view: async (key, params) => {
       const g = await store.get(key);
       return g ? buildView(g, params ?? configuredParams(), configuredOperator()) : undefined;
     },
     source: (key, index) => store.entry(key)?.rollouts[index]?.source,
     preview: (key, index) => store.cached(key)?.previews[index] ?? '',
-  });
+    },
+    registerTokenConfidence(context),
+  );
 
   let lastRollout: { key: QuestionKey; index: number } | undefined;
   const openRollout = async (key: QuestionKey, index: number, params?: Record<string, number>, preserveFocus = false): Promise<void> => {
