@@ -157,28 +157,34 @@ export interface LowSpan {
   meanLogprob: number;
 }
 
-/** The `k` non-overlapping windows of `window` tokens with the lowest mean log-prob. */
+/** The `k` non-overlapping windows of `window` tokens with the lowest mean log-prob (O(k·T)). */
 export function lowestSpans(layout: TokenLayout, k = 5, window = 8): LowSpan[] {
   const n = layout.logprobs.length;
   if (!n) return [];
   const w = Math.min(window, n);
-  const means: { i: number; m: number }[] = [];
+  const starts = n - w + 1;
+  // Each window's mean over its tokens with a log-prob (NaN: none has one).
+  const means = new Float64Array(starts);
   let s = 0;
   let c = 0;
-  const add = (x: number, sign: number) => {
-    if (Number.isFinite(x)) ((s += sign * x), (c += sign));
-  };
+  const lp = layout.logprobs;
   for (let i = 0; i < n; i++) {
-    add(layout.logprobs[i], 1);
-    if (i >= w) add(layout.logprobs[i - w], -1);
-    if (i >= w - 1 && c > 0) means.push({ i: i - w + 1, m: s / c });
+    if (Number.isFinite(lp[i])) ((s += lp[i]), c++);
+    if (i >= w && Number.isFinite(lp[i - w])) ((s -= lp[i - w]), c--);
+    if (i >= w - 1) means[i - w + 1] = c > 0 ? s / c : NaN;
   }
-  means.sort((a, b) => a.m - b.m || a.i - b.i);
   const taken: LowSpan[] = [];
-  for (const { i, m } of means) {
-    if (taken.length >= k) break;
-    if (taken.some((t) => i < t.end && i + w > t.first)) continue;
-    taken.push({ first: i, end: i + w, start: layout.starts[i], stop: layout.ends[i + w - 1], meanLogprob: m });
+  while (taken.length < k) {
+    let best = -1;
+    for (let i = 0; i < starts; i++) {
+      const m = means[i];
+      if (!(m === m) || (best >= 0 && m >= means[best])) continue;
+      let free = true;
+      for (const t of taken) if (i < t.end && i + w > t.first) free = false;
+      if (free) best = i;
+    }
+    if (best < 0) break;
+    taken.push({ first: best, end: best + w, start: layout.starts[best], stop: layout.ends[best + w - 1], meanLogprob: means[best] });
   }
   return taken.sort((a, b) => a.first - b.first);
 }
