@@ -84,3 +84,25 @@ test('sparkline: buckets of the mean log-prob as block characters', () => {
   assert.equal(sparkline([null, -1], 2), ' ▄');
   assert.equal(sparkline([]), '');
 });
+
+test('a native group record read back from disk: the roll-out item with its tokens', async () => {
+  const { mkdtempSync, writeFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { readRun, readRolloutObject } = await import('../../src/logs');
+  const dir = mkdtempSync(join(tmpdir(), 'cl-tokens-'));
+  const file = join(dir, 'step_1.jsonl');
+  const rollouts = [
+    { response: 'so \\boxed{7}', token_logprobs: [-0.1, -0.2, -1.5, -0.01], tokens: ['so', ' \\boxed{', '7', '}'] },
+    { response: 'maybe \\boxed{8}', mean_logprob: -0.9 },
+  ];
+  writeFileSync(file, JSON.stringify({ kind: 'group', step: 1, question_id: 'q', rollouts }) + '\n');
+  const groups = [];
+  for await (const g of readRun(file, () => {})) groups.push(g);
+  const src = groups[0].rollouts.map((r) => r.source!);
+  const a = tokenDataOf((await readRolloutObject(src[0]))!);
+  assert.equal(a.kind, 'tokens');
+  const ro = tokenReadout(rollouts[0].response, a, [10, 11]);
+  assert.equal(ro.lines[1], '# answer tokens: 1, mean log-prob −1.500, lowest −1.500, together p = 0.223');
+  assert.deepEqual(tokenDataOf((await readRolloutObject(src[1]))!), { kind: 'mean', mean: -0.9 });
+});
