@@ -72,7 +72,7 @@ const bundles = [
   {
     // The consensus panel (browser). CSS is bundled beside it as dist/webview/main.css.
     ...common,
-    entryPoints: { main: 'webview/main.ts', dashboard: 'webview/dashboard/main.ts' },
+    entryPoints: { main: 'webview/main.ts', dashboard: 'webview/dashboard/main.ts', compare: 'webview/compare/main.ts' },
     outdir: 'dist/webview',
     platform: 'browser',
     format: 'iife',

@@ -8,8 +8,8 @@
 // else the vote); `compare RUN RUN --operator-a majority --operator-b core` compares two
 // operators on one run. Also accepts the score flags (--kappa, --tau, ...) and --jobs.
 import { resolve } from 'node:path';
-import { analyseRun, dropPseudoLabelTruth, type GroupHealth } from '../engine/analysis/health';
-import { COMPARE_SERIES, compareRuns, type RunsComparison } from '../engine/analysis/runs-compare';
+import { analyseRun, dropPseudoLabelTruth } from '../engine/analysis/health';
+import { COMPARE_SERIES, compareRuns, trainingRecords, type RunsComparison } from '../engine/analysis/runs-compare';
 import { OPERATOR_IDS, type OperatorId, type Params } from '../engine';
 import type { Notice } from '../logs';
 import { collectHealth, ACCURACY_DEFINITIONS } from './health';
@@ -25,30 +25,9 @@ export interface CompareOptions {
   permutations?: number;
 }
 
-/**
- * The records of the run a path holds: training groups only when it has any (a validation dump is
- * scored against the real answer, and its steps interleave with training's), and of a folder that
- * holds several runs the largest (named in a notice).
- */
-export function trainingRecords(records: GroupHealth[], path: string, onNotice: (n: Notice) => void): GroupHealth[] {
-  const training = records.filter((h) => h.stream !== 'validation');
-  const use = training.length ? training : records;
-  const byRun = new Map<string, GroupHealth[]>();
-  for (const h of use) {
-    const k = h.run ?? '';
-    const l = byRun.get(k);
-    if (l) l.push(h);
-    else byRun.set(k, [h]);
-  }
-  if (byRun.size <= 1) return use;
-  const [name, largest] = [...byRun.entries()].sort((x, y) => y[1].length - x[1].length)[0];
-  onNotice({ level: 'warning', message: `${path} holds ${byRun.size} runs; comparing the largest, "${name}" (${largest.length} groups)` });
-  return largest;
-}
-
 async function side(path: string, operator: OperatorId, opts: CompareOptions, onNotice: (n: Notice) => void) {
   const all = await collectHealth(path, { params: opts.params, configuredOperator: operator, jobs: opts.jobs }, onNotice, false);
-  const records = trainingRecords(all, path, onNotice);
+  const records = trainingRecords(all, path, (message) => onNotice({ level: 'warning', message }));
   // As `health` does: logged ground truth that is the vote itself (TTRL) is no truth.
   const pseudo = dropPseudoLabelTruth(records);
   if (pseudo) onNotice({ level: 'warning', message: `${path}: the logged ground truth equals the majority vote on ${pseudo.matching} of ${pseudo.groups} training groups: it is the pseudo-label, not the real answer; left out of the comparison`, file: path });

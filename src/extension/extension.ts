@@ -22,6 +22,7 @@ import { mayFollowAgain } from './restore';
 import { DashboardPanel, DASHBOARD_VIEW_TYPE, type DashboardHost } from './dashboard/panel';
 import { registerTraining } from './training';
 import { registerTokenConfidence } from './tokens';
+import { RunView, registerCompare } from './compare';
 import { MAX_CANDIDATES, inFollowedRun, runFolders } from './discover';
 
 const CONFIG = 'consensusLens';
@@ -269,6 +270,16 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
     log: out,
   });
   const dashboardHost: DashboardHost = { store, whatIf, configuredOperator, configuredParams, openQuestion, log: (m) => out.info(m) };
+  registerCompare(context, {
+    store,
+    whatIf,
+    configuredOperator,
+    configuredParams,
+    openRun: (path) => Promise.resolve(vscode.commands.executeCommand<string | undefined>('consensusLens.openRun', path)),
+    openQuestion,
+    openDashboard: (runId) => void vscode.commands.executeCommand('consensusLens.showDashboard', runId),
+    log: (m) => out.info(m),
+  });
 
   const lag = new LagMonitor();
   context.subscriptions.push(
@@ -462,7 +473,7 @@ export function activate(context: vscode.ExtensionContext): { store: RunStore } 
   const ready = followConfigured();
   readyPromise = ready;
   updateStatus();
-  return { store, whatIf, dashboard: () => DashboardPanel.instance } as { store: RunStore };
+  return { store, whatIf, dashboard: () => DashboardPanel.instance, runViews: () => RunView.all } as { store: RunStore };
 }
 
 export function deactivate(): void {}

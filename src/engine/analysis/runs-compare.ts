@@ -17,7 +17,8 @@
 
 import { answersEqual } from '../answers';
 import type { OperatorId } from '../operators/result';
-import type { Alarm, GroupHealth, RunHealth } from './health-types';
+import type { GroupHealth, RunHealth } from './health-types';
+import type { CompareRun, CompareSeriesId, Disagreement, RunsComparison } from './runs-compare-types';
 import { groupSignalShare } from './learning-signal';
 
 export interface RunSide {
@@ -38,63 +39,27 @@ export const COMPARE_SERIES = [
   { id: 'signal_groups', label: 'groups with signal', digits: 2 },
   { id: 'rollouts_seen', label: 'roll-outs seen (cumulative)', digits: 0 },
 ] as const;
-export type CompareSeriesId = (typeof COMPARE_SERIES)[number]['id'];
+export type { CompareRun, CompareSeriesId, Disagreement, RunsComparison } from './runs-compare-types';
 
-export interface CompareRun {
-  name: string;
-  operator: OperatorId;
-  groups: number;
-  rollouts: number;
-  steps: number;
-  /** Over the groups with logged ground truth where the operator ran. */
-  labelAccuracy: { correct: number; over: number; value: number | null };
-  /** Mean over those groups of the operator's reward accuracy. */
-  rewardAccuracy: number | null;
-  series: Record<CompareSeriesId, (number | null)[]>;
-  alarms: Alarm[];
-  notes: string[];
-}
-
-export interface Disagreement {
-  questionId: string;
-  /** 0 for the first time both runs saw the question, 1 for the second, … */
-  occurrence: number;
-  stepA: number;
-  stepB: number;
-  labelA: string | null;
-  labelB: string | null;
-  /** The logged ground truth (when either side logs it). */
-  truth: string | null;
-  /** Which label the logged ground truth agrees with; null without ground truth. */
-  agrees: 'a' | 'b' | 'both' | 'neither' | null;
-}
-
-export interface RunsComparison {
-  format: 'consensus-lens/compare/v1';
-  /** The union of both runs' steps, ascending: every series runs along it. */
-  steps: number[];
-  runs: [CompareRun, CompareRun];
-  shared: {
-    /** Distinct question ids both runs saw. */
-    questions: number;
-    /** Paired occurrences (see the header). */
-    pairs: number;
-    /** Pairs where both operators ran and set a label or none. */
-    compared: number;
-    agree: number;
-    part: number;
-    /** Of the parting pairs, with logged ground truth: which side it agrees with. */
-    partWithTruth: number;
-    aRight: number;
-    bRight: number;
-    neitherRight: number;
-    /** Over all compared pairs with ground truth: each side's correct labels. */
-    withTruth: number;
-    aCorrect: number;
-    bCorrect: number;
-  };
-  /** Every pair whose labels part, by step of run A. */
-  disagreements: Disagreement[];
+/**
+ * The records of the run a path holds: training groups only when it has any (a validation dump is
+ * scored against the real answer, and its steps interleave with training's), and of a folder that
+ * holds several runs the largest (named in a notice).
+ */
+export function trainingRecords(records: GroupHealth[], path: string, warn: (message: string) => void): GroupHealth[] {
+  const training = records.filter((h) => h.stream !== 'validation');
+  const use = training.length ? training : records;
+  const byRun = new Map<string, GroupHealth[]>();
+  for (const h of use) {
+    const k = h.run ?? '';
+    const l = byRun.get(k);
+    if (l) l.push(h);
+    else byRun.set(k, [h]);
+  }
+  if (byRun.size <= 1) return use;
+  const [name, largest] = [...byRun.entries()].sort((x, y) => y[1].length - x[1].length)[0];
+  warn(`${path} holds ${byRun.size} runs; comparing the largest, "${name}" (${largest.length} groups)`);
+  return largest;
 }
 
 function mean(xs: readonly (number | null | undefined)[]): number | null {
@@ -118,7 +83,8 @@ function byStep(records: readonly GroupHealth[]): Map<number, GroupHealth[]> {
   return m;
 }
 
-function runSummary(side: RunSide, steps: readonly number[]): CompareRun {
+/** One run's summary and series along `steps` (a single run's view uses it alone). */
+export function runSummary(side: RunSide, steps: readonly number[]): CompareRun {
   const op = side.operator;
   const per = byStep(side.records);
   const healthSeries = (id: string) => {
