@@ -278,8 +278,17 @@ export function registerCompare(context: vscode.ExtensionContext, deps: CompareD
   context.subscriptions.push(
     vscode.commands.registerCommand('consensusLens.compareRuns', (arg?: unknown, second?: unknown) => compareCommand(deps, context.extensionUri, arg, second)),
     vscode.commands.registerCommand('consensusLens.openLogAsRun', async (uri?: vscode.Uri) => {
-      const target = uri ?? vscode.window.activeTextEditor?.document.uri;
-      if (target?.scheme === 'file') await vscode.commands.executeCommand('vscode.openWith', target, LOG_EDITOR_VIEW_TYPE);
+      let target = uri instanceof vscode.Uri ? uri : vscode.window.activeTextEditor?.document.uri;
+      if (!target || target.scheme !== 'file' || !/\.(jsonl|parquet)$/i.test(target.path)) {
+        // Pick one of the workspace's log files (bounded: the first 500).
+        const files = await vscode.workspace.findFiles('**/*.{jsonl,parquet}', '**/node_modules/**', 500);
+        const p = await vscode.window.showQuickPick(
+          files.map((f) => ({ label: vscode.workspace.asRelativePath(f), uri: f })).sort((x, y) => x.label.localeCompare(y.label)),
+          { title: 'Consensus Lens: open a log file as a run', matchOnDescription: true },
+        );
+        target = p?.uri;
+      }
+      if (target) await vscode.commands.executeCommand('vscode.openWith', target, LOG_EDITOR_VIEW_TYPE);
     }),
     vscode.window.registerCustomEditorProvider(LOG_EDITOR_VIEW_TYPE, new LogFileEditor(deps, context.extensionUri), { supportsMultipleEditorsPerDocument: true, webviewOptions: { retainContextWhenHidden: false } }),
     { dispose: () => RunView.all.forEach((v) => v.dispose()) },
