@@ -142,9 +142,11 @@ test('token confidence: per-token backgrounds toggled by the command, the spans 
   await revealPath(page, ['tokens-run', 'step 1', 'tok/1', 'roll-out 0']);
   await page.locator('.tabs-container .tab', { hasText: 'roll-out 0' }).first().waitFor({ timeout: 20_000 });
   const text = async () => (await page.locator('.editor-instance .monaco-editor .view-lines').last().innerText()).replace(/\u00a0/g, ' ');
-  await retry(async () => assert.match(await text(), /# token confidence: 49 tokens, mean log-prob/));
+  await retry(async () => assert.match(await text(), /# token confidence: 57 tokens, mean log-prob/));
   assert.match(await text(), /# answer tokens: 1, mean log-prob −0\.350/);
   assert.match(await text(), /# lowest-confidence spans \(8 tokens each\):/);
+  // The lowest first: the hesitation ("Wait, let me recheck").
+  assert.match(await text(), /#   1\. " \. Wait , let me recheck : the"  mean log-prob −2\.19/);
   // Decorated tokens: spans with a background in the editor's text.
   const decorated = () => page.locator('.editor-instance .monaco-editor .view-lines span[class*="ced-"]').count();
   await retry(async () => assert.ok((await decorated()) > 0, 'token backgrounds'));

@@ -39,15 +39,15 @@ test('bins: p ≥ 0.9 none, then p < 0.9, 0.5, 0.2, 0.05; adjacent tokens of one
   assert.deepEqual(r, [[], [10, 1, 11, 1], [11, 2, 11, 5], [11, 1, 11, 2]]);
 });
 
-test('lowestSpans: the k non-overlapping windows with the lowest mean, in text order', () => {
-  const lps = [-0.1, -0.1, -5, -5, -0.1, -0.1, -0.1, -3, -3, -0.1];
+test('lowestSpans: the k non-overlapping windows with the lowest mean, lowest first', () => {
+  const lps = [-0.1, -0.1, -3, -3, -0.1, -0.1, -0.1, -5, -5, -0.1];
   const text = 'abcdefghij';
   const l = layoutTokens(text, text.split(''), lps);
   const s = lowestSpans(l, 2, 2);
-  // Windows of 2: [2,3] mean −5, [7,8] mean −3 — the next lowest ([1,2], [3,4]: −2.55) overlap the first.
+  // Windows of 2: [7,8] mean −5, then [2,3] mean −3 — the next lowest ([6,7], [8,9]: −2.55) overlap the first.
   assert.deepEqual(s.map((x) => [x.first, x.end, x.start, x.stop, Number(x.meanLogprob.toFixed(12))]), [
-    [2, 4, 2, 4, -5],
-    [7, 9, 7, 9, -3],
+    [7, 9, 7, 9, -5],
+    [2, 4, 2, 4, -3],
   ]);
   assert.deepEqual(lowestSpans(layoutTokens('', [], []), 5, 8), []);
 });

@@ -157,7 +157,7 @@ export interface LowSpan {
   meanLogprob: number;
 }
 
-/** The `k` non-overlapping windows of `window` tokens with the lowest mean log-prob (O(k·T)). */
+/** The `k` non-overlapping windows of `window` tokens with the lowest mean log-prob, lowest first (O(k·T)). */
 export function lowestSpans(layout: TokenLayout, k = 5, window = 8): LowSpan[] {
   const n = layout.logprobs.length;
   if (!n) return [];
@@ -186,7 +186,7 @@ export function lowestSpans(layout: TokenLayout, k = 5, window = 8): LowSpan[] {
     if (best < 0) break;
     taken.push({ first: best, end: best + w, start: layout.starts[best], stop: layout.ends[best + w - 1], meanLogprob: means[best] });
   }
-  return taken.sort((a, b) => a.first - b.first);
+  return taken;
 }
 
 export interface AnswerConfidence {
