@@ -73,12 +73,12 @@ export class TokenConfidence implements vscode.HoverProvider, vscode.DocumentLin
     const s = this.docs.get(doc.uri.toString());
     const layout: TokenLayout | null | undefined = s?.readout.layout;
     if (!s || !layout || pos.line < s.firstLine) return undefined;
-    const off = doc.offsetAt(pos) - doc.offsetAt(new vscode.Position(s.firstLine, 0));
-    const i = tokenAt(layout, off);
+    const base = doc.offsetAt(new vscode.Position(s.firstLine, 0));
+    const i = tokenAt(layout, doc.offsetAt(pos) - base);
     if (i < 0) return undefined;
     const lp = layout.logprobs[i];
     const tok = s.text.slice(layout.starts[i], layout.ends[i]);
-    const range = new vscode.Range(doc.positionAt(doc.offsetAt(new vscode.Position(s.firstLine, 0)) + layout.starts[i]), doc.positionAt(doc.offsetAt(new vscode.Position(s.firstLine, 0)) + layout.ends[i]));
+    const range = new vscode.Range(doc.positionAt(base + layout.starts[i]), doc.positionAt(base + layout.ends[i]));
     // Plain text (never Markdown): the token is model output.
     const md = new vscode.MarkdownString();
     md.appendText(`token ${i + 1} ${JSON.stringify(tok)}: ${Number.isFinite(lp) ? `log-prob ${lp.toFixed(3)}, p = ${Math.exp(lp).toPrecision(3)}` : 'no log-prob logged'}`);
