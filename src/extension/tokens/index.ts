@@ -10,6 +10,8 @@ import { BIN_LABELS, binRanges, tokenAt, tokenDataOf, tokenReadout, type TokenLa
 
 export const TOKEN_SCHEME = 'consensus-lens-rollout';
 const SETTING = 'consensusLens.tokenConfidence.show';
+/** Roll-out documents whose token layout is kept. */
+const MAX_DOCS = 32;
 const COLORS = ['consensusLens.tokenConfidence.p90', 'consensusLens.tokenConfidence.p50', 'consensusLens.tokenConfidence.p20', 'consensusLens.tokenConfidence.p05'];
 
 interface DocState {
@@ -45,7 +47,12 @@ export class TokenConfidence implements vscode.HoverProvider, vscode.DocumentLin
       return [`# token confidence: the record could not be read back (${(e as Error).message})`];
     }
     const r = tokenReadout(text, o ? tokenDataOf(o) : { kind: 'none' }, answer);
-    this.docs.set(uri.toString(), { text, readout: r, firstLine: 0, headerLine: 0 });
+    const key = uri.toString();
+    this.docs.delete(key);
+    this.docs.set(key, { text, readout: r, firstLine: 0, headerLine: 0 });
+    // Bounded: the layouts of the most recent documents (a document's language change closes and
+    // reopens it without asking for its content again, so closing does not forget it).
+    while (this.docs.size > MAX_DOCS) this.docs.delete(this.docs.keys().next().value as string);
     return r.lines;
   }
 
@@ -121,7 +128,6 @@ export function registerTokenConfidence(context: vscode.ExtensionContext): Token
     tc,
     vscode.languages.registerHoverProvider({ scheme: TOKEN_SCHEME }, tc),
     vscode.languages.registerDocumentLinkProvider({ scheme: TOKEN_SCHEME }, tc),
-    vscode.workspace.onDidCloseTextDocument((d) => d.uri.scheme === TOKEN_SCHEME && tc.forget(d.uri)),
     vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration(SETTING) && redecorate()),
     vscode.commands.registerCommand('consensusLens.toggleTokenConfidence', async () => {
       await vscode.workspace.getConfiguration().update(SETTING, !tc.enabled, vscode.ConfigurationTarget.Global);
