@@ -11,6 +11,13 @@ import type { RunsComparison } from '../src/engine/analysis/runs-compare';
 const A = 'test/fixtures/compare/run-a';
 const B = 'test/fixtures/compare/run-b';
 
+/** --json prints snake_case keys (as every JSON of the command); back to the engine's names. Series ids stay. */
+function camel(v: unknown, inSeries = false): unknown {
+  if (Array.isArray(v)) return v.map((x) => camel(x));
+  if (!v || typeof v !== 'object') return v;
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [inSeries ? k : k.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()), camel(x, k === 'series')]));
+}
+
 function cli(args: string[]) {
   const r = spawnSync(process.execPath, ['dist/cli.js', ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
   return { code: r.status, out: r.stdout, err: r.stderr };
@@ -26,7 +33,8 @@ function cli(args: string[]) {
 test('compare: per-step figures, alarms, and where the labels part, as computed by hand', () => {
   const r = cli(['compare', A, B, '--json', '--jobs', '0']);
   assert.equal(r.code, 0, r.err);
-  const c = JSON.parse(r.out) as RunsComparison;
+  assert.ok(r.out.includes('"label_accuracy":{"correct":3'), 'snake_case keys');
+  const c = camel(JSON.parse(r.out)) as RunsComparison;
   assert.equal(c.format, 'consensus-lens/compare/v1');
   assert.deepEqual(c.steps, [1, 2, 3]);
   const [a, b] = c.runs;
@@ -62,13 +70,13 @@ test('compare: per-step figures, alarms, and where the labels part, as computed 
   assert.match(t.out, /step 1 {2}question q1: A "3" {2}B "5"; ground truth "5": B/);
   assert.match(t.out, /reward accuracy = share of roll-outs/);
   // Worker threads give the same comparison as in-process.
-  assert.deepEqual(JSON.parse(cli(['compare', A, B, '--json']).out), c);
+  assert.deepEqual(camel(JSON.parse(cli(['compare', A, B, '--json']).out)), c);
 });
 
 test('compare: two operators on one run — the parting groups are exactly where CoRE overturns the vote', async () => {
   const r = cli(['compare', A, A, '--operator-a', 'majority', '--operator-b', 'core', '--json', '--jobs', '0']);
   assert.equal(r.code, 0, r.err);
-  const c = JSON.parse(r.out) as RunsComparison;
+  const c = camel(JSON.parse(r.out)) as RunsComparison;
   assert.deepEqual(c.runs.map((x) => x.operator), ['majority', 'core']);
   const expected: { step: number; q: string; vote: string | null; core: string | null }[] = [];
   const ctx = createRunContext();

@@ -14,7 +14,8 @@ import { OPERATOR_IDS, type OperatorId, type Params } from '../engine';
 import type { Notice } from '../logs';
 import { collectHealth, ACCURACY_DEFINITIONS } from './health';
 import { jobsFrom, noticePrinter } from './score';
-import { CliIO, UsageError, flagString, paramsFromFlags, parseArgs } from './args';
+import { CliIO, UsageError, configuredFromFlags, flagBool, flagString, paramsFromFlags, parseCommand } from './args';
+import { snakeKeys } from './json';
 
 export interface CompareOptions {
   operatorA: OperatorId;
@@ -97,11 +98,11 @@ function operatorFlag(v: string | undefined, flag: string): OperatorId | undefin
 }
 
 export async function runCompare(argv: string[], io: CliIO): Promise<number> {
-  const a = parseArgs(argv, ['json']);
+  const a = parseCommand('compare', argv);
   if (a.positionals.length !== 2) throw new UsageError(`compare takes two runs (RUN_A RUN_B: folders or log files), got ${a.positionals.length}`);
   const [pathA, pathB] = a.positionals;
   if (pathA === '-' || pathB === '-') throw new UsageError('compare reads two runs from disk: standard input ("-") is not one');
-  const configured = operatorFlag(flagString(a, 'configured-operator'), 'configured-operator') ?? 'majority';
+  const configured = configuredFromFlags(a) ?? 'majority';
   const operatorA = operatorFlag(flagString(a, 'operator-a'), 'operator-a') ?? configured;
   const operatorB = operatorFlag(flagString(a, 'operator-b'), 'operator-b') ?? configured;
   if (resolve(pathA) === resolve(pathB) && operatorA === operatorB) throw new UsageError(`comparing ${pathA} with itself under one operator (${operatorA}): give --operator-a and --operator-b`);
@@ -112,6 +113,7 @@ export async function runCompare(argv: string[], io: CliIO): Promise<number> {
       io.stderr.write(`consensus-lens compare: no groups in ${i === 0 ? pathA : pathB}\n`);
       return 1;
     }
-  io.stdout.write(a.flags.get('json') ? JSON.stringify(c) + '\n' : renderComparison(c));
+  // --json: snake_case keys, as every JSON the command prints.
+  io.stdout.write(flagBool(a, 'json') ? JSON.stringify(snakeKeys(c)) + '\n' : renderComparison(c));
   return print.errors > 0 ? 1 : 0;
 }

@@ -17,7 +17,9 @@ const WORKSPACE = process.env.E2E_WORKSPACE;
 const SHOTS = ROOT && join(ROOT, 'media/screenshots');
 let ctx;
 
-const cli = (...args) => JSON.parse(execFileSync(process.execPath, [join(ROOT, 'dist/cli.js'), ...args], { encoding: 'utf8', maxBuffer: 64 << 20 }));
+const camel = (v, inSeries = false) => (Array.isArray(v) ? v.map((x) => camel(x)) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [inSeries ? k : k.replace(/_([a-z])/g, (_, c) => c.toUpperCase()), camel(x, k === 'series')])) : v);
+// --json prints snake_case keys; the checks below use the engine's names.
+const cli = (...args) => camel(JSON.parse(execFileSync(process.execPath, [join(ROOT, 'dist/cli.js'), ...args], { encoding: 'utf8', maxBuffer: 64 << 20 })));
 
 async function pick(page, text) {
   // Type to filter (the list renders only the rows in view), then click the matching row.

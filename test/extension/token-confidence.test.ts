@@ -86,7 +86,7 @@ test('sparkline: buckets of the mean log-prob as block characters', () => {
 });
 
 test('a native group record read back from disk: the roll-out item with its tokens', async () => {
-  const { mkdtempSync, writeFileSync } = await import('node:fs');
+  const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
   const { readRun, readRolloutObject } = await import('../../src/logs');
@@ -105,4 +105,5 @@ test('a native group record read back from disk: the roll-out item with its toke
   const ro = tokenReadout(rollouts[0].response, a, [10, 11]);
   assert.equal(ro.lines[1], '# answer tokens: 1, mean log-prob −1.500, lowest −1.500, together p = 0.223');
   assert.deepEqual(tokenDataOf((await readRolloutObject(src[1]))!), { kind: 'mean', mean: -0.9 });
+  rmSync(dir, { recursive: true, force: true });
 });
