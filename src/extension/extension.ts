@@ -51,10 +51,14 @@ export function activate(context: vscode.ExtensionContext): ConsensusLensApi {
     primaryRun: () => discovery.primary,
     panelRun: () => consensus.panel?.question?.runId,
   });
-  const rollouts: Rollouts = new Rollouts(store, {
-    opened: (index) => consensus.panel?.select(index),
-    currentQuestion: async () => consensus.panel?.question ?? (await question()),
-  }, registerTokenConfidence(context));
+  const rollouts: Rollouts = new Rollouts(
+    store,
+    {
+      opened: (index) => consensus.panel?.select(index),
+      currentQuestion: async () => consensus.panel?.question ?? (await question()),
+    },
+    registerTokenConfidence(context),
+  );
   const explorer: RunExplorer = new RunExplorer(store, {
     runSelected: (runId) => {
       discovery.primary = runId;

@@ -62,7 +62,9 @@ export function parseCompareMessage(v: unknown): CompareWebviewMessage | null {
     case 'openPair':
       return Number.isInteger(v.index) && (v.index as number) >= 0 ? { type: 'openPair', index: v.index as number } : null;
     case 'openQuestion':
-      return isSide(v.side) && typeof v.step === 'number' && Number.isFinite(v.step) && typeof v.questionId === 'string' ? { type: 'openQuestion', side: v.side, step: v.step, questionId: v.questionId } : null;
+      return isSide(v.side) && typeof v.step === 'number' && Number.isFinite(v.step) && typeof v.questionId === 'string'
+        ? { type: 'openQuestion', side: v.side, step: v.step, questionId: v.questionId }
+        : null;
     case 'openDashboard':
       return isSide(v.side) ? { type: 'openDashboard', side: v.side } : null;
   }

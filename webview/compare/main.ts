@@ -70,16 +70,35 @@ function render(): void {
   m.runs.forEach((r, k) => {
     const acc = r.labelAccuracy.value === null ? 'no ground truth' : `${(100 * r.labelAccuracy.value).toFixed(1)}% (${r.labelAccuracy.correct}/${r.labelAccuracy.over})`;
     summary.append(
-      h('div', { class: 'stat side-stat', 'data-side': TAGS[k] }, h('div', { class: 'muted small' }, `${two ? `${TAGS[k]}: ` : ''}${r.name}`), h('div', {}, `${r.operator} · ${r.steps} steps · ${r.groups} groups`), h('div', { class: 'small' }, `label accuracy ${acc} · reward accuracy ${fmt(r.rewardAccuracy, 2)}`)),
+      h(
+        'div',
+        { class: 'stat side-stat', 'data-side': TAGS[k] },
+        h('div', { class: 'muted small' }, `${two ? `${TAGS[k]}: ` : ''}${r.name}`),
+        h('div', {}, `${r.operator} · ${r.steps} steps · ${r.groups} groups`),
+        h('div', { class: 'small' }, `label accuracy ${acc} · reward accuracy ${fmt(r.rewardAccuracy, 2)}`),
+      ),
     );
   });
-  if (m.shared) summary.append(h('div', { class: 'stat', id: 'shared-stat' }, h('div', { class: 'muted small' }, 'questions both saw'), h('div', {}, `${m.shared.questions} questions · ${m.shared.pairs} pairs`), h('div', { class: 'small' }, `labels part on ${m.shared.part} (truth with A ${m.shared.aRight}, with B ${m.shared.bRight}, neither ${m.shared.neitherRight})`)));
+  if (m.shared)
+    summary.append(
+      h(
+        'div',
+        { class: 'stat', id: 'shared-stat' },
+        h('div', { class: 'muted small' }, 'questions both saw'),
+        h('div', {}, `${m.shared.questions} questions · ${m.shared.pairs} pairs`),
+        h('div', { class: 'small' }, `labels part on ${m.shared.part} (truth with A ${m.shared.aRight}, with B ${m.shared.bRight}, neither ${m.shared.neitherRight})`),
+      ),
+    );
 
   // Series: one chart per read-out, each run a line on the common step axis.
   clear(seriesBox);
   seriesBox.append(
     h('h2', {}, two ? 'Per step, aligned by step' : 'Per step'),
-    h('p', { class: 'muted small', id: 'accuracy-definitions' }, 'Label accuracy: share of questions whose pseudo-label equals the logged ground truth. Reward accuracy (TTRL): share of roll-outs whose pseudo-reward (1 in the label\u2019s class) equals the reward the true answer gives — high under a wrong label when most roll-outs are wrong anyway. Groups with signal: share of groups whose GRPO advantage is non-zero (docs/health.md §6).'),
+    h(
+      'p',
+      { class: 'muted small', id: 'accuracy-definitions' },
+      'Label accuracy: share of questions whose pseudo-label equals the logged ground truth. Reward accuracy (TTRL): share of roll-outs whose pseudo-reward (1 in the label\u2019s class) equals the reward the true answer gives — high under a wrong label when most roll-outs are wrong anyway. Groups with signal: share of groups whose GRPO advantage is non-zero (docs/health.md §6).',
+    ),
   );
   const grid = h('div', { class: 'grid3' });
   seriesBox.append(grid);
@@ -93,10 +112,23 @@ function render(): void {
         labels,
         datasets: m.runs.map((r, k) => {
           const c = cssVar(SIDE_COLORS[k]);
-          return { label: `${two ? `${TAGS[k]} ` : ''}${r.name} (${r.operator})`, data: r.series[s.id], borderColor: c, backgroundColor: c, borderDash: k ? [6, 3] : undefined, pointStyle: k ? 'rect' : 'circle', pointRadius: 2, spanGaps: true };
+          return {
+            label: `${two ? `${TAGS[k]} ` : ''}${r.name} (${r.operator})`,
+            data: r.series[s.id],
+            borderColor: c,
+            backgroundColor: c,
+            borderDash: k ? [6, 3] : undefined,
+            pointStyle: k ? 'rect' : 'circle',
+            pointRadius: 2,
+            spanGaps: true,
+          };
         }),
       },
-      options: { maintainAspectRatio: false, plugins: { title: { display: true, text: s.label }, legend: { display: two, labels: { boxWidth: 12 } } }, scales: { x: { title: { display: true, text: 'step' } }, y: s.unit ? { min: 0, max: 1 } : { beginAtZero: true } } },
+      options: {
+        maintainAspectRatio: false,
+        plugins: { title: { display: true, text: s.label }, legend: { display: two, labels: { boxWidth: 12 } } },
+        scales: { x: { title: { display: true, text: 'step' } }, y: s.unit ? { min: 0, max: 1 } : { beginAtZero: true } },
+      },
     });
   }
 
@@ -111,7 +143,14 @@ function render(): void {
   });
 
   clear(signalBox);
-  signalBox.append(h('h2', {}, 'The learning signal left'), h('p', { class: 'muted small' }, 'Per step, the share of groups with a non-zero GRPO advantage under each operator (solid: the run\u2019s own operator); dashed grey: the saturated share, where every roll-out gives the same answer and the vote teaches nothing.'));
+  signalBox.append(
+    h('h2', {}, 'The learning signal left'),
+    h(
+      'p',
+      { class: 'muted small' },
+      'Per step, the share of groups with a non-zero GRPO advantage under each operator (solid: the run\u2019s own operator); dashed grey: the saturated share, where every roll-out gives the same answer and the vote teaches nothing.',
+    ),
+  );
   const sg = h('div', { class: 'grid2' });
   signalBox.append(sg);
   m.signal.forEach((ls, k) => {
@@ -134,12 +173,32 @@ function render(): void {
         datasets: [
           ...ls.operators.map((op) => {
             const c = cssVar(colors[op] ?? 'charts-blue');
-            return { label: op === ls.configured ? `${op} (the run's)` : op, data: align(ls.groups[op]!, own), borderColor: c, backgroundColor: c, borderWidth: op === ls.configured ? 2.5 : 1.2, pointRadius: 1.5, spanGaps: true };
+            return {
+              label: op === ls.configured ? `${op} (the run's)` : op,
+              data: align(ls.groups[op]!, own),
+              borderColor: c,
+              backgroundColor: c,
+              borderWidth: op === ls.configured ? 2.5 : 1.2,
+              pointRadius: 1.5,
+              spanGaps: true,
+            };
           }),
-          { label: 'saturated', data: align(ls.saturated, own), borderColor: cssVar('descriptionForeground'), backgroundColor: cssVar('descriptionForeground'), borderDash: [5, 4], pointRadius: 0, spanGaps: true },
+          {
+            label: 'saturated',
+            data: align(ls.saturated, own),
+            borderColor: cssVar('descriptionForeground'),
+            backgroundColor: cssVar('descriptionForeground'),
+            borderDash: [5, 4],
+            pointRadius: 0,
+            spanGaps: true,
+          },
         ],
       },
-      options: { maintainAspectRatio: false, plugins: { title: { display: true, text: `${two ? `${TAGS[k]}: ` : ''}${m.runs[k].name}` } }, scales: { y: { min: 0, max: 1 }, x: { title: { display: true, text: 'step' } } } },
+      options: {
+        maintainAspectRatio: false,
+        plugins: { title: { display: true, text: `${two ? `${TAGS[k]}: ` : ''}${m.runs[k].name}` } },
+        scales: { y: { min: 0, max: 1 }, x: { title: { display: true, text: 'step' } } },
+      },
     });
   });
 
@@ -156,7 +215,14 @@ function renderParting(): void {
   }
   partBox.hidden = false;
   const [A, B] = m.runs;
-  partBox.append(h('h2', {}, `Where the labels part (${m.disagreementsTotal}${m.disagreements.length < m.disagreementsTotal ? `, first ${m.disagreements.length}` : ''})`), h('p', { class: 'muted small' }, `On the questions both runs saw, paired by question id occurrence by occurrence. A: ${A.name} (${A.operator}); B: ${B.name} (${B.operator}). Click a row for the question in both runs.`));
+  partBox.append(
+    h('h2', {}, `Where the labels part (${m.disagreementsTotal}${m.disagreements.length < m.disagreementsTotal ? `, first ${m.disagreements.length}` : ''})`),
+    h(
+      'p',
+      { class: 'muted small' },
+      `On the questions both runs saw, paired by question id occurrence by occurrence. A: ${A.name} (${A.operator}); B: ${B.name} (${B.operator}). Click a row for the question in both runs.`,
+    ),
+  );
   if (!m.disagreements.length) {
     partBox.append(h('p', { class: 'ok', id: 'no-parting' }, 'The labels agree on every shared question.'));
     return;
@@ -209,7 +275,16 @@ function renderPair(): void {
     const t = h('table', { class: 'grid' });
     t.append(h('thead', {}, h('tr', {}, h('th', {}, 'answer'), h('th', {}, 'roll-outs'), h('th', {}, ''))));
     const tb = h('tbody');
-    for (const c of s.classes) tb.append(h('tr', { class: c.isLabel ? 'label-class' : '' }, h('td', { class: 'answer' }, c.answer), h('td', { class: 'num' }, String(c.size)), h('td', {}, [c.isLabel ? 'label' : '', c.matchesGroundTruth ? '≡ ground truth' : ''].filter(Boolean).join(' · '))));
+    for (const c of s.classes)
+      tb.append(
+        h(
+          'tr',
+          { class: c.isLabel ? 'label-class' : '' },
+          h('td', { class: 'answer' }, c.answer),
+          h('td', { class: 'num' }, String(c.size)),
+          h('td', {}, [c.isLabel ? 'label' : '', c.matchesGroundTruth ? '≡ ground truth' : ''].filter(Boolean).join(' · ')),
+        ),
+      );
     t.append(tb);
     box.append(t, open);
   });

@@ -20,7 +20,11 @@ export function renderLearningSignal(body: HTMLElement, health: RunHealth, deps:
       `Share of each step's groups whose GRPO advantage A_i·w_q is non-zero — the part of the batch that still teaches; a group whose roll-outs are rewarded alike teaches nothing. The run trains with ${ls.configured} (its series is alarm-tested as "groups with signal"). Whole run: ${total}. Dashed: the saturated share (every roll-out gives the same answer); CoRE's graded rewards can keep signal there. See docs/health.md §6.`,
     ),
     box,
-    h('p', { class: 'muted small', id: 'accuracy-definitions' }, 'Label accuracy: share of questions whose pseudo-label equals the logged ground truth. Reward accuracy (TTRL): share of roll-outs whose pseudo-reward (1 in the label\u2019s class) equals the reward the true answer gives — high under a wrong label when most roll-outs are wrong anyway (docs/health.md §6).'),
+    h(
+      'p',
+      { class: 'muted small', id: 'accuracy-definitions' },
+      'Label accuracy: share of questions whose pseudo-label equals the logged ground truth. Reward accuracy (TTRL): share of roll-outs whose pseudo-reward (1 in the label\u2019s class) equals the reward the true answer gives — high under a wrong label when most roll-outs are wrong anyway (docs/health.md §6).',
+    ),
   );
   const sat = deps.cssVar('descriptionForeground', '#888');
   deps.chart('health-signal', box, {
@@ -30,7 +34,15 @@ export function renderLearningSignal(body: HTMLElement, health: RunHealth, deps:
       datasets: [
         ...ls.operators.map((op) => {
           const c = deps.cssVar(COLORS[op] ?? 'charts-blue');
-          return { label: op === ls.configured ? `${op} (configured)` : op, data: ls.groups[op]!, borderColor: c, backgroundColor: c, borderWidth: op === ls.configured ? 2.5 : 1.5, pointRadius: 1.5, spanGaps: true };
+          return {
+            label: op === ls.configured ? `${op} (configured)` : op,
+            data: ls.groups[op]!,
+            borderColor: c,
+            backgroundColor: c,
+            borderWidth: op === ls.configured ? 2.5 : 1.5,
+            pointRadius: 1.5,
+            spanGaps: true,
+          };
         }),
         { label: 'saturated share', data: ls.saturated, borderColor: sat, backgroundColor: sat, borderDash: [5, 4], pointRadius: 0, borderWidth: 1.5, spanGaps: true },
       ],

@@ -361,7 +361,7 @@ export function analyseRun(records: readonly GroupHealth[], opts: AnalyseOptions
   const steps = [...byStep.keys()].sort((a, b) => a - b);
   const notes: string[] = [];
   const series: Series[] = [];
-  const configured = opts.configuredOperator ?? records.find((h) => h.rewards)?.rewards!.configured ?? 'majority';
+  const configured = opts.configuredOperator ?? records.find((h) => h.rewards)?.rewards?.configured ?? 'majority';
   for (const spec of SERIES) {
     const values = steps.map((s) => seriesValue(spec.id, byStep.get(s)!, configured));
     if (values.every((v) => v === null)) continue;

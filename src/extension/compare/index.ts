@@ -133,9 +133,19 @@ export class RunView implements vscode.Disposable {
         if (!run) throw new Error(`the run ${s.runId} is no longer open`);
         const data = await this.deps.whatIf.engine.dashboard(storeSource(this.deps.store, run), this.deps.configuredParams(), s.operator, { cancelled: () => this.disposed || this.sides !== sides });
         if (data.cancelled || this.sides !== sides) return;
-        out.push(sideOf(run.label, s.operator, data.rows.flatMap((r) => (r.health ? [r.health] : [])), (m) => this.deps.log(m)));
+        out.push(
+          sideOf(
+            run.label,
+            s.operator,
+            data.rows.flatMap((r) => (r.health ? [r.health] : [])),
+            (m) => this.deps.log(m),
+          ),
+        );
       }
-      this.model = runViewModel(out, sides.map((s) => s.runId));
+      this.model = runViewModel(
+        out,
+        sides.map((s) => s.runId),
+      );
       this.post({ type: 'model', model: this.model });
       this.panel.title = this.title();
     } catch (e) {
@@ -224,14 +234,20 @@ async function compareCommand(deps: CompareDeps, extensionUri: vscode.Uri, arg?:
   let opB: OperatorId = configured;
   if (!a) {
     if (!runs.length) return void vscode.window.showWarningMessage('Consensus Lens: open a run first (Follow Run…).');
-    const p = await vscode.window.showQuickPick(runs.map((r) => ({ label: r.label, description: r.path, id: r.id })), { title: 'Compare: the first run (A)' });
+    const p = await vscode.window.showQuickPick(
+      runs.map((r) => ({ label: r.label, description: r.path, id: r.id })),
+      { title: 'Compare: the first run (A)' },
+    );
     a = p?.id;
     if (!a) return;
   }
   if (!b) {
     const SAME = '$same';
     const p = await vscode.window.showQuickPick(
-      [...runs.filter((r) => r.id !== a).map((r) => ({ label: r.label, description: r.path, id: r.id })), { label: `${deps.store.runs.get(a)?.label ?? a} with another operator`, description: 'two operators on one run', id: SAME }],
+      [
+        ...runs.filter((r) => r.id !== a).map((r) => ({ label: r.label, description: r.path, id: r.id })),
+        { label: `${deps.store.runs.get(a)?.label ?? a} with another operator`, description: 'two operators on one run', id: SAME },
+      ],
       { title: `Compare ${deps.store.runs.get(a)?.label ?? a} with…` },
     );
     if (!p) return;
@@ -245,7 +261,12 @@ async function compareCommand(deps: CompareDeps, extensionUri: vscode.Uri, arg?:
     opA = o1;
     opB = o2;
   }
-  const panel = vscode.window.createWebviewPanel(COMPARE_VIEW_TYPE, 'Compare Runs', { viewColumn: vscode.ViewColumn.Active, preserveFocus: false }, { enableScripts: true, retainContextWhenHidden: false });
+  const panel = vscode.window.createWebviewPanel(
+    COMPARE_VIEW_TYPE,
+    'Compare Runs',
+    { viewColumn: vscode.ViewColumn.Active, preserveFocus: false },
+    { enableScripts: true, retainContextWhenHidden: false },
+  );
   const sides = [
     { runId: a as string, operator: opA },
     { runId: b as string, operator: opB },
@@ -290,7 +311,10 @@ export function registerCompare(context: vscode.ExtensionContext, deps: CompareD
       }
       if (target) await vscode.commands.executeCommand('vscode.openWith', target, LOG_EDITOR_VIEW_TYPE);
     }),
-    vscode.window.registerCustomEditorProvider(LOG_EDITOR_VIEW_TYPE, new LogFileEditor(deps, context.extensionUri), { supportsMultipleEditorsPerDocument: true, webviewOptions: { retainContextWhenHidden: false } }),
+    vscode.window.registerCustomEditorProvider(LOG_EDITOR_VIEW_TYPE, new LogFileEditor(deps, context.extensionUri), {
+      supportsMultipleEditorsPerDocument: true,
+      webviewOptions: { retainContextWhenHidden: false },
+    }),
     { dispose: () => RunView.all.forEach((v) => v.dispose()) },
   );
 }

@@ -33,14 +33,17 @@ export class Rollouts implements vscode.Disposable {
     private readonly hooks: RolloutHooks,
     tokens?: TokenConfidence,
   ) {
-    this.docs = new RolloutDocuments({
-      view: async (key, params) => {
-        const g = await store.get(key);
-        return g ? buildView(g, params ?? configuredParams(), configuredOperator()) : undefined;
+    this.docs = new RolloutDocuments(
+      {
+        view: async (key, params) => {
+          const g = await store.get(key);
+          return g ? buildView(g, params ?? configuredParams(), configuredOperator()) : undefined;
+        },
+        source: (key, index) => store.entry(key)?.rollouts[index]?.source,
+        preview: (key, index) => store.cached(key)?.previews[index] ?? '',
       },
-      source: (key, index) => store.entry(key)?.rollouts[index]?.source,
-      preview: (key, index) => store.cached(key)?.previews[index] ?? '',
-    }, tokens);
+      tokens,
+    );
     this.disposables.push(
       this.docs,
       vscode.workspace.registerTextDocumentContentProvider(ROLLOUT_SCHEME, this.docs),

@@ -169,8 +169,8 @@ export function lowestSpans(layout: TokenLayout, k = 5, window = 8): LowSpan[] {
   let c = 0;
   const lp = layout.logprobs;
   for (let i = 0; i < n; i++) {
-    if (Number.isFinite(lp[i])) ((s += lp[i]), c++);
-    if (i >= w && Number.isFinite(lp[i - w])) ((s -= lp[i - w]), c--);
+    if (Number.isFinite(lp[i])) (s += lp[i]), c++;
+    if (i >= w && Number.isFinite(lp[i - w])) (s -= lp[i - w]), c--;
     if (i >= w - 1) means[i - w + 1] = c > 0 ? s / c : NaN;
   }
   const taken: LowSpan[] = [];
@@ -178,7 +178,7 @@ export function lowestSpans(layout: TokenLayout, k = 5, window = 8): LowSpan[] {
     let best = -1;
     for (let i = 0; i < starts; i++) {
       const m = means[i];
-      if (!(m === m) || (best >= 0 && m >= means[best])) continue;
+      if (Number.isNaN(m) || (best >= 0 && m >= means[best])) continue;
       let free = true;
       for (const t of taken) if (i < t.end && i + w > t.first) free = false;
       if (free) best = i;
@@ -239,7 +239,7 @@ export function sparkline(logprobs: readonly (number | null)[] | Float64Array, w
     const hi = Math.floor(((b + 1) * xs.length) / buckets);
     let s = 0;
     let c = 0;
-    for (let i = lo; i < hi; i++) if (Number.isFinite(xs[i])) ((s += xs[i]), c++);
+    for (let i = lo; i < hi; i++) if (Number.isFinite(xs[i])) (s += xs[i]), c++;
     vals.push(c ? s / c : NaN);
   }
   // Scale: probability of the bucket's mean log-prob, so 0 (certain) is the full block.
@@ -293,7 +293,9 @@ export function tokenReadout(text: string, data: TokenData, answer: [number, num
   );
   if (answer) {
     const a = spanConfidence(layout, answer[0], answer[1]);
-    lines.push(a ? `# answer tokens: ${a.tokens}, mean log-prob ${f(a.meanLogprob, 3)}, lowest ${f(a.minLogprob, 3)}, together p = ${a.jointProb.toPrecision(3)}` : '# answer tokens: none with a log-prob');
+    lines.push(
+      a ? `# answer tokens: ${a.tokens}, mean log-prob ${f(a.meanLogprob, 3)}, lowest ${f(a.minLogprob, 3)}, together p = ${a.jointProb.toPrecision(3)}` : '# answer tokens: none with a log-prob',
+    );
   }
   const spans = lowestSpans(layout);
   const spanLines: number[] = [];

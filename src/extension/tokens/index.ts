@@ -26,7 +26,11 @@ interface DocState {
 
 export class TokenConfidence implements vscode.HoverProvider, vscode.DocumentLinkProvider, vscode.Disposable {
   private readonly types = COLORS.map((c, i) =>
-    vscode.window.createTextEditorDecorationType({ backgroundColor: new vscode.ThemeColor(c), overviewRulerColor: i >= 2 ? new vscode.ThemeColor(c) : undefined, overviewRulerLane: vscode.OverviewRulerLane.Right }),
+    vscode.window.createTextEditorDecorationType({
+      backgroundColor: new vscode.ThemeColor(c),
+      overviewRulerColor: i >= 2 ? new vscode.ThemeColor(c) : undefined,
+      overviewRulerLane: vscode.OverviewRulerLane.Right,
+    }),
   );
   private readonly docs = new Map<string, DocState>();
 
@@ -59,7 +63,7 @@ export class TokenConfidence implements vscode.HoverProvider, vscode.DocumentLin
   /** Where the readout's lines and the text landed in the document. */
   place(uri: vscode.Uri, headerLine: number, firstLine: number): void {
     const s = this.docs.get(uri.toString());
-    if (s) ((s.headerLine = headerLine), (s.firstLine = firstLine), (s.ranges = undefined));
+    if (s) (s.headerLine = headerLine), (s.firstLine = firstLine), (s.ranges = undefined);
   }
 
   decorate(editor: vscode.TextEditor): void {
