@@ -1,4 +1,4 @@
-// Answer cost per 64-roll-out group (SPEC §3.1, §3.2): extraction from ~1.5 KB responses, and
+// Answer cost per 64-roll-out group (docs/contract.md#answer-extraction, docs/contract.md#answer-equivalence): extraction from ~1.5 KB responses, and
 // class formation cold (first sight of every string: parse + compare) and warm (cache hits); and
 // the slowest single adversarial answer (degenerate responses of 200 KB, 100 KB answers, deep
 // nesting, huge exponents: extraction, parse and one comparison, caches cleared). One JSON line:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""An independent numpy implementation of SPEC §4, the reference for parity tests and benchmarks.
+"""An independent numpy implementation of docs/contract.md#operators, the reference for parity tests and benchmarks.
 
-It shares no code with the TypeScript engine and follows the SPEC's formulas literally, with
+It shares no code with the TypeScript engine and follows docs/contract.md#operators literally, with
 dense matrices: TF-IDF over character 4-grams (scikit-learn semantics, written out here since
 sklearn is not needed), the full N x N payoff W' = A' - alpha*I + C*ee^T, and replicator dynamics.
 Answers are taken from each roll-out's "answer" field and compared as exact strings (the parity

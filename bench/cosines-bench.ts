@@ -1,4 +1,4 @@
-// Micro-benchmark of the within-class cosines (SPEC §4.3 step 1): the JavaScript path
+// Micro-benchmark of the within-class cosines (docs/contract.md#ec-and-core, step 1): the JavaScript path
 // (`cosinesByClassJs`) against the WebAssembly kernel (`cosines` in src/engine/features/ngrams.wat),
 // on the same groups and answer classes, interleaved (the order alternates by round), best of
 // several rounds. Three measures:

@@ -73,7 +73,7 @@ async function childBaseline(file: string): Promise<void> {
 }
 
 async function childIndex(file: string): Promise<void> {
-  const { RunIndex } = await import('../src/logs/index.js');
+  const { RunIndex, rolloutSourceOf } = await import('../src/logs/index.js');
   const t0 = process.hrtime.bigint();
   const notices: string[] = [];
   const idx = await RunIndex.open(file, { follow: false, onNotice: (n) => notices.push(n.message) });
@@ -88,7 +88,7 @@ async function childIndex(file: string): Promise<void> {
   let chars = 0;
   for (let k = 0; k < 2000; k++) {
     const g = groups[Math.floor(r() * groups.length)];
-    const ro = g.rollouts[Math.floor(r() * g.rollouts.length)];
+    const ro = { source: rolloutSourceOf(g, Math.floor(r() * g.n))! };
     const t = process.hrtime.bigint();
     const text = await idx.readRolloutText(ro.source);
     times.push(Number(process.hrtime.bigint() - t) / 1e6);

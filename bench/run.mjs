@@ -2,7 +2,7 @@
 // (these machines are 2 cores and noisy: ratios, not absolute times, are what we record).
 // Figures go to stdout as a Markdown table and to .bench/results.json; BENCHMARKS.md records them.
 //
-//   node bench/run.mjs [--quick] [--only core,sweep,big,answers,logs,serve,extension,whatif,compare,tokens]
+//   node bench/run.mjs [--quick] [--only core,sweep,big,answers,logs,serve,extension,whatif,cache,compare,tokens]
 //
 // --quick uses smaller inputs (a smoke run of the harness, not figures to record).
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -199,6 +199,15 @@ if (want('extension') && existsSync('bench/extension-bench.ts')) {
   const out = execFileSync(process.execPath, ['--import', 'tsx', 'bench/extension-bench.ts'], { encoding: 'utf8', maxBuffer: 1 << 26 });
   const r = JSON.parse(out.trim().split('\n').pop());
   results.figures.extension = r;
+  for (const [what, ours, base, ratio, target, ok] of r.rows ?? []) row(what, ours, base, ratio, target, ok);
+}
+
+// 9. The persisted run cache: report twice, a κ re-score from persisted features, the cache's size;
+//    the host's cost of an index change on a 256,000-roll-out followed run.
+if (want('cache') && existsSync('bench/cache-bench.ts')) {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', 'bench/cache-bench.ts', '--rollouts', quick ? '64000' : '2000000'], { encoding: 'utf8', maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'] });
+  const r = JSON.parse(out.trim().split('\n').pop());
+  results.figures.cache = r;
   for (const [what, ours, base, ratio, target, ok] of r.rows ?? []) row(what, ours, base, ratio, target, ok);
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Reward-worker benchmark: one training step scored through `consensus-lens serve --stdio` from
 Python (consensus_lens.reward, JSON round trip included) against the numpy baseline
-(bench/baseline.py, SPEC §4 CoRE computed from raw text) on the same step.
+(bench/baseline.py, docs/contract.md#operators CoRE computed from raw text) on the same step.
 
 Step: 32 groups x 64 roll-outs, ~2 KB of text each, with answers and mean log-probs (CoRE with
 confidence). Target: worker round trip < 10% of the baseline's compute time, best of N against
@@ -70,7 +70,7 @@ def make_step(groups, rollouts, size, seed=1):
 def baseline_seconds(records, operator, repeat):
     script = os.path.join(HERE, "baseline.py")
     if not os.path.isfile(script):
-        return None, "bench/baseline.py is missing (the numpy baseline, SPEC §4)"
+        return None, "bench/baseline.py is missing (the numpy baseline, docs/contract.md#operators)"
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False, encoding="utf-8") as f:
         for r in records:
             f.write(json.dumps(r) + "\n")

@@ -3,7 +3,7 @@
 
 Needs scikit-learn and scipy (Debian: python3-sklearn); nothing in the test suite depends on it.
 
-Per group (SPEC §4, the same quantities as bench/baseline.py, which spells everything out with
+Per group (docs/contract.md#operators, the same quantities as bench/baseline.py, which spells everything out with
 dense matrices for the parity tests):
   - H = TfidfVectorizer(analyzer='char', ngram_range=(4, 4)).fit_transform(texts): sklearn's own
     char 4-grams (lower-cased, whitespace runs collapsed), smooth idf, L2 rows, as scipy CSR;

@@ -37,7 +37,7 @@ const seeds: Group[] = readFileSync(file, 'utf8')
 const items: RunItem[] = Array.from({ length: GROUPS }, (_, k) => {
   const step = Math.floor(k / 128);
   const questionId = `whatif/${k}`;
-  return { key: `${step}/${questionId}`, revision: 0, step, questionId, group: { ...seeds[k % seeds.length], step, questionId } };
+  return { key: `${step}/${questionId}`, version: 0, step, questionId, group: { ...seeds[k % seeds.length], step, questionId } };
 });
 const source = { id: 'bench', items: () => items };
 const engine = new WhatIfEngine({ workers: WORKERS, script: resolve('dist/whatif-worker.js') });

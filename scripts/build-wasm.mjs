@@ -21,13 +21,13 @@ export const KERNELS = [
     wat: join(root, 'src/engine/dynamics/replicator.wat'),
     module: join(root, 'src/engine/dynamics/replicator-wasm.ts'),
     accessor: 'replicatorWasmBytes',
-    about: 'The replicator kernel (SPEC §4.3, paper eq. 3) in WebAssembly with 128-bit SIMD; see replicator.ts.',
+    about: 'The replicator kernel (docs/contract.md#ec-and-core, paper eq. 3) in WebAssembly with 128-bit SIMD; see replicator.ts.',
   },
   {
     wat: join(root, 'src/engine/features/ngrams.wat'),
     module: join(root, 'src/engine/features/ngrams-wasm.ts'),
     accessor: 'ngramsWasmBytes',
-    about: 'Character 4-gram TF-IDF of ASCII groups and within-class cosines (SPEC §4.3 step 1) in WebAssembly; see tfidf.ts.',
+    about: 'Character 4-gram TF-IDF of ASCII groups and within-class cosines (docs/contract.md#ec-and-core, step 1) in WebAssembly; see tfidf.ts.',
   },
 ];
 

@@ -105,7 +105,7 @@ const Q: Question[] = [
     ],
   },
   {
-    // Equivalent answers in different notation must form one class (SPEC §3.2).
+    // Equivalent answers in different notation must form one class (docs/contract.md#answer-equivalence).
     id: 'math500/231',
     prompt: 'What is the probability that a fair coin lands heads?',
     truth: '\\frac{1}{2}',

@@ -18,10 +18,7 @@ framework's own writer code makes it (docs/log-formats.md names the code read fo
                     step, prompt, completion, the reward columns, the log_extra columns (sorted),
                     advantage; 1,024 rows (64 prompts × 16) a file; NaN rewards; trainer_state.json in
                     checkpoint-2/ with the `rewards/<name>/mean` metric keys.
-  wandb-trl/        wandb run folder with TRL ≤ 0.27's `completions` table files
-                    (files/media/table/completions_<step>_<hash>.table.json) and wandb-summary.json.
-  wandb-verl/       verl's `val/generations` tables (ValidationGenerationsLogger): each file re-logs
-                    every earlier row plus the new one.
+  (wandb-trl/ and wandb-verl/ are written by the real wandb: scripts/make-wandb-fixtures.py.)
   nemo-rl/          NeMo RL `log_batched_dict_as_jsonl`: logs/exp_001/train_data_step<N>.jsonl and
                     val_data_step<N>.jsonl, a micro-batch of one per line (`[value]`), with
                     generation_logprobs over the padded sequence (0 at prompt and padding).
@@ -297,50 +294,6 @@ def make_trl():
         json.dump({"model_type": "qwen2", "vocab_size": 151936}, f, indent=2)
 
 
-def wandb_table_file(dirpath, key, step, columns, data):
-    """wandb writes a Table as files/media/table/<key>_<step>_<sha256[:20]>.table.json."""
-    body = json.dumps({"columns": columns, "data": data})
-    digest = hashlib.sha256(body.encode()).hexdigest()[:20]
-    sub, _, leaf = key.rpartition("/")
-    folder = os.path.join(dirpath, "files", "media", "table", sub) if sub else os.path.join(dirpath, "files", "media", "table")
-    os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, f"{leaf}_{step}_{digest}.table.json"), "w") as f:
-        f.write(body)
-
-
-def make_wandb():
-    # TRL ≤ 0.27: wandb.log({"completions": wandb.Table(dataframe=df)}) with
-    # {"step": str(step), "prompt", "completion", **rewards, "advantage"}
-    run = os.path.join(ROOT, "wandb-trl", "wandb", "offline-run-20250101_000000-abc123")
-    for step in (1, 2):
-        cols = ["step", "prompt", "completion", "accuracy_reward", "format_reward", "advantage"]
-        data = []
-        for q in QUESTIONS[:3]:
-            for i in range(4):
-                a = answer_for(q, 0.5)
-                data.append([str(step), q["prompt"], response(q, a, i), 1.0 if a == q["truth"] else 0.0, 0.5, 0.0])
-        wandb_table_file(run, "completions", step * 10, cols, data)
-    with open(os.path.join(run, "files", "wandb-summary.json"), "w") as f:
-        json.dump({"train/rewards/accuracy_reward/mean": 0.5, "train/rewards/format_reward/mean": 0.5, "_step": 20}, f)
-    # verl ValidationGenerationsLogger: columns step, input_i, output_i, score_i; the table grows
-    run = os.path.join(ROOT, "wandb-verl", "wandb", "run-20250101_000000-def456")
-    rows = []
-    for step in (0, 5, 10):
-        samples = []
-        for q in QUESTIONS[:3]:
-            for i in range(2):
-                a = answer_for(q, 0.6)
-                samples.append((q["prompt"], response(q, a, i), 1.0 if a == q["truth"] else 0.0))
-        samples.sort(key=lambda x: x[0])
-        random.Random(42).shuffle(samples)
-        columns = ["step"] + sum([[f"input_{i + 1}", f"output_{i + 1}", f"score_{i + 1}"] for i in range(len(samples))], [])
-        row = [step]
-        for s in samples:
-            row.extend(s)
-        rows.append(row)
-        wandb_table_file(run, "val/generations", step, columns, list(rows))
-
-
 def make_nemo():
     """NeMo RL grpo: log_data = {content, rewards, generation_logprobs, prev_logprobs, input_lengths}
     (newer: token_loss_mask); Logger.log_batched_dict_as_jsonl writes each micro-batch of one as
@@ -378,7 +331,7 @@ def make_nemo():
 
 if __name__ == "__main__":
     only = set(sys.argv[1:])
-    steps = {"verl": make_verl, "verl-v1": make_verl_v1, "ttrl": make_ttrl, "trl": make_trl, "wandb": make_wandb, "nemo": make_nemo}
+    steps = {"verl": make_verl, "verl-v1": make_verl_v1, "ttrl": make_ttrl, "trl": make_trl, "nemo": make_nemo}
     for name, fn in steps.items():
         if not only or name in only:
             rng.seed(f"{name}-20260101")

@@ -25,7 +25,8 @@ const only = process.argv.slice(2);
 const files = only.length ? only : find('test').sort();
 const started = Date.now();
 const tmp = mkdtempSync(join(tmpdir(), 'consensus-lens-tests-'));
-const env = { ...process.env, TMPDIR: tmp, TEMP: tmp, TMP: tmp };
+// The CLI's persisted run cache (src/logs/cache) goes to this run's folder, never the user's ~/.cache.
+const env = { ...process.env, TMPDIR: tmp, TEMP: tmp, TMP: tmp, CONSENSUS_LENS_CACHE_DIR: join(tmp, 'cache') };
 const results = process.env.TEST_RESULTS_DIR || 'test-results';
 mkdirSync(results, { recursive: true });
 const tap = join(results, 'node.tap');

@@ -8,8 +8,17 @@ cd "$(dirname "$0")/.."
 VENV="${CONSENSUS_LENS_FRAMEWORKS_VENV:-.venv-frameworks}"
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 start=$(date +%s)
-"$VENV/bin/pip" install -q --disable-pip-version-check -r python/requirements-frameworks.txt
-"$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -e python
+# pip's check of ~150 installed pins takes minutes on a busy machine: skip it when this exact
+# requirements file was installed into this environment already.
+stamp="$VENV/.consensus-lens-requirements.sha256"
+want=$(sha256sum python/requirements-frameworks.txt | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  "$VENV/bin/pip" install -q --disable-pip-version-check -r python/requirements-frameworks.txt
+  echo "$want" > "$stamp"
+fi
 echo "test-frameworks: packages ready in $(( $(date +%s) - start )) s ($(du -sh "$VENV" | cut -f1) in $VENV)"
 [ -f dist/cli.js ] || npm run build
+# This checkout's package, first on the path (an environment shared by several checkouts may hold
+# another one's editable install); subprocesses of the tests inherit it.
+export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
 exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider python/tests_frameworks "$@"

@@ -21,7 +21,7 @@ const group = (q: string, answers: (string | null)[], extra: Record<string, unkn
     ...extra,
   });
 
-test('score: one line per group in first-record order, with the SPEC §6 keys', () => {
+test('score: one line per group in first-record order, with docs/contract.md#command-line keys', () => {
   const file = join(dir, 'a.jsonl');
   writeFileSync(file, [group('b', ['1', '1', '2']), group('a', ['3', '4', '4', null])].join('\n') + '\n');
   const r = cli(['score', file]);

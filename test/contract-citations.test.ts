@@ -6,8 +6,8 @@ import { readFileSync, readdirSync, statSync, existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 const ROOT = join(import.meta.dirname, '..');
-const SCANNED = ['src', 'webview', 'python', 'scripts', 'bench', 'test', 'package.json'];
-const TEXT = /\.(ts|mts|mjs|js|py|sh|wat|css|html|json|toml|cfg)$/;
+const SCANNED = ['src', 'webview', 'python', 'scripts', 'bench', 'test', 'docs', 'package.json', 'README.md', 'ARCHITECTURE.md'];
+const TEXT = /\.(ts|mts|mjs|js|py|sh|wat|css|html|json|toml|cfg|md)$/;
 const SKIP_DIRS = new Set(['node_modules', '__pycache__', '.venv', '.venv-frameworks', 'dist', '.vscode-test']);
 const SELF = relative(ROOT, import.meta.filename);
 
@@ -93,9 +93,24 @@ test('every docs/…md#heading citation in the code resolves to a heading', () =
     broken.push(...r.broken);
   }
   assert.deepEqual(broken, []);
+  assert.ok(count >= 50, `only ${count} citations found: is the scan looking in the right places?`);
 });
 
 test('the contract page has the headings the code relies on', () => {
   const a = anchors(join(ROOT, 'docs', 'contract.md'));
   for (const h of ['native-format', 'answer-extraction', 'answer-equivalence', 'tie-rule', 'ec-and-core', 'grpo-view', 'command-line']) assert.ok(a.has(h), h);
+});
+
+test('no comment cites a contract file outside the repository', () => {
+  const stale: string[] = [];
+  for (const f of SCANNED.flatMap((p) => files(join(ROOT, p)))) {
+    const rel = relative(ROOT, f);
+    if (rel === SELF) continue;
+    readFileSync(f, 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        if (/\bSPEC(\.md)?\s*§/.test(line)) stale.push(`${rel}:${i + 1}: ${line.trim().slice(0, 100)}`);
+      });
+  }
+  assert.deepEqual(stale, []);
 });

@@ -1,4 +1,4 @@
-// `consensus-lens serve --stdio` (SPEC §6): the reward worker, driven through its streams.
+// `consensus-lens serve --stdio` (docs/contract.md#command-line): the reward worker, driven through its streams.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
@@ -72,7 +72,7 @@ function group(step: number, qid: string, answers: string[], withConfidence = tr
 const G1 = group(3, 'q1', ['12', '12', '13', '12', '7', '13', '13', '13']);
 const G2 = group(3, 'q2', ['1/2', '0.5', '\\frac{1}{2}', '2', '2']);
 
-test('one answer line per request, results in request order with the SPEC §6 fields', async () => {
+test('one answer line per request, results in request order with docs/contract.md#command-line fields', async () => {
   const { code, answers } = await serve([
     JSON.stringify({ operator: 'majority', groups: [G1, G2] }),
     JSON.stringify({ operator: 'core', params: { kappa: 0.1 }, groups: [G2] }),
@@ -217,7 +217,7 @@ test('serve requires --stdio', async () => {
 test('round trip: a training loop logs with the Python RunLogger while the extension-side reader follows; CoRE uses the confidences', async () => {
   const { spawn } = await import('node:child_process');
   const { readFileSync } = await import('node:fs');
-  const { RunIndex } = await import('../src/logs');
+  const { RunIndex, rolloutsOf } = await import('../src/logs');
   const { prepareGroup, scoreGroup } = await import('../src/engine');
   const dir = mkdtempSync(join(tmpdir(), 'cl-roundtrip-'));
   const run = join(dir, 'run');
@@ -252,7 +252,7 @@ test('round trip: a training loop logs with the Python RunLogger while the exten
     for (const e of entries) {
       assert.ok(e.complete);
       const want = expected[`${e.step}/${e.questionId}`];
-      assert.deepEqual(e.rollouts.map((r) => r.meanLogprob), want, `${e.step}/${e.questionId}: every confidence arrives`);
+      assert.deepEqual(rolloutsOf(e).map((r) => r.meanLogprob), want, `${e.step}/${e.questionId}: every confidence arrives`);
       assert.equal(e.groundTruth, '12');
       const g = await index.loadGroup(e.key);
       const s = scoreGroup(prepareGroup(g), { operators: ['core'] });

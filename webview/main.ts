@@ -385,6 +385,17 @@ function columns(v: QuestionView): Column[] {
       value: (r) => r.advantages[cfg] ?? null,
       text: (r) => fmt(r.advantages[cfg], 3),
     },
+    ...(v.rollouts.some((r) => r.loggedAdvantage !== undefined && r.loggedAdvantage !== null)
+      ? [
+          {
+            id: 'logged-adv',
+            title: 'logged A',
+            tip: 'the advantage the trainer logged: what trained (A above is recomputed with its formula)',
+            value: (r: RolloutRow) => r.loggedAdvantage ?? null,
+            text: (r: RolloutRow) => fmt(r.loggedAdvantage ?? null, 3),
+          },
+        ]
+      : []),
     { id: 'logged', title: 'logged R', tip: 'the reward the training loop logged', value: (r) => r.loggedReward, text: (r) => fmt(r.loggedReward, 3) },
     { id: 'mismatch', title: '≠', tip: `logged reward differs from ${OP_LABELS[cfg]}'s by more than 1e-6`, value: (r) => (r.mismatch ? 1 : 0), text: (r) => (r.mismatch ? '≠' : '') },
     {

@@ -2,12 +2,14 @@
 
 Standard library only, Python >= 3.9.
 
-- ``RunLogger``: writes the native format (SPEC §2.1) from a training loop, one file per step.
+- ``RunLogger``: writes the native format (docs/contract.md#native-format) from a training loop, one file per step.
 - ``RewardWorker`` / ``compute_score``: the ``consensus-lens serve --stdio`` reward worker and a
   verl-shaped batch reward function on top of it (``consensus_lens.reward``).
-- ``consensus_lens.verl``: turn a verl ``DataProto`` batch into groups (responses, mean
-  log-probs from ``rollout_log_probs``/``old_log_probs`` under ``response_mask``, ``uid``), and
-  ``ConsensusRewardManager``, a verl reward manager that rewards with confidence.
+- ``consensus_lens.verl``: verl 0.9.1's consensus hook between ``extract_reward`` and
+  ``compute_advantage`` (``consensus_trainer``, ``ConsensusHook``), TTRL's swap
+  (``apply_consensus_gt``), and ``groups_from_batch`` (a ``DataProto`` batch as groups).
+- ``consensus_lens.trl``: a ``GRPOTrainer`` reward function on TRL's own groups and steps.
+- ``consensus_lens.nemo``: NeMo RL's reward shaping and environment step, on its data shapes.
 See docs/training-loop.md.
 """
 

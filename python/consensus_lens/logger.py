@@ -1,4 +1,4 @@
-"""RunLogger: writes a training run in the native format (SPEC §2.1) without slowing training.
+"""RunLogger: writes a training run in the native format (docs/contract.md#native-format) without slowing training.
 
 Standard library only, Python >= 3.9.
 
@@ -14,7 +14,7 @@ Guarantees
   never interleaved, and a line is never glued to a torn fragment: when a file is opened for
   appending and does not end in a newline (a previous process was killed inside a write), the
   fragment is cut off first. A reader that follows the run sees only complete lines, plus at
-  most a trailing partial line that SPEC §2.3 readers wait for.
+  most a trailing partial line that docs/contract.md#files-being-written readers wait for.
 - ``log_step`` never waits on the disk for longer than ``max_wait`` seconds: steps are handed to
   one writer thread through a queue bounded at ``max_pending_steps``; a step that finds the
   queue full is dropped and counted (``stats()``, a ``logging`` warning, the return value).
@@ -134,7 +134,7 @@ class RunLogger:
             for g in groups
         ]
         if self.records == "rollout" and any("outcome_checks" in r for r in records):
-            raise RecordError('outcome_checks exist only in group records (SPEC §2.1): use records="group"')
+            raise RecordError('outcome_checks exist only in group records (docs/contract.md#native-format): use records="group"')
         if self._closed:
             self._drop(len(records), "the logger is closed")
             return False

@@ -1,4 +1,4 @@
-"""Native-format records (SPEC §2.1, ``consensus-lens/v1``) built from what a training loop holds.
+"""Native-format records (docs/contract.md#native-format, ``consensus-lens/v1``) built from what a training loop holds.
 
 Standard library only, Python >= 3.9.
 
@@ -15,12 +15,14 @@ A *group spec* is what a training loop naturally has for one question at one ste
      "verifications": [{"valid": True}, ...],    # optional (T3RL), dict / bool / None each
      "outcome_checks": [{"answer": "1/2", "passed": 6, "trials": 8}],   # optional (MS-TTRL)
      "ground_truth": "1/2",                      # optional, diagnostics only
+     "framework": "trl",                         # optional: "trl", "verl" or "nemo-rl", the trainer
+                                                 # (the GRPO view then follows its advantage formula)
      "extra": {...}}                             # optional, any JSON
 
 ``group_record`` turns one into a native group record (``{"kind": "group", "rollouts": [...]}``).
 A dict that already has ``rollouts`` is taken as a native record and only checked and cleaned.
 Non-finite numbers (NaN, ±inf) become ``null``: strict JSON has no NaN, and a group whose
-confidence is missing runs CoRE as EC (SPEC §4.3) rather than on a made-up number.
+confidence is missing runs CoRE as EC (docs/contract.md#ec-and-core) rather than on a made-up number.
 """
 
 import math
@@ -221,7 +223,7 @@ def group_record(
                 r["reward"] = finite_or_none(rewards[i])
             if verifs is not None and verifs[i] is not None:
                 r["verification"] = _verification(verifs[i])
-        for k in ("prompt", "ground_truth", "run_id", "extra"):
+        for k in ("prompt", "ground_truth", "run_id", "framework", "extra"):
             if spec.get(k) is not None:
                 rec[k] = spec[k]
     rec["rollouts"] = rollouts

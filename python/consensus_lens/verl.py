@@ -10,7 +10,7 @@ Where verl keeps what the operators need, in ``data.batch`` / ``data.non_tensor_
 - ``rollout_log_probs`` [B, L]: the sampler's token log-probs (present when
   ``actor_rollout_ref.rollout.calculate_log_probs=True``); ``old_log_probs`` [B, L]: the actor's
   recomputation, present after the ``old_log_prob`` stage (i.e. not yet at reward time).
-  CoRE's confidence is the mean over the response mask (natural log, SPEC §2.1).
+  CoRE's confidence is the mean over the response mask (natural log, docs/contract.md#native-format).
 - ``uid`` (non-tensor): one id per prompt, shared by its ``rollout.n`` samples: the group key.
   Rows of a group are not contiguous after ``trainer.balance_batch`` reorders the batch.
 - ``data_source`` (``data.reward_fn_key``), ``extra_info`` (``index`` from verl's preprocessors:
@@ -22,7 +22,14 @@ Where verl keeps what the operators need, in ``data.batch`` / ``data.non_tensor_
 import math
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-__all__ = ["groups_from_batch", "mean_logprobs", "response_texts", "ConsensusRewardManager", "register_with_verl"]
+__all__ = [
+    "groups_from_batch", "mean_logprobs", "response_texts", "ConsensusRewardManager", "register_with_verl",
+    "GroupError", "ConsensusHook", "consensus_trainer", "use_consensus", "apply_consensus_gt",
+]
+
+
+class GroupError(ValueError):
+    """The batch does not hold every question's ``rollout.n`` roll-outs."""
 
 
 def _tolist(x: Any) -> Any:
@@ -154,6 +161,7 @@ def groups_from_batch(
         g: Dict[str, Any] = {"question_id": qid, "responses": [texts[i] for i in idx]}
         if step is not None:
             g["step"] = step
+        g["framework"] = "verl"
         if means is not None:
             g["mean_logprobs"] = [means[i] for i in idx]
         if scores is not None:
@@ -176,16 +184,19 @@ class ConsensusRewardManager:
     Constructor arguments follow verl's reward managers (tokenizer, num_examine, compute_score,
     reward_fn_key) plus: operator, params, group_key ("uid"), logprob_key (None: rollout, else
     old log-probs; without either, core runs as ec and the results say confidence "missing"),
-    log_dir (also log every step there with RunLogger), worker (a RewardWorker to share).
+    log_dir (also log every step there with RunLogger), worker (a RewardWorker to share),
+    num_actors (> 1: a ``consensus_lens.ray.RewardPool`` of that many Ray actors instead of one
+    local worker; ``+reward_model.reward_kwargs.num_actors=8``).
     ``__call__(data, return_dict=False)`` returns the reward tensor (the reward on each
     response's last real token, as verl's managers place it), or with ``return_dict`` also
-    ``reward_extra_info`` with ``cl_gate`` (CoRE's question gate, SPEC §4.3: a loss weight verl
+    ``reward_extra_info`` with ``cl_gate`` (CoRE's question gate, docs/contract.md#ec-and-core: a loss weight verl
     does not apply by itself) and ``cl_confidence``.
     """
 
     def __init__(self, tokenizer: Any, num_examine: int = 0, compute_score: Any = None, reward_fn_key: str = "data_source",
                  *, operator: str = "core", params: Optional[Mapping[str, Any]] = None, group_key: str = "uid",
-                 logprob_key: Optional[str] = None, log_dir: Optional[str] = None, worker: Any = None, **unused: Any) -> None:
+                 logprob_key: Optional[str] = None, log_dir: Optional[str] = None, worker: Any = None, num_actors: int = 1,
+                 **unused: Any) -> None:
         from .reward import RewardWorker
         self.tokenizer = tokenizer
         self.num_examine = num_examine
@@ -194,6 +205,10 @@ class ConsensusRewardManager:
         self.params = dict(params or {})
         self.group_key = group_key
         self.logprob_key = logprob_key
+        if worker is None and num_actors > 1:
+            from .ray import RewardPool
+
+            worker = RewardPool(num_actors=num_actors, operator=operator, params=self.params)
         self.worker = worker if worker is not None else RewardWorker(operator=operator, params=self.params)
         self.steps = 0
         self.logger = None
@@ -246,3 +261,345 @@ def register_with_verl(name: str = "consensus_lens") -> None:
     from verl.workers.reward_manager import register  # type: ignore
 
     register(name)(ConsensusRewardManager)
+
+
+# ---- verl 0.9.x: the batch hook between reward extraction and compute_advantage -------------
+
+_EXTRA_KEYS = ("cl_label", "cl_gate", "cl_reward", "cl_confidence")
+
+
+def _verl_compute_score(data_source: Any, solution_str: str, ground_truth: Any, extra_info: Any) -> float:
+    from verl.utils.reward_score import default_compute_score  # type: ignore
+
+    r = default_compute_score(data_source, solution_str, ground_truth, extra_info)
+    return float(r["score"] if isinstance(r, Mapping) else r)
+
+
+class ConsensusHook:
+    """Rewards a whole verl batch (``DataProto``) with a consensus operator: call it on the batch
+    between verl's reward extraction and ``compute_advantage``, where every uid group is complete
+    (after ``balance_batch``'s reordering, which this follows by uid).
+
+    - ``mode="reward"``: the operator's reward is the reward (``rm_scores``, on each response's
+      last real token, as verl's reward managers place it).
+    - ``mode="ttrl"`` (TTRL's ``apply_ttrl_gt`` pattern, any operator): the pseudo-label is written
+      into ``reward_model["ground_truth"]`` (the dataset's kept as ``original_gt``) and the stock
+      per-sample verifier (``compute_score``, default verl's ``default_compute_score``) rewards each
+      response against it.
+    Either way ``reward_extra_info`` gets ``cl_label``, ``cl_gate`` (CoRE's question gate, a loss
+    weight verl does not apply), ``cl_reward`` (the operator's graded reward) and
+    ``cl_confidence``; the step logged is the trainer's ``global_steps``.
+
+    ``n``: the group size (``actor_rollout_ref.rollout.n``); a uid with another count is a
+    ``GroupError`` naming that setting, never a reward.
+    """
+
+    def __init__(self, tokenizer: Any, *, operator: str = "majority", params: Optional[Mapping[str, Any]] = None,
+                 mode: str = "reward", n: Optional[int] = None, worker: Any = None, log_dir: Optional[str] = None,
+                 logger: Any = None, compute_score: Any = None, group_key: str = "uid", logprob_key: Optional[str] = None,
+                 data_source_key: str = "data_source") -> None:
+        if mode not in ("reward", "ttrl"):
+            raise ValueError('mode must be "reward" or "ttrl", got %r' % (mode,))
+        from .reward import RewardWorker
+        self.tokenizer = tokenizer
+        self.operator = operator
+        self.params = dict(params or {})
+        self.mode = mode
+        self.n = n
+        self.worker = worker if worker is not None else RewardWorker(operator=operator, params=self.params)
+        if logger is None and log_dir:
+            from .logger import RunLogger
+            logger = RunLogger(log_dir)
+        self.logger = logger
+        self.compute_score = compute_score or _verl_compute_score
+        self.group_key = group_key
+        self.logprob_key = logprob_key
+        self.data_source_key = data_source_key
+
+    def __call__(self, data: Any, step: int) -> Any:
+        import numpy as np
+        import torch
+
+        groups, rows = groups_from_batch(data, self.tokenizer, step=step, group_key=self.group_key,
+                                         data_source_key=self.data_source_key, logprob_key=self.logprob_key, rewards_key=None)
+        if self.n is not None:
+            for g, idx in zip(groups, rows):
+                if len(idx) != self.n:
+                    raise GroupError(
+                        "uid %s (question %s) has %d roll-outs in the batch at step %d, but actor_rollout_ref.rollout.n=%d: "
+                        "a consensus reward needs every group whole (was the batch filtered or padded before the hook?)"
+                        % (g["extra"]["uid"], g["question_id"], len(idx), step, self.n))
+        results = self.worker.score(groups, self.operator, self.params, step=step)
+        b = len(data.batch["responses"])
+        texts: List[str] = [""] * b
+        labels: List[Any] = [None] * b
+        gates = [1.0] * b
+        graded = [0.0] * b
+        conf = [""] * b
+        for g, res, idx in zip(groups, results, rows):
+            for j, i in enumerate(idx):
+                texts[i] = g["responses"][j]
+                labels[i] = res.get("label")
+                gates[i] = float(res["gate"])
+                graded[i] = float(res["rewards"][j])
+                conf[i] = str(res.get("confidence", ""))
+        if self.mode == "reward":
+            scores = list(graded)
+        else:
+            scores = self._ttrl(data, texts, labels)
+        lengths = response_lengths(data)
+        rm = torch.zeros_like(data.batch["responses"], dtype=torch.float32)
+        for i, length in enumerate(lengths):
+            if length > 0:
+                rm[i, length - 1] = scores[i]
+        data.batch["rm_scores"] = rm
+        extra = {"cl_label": labels, "cl_gate": gates, "cl_reward": graded, "cl_confidence": conf}
+        for k, v in extra.items():
+            data.non_tensor_batch[k] = np.array(v, dtype=object)
+        keys = list(data.meta_info.get("reward_extra_keys", []))
+        data.meta_info["reward_extra_keys"] = keys + [k for k in _EXTRA_KEYS if k not in keys]
+        if self.logger is not None:
+            for g, res, idx in zip(groups, results, rows):
+                g["rewards"] = [scores[i] for i in idx]
+                g["extra"] = dict(g["extra"], operator=self.operator, mode=self.mode, label=res.get("label"), gate=float(res["gate"]))
+            self.logger.log_step(step, groups)
+        return data
+
+    def _ttrl(self, data: Any, texts: List[str], labels: List[Any]) -> List[float]:
+        """TTRL's pattern: the pseudo-label becomes the ground truth the per-sample verifier checks."""
+        ntb = data.non_tensor_batch
+        b = len(texts)
+        rms = ntb.get("reward_model")
+        sources = ntb.get(self.data_source_key)
+        extras = ntb.get("extra_info")
+        out = []
+        new_rm = []
+        for i in range(b):
+            old = rms[i] if rms is not None and isinstance(rms[i], Mapping) else {}
+            rm = dict(old)
+            if "original_gt" not in rm:
+                rm["original_gt"] = old.get("ground_truth")
+            rm["ground_truth"] = labels[i]
+            new_rm.append(rm)
+            if labels[i] is None:  # no roll-out gave an answer: nothing to agree with
+                out.append(0.0)
+            else:
+                src = sources[i] if sources is not None else None
+                ext = extras[i] if extras is not None else None
+                out.append(self.compute_score(src, texts[i], labels[i], ext))
+        import numpy as np
+
+        ntb["reward_model"] = np.array(new_rm, dtype=object)
+        return out
+
+
+def _hook_from_config(trainer: Any) -> ConsensusHook:
+    cfg = trainer.config
+    opts = dict(cfg.get("consensus_lens", None) or {})
+    params = opts.pop("params", None)
+    unknown = set(opts) - {"operator", "mode", "log_dir", "logprob_key", "group_key"}
+    if unknown:
+        raise ValueError("unknown consensus_lens.* keys: %s (known: operator, mode, params, log_dir, logprob_key, group_key)"
+                         % ", ".join(sorted(unknown)))
+    return ConsensusHook(trainer.tokenizer, params=dict(params) if params else None,
+                         n=int(cfg.actor_rollout_ref.rollout.n), **opts)
+
+
+class use_consensus:
+    """While active, verl's ``extract_reward`` (called by ``RayPPOTrainer.fit`` right after the
+    reward stage, before ``compute_advantage``) returns the consensus rewards of ``hook`` for the
+    trainer's current ``global_steps``."""
+
+    def __init__(self, trainer: Any, hook: Optional[ConsensusHook] = None) -> None:
+        self.trainer = trainer
+        self.hook = hook
+
+    def __enter__(self) -> ConsensusHook:
+        import verl.trainer.ppo.ray_trainer as rt  # type: ignore
+
+        if self.hook is None:
+            self.hook = _hook_from_config(self.trainer)
+        self._rt = rt
+        self._orig = rt.extract_reward
+        hook, trainer, orig = self.hook, self.trainer, rt.extract_reward
+
+        def extract_reward(batch: Any) -> Any:
+            return orig(hook(batch, int(trainer.global_steps)))
+
+        rt.extract_reward = extract_reward
+        return hook
+
+    def __exit__(self, *exc: Any) -> None:
+        self._rt.extract_reward = self._orig
+
+
+def consensus_trainer(base: Any = None) -> Any:
+    """A subclass of verl's ``RayPPOTrainer`` (or ``base``) whose ``fit`` rewards with the
+    consensus hook configured under ``consensus_lens.*`` (``+consensus_lens.operator=core``,
+    ``+consensus_lens.mode=ttrl``, ``+consensus_lens.params.kappa=0.1``, ``+consensus_lens.log_dir=...``)."""
+    if base is None:
+        from verl.trainer.ppo.ray_trainer import RayPPOTrainer  # type: ignore
+
+        base = RayPPOTrainer
+
+    class ConsensusRayPPOTrainer(base):  # type: ignore[misc, valid-type]
+        def fit(self) -> Any:
+            with use_consensus(self):
+                return super().fit()
+
+    return ConsensusRayPPOTrainer
+
+
+
+def apply_consensus_gt(batch: Any, gen_batch_output: Any, n: int, tokenizer: Any, *, operator: str = "core",
+                       params: Optional[Mapping[str, Any]] = None, step: Optional[int] = None, worker: Any = None,
+                       logger: Any = None, data_source_key: str = "data_source") -> Any:
+    """TTRL's ``apply_ttrl_gt(batch, gen_batch_output, n, tokenizer)`` with any operator: same
+    arguments, same effect on ``batch`` (one row per prompt; ``gen_batch_output`` holds each
+    prompt's ``n`` roll-outs, consecutively): ``reward_model["ground_truth"]`` becomes the
+    operator's pseudo-label, the dataset's is kept as ``original_gt``. The operator's graded
+    reward, gate and label go into ``gen_batch_output.non_tensor_batch`` as ``cl_reward``,
+    ``cl_gate``, ``cl_label`` (they reach the training batch with TTRL's ``batch.union``).
+    A batch whose size is not ``n`` × prompts is a ``GroupError`` naming ``ttrl.n_votes_per_prompt``."""
+    import numpy as np
+
+    from .reward import get_worker
+
+    total = len(gen_batch_output.batch["responses"])
+    prompts = len(batch.batch) if getattr(batch, "batch", None) is not None else len(batch)
+    if n < 1 or total != n * prompts:
+        raise GroupError("gen_batch_output has %d roll-outs for %d prompts, but ttrl.n_votes_per_prompt=%d" % (total, prompts, n))
+    texts = response_texts(gen_batch_output, tokenizer)
+    means = mean_logprobs(gen_batch_output)
+    ntb = batch.non_tensor_batch
+    rms = ntb.get("reward_model")
+    extras = ntb.get("extra_info")
+    sources = ntb.get(data_source_key)
+    st = int(step) if step is not None else int(gen_batch_output.meta_info.get("global_steps", 0))
+    groups = []
+    for p in range(prompts):
+        ex = extras[p] if extras is not None and isinstance(extras[p], Mapping) else {}
+        src = sources[p] if sources is not None else None
+        qid = ("%s/%s" % (src, ex["index"]) if src is not None else str(ex["index"])) if ex.get("index") is not None else "prompt-%d" % p
+        g: Dict[str, Any] = {"question_id": qid, "framework": "verl", "responses": texts[p * n:(p + 1) * n]}
+        if means is not None:
+            g["mean_logprobs"] = means[p * n:(p + 1) * n]
+        groups.append(g)
+    w = worker if worker is not None else get_worker(None, operator=operator, params=params)
+    results = w.score(groups, operator, params, step=st)
+    new_rm = []
+    for p, res in enumerate(results):
+        old = rms[p] if rms is not None and isinstance(rms[p], Mapping) else {}
+        rm = dict(old)
+        if "original_gt" not in rm:
+            rm["original_gt"] = old.get("ground_truth")
+        rm["ground_truth"] = res.get("label")
+        new_rm.append(rm)
+    ntb["reward_model"] = np.array(new_rm, dtype=object)
+    gntb = gen_batch_output.non_tensor_batch
+    gntb["cl_reward"] = np.array([float(x) for res in results for x in res["rewards"]], dtype=object)
+    gntb["cl_gate"] = np.array([float(res["gate"]) for res in results for _ in range(n)], dtype=object)
+    gntb["cl_label"] = np.array([res.get("label") for res in results for _ in range(n)], dtype=object)
+    if logger is not None:
+        for p, (g, res) in enumerate(zip(groups, results)):
+            g["rewards"] = [float(x) for x in res["rewards"]]
+            if new_rm[p].get("original_gt") is not None:
+                g["ground_truth"] = str(new_rm[p]["original_gt"])
+            g["extra"] = {"operator": operator, "mode": "ttrl", "label": res.get("label"), "gate": float(res["gate"])}
+        logger.log_step(st, groups)
+    return batch
+
+
+class _CharTokenizer:
+    """Ids are character codes (0: padding): enough to decode the dry run's made-up responses."""
+
+    pad_token_id = 0
+
+    def encode(self, text: str) -> List[int]:
+        return [ord(c) for c in text]
+
+    def decode(self, ids: Any, skip_special_tokens: bool = False) -> str:
+        ids = ids.tolist() if hasattr(ids, "tolist") else list(ids)
+        return "".join(chr(i) for i in ids if i != 0)
+
+
+def _dry_run(argv: Optional[Sequence[str]] = None) -> int:
+    """``python -m consensus_lens.verl --dry-run [--config ppo.yaml] [key=value ...]``: builds a
+    made-up batch as RayPPOTrainer.fit holds it (verl's DataProto, uids, balance_batch's reordering
+    left out), runs the consensus hook configured under ``consensus_lens.*`` and verl's own
+    ``extract_reward`` and ``compute_advantage`` (GRPO), and prints what the trainer receives."""
+    import argparse
+
+    import numpy as np
+    import torch
+    from omegaconf import OmegaConf  # type: ignore
+    from verl import DataProto  # type: ignore
+    from verl.trainer.ppo.core_algos import AdvantageEstimator  # type: ignore
+    from verl.trainer.ppo.ray_trainer import compute_advantage  # type: ignore
+    from verl.trainer.ppo.reward import extract_reward  # type: ignore
+
+    ap = argparse.ArgumentParser(prog="python -m consensus_lens.verl", description=_dry_run.__doc__)
+    ap.add_argument("--dry-run", action="store_true", required=True)
+    ap.add_argument("--config", help="a YAML file of your trainer config (the keys used: actor_rollout_ref.rollout.n, consensus_lens.*)")
+    ap.add_argument("overrides", nargs="*", help="Hydra-style overrides, e.g. +consensus_lens.operator=core actor_rollout_ref.rollout.n=8")
+    a = ap.parse_args(argv)
+    cfg = OmegaConf.load(a.config) if a.config else OmegaConf.create({})
+    cfg = OmegaConf.merge(cfg, OmegaConf.from_dotlist([o.lstrip("+") for o in a.overrides]))
+    n = int(OmegaConf.select(cfg, "actor_rollout_ref.rollout.n", default=4))
+    if "consensus_lens" not in cfg:
+        cfg.consensus_lens = {}
+    cfg.actor_rollout_ref = {"rollout": {"n": n}}
+    tok = _CharTokenizer()
+    answers = ["7", "7", "8", "7", "12", "7", "8", "8"]
+    texts = ["so the answer is \\boxed{%s}" % answers[i % len(answers)] for i in range(2 * n)]
+    width = max(len(t) for t in texts) + 1
+    resp = torch.zeros((2 * n, width), dtype=torch.long)
+    for i, t in enumerate(texts):
+        resp[i, :len(t)] = torch.tensor(tok.encode(t))
+    mask = (resp != 0).long()
+    prompts = torch.tensor([tok.encode("What is %d+4?" % (3 + i // n)) for i in range(2 * n)])
+    data = DataProto.from_dict(
+        tensors={"prompts": prompts, "responses": resp, "response_mask": mask,
+                 "attention_mask": torch.cat([torch.ones_like(prompts), mask], 1),
+                 "rollout_log_probs": torch.where(mask.bool(), torch.tensor(-0.3), torch.tensor(0.0))},
+        non_tensors={"uid": np.array(["uid-%d" % (i // n) for i in range(2 * n)], dtype=object),
+                     "data_source": np.array(["lighteval/MATH"] * (2 * n), dtype=object),
+                     "reward_model": np.array([{"ground_truth": str(7 + i // n), "style": "rule"} for i in range(2 * n)], dtype=object),
+                     "extra_info": np.array([{"index": i // n} for i in range(2 * n)], dtype=object)})
+
+    class Trainer:
+        config = cfg
+        tokenizer = tok
+        global_steps = 1
+
+    try:
+        with use_consensus(Trainer()) as hook:
+            import verl.trainer.ppo.ray_trainer as rt  # type: ignore
+
+            reward_tensor, extra = rt.extract_reward(data)
+            hook.worker.close()
+    except (GroupError, ValueError) as e:
+        print("the trainer would stop with: %s: %s" % (type(e).__name__, e))
+        return 2
+    data.batch["token_level_scores"] = reward_tensor
+    data.batch["token_level_rewards"] = reward_tensor
+    data = compute_advantage(data, adv_estimator=AdvantageEstimator.GRPO, num_repeat=n, norm_adv_by_std_in_grpo=True,
+                             config=OmegaConf.create({}))
+    print("consensus_lens: %s; actor_rollout_ref.rollout.n=%d; step logged = trainer.global_steps (1 here)"
+          % (OmegaConf.to_container(cfg.consensus_lens), n))
+    keys = sorted(extra)
+    print("%-6s %-30s %6s %9s  %s" % ("uid", "response", "reward", "advantage", "  ".join(keys)))
+    for i in range(len(texts)):
+        rm = data.non_tensor_batch["reward_model"][i]
+        adv = float(data.batch["advantages"][i][0])
+        print("%-6s %-30s %6.3f %9.4f  %s   ground_truth=%s%s" % (
+            data.non_tensor_batch["uid"][i], texts[i], float(reward_tensor[i].sum()), adv,
+            "  ".join(str(extra[k][i]) for k in keys), rm.get("ground_truth"),
+            " (original_gt=%s)" % rm["original_gt"] if "original_gt" in rm else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(_dry_run())

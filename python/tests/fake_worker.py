@@ -1,6 +1,6 @@
-"""A stand-in for `consensus-lens serve --stdio` (SPEC §6) used by the client tests.
+"""A stand-in for `consensus-lens serve --stdio` (docs/contract.md#command-line) used by the client tests.
 
-Majority vote on the exact response text, binary rewards, GRPO advantages (SPEC §5), gate 1.
+Majority vote on the exact response text, binary rewards, GRPO advantages (docs/contract.md#grpo-view), gate 1.
 Behaviour is steered by environment variables:
   FAKE_LOG     file that receives every request line (to check batching and stripping)
   FAKE_STATE   file holding a counter of requests across restarts

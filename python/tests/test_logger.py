@@ -162,7 +162,7 @@ class LoggerTests(unittest.TestCase):
         r2, t2 = read_lines(os.path.join(self.dir, "step_000002.jsonl"))
         self.assertEqual((len(r1), t1), (3, b""))
         self.assertEqual(len(r2), 2)  # every newline-terminated line is a whole record
-        self.assertNotEqual(t2, b"")  # the fragment has no newline: readers wait for it (SPEC §2.3)
+        self.assertNotEqual(t2, b"")  # the fragment has no newline: readers wait for it (docs/contract.md#files-being-written)
         with RunLogger(self.dir) as log:  # the resumed run appends after cutting the fragment
             log.log_step(2, make_groups(2, 1, 8))
         r2, t2 = read_lines(os.path.join(self.dir, "step_000002.jsonl"))

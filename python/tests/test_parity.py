@@ -1,5 +1,5 @@
 """Parity: the same groups scored through the reward worker from Python and through
-`consensus-lens score` give identical numbers (SPEC §6). Uses the built CLI (dist/cli.js)."""
+`consensus-lens score` give identical numbers (docs/contract.md#command-line). Uses the built CLI (dist/cli.js)."""
 import json
 import os
 import random

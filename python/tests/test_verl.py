@@ -1,4 +1,6 @@
-"""consensus_lens.verl on a verl-shaped batch (numpy arrays stand in for torch tensors)."""
+"""consensus_lens.verl on a verl-shaped batch without verl installed (numpy arrays in place of torch
+tensors): the standard-library paths. The same code on verl 0.9.1's real DataProto, balance_batch and
+compute_advantage is tested in python/tests_frameworks/test_verl_dataproto.py."""
 import json
 import os
 import sys

@@ -40,12 +40,14 @@ export const OPTIONS: Readonly<Record<string, OptionDef>> = {
   'ground-truth': { type: 'string', value: 'auto|ignore', help: 'logged ground truth: auto uses it unless it is the vote itself (TTRL), ignore drops it', default: 'auto', commands: ['score', 'sweep', 'report', 'watch'] },
   'max-group-size': { type: 'string', value: 'N', help: 'larger groups are reported and skipped', default: '4096', commands: ['score', 'sweep', 'report', 'serve'] },
   jobs: { type: 'string', value: 'N', help: 'scoring threads, 0 = in-process (0–64)', default: 'the number of cores, at most 4', commands: ['score', 'sweep', 'report', 'health', 'compare', 'serve'] },
+  shard: { type: 'string', value: 'i/K', help: 'only the questions whose id hashes to bucket i of K, output made to be merged (python -m consensus_lens.ray; docs/scale.md)', commands: ['score', 'sweep'] },
   json: { type: 'boolean', help: 'print JSON (docs/schemas/) instead of text', commands: ['report', 'health', 'compare'] },
   'operator-a': { type: 'string', value: 'OP', help: 'the operator run A is read with', default: '--configured-operator, else majority', commands: ['compare'] },
   'operator-b': { type: 'string', value: 'OP', help: 'the operator run B is read with (RUN RUN with two operators compares them on one run)', default: '--configured-operator, else majority', commands: ['compare'] },
   html: { type: 'string', value: 'FILE', help: 'also write a self-contained report page', commands: ['report'] },
   title: { type: 'string', value: 'TEXT', help: 'the report page title', commands: ['report'] },
   progress: { type: 'boolean', help: 'a progress line on stderr even when it is not a terminal', default: 'on a terminal only', commands: READERS },
+  'no-cache': { type: 'boolean', help: 'read the run from its files and write no cache ($CONSENSUS_LENS_CACHE_DIR, $XDG_CACHE_HOME/consensus-lens or ~/.cache/consensus-lens)', commands: ['sweep', 'report', 'health'] },
   'allow-skipped': { type: 'boolean', help: 'exit 0 even when input lines were skipped (else exit 3)', commands: READERS },
   poll: { type: 'boolean', help: 'poll files instead of file-system events (automatic on network file systems)', commands: ['watch'] },
   'poll-ms': { type: 'string', value: 'MS', help: 'polling interval (≥ 50)', commands: ['watch'] },
@@ -138,7 +140,7 @@ export function parseCommand(command: Command, argv: readonly string[]): ParsedA
     if (t.kind !== 'option') continue;
     if (!known.has(t.name) && t.name !== 'h') throw unknownFlag(command, t.rawName, t.name, known);
   }
-  let parsed;
+  let parsed: ReturnType<typeof nodeParseArgs>;
   try {
     parsed = nodeParseArgs({ args: [...argv], options, strict: true, allowPositionals: true, tokens: true });
   } catch (e) {

@@ -1,4 +1,4 @@
-// `consensus-lens equal A B` and `consensus-lens equal --jsonl FILE|-` (SPEC §6, §3.2).
+// `consensus-lens equal A B` and `consensus-lens equal --jsonl FILE|-` (docs/contract.md#command-line, docs/contract.md#answer-equivalence).
 // JSONL mode writes exactly one output line per non-blank input line, in order, so outputs stay
 // aligned with inputs; a malformed line gets `{"equal":false,"error":"..."}` plus a one-line
 // stderr message naming the file and line, and the exit code is 1 at the end (docs/answers.md).
@@ -40,7 +40,7 @@ function write(out: NodeJS.WritableStream, obj: unknown): void {
 }
 
 function pairResult(a: string | null, b: string | null, explain: boolean): Record<string, unknown> {
-  // A null answer (nothing extractable) is equal to nothing, not even another null (SPEC §3.1).
+  // A null answer (nothing extractable) is equal to nothing, not even another null (docs/contract.md#answer-extraction).
   if (a === null || b === null) {
     return explain ? { equal: false, reason: 'a null answer is never equal' } : { equal: false };
   }

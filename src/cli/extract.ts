@@ -1,4 +1,4 @@
-// `consensus-lens extract [FILE|-]` (SPEC §6, §3.1): the whole input is ONE response; prints the
+// `consensus-lens extract [FILE|-]` (docs/contract.md#command-line, docs/contract.md#answer-extraction): the whole input is ONE response; prints the
 // extracted answer as a JSON string, or `null`. `extract --jsonl FILE|-` maps lines
 // `{"response":..}` to `{"answer":..}` in order (malformed line: `{"answer":null,"error":..}`,
 // a stderr message naming file and line, exit code 1 at the end). `--no-last-number` turns off

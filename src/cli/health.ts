@@ -14,14 +14,15 @@ import {
   type GroupHealth,
   type RunHealth,
 } from '../engine/analysis/health';
-import { createRunContext, prepareGroup, scoreGroup, type Group, type OperatorId, type Params, type RunContext } from '../engine';
+import { preparedOf, type RunCacheOptions } from '../logs/cache';
+import { createRunContext, scoreGroup, type Group, type OperatorId, type Params, type RunContext } from '../engine';
 import type { Notice, ReadStats } from '../logs';
 import { Outcome } from './outcome';
 import type { MismatchSummary } from './report-types';
 import { snakeKeys } from './json';
 import { forEachGroup, jobsFrom } from './score';
 import { defaultJobs } from './pool';
-import { CliIO, UsageError, configuredFromFlags, flagBool, flagString, paramsFromFlags, parseCommand } from './args';
+import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, paramsFromFlags, parseCommand } from './args';
 
 export interface HealthJob {
   params: Partial<Params>;
@@ -32,7 +33,7 @@ export interface HealthJob {
 
 /** Health of one group, as every surface computes it (runs in the worker threads too). */
 export function healthOf(group: Group, job: HealthJob, ctx: RunContext): GroupHealth {
-  const g = prepareGroup(group, { reasoning: true, health: true });
+  const g = preparedOf(group, { reasoning: true, health: true });
   const operators: OperatorId[] = [...WHATIF_OPERATORS];
   if (job.configuredOperator && !operators.includes(job.configuredOperator)) operators.push(job.configuredOperator);
   const score = scoreGroup(g, { operators, params: job.params, configuredOperator: job.configuredOperator }, ctx);
@@ -56,6 +57,8 @@ export interface HealthBuildOptions {
   permutations?: number;
   /** Filled while reading (lines skipped, bytes for the progress line). */
   stats?: ReadStats;
+  /** Read through the persisted run cache (src/logs/cache); `--no-cache` leaves it out. */
+  cache?: RunCacheOptions;
   /** Called once per group read (the progress line). */
   onGroup?: () => void;
 }
@@ -101,13 +104,13 @@ export async function collectHealth(path: string, opts: HealthBuildOptions, onNo
       }
     },
     opts.stdin,
-    { read: { stats: opts.stats } },
+    { read: { stats: opts.stats }, cache: opts.cache },
   );
   return records;
 }
 
 /**
- * Groups whose logged rewards differ from the configured operator's (SPEC §5), the same check
+ * Groups whose logged rewards differ from the configured operator's (docs/contract.md#grpo-view), the same check
  * `score` and `report` make: a reward bug the classes of docs/health.md may not name.
  */
 export type { MismatchSummary } from './report-types';
@@ -287,7 +290,7 @@ export async function runHealth(argv: string[], io: CliIO): Promise<number> {
   const outcome = new Outcome(io, a);
   const runs = await buildHealth(
     path,
-    { params: paramsFromFlags(a), configuredOperator: configured, stdin: io.stdin as Readable, jobs: jobsFrom(flagString(a, 'jobs')), stats: outcome.stats, onGroup: () => outcome.progress?.tick() },
+    { params: paramsFromFlags(a), configuredOperator: configured, stdin: io.stdin as Readable, jobs: jobsFrom(flagString(a, 'jobs')), stats: outcome.stats, onGroup: () => outcome.progress?.tick(), cache: flagBool(a, 'no-cache') ? undefined : {} },
     outcome.notice,
   );
   const h = runs[0].health;

@@ -1,5 +1,5 @@
 // One key style for every JSON the command prints (score, report, health): snake_case, as the
-// score line of SPEC §6. The engine's records are camelCase; they are converted on output only.
+// score line of docs/contract.md#command-line. The engine's records are camelCase; they are converted on output only.
 
 const snake = (k: string): string => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 

@@ -1,5 +1,5 @@
-// consensus-lens: the engine, headless (SPEC §6).
-import { COMMAND_DEFS, CliIO, EXIT_CODES_HELP, UsageError, commandHelp, suggest, type Command } from './args';
+// consensus-lens: the engine, headless (docs/contract.md#command-line).
+import { COMMAND_DEFS, type CliIO, EXIT_CODES_HELP, UsageError, commandHelp, suggest, type Command } from './args';
 import { runScore, runSweep } from './score';
 import { runServe } from './serve';
 import { runEqual } from './equal';

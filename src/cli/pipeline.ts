@@ -1,5 +1,6 @@
 // Per-group work of `score` and `sweep`, the same in-process and in a worker thread.
 
+import { preparedOf } from '../logs/cache';
 import {
   answersEqual,
   configuredOperatorOf,
@@ -73,7 +74,7 @@ export const emptyStats = (): SweepStats => ({ groups: 0, flips: 0, gateSum: 0, 
  * settings: only the operators' own work is repeated. `contexts[s]` carries MS-TTRL's cache.
  */
 export function sweepGroup(group: Group, job: SweepJob, contexts: RunContext[]): SweepStats[][] {
-  const g = prepareGroup(group, { reasoning: needsReasoning(job.operators), maxGroupSize: job.maxGroupSize });
+  const g = preparedOf(group, { reasoning: needsReasoning(job.operators), maxGroupSize: job.maxGroupSize });
   const vote = scoreGroup(g, { operators: ['majority'] }).results.majority;
   const truth = g.groundTruth;
   return job.settings.map((params, s) => {

@@ -1,4 +1,4 @@
-// `consensus-lens report PATH [--html FILE]` (SPEC §6): a per-step summary of a run — groups, regimes,
+// `consensus-lens report PATH [--html FILE]` (docs/contract.md#command-line): a per-step summary of a run — groups, regimes,
 // pseudo-label flips per operator against the vote, mean gate (ec/core), label accuracy where ground
 // truth is logged (a diagnostic, never an input) — printed as a table; with --html, also a
 // self-contained report page.
@@ -32,7 +32,9 @@ import { answersEqual, createRunContext, type Group, type GroupScore, type Opera
 import type { Notice, ReadStats } from '../logs';
 import { forEachGroup, jobsFrom, maxGroupSizeFrom } from './score';
 import { matchesTruth, reasoningFor, type ScoreJob } from './pipeline';
-import { needsReasoning, prepareGroup, scoreGroup } from '../engine';
+import { needsReasoning, scoreGroup } from '../engine';
+import { preparedOf, type RunCacheOptions } from '../logs/cache';
+import { lookupResults } from '../logs/cache/results';
 import { analyseRun, groupHealth, stripTruth, type GroupHealth, type RunHealth } from '../engine/analysis/health';
 import { Outcome } from './outcome';
 import { snakeKeys } from './json';
@@ -41,7 +43,7 @@ import { SERIES_COLOURS, SERIES_COLOURS_DARK, type ReportGroup, type ReportStep,
 import type { RunContext } from '../engine';
 import { defaultJobs } from './pool';
 import { accuracyOf, countAccuracy, emptyAccuracy, formatAccuracy, type AccuracyCount } from '../engine/analysis/accuracy';
-import { CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand } from './args';
+import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand } from './args';
 
 export type { ReportGroup, ReportStep, StreamReport, RunSection, RunReport } from './report-types';
 
@@ -72,7 +74,7 @@ export function groupRow(s: GroupScore, truth: string | null, forms?: readonly s
   };
   if (s.run !== undefined) row.run = s.run;
   if (s.results.core?.confidence) row.confidence = s.results.core.confidence;
-  if (s.rewardMismatch && s.rewardMismatch.indices.length) row.reward_mismatches = s.rewardMismatch.indices.length;
+  if (s.rewardMismatch?.indices.length) row.reward_mismatches = s.rewardMismatch.indices.length;
   return row;
 }
 
@@ -80,7 +82,7 @@ export function groupRow(s: GroupScore, truth: string | null, forms?: readonly s
  * logged ground truth), and the group's health record (docs/health.md) from the same features.
  * Runs in the worker threads too. */
 export function reportRow(group: Group, job: ScoreJob, ctx: RunContext): { row: ReportGroup; health: GroupHealth } {
-  const g = prepareGroup(group, { reasoning: reasoningFor(group, job), health: true });
+  const g = preparedOf(group, { reasoning: reasoningFor(group, job), health: true });
   const score = scoreGroup(g, { operators: job.operators, params: job.params, configuredOperator: job.configuredOperator }, ctx);
   const row = groupRow(score, group.groundTruth ?? null, group.groundTruthForms);
   if (group.stream) row.stream = group.stream;
@@ -163,6 +165,8 @@ export interface BuildOptions {
   maxGroupSize?: number;
   /** Filled while reading (lines skipped; bytes for the progress line). */
   stats?: ReadStats;
+  /** Read through the persisted run cache (src/logs/cache); `--no-cache` leaves it out. */
+  cache?: RunCacheOptions;
   /** Called once per group read (the progress line). */
   onGroup?: () => void;
 }
@@ -192,21 +196,36 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
     onNotice(n);
   };
   const job: ScoreJob = { operators: opts.operators, params: opts.params ?? {}, configuredOperator: opts.configuredOperator, maxGroupSize: opts.maxGroupSize };
-  await forEachGroup(
-    path,
-    sink,
-    opts.jobs ?? defaultJobs(),
-    (g) => reportRow(g, job, ctx),
-    (g) => ({ request: { kind: 'report', group: g, job } }),
-    ({ row, health }) => {
-      for (const id of Object.keys(row.labels)) seenOps.add(id);
-      rows.push(row);
-      healths.push(health);
-      opts.onGroup?.();
-    },
-    opts.stdin,
-    { read: { groundTruth: opts.groundTruth ?? 'auto', stats: opts.stats }, maxGroupSize: opts.maxGroupSize },
-  );
+  const take = ({ row, health }: { row: ReportGroup; health: GroupHealth }) => {
+    for (const id of Object.keys(row.labels)) seenOps.add(id);
+    rows.push(row);
+    healths.push(health);
+    opts.onGroup?.();
+  };
+  // The rows at this setting on an unchanged run are persisted too (src/logs/cache/results.ts).
+  const results = opts.cache && path !== '-' ? await lookupResults<{ row: ReportGroup; health: GroupHealth }>(path, { job, groundTruth: opts.groundTruth ?? 'auto' }, opts.cache.dir) : undefined;
+  if (results?.hit) {
+    for (const n of results.notices) sink(n);
+    for (const v of results.values) take(v);
+  } else {
+    const values: { row: ReportGroup; health: GroupHealth }[] = [];
+    await forEachGroup(
+      path,
+      sink,
+      opts.jobs ?? defaultJobs(),
+      (g) => reportRow(g, job, ctx),
+      (g) => ({ request: { kind: 'report', group: g, job } }),
+      (v) => {
+        // a structured copy: the run's later passes below change rows in place
+        if (results) values.push(structuredClone(v));
+        take(v);
+      },
+      opts.stdin,
+      { read: { groundTruth: opts.groundTruth ?? 'auto', stats: opts.stats }, maxGroupSize: opts.maxGroupSize, cache: opts.cache },
+    );
+    // a run with skipped lines exits 3: rows read back from the cache must not hide them
+    if ((opts.stats?.skipped ?? 0) === 0) results?.save([...notices], values);
+  }
   let groundTruthNote: string | undefined;
   const pseudo = (opts.groundTruth ?? 'auto') === 'auto' ? detectPseudoLabel(rows) : null;
   if (pseudo) {
@@ -458,6 +477,7 @@ export async function runReport(argv: string[], io: CliIO): Promise<number> {
       maxGroupSize: maxGroupSizeFrom(flagString(a, 'max-group-size')),
       stats: outcome.stats,
       onGroup: () => outcome.progress?.tick(),
+      cache: flagBool(a, 'no-cache') ? undefined : {},
     },
     outcome.notice,
   );

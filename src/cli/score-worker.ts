@@ -1,6 +1,7 @@
 // Worker thread for `score`, `sweep`, `report`, `health` and `serve`: each question's groups all
 // come to one thread, in order, so MS-TTRL's cache stays correct.
 import { parentPort, workerData } from 'node:worker_threads';
+import type { CachedGroup } from '../logs/cache';
 import { reasoningCosines, type Group } from '../engine';
 import { ShardState, scoreLine, sweepGroup, type ScoreJob, type SweepJob } from './pipeline';
 import { reportRow } from './report';
@@ -29,10 +30,16 @@ parentPort!.on('message', (m: WorkerRequest) => {
       // The arrays' memory moves to the main thread instead of being copied.
       const value = reasoningCosines(m.texts, m.members);
       parentPort!.postMessage({ seq: m.seq, value }, [...new Set(value.map((a) => a.buffer as ArrayBuffer))]);
-    } else if (m.kind === 'score') parentPort!.postMessage({ seq: m.seq, value: scoreLine(m.group, m.job, state.contextsFor(1)[0]) });
-    else if (m.kind === 'report') parentPort!.postMessage({ seq: m.seq, value: reportRow(m.group, m.job, state.contextsFor(1)[0]) });
-    else if (m.kind === 'health') parentPort!.postMessage({ seq: m.seq, value: healthOf(m.group, m.job, state.contextsFor(1)[0]) });
-    else parentPort!.postMessage({ seq: m.seq, value: sweepGroup(m.group, m.job, state.contextsFor(m.job.settings.length)) });
+    } else {
+      let value: unknown;
+      if (m.kind === 'score') value = scoreLine(m.group, m.job, state.contextsFor(1)[0]);
+      else if (m.kind === 'report') value = reportRow(m.group, m.job, state.contextsFor(1)[0]);
+      else if (m.kind === 'health') value = healthOf(m.group, m.job, state.contextsFor(1)[0]);
+      else value = sweepGroup(m.group, m.job, state.contextsFor(m.job.settings.length));
+      // While the run's cache is written, the group's features go back with the value (src/logs/cache).
+      const g = m.group as CachedGroup;
+      parentPort!.postMessage({ seq: m.seq, value: g.fillCache ? { value, prepared: g.prepared } : value });
+    }
   } catch (e) {
     parentPort!.postMessage({ seq: m.seq, error: (e as Error).message ?? String(e) });
   }

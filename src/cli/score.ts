@@ -1,13 +1,15 @@
-// `consensus-lens score` and `consensus-lens sweep` (SPEC §6).
+// `consensus-lens score` and `consensus-lens sweep` (docs/contract.md#command-line).
 
 import { statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { readRun, type Notice, type ReadRunOptions } from '../logs';
+import { openRunCache, type CachedGroup, type CachedRun, type RunCacheOptions } from '../logs/cache';
 import { DEFAULT_MAX_GROUP_SIZE, PARAM_SPECS, checkGroupSize, groupAnswers, needsReasoning, operatorSpec, resolveParams, type Group, type OperatorId, type Params } from '../engine';
-import { CliIO, UsageError, configuredFromFlags, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand, parseInteger, parseList } from './args';
+import { CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand, parseInteger, parseList } from './args';
 import { ShardState, addStats, emptyStats, scoreLine, sweepGroup, type ScoreJob, type SweepJob, type SweepStats } from './pipeline';
 import { ShardedPool, defaultJobs } from './pool';
 import { Outcome } from './outcome';
+import { SWEEP_PROGRESS_EVERY, ShardFilter, parseShard, shardScoreLine, shardSweepLine, sweepProgressLine } from './shard';
 
 /** How many groups may be in flight (read, not yet written): bounds memory on huge runs. */
 const IN_FLIGHT = 16;
@@ -93,7 +95,12 @@ export async function forEachGroup<T>(
   remote: (g: Group) => Remote<T>,
   sink: (value: T, g: Group) => void,
   stdin?: NodeJS.ReadableStream,
-  opts: { read?: ReadRunOptions; maxGroupSize?: number; backlog?: number } = {},
+  /**
+   * keep: which groups this process scores (`--shard`); every group read is offered, in order.
+   * cache: read the run through its persisted cache (src/logs/cache; never for stdin, never for a
+   * shard, whose cache would hold only its own groups).
+   */
+  opts: { read?: ReadRunOptions; maxGroupSize?: number; backlog?: number; keep?: (g: Group) => boolean; cache?: RunCacheOptions } = {},
 ): Promise<{ groups: number }> {
   const workers = jobs >= 2 ? jobs - 1 : jobs;
   // With one job the single worker takes every group; with more, the main thread scores too.
@@ -106,7 +113,36 @@ export async function forEachGroup<T>(
   let groups = 0;
   const maxGroupSize = opts.maxGroupSize ?? DEFAULT_MAX_GROUP_SIZE;
   const readOpts = opts.read ?? {};
-  if (workers > 0 && path !== '-' && fileSize(path) >= EAGER_WORKERS_BYTES) pool = new ShardedPool(workers);
+  const cached: CachedRun | undefined = opts.cache && !opts.keep && path !== '-' ? await openRunCache(path, onNotice, readOpts, opts.cache) : undefined;
+  // From the cache nothing is parsed: the workers' early start would only be overhead.
+  if (workers > 0 && path !== '-' && cached?.state !== 'hit' && fileSize(path) >= EAGER_WORKERS_BYTES) pool = new ShardedPool(workers);
+  const userSink = sink;
+  // Each group's features go to the cache once its work is done (in the run's order); a group that
+  // failed has none, and then no cache is written.
+  sink = (v, g) => {
+    userSink(v, g);
+    cached?.done(g);
+  };
+  const failed = (g: Group, e: unknown) => {
+    onNotice(groupFailed(g, e));
+    cached?.done(g as CachedGroup & { prepared?: undefined });
+  };
+  if (cached?.state === 'miss') {
+    // While the cache is written a worker computes the group's whole features and sends them back with the value.
+    const userRemote = remote;
+    remote = (g) => {
+      const r = userRemote(g);
+      if (!(g as CachedGroup).fillCache) return r;
+      return {
+        request: r.request,
+        finish: (answer) => {
+          const a = answer as { value: unknown; prepared: CachedGroup['prepared'] };
+          (g as CachedGroup).prepared = a.prepared;
+          return r.finish ? r.finish(a.value) : (a.value as T);
+        },
+      };
+    };
+  }
   // A group that cannot be scored (too large, or one that cannot be sent to a worker thread) is
   // reported with its place in the log and skipped; every other group is still scored.
   const runLocal = (g: Group) => {
@@ -114,7 +150,7 @@ export async function forEachGroup<T>(
     try {
       v = local(g);
     } catch (e) {
-      return onNotice(groupFailed(g, e));
+      return failed(g, e);
     }
     sink(v, g);
   };
@@ -125,7 +161,7 @@ export async function forEachGroup<T>(
       try {
         v = await p;
       } catch (e) {
-        onNotice(groupFailed(g, e));
+        failed(g, e);
         continue;
       }
       sink(v, g);
@@ -165,12 +201,14 @@ export async function forEachGroup<T>(
     } else queue.push({ g, p: submit(i, g) });
   };
   try {
-    for await (const g of readRun(path, onNotice, stdin ? { ...readOpts, stdin: stdin as Readable } : readOpts)) {
+    const source = cached ? cached.groups : readRun(path, onNotice, stdin ? { ...readOpts, stdin: stdin as Readable } : readOpts);
+    for await (const g of source) {
       groups++;
+      if (opts.keep && !opts.keep(g)) continue;
       try {
         checkGroupSize(g, maxGroupSize);
       } catch (e) {
-        onNotice(groupFailed(g, e));
+        failed(g, e);
         continue;
       }
       if (workers === 0) {
@@ -189,6 +227,7 @@ export async function forEachGroup<T>(
     }
     for (const b of buffered) runLocal(b);
     await drain(0);
+    cached?.finish();
   } finally {
     // Also on an error (a worker's error, a read error): live workers would keep the process
     // from exiting.
@@ -213,6 +252,8 @@ export async function runScore(argv: string[], io: CliIO): Promise<number> {
   const configured = configuredFromFlags(a);
   const maxGroupSize = maxGroupSizeFrom(flagString(a, 'max-group-size'));
   const job: ScoreJob = { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured, maxGroupSize };
+  const shardFlag = flagString(a, 'shard');
+  const shard = shardFlag === undefined ? undefined : new ShardFilter(parseShard(shardFlag));
   const state = new ShardState();
   const ctx = state.contextsFor(1)[0];
   const outcome = new Outcome(io, a);
@@ -236,13 +277,14 @@ export async function runScore(argv: string[], io: CliIO): Promise<number> {
         finish: (cosines) => scoreLine(g, job, ctx, { answers, cosines: cosines as Float64Array[] }),
       };
     },
-    (line) => {
-      io.stdout.write(line + '\n');
+    (line, g) => {
+      io.stdout.write((shard ? shardScoreLine(shard.ordinal(g), line) : line) + '\n');
       outcome.progress?.tick();
     },
     io.stdin,
-    { read: { groundTruth: groundTruthFromFlags(a), stats: outcome.stats }, maxGroupSize, backlog: split ? COSINES_BACKLOG : undefined },
+    { read: { groundTruth: groundTruthFromFlags(a), stats: outcome.stats }, maxGroupSize, backlog: split ? COSINES_BACKLOG : undefined, keep: shard?.keep },
   );
+  if (shard && groups > 0) io.stdout.write(shard.trailer() + '\n');
   if (groups === 0) {
     outcome.finish();
     io.stderr.write(`consensus-lens: nothing to score in ${path === '-' ? 'standard input' : path}\n`);
@@ -283,6 +325,9 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
   }
   const maxGroupSize = maxGroupSizeFrom(flagString(a, 'max-group-size'));
   const job: SweepJob = { settings: settings.map((s) => ({ ...base, ...s })), operators, maxGroupSize };
+  const shardFlag = flagString(a, 'shard');
+  const shard = shardFlag === undefined ? undefined : new ShardFilter(parseShard(shardFlag));
+  let done = 0;
   const totals: SweepStats[][] = settings.map(() => operators.map(emptyStats));
   const state = new ShardState();
   const outcome = new Outcome(io, a);
@@ -294,10 +339,11 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
     (g) => ({ request: { kind: 'sweep', group: g, job } }),
     (stats) => {
       addStats(totals, stats);
+      if (shard && ++done % SWEEP_PROGRESS_EVERY === 0) io.stdout.write(sweepProgressLine(done, shard.read) + '\n');
       outcome.progress?.tick();
     },
     undefined,
-    { read: { groundTruth: groundTruthFromFlags(a), stats: outcome.stats }, maxGroupSize },
+    { read: { groundTruth: groundTruthFromFlags(a), stats: outcome.stats }, maxGroupSize, keep: shard?.keep, cache: flagBool(a, 'no-cache') || shard ? undefined : {} },
   );
   if (groups === 0) {
     outcome.finish();
@@ -307,6 +353,7 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
   settings.forEach((s, k) => {
     operators.forEach((op, o) => {
       const t = totals[k][o];
+      if (shard) return void io.stdout.write(shardSweepLine(s, op, t) + '\n');
       const line: Record<string, unknown> = {
         params: s,
         operator: op,
@@ -318,6 +365,7 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
       io.stdout.write(JSON.stringify(line) + '\n');
     });
   });
+  if (shard) io.stdout.write(shard.trailer() + '\n');
   // As for score: totals over part of the run are not the run's totals.
   return outcome.finish();
 }

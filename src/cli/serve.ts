@@ -1,7 +1,7 @@
-// `consensus-lens serve --stdio` (SPEC §6): the reward worker a training loop talks to.
+// `consensus-lens serve --stdio` (docs/contract.md#command-line): the reward worker a training loop talks to.
 //
 // Protocol: one request per input line,
-//   {"operator":"core","params":{"kappa":0.1,...},"groups":[<native group records, SPEC §2.1>]}
+//   {"operator":"core","params":{"kappa":0.1,...},"groups":[<native group records, docs/contract.md#native-format>]}
 // and one answer line per request, in request order:
 //   {"results":[{"step":..,"question_id":..,"label":..,"rewards":[..],"gate":..,"advantages":[..],
 //                "loss_weight":..,("confidence":"used"|"missing" for core)}, ...]}
@@ -20,7 +20,7 @@
 //   (`tau-low`, `cisc-temp`) or snake_case (`tau_low`, `cisc_temp`, `adv_eps`, `adv_scale`).
 //   Parameter flags given on the command line (`serve --stdio --kappa 0.2`) are the defaults
 //   that a request's params override.
-// - MS-TTRL's outcome cache (SPEC §4.6) spans the requests a worker process serves: one run
+// - MS-TTRL's outcome cache (docs/contract.md#ms-ttrl) spans the requests a worker process serves: one run
 //   context per process (per worker thread with --jobs, where groups are sharded by question so
 //   each question's groups are still seen in order). Send steps in order; a restarted worker
 //   starts with an empty cache.
@@ -112,6 +112,7 @@ export function groupFromRequest(value: unknown, index: number): Group {
   if (rec.run !== undefined) g.run = rec.run;
   if (rec.prompt !== undefined) g.prompt = rec.prompt;
   if (rec.outcomeChecks !== undefined) g.outcomeChecks = rec.outcomeChecks;
+  if (rec.framework !== undefined) g.framework = rec.framework; // its advantages follow that trainer's formula
   return g;
 }
 
@@ -160,7 +161,7 @@ function describe(g: Group, i: number): string {
   return `groups[${i}] (question ${g.questionId}, step ${g.step})`;
 }
 
-/** One group's answer object from a full score (the `results` entry of SPEC §6). */
+/** One group's answer object from a full score (the `results` entry of docs/contract.md#command-line). */
 function answerFor(g: Group, i: number, op: OperatorId, result: Obj | undefined, why: string | undefined): Obj {
   if (!result) throw new RequestError(`${describe(g, i)}: ${op} cannot run on this group: ${why ?? 'unavailable'}`);
   const out: Obj = { step: g.step, question_id: g.questionId, label: result.label, rewards: result.rewards, gate: result.gate, advantages: result.advantages };

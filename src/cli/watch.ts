@@ -1,5 +1,5 @@
 // `consensus-lens watch PATH` — the headless live view (for a tmux pane on a GPU box): follows a run
-// and prints one JSON line per newly completed group (the shape `score` writes, SPEC §6) on stdout,
+// and prints one JSON line per newly completed group (the shape `score` writes, docs/contract.md#command-line) on stdout,
 // and notices on stderr, until interrupted (SIGINT: exit 130, as shells expect of Ctrl-C; SIGTERM:
 // exit 0). A PATH that does not exist yet is waited for (a training job is often started after the
 // viewer): a notice says so, and it is checked every --poll-ms (default 1000).
@@ -19,7 +19,7 @@
 import { stat } from 'node:fs/promises';
 import { createRunContext } from '../engine';
 import { RunIndex, type GroupKey } from '../logs';
-import { CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand, parseInteger } from './args';
+import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand, parseInteger } from './args';
 import { scoreLine, type ScoreJob } from './pipeline';
 import { noticePrinter } from './score';
 
@@ -66,18 +66,18 @@ export async function runWatch(argv: string[], io: CliIO, opts: WatchOptions = {
   /** Revision printed per group key (absent: not printed, or dropped since). */
   const printed = new Map<GroupKey, number>();
   let queue: Promise<void> = Promise.resolve();
-  const print = (key: GroupKey, why: 'completed' | 'changed') =>
+  const print = (key: GroupKey, _why: 'completed' | 'changed') =>
     (queue = queue.then(async () => {
       const e = index.group(key);
-      if (!e || !e.complete) return;
-      if (printed.get(key) === e.revision) return;
+      if (!e?.complete) return;
+      if (printed.get(key) === e.version) return;
       try {
         const g = await index.loadGroup(key);
         const line = scoreLine(g, job, ctx);
         if (printed.has(key)) {
-          notice({ level: 'info', message: `step ${e.step} question ${e.questionId}: changed after it was printed (now ${e.rollouts.length} roll-outs); printed again`, file: e.firstSource.file });
+          notice({ level: 'info', message: `step ${e.step} question ${e.questionId}: changed after it was printed (now ${e.n} roll-outs); printed again`, file: e.firstSource.file });
         }
-        printed.set(key, e.revision);
+        printed.set(key, e.version);
         io.stdout.write(line + '\n');
       } catch (err) {
         notice({ level: 'warning', message: `step ${e.step} question ${e.questionId}: ${(err as Error).message}` });

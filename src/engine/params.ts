@@ -1,4 +1,4 @@
-// Operator parameters: one table of ids, CLI flags, defaults and ranges (SPEC §4–§6), shared by
+// Operator parameters: one table of ids, CLI flags, defaults and ranges (docs/contract.md#parameters-and-defaults), shared by
 // the CLI, the extension's settings and sliders, and the reward worker.
 
 export interface Params {
@@ -25,7 +25,7 @@ export interface Params {
   tauHigh: number;
   /** MS-TTRL: pass rate assumed for an outcome with no check yet. */
   uncheckedPassRate: number;
-  /** GRPO view (SPEC §5): A_i = (R_i − mean)/(std + advEps), or R_i − mean with advScale "none". */
+  /** GRPO view (docs/contract.md#grpo-view): A_i = (R_i − mean)/(std + advEps), or R_i − mean with advScale "none". */
   advEps: number;
   advScale: 'group' | 'none';
 }
@@ -54,7 +54,7 @@ export const ADV_SCALES: readonly Params['advScale'][] = ['group', 'none'];
 
 export interface ParamSpec {
   id: NumericParam;
-  /** CLI flag (SPEC §6) and the extension's setting name. */
+  /** CLI flag (docs/contract.md#command-line) and the extension's setting name. */
   flag: string;
   symbol: string;
   description: string;

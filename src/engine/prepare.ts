@@ -3,7 +3,7 @@
 // T3RL verification flags and the within-class reasoning cosines (§4.3 step 1). Response texts are
 // not kept: a run index can drop them and read a roll-out back from disk when a user asks.
 
-import type { Group, OutcomeCheck, RecordSource } from './types';
+import type { Framework, Group, OutcomeCheck, RecordSource } from './types';
 import { answersEqual, extractAnswer, formClasses, type AnswerClass } from './answers';
 import { cosinesByClass, tfidfRows } from './features/tfidf';
 import { rolloutTextStats, type RolloutTextStats } from './analysis/health-text';
@@ -29,12 +29,16 @@ export interface PreparedGroup {
   /** c_i, the mean token log-prob; meaningful only where `hasConfidence[i]`. */
   confidence: Float64Array;
   hasConfidence: Uint8Array;
-  /** Number of roll-outs without a finite confidence (CoRE then runs as EC, SPEC §4.3 step 3). */
+  /** Number of roll-outs without a finite confidence (CoRE then runs as EC, docs/contract.md#ec-and-core, step 3). */
   confidenceMissing: number;
-  /** T3RL v_i: 1 verified, 0 not, -1 nothing logged (SPEC §4.5). */
+  /** T3RL v_i: 1 verified, 0 not, -1 nothing logged (docs/contract.md#t3rl). */
   verified: Int8Array;
   /** The reward the training loop used, per roll-out, when logged. */
   loggedRewards: (number | null)[];
+  /** The advantage the trainer logged, per roll-out, when the log has any. */
+  loggedAdvantages?: (number | null)[];
+  /** The trainer that wrote the log, when its format tells (the GRPO view's default formula). */
+  framework?: Framework;
   outcomeChecks: OutcomeCheck[];
   /** Diagnostics only. */
   groundTruth: string | null;
@@ -45,7 +49,7 @@ export interface PreparedGroup {
 }
 
 export interface PrepareOptions {
-  /** SPEC §3.1: fall back to the last number of a response without a box (default true). */
+  /** docs/contract.md#answer-extraction: fall back to the last number of a response without a box (default true). */
   lastNumber?: boolean;
   /** Compute the reasoning vectors (TF-IDF, within-class cosines; default true). Only EC and
    * CoRE need them: a majority-vote reward worker skips the costliest step. */
@@ -80,7 +84,7 @@ export function checkGroupSize(group: Group, limit: number = DEFAULT_MAX_GROUP_S
   if (group.rollouts.length > limit) throw new GroupTooLargeError(group.rollouts.length, limit, group);
 }
 
-/** A group's answers and answer classes (SPEC §3): the first step of `prepareGroup`. */
+/** A group's answers and answer classes (docs/contract.md#answers): the first step of `prepareGroup`. */
 export interface GroupAnswers {
   answers: (string | null)[];
   classOf: Int32Array;
@@ -95,7 +99,7 @@ export function groupAnswers(group: Group, opts: PrepareOptions = {}): GroupAnsw
 }
 
 /**
- * The reasoning cosines of SPEC §4.3 step 1: the TF-IDF rows of the texts, then per class the
+ * The reasoning cosines of docs/contract.md#ec-and-core, step 1: the TF-IDF rows of the texts, then per class the
  * cosines of its members' pairs (packed as in `cosinesWithin`). Depends on nothing but the texts
  * and the classes' members, so it can run on another thread (`score`'s worker threads do).
  */
@@ -162,6 +166,10 @@ export function prepareGroup(group: Group, opts: PrepareOptions = {}, done: { an
     sources: rollouts.map((r) => r.source),
   };
   if (group.stream) prepared.stream = group.stream;
+  if (group.framework) prepared.framework = group.framework;
+  if (rollouts.some((r) => typeof r.advantage === 'number')) {
+    prepared.loggedAdvantages = rollouts.map((r) => (typeof r.advantage === 'number' && Number.isFinite(r.advantage) ? r.advantage : null));
+  }
   if (group.loggedOperator) prepared.loggedOperator = group.loggedOperator;
   if (opts.health)
     prepared.text = rolloutTextStats(

@@ -1,11 +1,11 @@
 // Scoring one prepared group with a set of operators: the results, why the others could not run,
-// the theory read-outs, and the reward-mismatch check of SPEC §5.
+// the theory read-outs, and the reward-mismatch check of docs/contract.md#grpo-view.
 
 import type { PreparedGroup } from './prepare';
 import { resolveParams, type Params } from './params';
 import { OPERATORS, configuredOperatorOf, operatorSpec, type RunContext } from './operators/registry';
 import type { OperatorId, OperatorResult } from './operators/result';
-import { rewardMismatches } from './analysis/grpo';
+import { ADVANTAGE_FORMULAS, frameworkAdvantages, rewardMismatches, type AdvantageFormula } from './analysis/grpo';
 import { theoryReadout, type TheoryReadout } from './analysis/theory';
 
 export interface ScoreRequest {
@@ -38,6 +38,10 @@ export interface GroupScore {
   };
   /** Present when the log holds the rewards the training used. */
   rewardMismatch?: RewardMismatch;
+  /** The trainer's formula the advantages follow, when the log's format names the trainer and no advantage parameter was given. */
+  advantageFormula?: AdvantageFormula;
+  /** The advantages the trainer logged, when the log has them: what trained, shown before ours. */
+  loggedAdvantages?: (number | null)[];
 }
 
 export function scoreGroup(g: PreparedGroup, req: ScoreRequest = {}, ctx?: RunContext): GroupScore {
@@ -55,6 +59,10 @@ export function scoreGroup(g: PreparedGroup, req: ScoreRequest = {}, ctx?: RunCo
     }
     results[id] = spec.run(g, p, ctx);
   }
+  // The GRPO view follows the trainer that wrote the log (its epsilon, its baseline), unless the
+  // advantage parameters were set explicitly.
+  const formula = g.framework && req.params?.advEps === undefined && req.params?.advScale === undefined ? ADVANTAGE_FORMULAS[g.framework] : undefined;
+  if (formula) for (const r of Object.values(results)) r!.advantages = frameworkAdvantages(r!.rewards, formula);
   const core = results.core;
   const vote = results.majority;
   const score: GroupScore = {
@@ -67,6 +75,8 @@ export function scoreGroup(g: PreparedGroup, req: ScoreRequest = {}, ctx?: RunCo
     unavailable,
     analysis: { ...theoryReadout(g, p), overturn: core && vote && core.labelClass >= 0 && vote.labelClass >= 0 ? core.labelClass !== vote.labelClass : null },
   };
+  if (formula) score.advantageFormula = formula;
+  if (g.loggedAdvantages) score.loggedAdvantages = g.loggedAdvantages;
   if (g.loggedRewards.some((r) => r !== null)) {
     const configured = configuredOperatorOf(g, req.configuredOperator);
     const spec = operatorSpec(configured)!;
@@ -80,7 +90,7 @@ export function scoreGroup(g: PreparedGroup, req: ScoreRequest = {}, ctx?: RunCo
 const round = (x: number): number | null => (Number.isFinite(x) ? x : null);
 const list = (a: ArrayLike<number>): (number | null)[] => Array.from(a, round);
 
-/** One operator's result in the wire shape of SPEC §6. */
+/** One operator's result in the wire shape of docs/contract.md#command-line. */
 export function resultToJson(r: OperatorResult): Record<string, unknown> {
   const o: Record<string, unknown> = { label: r.label, rewards: list(r.rewards), gate: round(r.gate), advantages: list(r.advantages) };
   if (r.mass) {
@@ -94,7 +104,7 @@ export function resultToJson(r: OperatorResult): Record<string, unknown> {
   return o;
 }
 
-/** The JSON line `score` writes for a group (SPEC §6), with the read-outs after the required keys. */
+/** The JSON line `score` writes for a group (docs/contract.md#command-line), with the read-outs after the required keys. */
 export function scoreToJson(s: GroupScore): Record<string, unknown> {
   const results: Record<string, unknown> = {};
   for (const [id, r] of Object.entries(s.results)) results[id] = resultToJson(r!);
@@ -118,5 +128,7 @@ export function scoreToJson(s: GroupScore): Record<string, unknown> {
     recovery_margin: a.margin,
   };
   if (s.rewardMismatch) out.reward_mismatch = s.rewardMismatch;
+  if (s.advantageFormula) out.advantage_formula = { framework: s.advantageFormula.framework, eps: s.advantageFormula.eps, std: s.advantageFormula.std };
+  if (s.loggedAdvantages) out.logged_advantages = s.loggedAdvantages;
   return out;
 }

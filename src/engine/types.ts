@@ -1,5 +1,5 @@
 // The engine's input: one group (the N roll-outs of one question at one step), in the shape of
-// SPEC §2.1 after parsing. Field names are camelCase here; the log readers map the wire names.
+// docs/contract.md#native-format after parsing. Field names are camelCase here; the log readers map the wire names.
 
 /** Where a roll-out's record lives on disk, so its text can be read back on demand. */
 export interface RecordSource {
@@ -24,8 +24,10 @@ export interface Rollout {
   answer?: string | null;
   /** Mean token log-probability (natural log): CoRE's confidence c_i. */
   meanLogprob?: number | null;
-  /** The reward the training loop actually used (for the mismatch check of SPEC §5). */
+  /** The reward the training loop actually used (for the mismatch check of docs/contract.md#grpo-view). */
   reward?: number | null;
+  /** The advantage the trainer logged for this roll-out (TRL's completions `advantage` column). */
+  advantage?: number | null;
   verification?: Verification | null;
   sampleIdx?: number | null;
   source?: RecordSource;
@@ -49,8 +51,10 @@ export interface Group {
   /** 'validation': a validation dump (its logged rewards are against the real answer, not consensus rewards). */
   stream?: 'validation';
   rollouts: Rollout[];
-  /** MS-TTRL outcome self-verification results (SPEC §4.6). */
+  /** MS-TTRL outcome self-verification results (docs/contract.md#ms-ttrl). */
   outcomeChecks?: OutcomeCheck[];
+  /** The trainer that wrote the log, when its format tells: the GRPO view defaults to its advantage formula. */
+  framework?: Framework;
   /**
    * The operator the training loop rewarded this group with, as its log records it (native
    * `extra.operator`, written by the Python reward helpers): the configured operator of the
@@ -58,3 +62,6 @@ export interface Group {
    */
   loggedOperator?: string;
 }
+
+/** Trainers whose GRPO advantage formula the GRPO view knows (docs/training-loop.md, "Advantages"). */
+export type Framework = 'trl' | 'verl' | 'nemo-rl';

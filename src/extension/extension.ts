@@ -85,6 +85,7 @@ export function activate(context: vscode.ExtensionContext): ConsensusLensApi {
     defaultRun: () => consensus.panel?.question?.runId ?? [...whatIf.last.keys()].pop() ?? discovery.primary,
     openQuestion,
     log,
+    followRun: (path) => discovery.follow(path, 'opened').id,
   });
   registerCompare(context, {
     store,

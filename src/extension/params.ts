@@ -1,4 +1,4 @@
-// Operator parameters shown as sliders and settings (SPEC §4): ids, defaults, ranges. Pure: no
+// Operator parameters shown as sliders and settings (docs/contract.md#operators): ids, defaults, ranges. Pure: no
 // 'vscode'. The settings keys are `consensusLens.params.<key>` (see package.json).
 import type { ParamSpec } from '../protocol/messages';
 import { DEFAULT_PARAMS, OPERATOR_LABELS, PARAM_SPECS, operatorsUsing, type NumericParam as ParamId } from '../engine';
@@ -18,7 +18,7 @@ export const SLIDER_PARAMS: ParamSpec[] = PARAM_SPECS.flatMap((p) => {
   return s ? [{ key: p.id, label: p.symbol, ...s, default: DEFAULT_PARAMS[p.id] as number, operators: operatorsUsing(p.id) }] : [];
 });
 
-/** Every numeric parameter with its default and allowed range: the engine's one table (SPEC §4–5). */
+/** Every numeric parameter with its default and allowed range: the engine's one table (docs/contract.md#parameters-and-defaults). */
 export interface NumericParam {
   key: string;
   default: number | null;

@@ -18,7 +18,7 @@ export function storeSource(_store: RunStore, run: RunEntry): RunSource {
         for (const k of keys) {
           const e = index.group(k);
           if (!e?.complete) continue;
-          out.push({ key: k, revision: e.revision, step: e.step, questionId: displayQuestionId(e), entry: () => index.group(k) });
+          out.push({ key: k, version: e.version, step: e.step, questionId: displayQuestionId(e), entry: () => index.group(k) });
         }
       }
       return out;

@@ -178,6 +178,7 @@ export function buildView(g: StoredGroup, params: Record<string, number>, config
       rewards,
       advantages,
       loggedReward: finite(p.loggedRewards[i]),
+      ...(p.loggedAdvantages ? { loggedAdvantage: finite(p.loggedAdvantages[i]) } : {}),
       mismatch: mismatchSet.has(i),
       flags: FLAG_NAMES.filter((f) => health.flags[i] & FLAG[f]),
       preview: g.previews[i] ?? '',

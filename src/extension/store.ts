@@ -8,7 +8,7 @@
 // Pure Node: no 'vscode', so unit tests drive it directly.
 import { resolve } from 'node:path';
 import { createRunContext, type OperatorId, type PreparedGroup, type RunContext } from '../engine';
-import { RunIndex, entryToGroup, runLabel, type GroupEntry, type GroupKey, type Notice, type RunChange } from '../logs';
+import { RunIndex, entryToGroup, rolloutsOf, runLabel, type GroupEntry, type GroupKey, type Notice, type RunChange } from '../logs';
 import type { QuestionKey } from '../protocol/messages';
 import { score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
 
@@ -23,7 +23,8 @@ export interface RunEntry {
   steps: Map<number, GroupKey[]>;
   /** Our question key → the index's group key. */
   keys: Map<string, GroupKey>;
-  prepared: Map<GroupKey, { revision: number; group: StoredGroup }>;
+  /** Keyed by the index's group key, valid for the group's version only (src/logs/entries.ts). */
+  prepared: Map<GroupKey, { version: number; group: StoredGroup }>;
   summaries: Map<GroupKey, QuestionSummary>;
   notices: Notice[];
   loading: boolean;
@@ -164,7 +165,9 @@ export class RunStore {
   }
 
   private onIndexChange(run: RunEntry, ch: RunChange): void {
-    for (const k of [...ch.removed, ...ch.changed]) {
+    // A group completed again after a late roll-out has a new version: its summary is stale
+    // (prepared groups are checked against the version; summaries are dropped here).
+    for (const k of [...ch.removed, ...ch.changed, ...ch.completed]) {
       run.prepared.delete(k);
       run.summaries.delete(k);
     }
@@ -198,7 +201,7 @@ export class RunStore {
       if (!list) steps.set(e.step, (list = []));
       list.push(e.key);
       keys.set(questionKeyString(e.step, displayQuestionId(e)), e.key);
-      rollouts += e.rollouts.length;
+      rollouts += e.n; // never rolloutsOf: an index change must not build every roll-out
     }
     run.steps = new Map([...steps.entries()].sort((a, b) => a[0] - b[0]));
     run.keys = keys;
@@ -250,7 +253,7 @@ export class RunStore {
     if (!run || !k) return undefined;
     const e = run.index?.group(k);
     const c = run.prepared.get(k);
-    return c && e && c.revision === e.revision ? c.group : undefined;
+    return c && e && c.version === e.version ? c.group : undefined;
   }
 
   /** The prepared group: texts read back from disk and features computed once. */
@@ -265,7 +268,7 @@ export class RunStore {
     const e = run.index?.group(k);
     if (!e) return undefined;
     const c = run.prepared.get(k);
-    if (c && c.revision === e.revision) {
+    if (c && c.version === e.version) {
       run.prepared.delete(k);
       run.prepared.set(k, c);
       return c.group;
@@ -275,17 +278,19 @@ export class RunStore {
       if (this.opts.prepare) {
         // Off the host: the worker reads the texts back and prepares; the host keeps the result.
         const done = await this.opts.prepare(e, displayQuestionId(e));
-        group = storeGroup({ ...entryToGroup(e, e.rollouts.map(() => '')), questionId: displayQuestionId(e) }, run.id, run.label, done);
+        const rollouts = rolloutsOf(e);
+        group = storeGroup({ ...entryToGroup(e, rollouts.map(() => ''), rollouts), questionId: displayQuestionId(e) }, run.id, run.label, done);
       } else {
-        const texts = await Promise.all(e.rollouts.map((r) => run.index!.readRolloutText(r.source)));
-        group = storeGroup({ ...entryToGroup(e, texts), questionId: displayQuestionId(e) }, run.id, run.label);
+        const rollouts = rolloutsOf(e);
+        const texts = await Promise.all(rollouts.map((r) => run.index!.readRolloutText(r.source, e.version)));
+        group = storeGroup({ ...entryToGroup(e, texts, rollouts), questionId: displayQuestionId(e) }, run.id, run.label);
       }
     } catch (err) {
       this.opts.log?.(`${run.label}: ${(err as Error).message}`);
       return undefined;
     }
     run.prepared.delete(k);
-    run.prepared.set(k, { revision: e.revision, group });
+    run.prepared.set(k, { version: e.version, group });
     // Bounded: a long run keeps the most recently used groups' features only (Map order = LRU).
     while (run.prepared.size > PREPARED_CACHE) run.prepared.delete(run.prepared.keys().next().value as GroupKey);
     return group;

@@ -1,4 +1,4 @@
-// The log layer: run logs in, engine groups out (SPEC §2). Owned by src/logs; read this first.
+// The log layer: run logs in, engine groups out (docs/contract.md#log-formats). Owned by src/logs; read this first.
 //
 // One pass (CLI score/sweep/report):
 //   readRun(path, onNotice, { stdin? }) → AsyncIterable<Group>
@@ -16,18 +16,22 @@
 //   RunIndex.open(path, { follow, poll?, pollMs?, idleMs?, safetyScanMs?, onNotice, onProgress?, signal? })
 //     → RunIndex (after the initial read; onProgress reports it, signal cancels it: AbortError)
 //     .mode 'watch' | 'poll' | 'static'    (an info notice says which, and why polling)
-//     .groups(): GroupEntry[]              first-record order; per group: key, run, step, questionId,
-//                                          prompt, groundTruth (diagnostic; groundTruthForms), stream
-//                                          ('validation' or absent), outcomeChecks, n,
-//                                          complete, revision, origin, format, firstSource, and
-//                                          rollouts: RolloutEntry[] (meanLogprob, reward, answer if
-//                                          pre-extracted, verification, sampleIdx, extra, source) — no text
+//     .groups(): GroupEntry[]              first-record order; per group (entries.ts): key, run, step,
+//                                          questionId, prompt, groundTruth (diagnostic; groundTruthForms),
+//                                          stream ('validation' or absent), outcomeChecks, n, complete,
+//                                          version (process-wide, never goes back: key every cache of
+//                                          derived data by it), origin, format, firstSource
+//     rolloutsOf(entry): RolloutEntry[]    the roll-outs (meanLogprob, reward, answer if pre-extracted,
+//                                          verification, sampleIdx, extra, source) — no text; a call
+//                                          that builds them, never a property: count with `n`
 //     .group(key) / .size
 //     .onDidChange(({ removed, added, completed, changed }) => …) → { dispose() }
 //     .loadGroup(key): Promise<Group>      the engine's Group, texts read back from disk by offset
-//     .readRolloutText(source)             one roll-out's text (group-record roll-outs carry `item`)
+//     .readRolloutText(source, version?)   one roll-out's text (group-record roll-outs carry `item`)
 //     .confidence()                        roll-outs with a confidence c_i, and why not (per format)
 //     .settled() / .refresh() / .close()
+// Both readers assemble groups with one assembler (assemble.ts: identity, versions, completion
+// policy, duplicates, late roll-outs, streams, size warnings — its header states the rules).
 //   Completion rules, tail rules and modes: see run-index.ts's header.
 //
 // Formats are detected per file by content: native consensus-lens/v1 (native.ts), verl dumps
@@ -44,7 +48,9 @@
 // themselves; `file`/`line` are there for navigation.
 export type { Notice, NoticeSink, LogFormat, GroupKey, RolloutEntry, RolloutSource } from './types.js';
 export { groupKey } from './types.js';
-export { readRun, streamName, emptyReadStats, type ReadRunOptions, type ReadStats } from './read-run.js';
+export { readRun, emptyReadStats, type ReadRunOptions, type ReadStats } from './read-run.js';
+export { streamOf, type CompletionPolicy } from './assemble.js';
+export { rolloutsOf, rolloutSourceOf, rolloutsMaterialised, nextVersion, type Packed } from './entries.js';
 export { detectLogFile, runLabel } from './records.js';
 export { listRunFiles, unsafeRunRoot, WALK_MAX_DEPTH, WALK_MAX_FILES, type WalkOptions } from './walk.js';
 export { nemoMeanLogprob } from './nemo.js';

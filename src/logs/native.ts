@@ -1,7 +1,7 @@
-// Native format consensus-lens/v1 (SPEC §2.1): wire names → engine names, with type checks.
+// Native format consensus-lens/v1 (docs/contract.md#native-format): wire names → engine names, with type checks.
 // A record whose required field has the wrong type is rejected with one message; an optional field
 // with the wrong type is dropped (reported once per file and field by the caller).
-import type { OutcomeCheck, RecordSource, Rollout, Verification } from '../engine/types.js';
+import type { Framework, OutcomeCheck, RecordSource, Rollout, Verification } from '../engine/types.js';
 import { finiteOrNull } from './json.js';
 import { boundDepth } from './extra';
 import type { ParsedRecord } from './types.js';
@@ -114,6 +114,7 @@ export function convertRollout(o: Obj, where: string, dropped: string[]): Rollou
   if (o.mean_logprob === undefined && o.token_logprobs !== undefined && o.token_logprobs !== null) ml = meanOf(o.token_logprobs, dropped);
   r.meanLogprob = ml;
   r.reward = optNumber(o, 'reward', dropped);
+  if (o.advantage !== undefined) r.advantage = optNumber(o, 'advantage', dropped);
   const ver = parseVerification(o.verification, dropped);
   if (ver) r.verification = ver;
   const si = o.sample_idx;
@@ -166,6 +167,9 @@ export function convertNative(value: unknown, source: RecordSource): Conversion 
   const run = typeof o.run_id === 'string' && o.run_id !== '' ? o.run_id : undefined;
   const prompt = optString(o, 'prompt', dropped) ?? undefined;
   const groundTruth = optString(o, 'ground_truth', dropped);
+  const framework = o.framework === 'trl' || o.framework === 'verl' || o.framework === 'nemo-rl' ? (o.framework as Framework) : undefined;
+  if (o.framework !== undefined && framework === undefined) dropped.push('framework');
+  const fw = framework ? { framework } : {};
   const isGroup = o.kind === 'group' || (o.kind !== 'rollout' && 'rollouts' in o);
   if (o.kind !== undefined && o.kind !== 'group' && o.kind !== 'rollout') {
     return { ok: false, error: `unknown record kind ${describe(o.kind)} (expected "rollout" or "group")` };
@@ -186,12 +190,12 @@ export function convertNative(value: unknown, source: RecordSource): Conversion 
     return {
       ok: true,
       dropped,
-      record: { kind: 'group', run, step, questionId, prompt, groundTruth, outcomeChecks, rollouts, source, ...(loggedOperator ? { loggedOperator } : {}) },
+      record: { kind: 'group', run, step, questionId, prompt, groundTruth, outcomeChecks, rollouts, source, ...fw, ...(loggedOperator ? { loggedOperator } : {}) },
     };
   }
   const r = convertRollout(o, '', dropped);
   if (typeof r === 'string') return { ok: false, error: r };
   r.source = source;
   const loggedOperator = operatorOf(o.extra);
-  return { ok: true, dropped, record: { kind: 'rollout', run, step, questionId, prompt, groundTruth, rollout: r, source, ...(loggedOperator ? { loggedOperator } : {}) } };
+  return { ok: true, dropped, record: { kind: 'rollout', run, step, questionId, prompt, groundTruth, rollout: r, source, ...fw, ...(loggedOperator ? { loggedOperator } : {}) } };
 }

@@ -116,6 +116,7 @@ export class NemoFileContext {
         questionId: promptId(prompt),
         prompt,
         groundTruth: null,
+        framework: 'nemo-rl',
         ...(this.validation ? { stream: 'validation' as const } : {}),
         rollout: { response, meanLogprob: nemoMeanLogprob(o), reward: this.validation ? null : reward, source, extra },
         source,

@@ -8,14 +8,18 @@ import type { RolloutSource } from './types.js';
 
 /**
  * Parsed lines are shared: the roll-outs of a group record share one line, so the last few parsed
- * lines are kept, and concurrent reads of one line (Promise.all over a group) parse it once.
+ * lines are kept, and concurrent reads of one line (Promise.all over a group) parse it once. The
+ * cache (one per thread) is keyed by the group's version as well as the byte range: a file
+ * rewritten in place, even to the same length, gives its groups new versions (entries.ts), so no
+ * thread can serve a line of the old file. A read without a version is never cached.
  */
 const CACHE = 8;
 const cache = new Map<string, Record<string, unknown>>();
 const inflight = new Map<string, Promise<Record<string, unknown>>>();
 
-function readRecord(s: RolloutSource): Promise<Record<string, unknown>> {
-  const key = `${s.file}\0${s.offset}:${s.length}`;
+function readRecord(s: RolloutSource, version: number | undefined): Promise<Record<string, unknown>> {
+  if (version === undefined) return parseRecord(s);
+  const key = `${version}\0${s.offset}:${s.length}\0${s.file}`;
   const hit = cache.get(key);
   if (hit) return Promise.resolve(hit);
   let p = inflight.get(key);
@@ -37,11 +41,6 @@ function readRecord(s: RolloutSource): Promise<Record<string, unknown>> {
   return p;
 }
 
-/** Forgets cached lines of `file` (the tail calls this when a file is truncated or replaced). */
-export function forgetFile(file: string): void {
-  for (const k of [...cache.keys()]) if (k.startsWith(file + '\0')) cache.delete(k);
-}
-
 async function parseRecord(s: RolloutSource): Promise<Record<string, unknown>> {
   const buf = await readRange(s.file, s.offset, s.length);
   if (buf.length !== s.length) throw new Error(`${s.file}:${s.line}: the record is no longer on disk (file changed)`);
@@ -57,13 +56,17 @@ async function parseRecord(s: RolloutSource): Promise<Record<string, unknown>> {
   return value as Record<string, unknown>;
 }
 
-/** The full text of one roll-out (native `response`, verl `output`, TRL `completion`, NeMo RL's last `content`, a W&B table cell). */
-export async function readRolloutText(source: RolloutSource): Promise<string> {
+/**
+ * The full text of one roll-out (native `response`, verl `output`, TRL `completion`, NeMo RL's last
+ * `content`, a W&B table cell). `version`: the version of the group it belongs to (entries.ts),
+ * which lets the roll-outs of one group record share one read of their line.
+ */
+export async function readRolloutText(source: RolloutSource, version?: number): Promise<string> {
   if (source.length === 0 && source.offset === 0) {
     if (/\.table\.json$/i.test(source.file)) return readTableCell(source.file, source.line - 1, source.item ?? 0);
     return readTrlCompletion(source.file, source.line - 1);
   }
-  const o = await readRecord(source);
+  const o = await readRecord(source, version);
   let text: unknown;
   if (source.item !== undefined) {
     const rs = o.rollouts;
@@ -81,9 +84,9 @@ export async function readRolloutText(source: RolloutSource): Promise<string> {
  * itself), for what the index does not keep (per-token log-probs and token strings); null for
  * formats read by row (TRL parquet, W&B tables), whose rows hold no per-token data.
  */
-export async function readRolloutObject(source: RolloutSource): Promise<Record<string, unknown> | null> {
+export async function readRolloutObject(source: RolloutSource, version?: number): Promise<Record<string, unknown> | null> {
   if (source.length === 0 && source.offset === 0) return null;
-  const o = await readRecord(source);
+  const o = await readRecord(source, version);
   if (source.item === undefined) return o;
   const rs = o.rollouts;
   const item = Array.isArray(rs) ? rs[source.item] : undefined;

@@ -1,4 +1,4 @@
-// TRL GRPOTrainer completions (SPEC §2.2): `<output_dir>/completions/completions_{step:05d}.parquet`
+// TRL GRPOTrainer completions (docs/contract.md#framework-logs): `<output_dir>/completions/completions_{step:05d}.parquet`
 // (TRL ≥ 1.x: `completions/{train,eval}/…` with a leading `mode` column), written by
 // `pd.DataFrame(table).to_parquet()` from `{step, prompt, completion, **rewards, **extra, advantage}`:
 // one column per reward function (named after it, in the trainer's order), then the `log_extra`
@@ -181,6 +181,7 @@ export function trlRecords(inp: TrlRowsInput): ParsedRecord[] {
         step,
         questionId: n === 1 ? pid : `${pid}#${n}`,
         prompt,
+        framework: 'trl',
         rollouts: [],
         source: { file, line: i + 1, offset: 0, length: 0 },
       };
@@ -199,11 +200,13 @@ export function trlRecords(inp: TrlRowsInput): ParsedRecord[] {
       }
     }
     for (const c of keep) extra[c] = typeof r[c] === 'bigint' ? Number(r[c]) : r[c];
-    if ('advantage' in r) extra.advantage = toNumber(r.advantage);
+    const advantage = 'advantage' in r ? toNumber(r.advantage) : undefined;
+    if (advantage !== undefined) extra.advantage = advantage;
     cur.rollouts.push({
       response: toText(r.completion),
       meanLogprob: null,
       reward: any ? sum : null,
+      ...(advantage !== undefined ? { advantage } : {}),
       source: { file, line: i + 1, offset: 0, length: 0 },
       extra,
     });

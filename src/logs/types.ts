@@ -1,5 +1,5 @@
 // Shared types of the log layer (src/logs). See src/logs/index.ts for the overview.
-import type { OutcomeCheck, RecordSource, Rollout, Verification } from '../engine/types.js';
+import type { Framework, OutcomeCheck, RecordSource, Rollout, Verification } from '../engine/types.js';
 
 /** A message about the run for the user: one line, naming the file and line when there is one. */
 export interface Notice {
@@ -10,7 +10,7 @@ export interface Notice {
 }
 export type NoticeSink = (n: Notice) => void;
 
-/** The formats the log layer reads (SPEC §2), detected by content. */
+/** The formats the log layer reads (docs/contract.md#log-formats), detected by content. */
 export type LogFormat = 'native' | 'verl' | 'trl' | 'nemo-rl' | 'wandb';
 
 /**
@@ -58,6 +58,8 @@ export type ParsedRecord =
       groundTruthForms?: string[];
       /** 'validation': a validation dump (rewards against the real answer, not consensus rewards). */
       stream?: 'validation';
+      /** The trainer that wrote the log, when its format tells. */
+      framework?: Framework;
       outcomeChecks?: OutcomeCheck[];
       /** The operator the training loop logged for the group (`extra.operator`). */
       loggedOperator?: string;
@@ -73,6 +75,7 @@ export type ParsedRecord =
       groundTruth?: string | null;
       groundTruthForms?: string[];
       stream?: 'validation';
+      framework?: Framework;
       rollout: Rollout & { extra?: Record<string, unknown> };
       /** The operator the training loop logged (`extra.operator` of the record). */
       loggedOperator?: string;

@@ -1,4 +1,4 @@
-// verl rollout_data_dir / validation_data_dir dumps (SPEC §2.2): `<global_step>.jsonl`, one line per
+// verl rollout_data_dir / validation_data_dir dumps (docs/contract.md#framework-logs): `<global_step>.jsonl`, one line per
 // roll-out with `input`, `output`, `gts` (optional), `score`, `step`, reward extra-info keys and, in
 // newer versions, `uid`. Group key: the uid prefix when present (verl's batch balancing scatters a
 // group over the file), else identical `input` text within a step. verl writes no log-probs.
@@ -10,7 +10,7 @@
 // `gts` may be a list of accepted forms (`["\\frac{3}{4}", "0.75"]`): a label equal to any is correct.
 // Validation dumps (`validation_data_dir`) carry a `reward` key (verl adds the scores to
 // reward_extra_infos under "reward"); their rewards are against the real answer, so the group is
-// marked as the validation stream (SPEC §2.2) and the logged reward is kept only in `extra`.
+// marked as the validation stream (docs/contract.md#framework-logs) and the logged reward is kept only in `extra`.
 //
 // questionId: `p-` + the first 12 hex digits of SHA-1 of the prompt, so a question keeps its id
 // across steps (MS-TTRL's cache is per question). When one step holds several uid groups with the
@@ -140,6 +140,7 @@ export class VerlFileContext {
         questionId,
         prompt: input,
         groundTruth,
+        framework: 'verl',
         ...(forms && forms.length > 1 ? { groundTruthForms: forms } : {}),
         ...(validation ? { stream: 'validation' as const } : {}),
         rollout: { response: o.output, meanLogprob: validation ? null : rolloutLogprob(o), reward: validation ? null : reward, source, ...(extra ? { extra } : {}) },

@@ -148,3 +148,20 @@ export async function listRunFiles(root: string, onNotice: NoticeSink, stats?: M
   if (full) onNotice({ level: 'warning', message: `${root}: more than ${maxFiles} files; only the first ${maxFiles} are read`, file: root });
   return out;
 }
+
+/**
+ * The order in which `listRunFiles` lists two files of one run (a folder's files by natural name
+ * order, then its sub-folders, depth first): the followed index keeps its groups in the order of a
+ * fresh read with it.
+ */
+export function compareRunPaths(a: string, b: string): number {
+  if (a === b) return 0;
+  const pa = a.split(/[\\/]/);
+  const pb = b.split(/[\\/]/);
+  let k = 0;
+  while (k < pa.length && k < pb.length && pa[k] === pb[k]) k++;
+  const fileA = k === pa.length - 1;
+  const fileB = k === pb.length - 1;
+  if (fileA !== fileB) return fileA ? -1 : 1;
+  return naturalCompare(pa[k] ?? '', pb[k] ?? '');
+}

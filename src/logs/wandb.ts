@@ -80,7 +80,7 @@ export async function readWandbTable(file: string, run: string | undefined): Pro
         const prompt = cellText(row[i]);
         let g = byPrompt.get(prompt);
         if (!g) {
-          g = { kind: 'group', run, step, questionId: promptId(prompt), prompt, stream: 'validation', rollouts: [], source: { file, line: r + 1, offset: 0, length: 0 } };
+          g = { kind: 'group', run, step, questionId: promptId(prompt), prompt, stream: 'validation', framework: 'verl', rollouts: [], source: { file, line: r + 1, offset: 0, length: 0 } };
           byPrompt.set(prompt, g);
           records.push(g);
         }

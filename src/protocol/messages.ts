@@ -9,7 +9,7 @@ import type { OperatorId } from '../engine/operators/ids';
 
 export type Regime = 'saturated' | 'contested' | 'competence-floor' | 'empty';
 
-/** A slider the panel shows: one operator parameter with its default and range (SPEC §4). */
+/** A slider the panel shows: one operator parameter with its default and range (docs/contract.md#operators). */
 export interface ParamSpec {
   key: string;
   label: string;
@@ -61,10 +61,12 @@ export interface RolloutRow {
   inSupport: boolean;
   /** Reward under each available operator. */
   rewards: Partial<Record<OperatorId, number>>;
-  /** GRPO advantage under each available operator (SPEC §5). */
+  /** GRPO advantage under each available operator (docs/contract.md#grpo-view). */
   advantages: Partial<Record<OperatorId, number>>;
   /** The reward the training loop logged, when present. */
   loggedReward: number | null;
+  /** The advantage the trainer logged (what trained; TRL's table), when present. */
+  loggedAdvantage?: number | null;
   /** |logged − configured operator's reward| > 1e-6. */
   mismatch: boolean;
   /** Run-health flags (docs/health.md §1): empty, noAnswer, truncated, repetitive, nearDuplicate, unformatted. */

@@ -1,4 +1,4 @@
-// Equivalence cases beyond the public vectors, one row per behaviour (SPEC §3.2, docs/answers.md).
+// Equivalence cases beyond the public vectors, one row per behaviour (docs/contract.md#answer-equivalence, docs/answers.md).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { explainEquality, extractAnswer } from '../../src/engine/answers/index';

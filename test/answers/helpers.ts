@@ -11,7 +11,7 @@ export interface Vector {
   b_is_response?: boolean;
 }
 
-/** Tests run from the repository root; the public vectors (SPEC §3.2) are copied into the repository. */
+/** Tests run from the repository root; the public vectors (docs/contract.md#answer-equivalence) are copied into the repository. */
 export const VECTORS_PATH = resolve(process.cwd(), 'test/answers/vectors/answer-equivalence.jsonl');
 
 export function loadVectors(): Vector[] {

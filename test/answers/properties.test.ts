@@ -1,4 +1,4 @@
-// Property tests of the equivalence (SPEC §3.2): reflexive, symmetric, equal under rewriting,
+// Property tests of the equivalence (docs/contract.md#answer-equivalence): reflexive, symmetric, equal under rewriting,
 // classes never merge different integers, classes follow the first-member rule.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// The public answer-equivalence vectors (SPEC §3.2): at least 95% agreement, and the
+// The public answer-equivalence vectors (docs/contract.md#answer-equivalence): at least 95% agreement, and the
 // disagreements are exactly the ones documented in docs/answers.md ("Kept disagreements").
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

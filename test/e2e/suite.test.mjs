@@ -17,7 +17,7 @@ const SHOTS = ROOT && join(ROOT, 'media/screenshots');
 const figures = {};
 let ctx;
 
-/** The CLI's numbers (SPEC §6) for a run, keyed "step|question_id". */
+/** The CLI's numbers (docs/contract.md#command-line) for a run, keyed "step|question_id". */
 function cliScores(path, extra = []) {
   const out = execFileSync(process.execPath, [join(ROOT, 'dist/cli.js'), 'score', path, ...extra], { encoding: 'utf8', maxBuffer: 64 << 20 });
   const m = new Map();

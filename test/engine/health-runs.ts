@@ -41,7 +41,7 @@ function gauss(r: () => number): number {
   return Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
 }
 
-/** The vote with SPEC's tie rule: among the most frequent answers, the one seen first. */
+/** The vote with the tie rule of docs/contract.md#tie-rule: among the most frequent answers, the one seen first. */
 function mode(xs: string[]): string | null {
   const count = new Map<string, number>();
   for (const x of xs) count.set(x, (count.get(x) ?? 0) + 1);

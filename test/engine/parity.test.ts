@@ -1,4 +1,4 @@
-// `consensus-lens score` against an independent numpy implementation of SPEC §4
+// `consensus-lens score` against an independent numpy implementation of docs/contract.md#operators
 // (bench/baseline.py) on generated groups: labels identical, numbers within 1e-6.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

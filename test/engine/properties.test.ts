@@ -1,5 +1,5 @@
 // The papers' stated properties as tests (CoRE Props. 1–3, Lemma 3; the T3RL example; CISC's
-// temperature), plus the tie rules and degenerate groups of SPEC §4.
+// temperature), plus the tie rules and degenerate groups of docs/contract.md#operators.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { prepareGroup, scoreGroup, scoreToJson, type Group, type Rollout, type OperatorId, type Params } from '../../src/engine';

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_PARAMS, OPERATORS, PARAM_SPECS, needsReasoning, parseOperatorList, resolveParams } from '../../src/engine';
 
-test('the registry lists the six operators of SPEC §4 in order, each with its parameters and needs', () => {
+test('the registry lists the six operators of docs/contract.md#operators in order, each with its parameters and needs', () => {
   assert.deepEqual(OPERATORS.map((o) => o.id), ['majority', 'cisc', 'ec', 'core', 't3rl', 'msttrl']);
   for (const o of OPERATORS) for (const p of o.params) assert.ok(PARAM_SPECS.some((s) => s.id === p), `${o.id}: ${p}`);
   assert.equal(needsReasoning(['majority', 't3rl']), false);

@@ -9,7 +9,7 @@ import { Worker } from 'node:worker_threads';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { prepareGroup, type Group } from '../../src/engine';
-import { entryToGroup, readRolloutText, type GroupEntry } from '../../src/logs';
+import { entryToGroup, readRolloutText, rolloutsOf, type GroupEntry } from '../../src/logs';
 import { RunStore } from '../../src/extension/store';
 import { WhatIfEngine } from '../../src/extension/whatif/engine';
 import { defaultParams } from '../../src/extension/params';
@@ -59,7 +59,7 @@ test('the store prepares every group through the engine (worker threads), with t
   assert.deepEqual(seen.map((g) => g.questionId).sort(), ['big', 'q0', 'q1', 'q2', 'q3']);
   assert.equal(run.summaries.size, 4);
   for (const { entry, questionId } of seen.filter((x) => x.questionId !== 'big')) {
-    const texts = await Promise.all(entry.rollouts.map((r) => readRolloutText(r.source)));
+    const texts = await Promise.all(rolloutsOf(entry).map((r) => readRolloutText(r.source)));
     const g: Group = { ...entryToGroup(entry, texts), questionId };
     const key = { runId: run.id, step: 1, questionId: g.questionId };
     const stored = store.cached(key);
@@ -86,7 +86,7 @@ test('what-if engine: a group that cannot be sent to a worker or prepared is rep
     rollouts: Array.from({ length: n }, (_, i) => ({ response: `so \\boxed{${i % 2}}`, meanLogprob: -0.1, ...(extra ? { extra } : {}) }) as Group['rollouts'][number]),
   });
   const groups = [group('a', 4), group('deep', 4, deep), group('b', 4), group('huge', 4097), group('c', 4)];
-  const source = { id: 'mem', items: () => groups.map((g, i) => ({ key: g.questionId, revision: 1, step: g.step, questionId: g.questionId, group: g, index: i })) };
+  const source = { id: 'mem', items: () => groups.map((g, i) => ({ key: g.questionId, version: 1, step: g.step, questionId: g.questionId, group: g, index: i })) };
   const setting = { operator: 'majority' as const, params: defaultParams() };
   const r = await engine.rescore(source, setting, { operator: 'core', params: defaultParams() });
   assert.equal(r.cancelled, false);
@@ -135,7 +135,7 @@ test('what-if engine: the configured group size limit reaches the workers', asyn
   cleanup.push(() => engine.dispose());
   const group = (q: string, n: number): Group => ({ step: 1, questionId: q, rollouts: Array.from({ length: n }, (_, i) => ({ response: `\\boxed{${i % 2}}` })) });
   const groups = [group('four', 4), group('five', 5)];
-  const source = { id: 'lim', items: () => groups.map((g) => ({ key: g.questionId, revision: 1, step: 1, questionId: g.questionId, group: g })) };
+  const source = { id: 'lim', items: () => groups.map((g) => ({ key: g.questionId, version: 1, step: 1, questionId: g.questionId, group: g })) };
   const r = await engine.rescore(source, { operator: 'majority', params: defaultParams() }, { operator: 'majority', params: defaultParams() });
   assert.deepEqual(r.diffs.map((d) => d.questionId), ['four']);
   assert.match(r.failed[0].message, /question five: 5 roll-outs, more than the group size limit of 4/);
@@ -153,7 +153,7 @@ test('the what-if worker threads run at a lower priority than the host\'s thread
   cleanup.push(() => engine.dispose());
   const group = (q: string): Group => ({ step: 1, questionId: q, rollouts: Array.from({ length: 3 }, (_, i) => ({ response: `\\boxed{${i % 2}}` })) });
   const groups = ['a', 'b', 'c', 'd', 'e', 'f'].map(group);
-  const source = { id: 'nice', items: () => groups.map((g) => ({ key: g.questionId, revision: 1, step: 1, questionId: g.questionId, group: g })) };
+  const source = { id: 'nice', items: () => groups.map((g) => ({ key: g.questionId, version: 1, step: 1, questionId: g.questionId, group: g })) };
   const r = await engine.rescore(source, { operator: 'majority', params: defaultParams() }, { operator: 'core', params: defaultParams() });
   assert.equal(r.diffs.length, 6);
   assert.equal(engine.workerCount, 2);

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RunIndex, readRun, type Notice } from '../../src/logs/index.js';
+import { RunIndex, readRun, rolloutsOf, type Notice } from '../../src/logs/index.js';
 import { collect, groupRec, jsonl, rollout, tempDir, write } from './helpers.js';
 
 async function index(path: string) {
@@ -59,9 +59,9 @@ test('a single 50 MB roll-out: indexed without its text, read back by offset', a
     assert.deepEqual(notices, []);
     assert.deepEqual(idx.groups().map((g) => g.questionId), ['before', 'big', 'after']);
     const e = idx.groups()[1];
-    assert.equal(e.rollouts[0].source.offset, Buffer.byteLength(before));
-    assert.equal(e.rollouts[0].source.length, Buffer.byteLength(line) - 1);
-    const text = await idx.readRolloutText(e.rollouts[0].source);
+    assert.equal(rolloutsOf(e)[0].source.offset, Buffer.byteLength(before));
+    assert.equal(rolloutsOf(e)[0].source.length, Buffer.byteLength(line) - 1);
+    const text = await idx.readRolloutText(rolloutsOf(e)[0].source);
     assert.equal(text.length, big.length);
     assert.ok(text.endsWith('\\boxed{7}'));
     const { groups } = await collect(dir);
@@ -156,16 +156,16 @@ test('index entries keep numbers and offsets, not texts; loadGroup matches readR
     assert.equal(es.length, 2);
     assert.ok(es.every((e) => e.complete));
     assert.ok(!JSON.stringify(es).includes('boxed'), 'no roll-out text in the index');
-    assert.deepEqual(es[1].rollouts.map((r) => [r.sampleIdx, r.answer, r.verification]), [[0, '5', { valid: false }], [1, null, null]]);
+    assert.deepEqual(rolloutsOf(es[1]).map((r) => [r.sampleIdx, r.answer, r.verification]), [[0, '5', { valid: false }], [1, null, null]]);
     for (let i = 0; i < 2; i++) {
       const g = await idx.loadGroup(es[i].key);
       assert.deepEqual(g, groups[i]);
     }
     // concurrent reads of one group line (Promise.all) parse it once and give each its own text
-    const texts = await Promise.all(es[0].rollouts.map((r) => idx.readRolloutText(r.source)));
+    const texts = await Promise.all(rolloutsOf(es[0]).map((r) => idx.readRolloutText(r.source, es[0].version)));
     assert.deepEqual(texts, groups[0].rollouts.map((r) => r.response));
     assert.equal(es[0].n, 3);
-    assert.deepEqual(es[0].rollouts, es[0].rollouts);
+    assert.deepEqual(rolloutsOf(es[0]), rolloutsOf(es[0]));
     idx.close();
   } finally {
     cleanup();

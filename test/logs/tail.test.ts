@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, renameSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RunIndex, type Notice, type RunChange } from '../../src/logs/index.js';
+import { RunIndex, rolloutsOf, type Notice, type RunChange } from '../../src/logs/index.js';
 import { groupRec, jsonl, rollout, tempDir, write } from './helpers.js';
 
 async function waitFor(cond: () => boolean, what: string, ms = 5000): Promise<void> {
@@ -135,9 +135,11 @@ for (const poll of [false, true]) {
       appendFileSync(f, jsonl([rollout(1, 'b', 2)]));
       await waitFor(() => idx.groups()[1].complete, 'size completion');
       assert.ok(Date.now() - t0 < idle, 'completed by size, before the idle timeout');
+      const firstVersion = idx.groups()[0].version;
       appendFileSync(f, jsonl([rollout(1, 'a', 3)]));
-      await waitFor(() => idx.groups()[0].revision === 1, 'late roll-out');
-      assert.equal(idx.groups()[0].rollouts.length, 4);
+      await waitFor(() => idx.groups()[0].n === 4, 'late roll-out');
+      assert.ok(idx.groups()[0].version > firstVersion, 'a new version');
+      assert.equal(rolloutsOf(idx.groups()[0]).length, 4);
       // the late roll-out reopens the group; it completes again (once) by idleness, not by size
       const before = events.length;
       await waitFor(() => events.slice(before).some((e) => e.completed.includes(idx.groups()[0].key)), 'the completion event after reopening');

@@ -113,10 +113,12 @@ function table<T>(columns: Column<T>[], rows: T[], opts: { total?: T; limit?: nu
   };
 }
 
-const accuracyCell = (op: string) => (v: Cell, s: ReportStep): string => {
-  const k = s.accuracy_groups[op];
-  return pct(v) + (k !== undefined && k < s.with_truth ? ` (${k})` : '');
-};
+const accuracyCell =
+  (op: string) =>
+  (v: Cell, s: ReportStep): string => {
+    const k = s.accuracy_groups[op];
+    return pct(v) + (k !== undefined && k < s.with_truth ? ` (${k})` : '');
+  };
 
 function stepColumns(data: RunReport, anyTruth: boolean): Column<ReportStep>[] {
   const ops = data.operators;
@@ -209,7 +211,8 @@ function healthList(h: RunHealth | undefined): HTMLElement {
   for (const a of h.alarms) ul.append(el('li', `alarm: ${a.message}`, 'no'));
   for (const p of [h.premise.label, h.premise.truth]) if (p && p.verdict !== 'too few') ul.append(el('li', p.message, p.verdict === 'informative' ? '' : 'no'));
   for (const b of h.rewardBugs) ul.append(el('li', `reward bug (${b.kind}): ${b.message}; e.g. step ${b.example.step} question ${b.example.question_id}`, 'no'));
-  if (h.degenerate.pluralities) ul.append(el('li', `degenerate pluralities: ${plural(h.degenerate.pluralities, 'question')} whose vote class is mostly empty, truncated or repetition-collapsed roll-outs`));
+  if (h.degenerate.pluralities)
+    ul.append(el('li', `degenerate pluralities: ${plural(h.degenerate.pluralities, 'question')} whose vote class is mostly empty, truncated or repetition-collapsed roll-outs`));
   for (const n of h.notes) ul.append(el('li', n, 'muted'));
   if (!ul.firstChild) ul.append(el('li', 'no alarm', 'ok'));
   return ul;
@@ -219,11 +222,17 @@ function mismatchText(s: RunSection): string {
   const m = s.reward_mismatch;
   const by = m.operators.length ? m.operators.join(', ') : 'majority';
   if (!m.checked) return 'Reward mismatches: not checked (no training group logs a reward for every roll-out).';
-  return m.groups ? `Reward mismatches: in ${plural(m.groups, 'group')} of ${m.checked} the logged reward differs from the configured operator's (${by}).` : `Reward mismatches: none (${plural(m.checked, 'group')} checked against ${by}).`;
+  return m.groups
+    ? `Reward mismatches: in ${plural(m.groups, 'group')} of ${m.checked} the logged reward differs from the configured operator's (${by}).`
+    : `Reward mismatches: none (${plural(m.checked, 'group')} checked against ${by}).`;
 }
 
 function sections(data: RunReport): RunSection[] {
-  return data.runs ?? [{ run: null, steps: data.steps, total: data.total, validation: data.validation, health: data.health, reward_mismatch: data.reward_mismatch ?? { checked: 0, groups: 0, operators: [] } }];
+  return (
+    data.runs ?? [
+      { run: null, steps: data.steps, total: data.total, validation: data.validation, health: data.health, reward_mismatch: data.reward_mismatch ?? { checked: 0, groups: 0, operators: [] } },
+    ]
+  );
 }
 
 export function render(data: RunReport): void {
@@ -232,7 +241,8 @@ export function render(data: RunReport): void {
   const runs = sections(data);
   byId('title').textContent = data.title;
   const t = data.total;
-  byId('meta').textContent = `${runs.length > 1 ? `${plural(runs.length, 'run')}; ` : ''}${plural(data.steps.length, 'step')}, ${plural(t.groups, 'group')}, ${plural(t.rollouts, 'roll-out')}${runs.length > 1 ? ' (the largest run)' : ''}; operators: ${ops.join(', ')}; generated ${data.generated}`;
+  byId('meta').textContent =
+    `${runs.length > 1 ? `${plural(runs.length, 'run')}; ` : ''}${plural(data.steps.length, 'step')}, ${plural(t.groups, 'group')}, ${plural(t.rollouts, 'roll-out')}${runs.length > 1 ? ' (the largest run)' : ''}; operators: ${ops.join(', ')}; generated ${data.generated}`;
   const box = byId('runs');
   for (const s of runs) {
     const sec = el('section', undefined, 'run');
@@ -241,7 +251,13 @@ export function render(data: RunReport): void {
     if (s.total.groups > 0) {
       sec.append(el('h3', 'Per step'));
       sec.append(table(stepColumns(data, anyTruth), s.steps, { total: s.total }).node);
-      sec.append(el('p', anyTruth ? `accuracy: pseudo-label vs logged ground truth over ${plural(s.total.with_truth, 'group')} (a diagnostic; ground truth is never an input)` : 'accuracy: no ground truth logged', 'muted'));
+      sec.append(
+        el(
+          'p',
+          anyTruth ? `accuracy: pseudo-label vs logged ground truth over ${plural(s.total.with_truth, 'group')} (a diagnostic; ground truth is never an input)` : 'accuracy: no ground truth logged',
+          'muted',
+        ),
+      );
       sec.append(el('p', mismatchText(s), s.reward_mismatch.groups ? 'no' : 'muted'));
       sec.append(el('h3', anyTruth ? 'Accuracy over steps' : 'Flip rate over steps (no ground truth logged)'));
       const c = el('div', undefined, 'chart');

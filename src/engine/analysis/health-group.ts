@@ -17,7 +17,7 @@ import { operatorOutcome, operatorOutcomes } from './learning-signal';
 
 /** Per-roll-out flags (a bit mask). */
 export const FLAG = {
-  /** `\boxed{}`: the empty answer (SPEC §3.1), its own degenerate class. */
+  /** `\boxed{}`: the empty answer (docs/contract.md#answer-extraction), its own degenerate class. */
   empty: 1,
   /** No extractable answer. */
   noAnswer: 2,

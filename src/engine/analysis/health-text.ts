@@ -1,11 +1,11 @@
 // Per-roll-out text measures for the run-health analysis (docs/health.md §1): the response length,
-// how the answer was found (which rule of SPEC §3.1), whether the generation stopped inside a box,
+// how the answer was found (which rule of docs/contract.md#answer-extraction), whether the generation stopped inside a box,
 // and how repetition-collapsed the text is. They need the response text, which PreparedGroup does
 // not keep, so prepareGroup computes them when asked (`PrepareOptions.health`).
 
 import { extractAnswer, lastBox } from '../answers/extract';
 
-/** How a roll-out's answer was obtained (SPEC §3.1 priority order). */
+/** How a roll-out's answer was obtained (docs/contract.md#answer-extraction priority order). */
 export const ANSWER_RULES = ['logged', 'box', 'stated', 'last-number', 'none'] as const;
 export type AnswerRule = (typeof ANSWER_RULES)[number];
 
@@ -83,7 +83,7 @@ export function repetitionShare(text: string): number {
   return repeated / windows;
 }
 
-/** Which rule of SPEC §3.1 found the answer of `response` (given the answer prepareGroup kept). */
+/** Which rule of docs/contract.md#answer-extraction found the answer of `response` (given the answer prepareGroup kept). */
 export function answerRule(response: string, answer: string | null, logged: boolean): { rule: AnswerRule; truncated: boolean } {
   const box = lastBox(response);
   const truncated = box === null;

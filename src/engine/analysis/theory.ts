@@ -1,4 +1,4 @@
-// Theory read-outs per group (SPEC §4.4; CoRE paper Props. 2–3 and §6): the regime, and how far
+// Theory read-outs per group (docs/contract.md#theory-read-outs; CoRE paper Props. 2–3 and §6): the regime, and how far
 // the runner-up class is from overturning the plurality.
 
 import type { PreparedGroup } from '../prepare';

@@ -1,4 +1,4 @@
-// Answer classes (SPEC §3.2): each answer joins the first existing class whose FIRST member it
+// Answer classes (docs/contract.md#answer-equivalence): each answer joins the first existing class whose FIRST member it
 // equals (no transitive chaining), in class-creation order; null answers get class -1.
 import { compareCanonical, limits, type Comparison } from './compare';
 import { budget, TimeoutError } from './evaluate';
@@ -45,7 +45,7 @@ export class GenCache<K, V> {
   }
 }
 
-/** Answers longer than this are not parsed (no real final answer is; SPEC §3.2 time bound). */
+/** Answers longer than this are not parsed (no real final answer is; docs/contract.md#answer-equivalence time bound). */
 export const MAX_ANSWER_LENGTH = 2000;
 
 const canonicalCache = new GenCache<string, Canonical>(10_000);

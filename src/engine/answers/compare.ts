@@ -1,4 +1,4 @@
-// The decision of SPEC §3.2 between two canonical answers (docs/answers.md "Decision rules").
+// The decision of docs/contract.md#answer-equivalence between two canonical answers (docs/answers.md "Decision rules").
 import { budget, EvalError, exactEval, numEval, parts, TimeoutError, type Num } from './evaluate';
 import type { Node } from './latex';
 import * as Q from './rational';
@@ -107,7 +107,7 @@ function sameVars(a: string[], b: string[]): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i]);
 }
 
-/** Numbers and expressions (SPEC §3.2 first three rules). */
+/** Numbers and expressions (docs/contract.md#answer-equivalence first three rules). */
 export function compareScalars(x: Node, y: Node, xv: string[], yv: string[]): Verdict {
   if (!sameVars(xv, yv)) return no(`different free variables {${xv.join(',')}} vs {${yv.join(',')}}`);
   if (clearlyDifferent(fingerprint(x, xv), fingerprint(y, yv))) return no('numerically different');
@@ -192,7 +192,7 @@ function compareConstants(x: Node, y: Node, decimal: boolean, dp: number): Verdi
   return numClose(nx, ny, false, dp, 1e-9) ? yes('numerically equal (relative 1e-9)') : no('numerically different');
 }
 
-// Deterministic points (SPEC §3.2 "seeded random points"): the same for every comparison.
+// Deterministic points (docs/contract.md#answer-equivalence "seeded random points"): the same for every comparison.
 const POINTS = seededPoints(8, 16, 0x5eed);
 
 function seededPoints(n: number, width: number, seed: number): Q.Rational[][] {
@@ -503,7 +503,7 @@ function digitsOf(v: Value): string | null {
   return null;
 }
 
-/** SPEC §3.2 rules by type; callers guarantee symmetry by a canonical argument order. */
+/** docs/contract.md#answer-equivalence rules by type; callers guarantee symmetry by a canonical argument order. */
 export function valueEqual(a: Value, b: Value): Verdict {
   if (a.t === 'base' || b.t === 'base') {
     const da = digitsOf(a);

@@ -24,7 +24,7 @@ import type { Rational } from './rational';
 
 export class TimeoutError extends Error {}
 
-/** The per-comparison deadline (SPEC §3.2 time bound; docs/answers.md). */
+/** The per-comparison deadline (docs/contract.md#answer-equivalence time bound; docs/answers.md). */
 export const budget = {
   deadline: Infinity,
   ticks: 0,

@@ -1,4 +1,4 @@
-// Answer extraction from a model response (SPEC §3.1).
+// Answer extraction from a model response (docs/contract.md#answer-extraction).
 // Priority: the boxes of the final statement (\boxed / \fbox; several adjacent boxes are one
 // answer; an unclosed last box means a truncated generation: no answer), unless a stated
 // "final answer is X" / "answer: X" comes after them; then a stated answer; then a bare
@@ -10,7 +10,7 @@
 // unbounded text, and everything but the box search looks only at the last EXTRACT_TAIL characters.
 
 export interface ExtractOptions {
-  /** Fall back to the last number in the text (SPEC §3.1: configurable, on by default). */
+  /** Fall back to the last number in the text (docs/contract.md#answer-extraction: configurable, on by default). */
   lastNumber?: boolean;
 }
 
@@ -216,7 +216,7 @@ function choiceLetter(s: string): string | null {
 const NUMBER_RE =
   /-?\\[dtc]?frac\s*\{\s*-?\d+\s*\}\s*\{\s*\d+\s*\}|-?\d+ +\d+ *\/ *\d+(?![\d.])|-?\d+(?:\.\d+)? *\/ *\d+(?:\.\d+)?|-?\d{1,3}(?:(?:,\\! ?|\\[,!] ?|\{ ?, ?\} ?|,)\d{3})+(?:\.\d+)?(?![\d,])|(?<![\d,.])-?\d+,(?:\d{1,2}|\d{4,})(?![\d,.])|-?\d*\.?\d+(?:[eE][-+]?\d+)?(?: ?\\?%)?/g;
 
-/** The last number in free text (SPEC §3.1 fallback); mixed numbers become `a\frac{b}{c}`. */
+/** The last number in free text (docs/contract.md#answer-extraction fallback); mixed numbers become `a\frac{b}{c}`. */
 export function lastNumber(text: string): string | null {
   const last = lastMatch(text, NUMBER_RE);
   if (last === null) return null;
@@ -393,7 +393,7 @@ function contentEnd(text: string): number {
 }
 
 /**
- * Extracts the answer of a response (SPEC §3.1). `null`: no extractable answer (including a
+ * Extracts the answer of a response (docs/contract.md#answer-extraction). `null`: no extractable answer (including a
  * truncated, unclosed last box); `""`: the empty box `\boxed{}`.
  */
 export function extractAnswer(response: string, opts?: ExtractOptions): string | null {

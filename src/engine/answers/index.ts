@@ -1,4 +1,4 @@
-// Public API of the answers module (SPEC §3): extraction, equivalence, answer classes.
+// Public API of the answers module (docs/contract.md#answers): extraction, equivalence, answer classes.
 // Other parts of the engine code against exactly these names.
 import { explainPair } from './classes';
 
@@ -15,7 +15,7 @@ export interface EqualityExplanation {
   timedOut?: boolean;
 }
 
-/** Why two answers were judged equal or not (shown by the extension; SPEC §3.2). */
+/** Why two answers were judged equal or not (shown by the extension; docs/contract.md#answer-equivalence). */
 export function explainEquality(a: string, b: string): EqualityExplanation {
   const r = explainPair(a, b);
   return {

@@ -1,4 +1,4 @@
-// A small LaTeX (and plain-text) math parser into our own expression tree (SPEC §3.2).
+// A small LaTeX (and plain-text) math parser into our own expression tree (docs/contract.md#answer-equivalence).
 // Model output is untrusted: nothing here evaluates strings; unknown syntax throws ParseError
 // and the caller falls back to comparing the answer as text.
 import { exactEval } from './evaluate';
@@ -364,7 +364,7 @@ class Parser {
 
   private numberPrimary(s: string): Node {
     const n = numNode(s);
-    // Base subscript: 1112112_3 (compared as digits, SPEC §3.2 / docs).
+    // Base subscript: 1112112_3 (compared as digits, docs/contract.md#answer-equivalence / docs).
     if (this.isP('_') && /^\d+$/.test(s)) {
       this.pos++;
       const b = this.parseScriptArg();

@@ -1,4 +1,4 @@
-// String-level normalisation of an answer (SPEC §3.2), in a fixed, documented order
+// String-level normalisation of an answer (docs/contract.md#answer-equivalence), in a fixed, documented order
 // (docs/answers.md). Every rewrite that changes the text is recorded by name so the extension
 // can show WHY two answers were judged equal.
 

@@ -1,4 +1,4 @@
-// Exact rationals on BigInt (SPEC §3.2: "exact rationals compare exactly").
+// Exact rationals on BigInt (docs/contract.md#answer-equivalence: "exact rationals compare exactly").
 // Always normalised: gcd(num, den) = 1 and den > 0.
 
 export interface Rational {

@@ -1,4 +1,4 @@
-// Typed parse of a normalised answer (SPEC §3.2): number/expression, set, tuple, interval
+// Typed parse of a normalised answer (docs/contract.md#answer-equivalence): number/expression, set, tuple, interval
 // (and unions), relation, matrix, text, multiple-choice letter, base-subscripted numeral.
 // An answer can have several READINGS when its notation is ambiguous ("(1,2)" is a tuple or an
 // open interval, "1,22" a decimal comma or a list, "28\%" is 28 or 0.28); two answers are equal
@@ -330,7 +330,7 @@ function listValues(items: Node[], rewrites: string[]): Value[] {
     const v = ivs[0]!.v;
     if (ivs.every((x) => x.v === v)) return [{ t: 'interval', parts: ivs.flatMap((x) => x.parts), v }];
   }
-  // A bare list of solutions is unordered (SPEC §3.2 sets); read as a tuple too ("3,1" ≡ "(3,1)").
+  // A bare list of solutions is unordered (docs/contract.md#answer-equivalence sets); read as a tuple too ("3,1" ≡ "(3,1)").
   return [{ t: 'set', items: vals }, { t: 'tuple', items: vals }];
 }
 
@@ -760,7 +760,7 @@ function lastChainMember(s: string): string | null {
   return count >= 2 ? s.slice(last + 1).trim() : null;
 }
 
-/** Text compares case-insensitively, ignoring spaces (SPEC §3.2). */
+/** Text compares case-insensitively, ignoring spaces (docs/contract.md#answer-equivalence). */
 export function textKey(s: string): string {
   // Quotes and a final "!"/"?" do not change a word answer ("Evelyn!" = "Evelyn").
   const k = s.toLowerCase().replace(/[\s"'\u2018\u2019\u201c\u201d]+/g, '');

@@ -1,4 +1,4 @@
-// Replicator dynamics on the CoRE payoff W' = A' − αI + C·eeᵀ (SPEC §4.3 steps 4–5, paper eq. 3).
+// Replicator dynamics on the CoRE payoff W' = A' − αI + C·eeᵀ (docs/contract.md#ec-and-core steps 4–5, paper eq. 3).
 //
 // A' is block-diagonal over answer classes (the answer kernel gates every edge), so W'x is
 // computed block by block plus two O(N) terms, never as a dense N×N product:

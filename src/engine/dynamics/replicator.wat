@@ -1,4 +1,4 @@
-;; Replicator dynamics on the CoRE payoff W' = A' − αI + C·eeᵀ (SPEC §4.3 steps 4–5, CoRE paper
+;; Replicator dynamics on the CoRE payoff W' = A' − αI + C·eeᵀ (docs/contract.md#ec-and-core steps 4–5, CoRE paper
 ;; eq. 3), the whole iteration loop in one call, with 128-bit SIMD (two f64 lanes).
 ;;
 ;; The twin of `replicatorJs` in replicator.ts, which documents the semantics; this file only
@@ -162,7 +162,7 @@
 
   ;; Runs x(t+1)_i = x(t)_i·(W'x(t))_i / (x(t)ᵀW'x(t)) from the barycenter e/N, with
   ;; (W'x)_i = (A'x)_i − α·x_i + C·Σ_j x_j, and stops after computing x(t+1) when
-  ;; ‖x(t+1) − x(t)‖₂ < ε or t+1 ≥ T_max (SPEC §4.3). When x(t)ᵀW'x(t) ≤ 0 (or NaN) x stays
+  ;; ‖x(t+1) − x(t)‖₂ < ε or t+1 ≥ T_max (docs/contract.md#ec-and-core). When x(t)ᵀW'x(t) ≤ 0 (or NaN) x stays
   ;; where it is and the run ends. After each step that does not stop, a class whose mass has
   ;; fallen below LOST = 1e-15 is dropped from the block product for good.
   (func (export "run")

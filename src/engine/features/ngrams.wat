@@ -1,4 +1,4 @@
-;; TF-IDF rows of one all-ASCII group over character 4-grams (SPEC §4.3 step 1, scikit-learn's
+;; TF-IDF rows of one all-ASCII group over character 4-grams (docs/contract.md#ec-and-core, step 1, scikit-learn's
 ;; char analyzer) in one call: normalisation, counting, idf and L2 rows. The twin of
 ;; `countSmallAlphabet` + `finish` in tfidf.ts, which document the semantics. Exact: the same rows,
 ;; term ids, document frequencies and values, bit for bit (ids in order of first sight, each row
@@ -324,7 +324,7 @@
         (local.set $d (i32.add (local.get $d) (i32.const 1)))
         (br $scale)))
     (local.get $vocab))
-  ;; ---- Within-class cosines (SPEC §4.3 step 1): `cosinesByClassJs` in tfidf.ts, in wasm ----
+  ;; ---- Within-class cosines (docs/contract.md#ec-and-core, step 1): `cosinesByClassJs` in tfidf.ts, in wasm ----
   ;; The same split of terms by document frequency as the JS path (df < 2: no pair; df above
   ;; maxSparse: a dense column; the rest: pairs one by one; the caller picks maxSparse) and the
   ;; same products; only the order of the sums differs, so results agree with it to rounding.

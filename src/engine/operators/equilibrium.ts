@@ -1,4 +1,4 @@
-// EC and CoRE (SPEC §4.3; CoRE paper §3.2): dominant sets of the roll-out graph by replicator
+// EC and CoRE (docs/contract.md#ec-and-core; CoRE paper §3.2): dominant sets of the roll-out graph by replicator
 // dynamics, read out as a pseudo-label, graded rewards and a cohesiveness gate.
 
 import type { PreparedGroup } from '../prepare';

@@ -1,4 +1,4 @@
-// MS-TTRL (SPEC §4.6): outcome-level self-verification, a three-state cache per
+// MS-TTRL (docs/contract.md#ms-ttrl): outcome-level self-verification, a three-state cache per
 // (question, outcome) across steps, and confidence-gated inverse-probability scaling.
 
 import type { PreparedGroup } from '../prepare';

@@ -45,7 +45,7 @@ const CODE: Record<OperatorId, OperatorCode> = {
   majority: { params: [], needs: [], unavailable: () => null, run: (g, p) => majority(g, p) },
   cisc: { params: ['ciscTemp', 'tau'], needs: ['confidence'], unavailable: (g) => ciscUnavailable(g), run: (g, p) => cisc(g, p) },
   ec: { params: ['kappa', 'alpha', 'shift', 'eps', 'tmax'], needs: ['text'], unavailable: () => null, run: (g, p) => equilibrium('ec', g, p) },
-  // Without confidence CoRE runs as EC and reports confidence: "missing" (SPEC §4.3 step 3).
+  // Without confidence CoRE runs as EC and reports confidence: "missing" (docs/contract.md#ec-and-core, step 3).
   core: { params: ['kappa', 'tau', 'alpha', 'shift', 'eps', 'tmax'], needs: ['text', 'confidence'], unavailable: () => null, run: (g, p) => equilibrium('core', g, p) },
   t3rl: { params: ['omega'], needs: ['verification'], unavailable: (g) => t3rlUnavailable(g), run: (g, p) => t3rl(g, p) },
   msttrl: {
@@ -86,7 +86,7 @@ export function needsReasoning(operators?: readonly OperatorId[]): boolean {
 }
 
 /**
- * The operator a group's logged rewards are checked against (SPEC §5): the one the user names,
+ * The operator a group's logged rewards are checked against (docs/contract.md#grpo-view): the one the user names,
  * else the one the group's log records (the reward helpers write it), else majority (TTRL).
  */
 export function configuredOperatorOf(g: { loggedOperator?: string }, explicit?: OperatorId): OperatorId {

@@ -1,4 +1,4 @@
-// What every operator returns (SPEC §4: label, rewards[N], gate, plus the GRPO view of §5).
+// What every operator returns (docs/contract.md#operators: label, rewards[N], gate, plus docs/contract.md#grpo-view).
 
 import type { PreparedGroup } from '../prepare';
 import type { Params } from '../params';
@@ -17,7 +17,7 @@ export interface OperatorResult {
   rewards: Float64Array;
   /** Question gate w_q (1 for the voting operators). */
   gate: number;
-  /** GRPO advantages (SPEC §5). */
+  /** GRPO advantages (docs/contract.md#grpo-view). */
   advantages: Float64Array;
   /** What multiplies this question's loss: the gate for ec/core, 1 otherwise. */
   lossWeight: number;
@@ -29,14 +29,14 @@ export interface OperatorResult {
   mass?: Float64Array;
   support?: number[];
   iterations?: number;
-  /** core: whether confidence calibrated the graph ("missing": ran as ec, SPEC §4.3 step 3). */
+  /** core: whether confidence calibrated the graph ("missing": ran as ec, docs/contract.md#ec-and-core, step 3). */
   confidence?: 'used' | 'missing';
   /** msttrl: each class's state and pass rate. */
   outcomes?: { state: 'correct' | 'candidate' | 'wrong'; passRate: number; checked: boolean }[];
 }
 
 /**
- * Index of the largest score, ties to the lowest index (SPEC §4: the class whose first member has
+ * Index of the largest score, ties to the lowest index (docs/contract.md#operators: the class whose first member has
  * the lowest roll-out index; classes are ordered by first member). Scores equal up to rounding
  * (relative 1e-12) count as ties, so symmetric groups follow the rule rather than float noise.
  * Entries where `eligible` is false are skipped. Returns -1 when nothing is eligible.

@@ -1,4 +1,4 @@
-// The voting operators: majority (TTRL, SPEC §4.1), CISC (§4.2) and T3RL (§4.5). Each is a
+// The voting operators: majority (TTRL, docs/contract.md#majority), CISC (docs/contract.md#cisc) and T3RL (docs/contract.md#t3rl). Each is a
 // weighted vote over answer classes with binary rewards and gate 1; they differ in the weights.
 
 import type { PreparedGroup } from '../prepare';
@@ -34,7 +34,7 @@ export function cisc(g: PreparedGroup, p: Params): OperatorResult {
   return weightedVote('cisc', g, confidenceWeights(g, ciscTempOf(p)), p);
 }
 
-/** w_i = 1 + (ω − 1)·v_i: verified roll-outs vote with weight ω (T3RL, SPEC §4.5). */
+/** w_i = 1 + (ω − 1)·v_i: verified roll-outs vote with weight ω (T3RL, docs/contract.md#t3rl). */
 export function t3rl(g: PreparedGroup, p: Params): OperatorResult {
   const w = new Float64Array(g.n);
   for (let i = 0; i < g.n; i++) w[i] = 1 + (p.omega - 1) * (g.verified[i] === 1 ? 1 : 0);

@@ -1,4 +1,7 @@
-// The run dashboard as a feature: consensusLens.showDashboard and the panel's restore after a reload.
+// The run dashboard as a feature: consensusLens.showDashboard, consensusLens.openSweepResult (a
+// cluster sweep's result file in the sweep view) and the panel's restore after a reload.
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import * as vscode from 'vscode';
 import type { QuestionKey } from '../../protocol/messages';
 import type { RunStore } from '../store';
@@ -6,12 +9,15 @@ import type { WhatIfController } from '../whatif';
 import type { Node } from '../explorer/tree';
 import { configuredOperator, configuredParams } from '../settings';
 import { DashboardPanel, DASHBOARD_VIEW_TYPE, type DashboardHost } from './panel';
+import { parseSweepFile } from './sweep-file';
 
 export interface DashboardHooks {
   /** The run to show when the command names none. */
   defaultRun(): string | undefined;
   openQuestion(key: QuestionKey): void;
   log(message: string): void;
+  /** Follows a run (a folder or a file); returns its id. */
+  followRun(path: string): string;
 }
 
 export class DashboardFeature implements vscode.Disposable {
@@ -24,6 +30,31 @@ export class DashboardFeature implements vscode.Disposable {
       vscode.commands.registerCommand('consensusLens.showDashboard', (arg?: Node | string) => {
         const runId = typeof arg === 'string' ? arg : arg?.kind === 'run' ? arg.runId : hooks.defaultRun();
         DashboardPanel.show(context.extensionUri, this.host, runId);
+      }),
+      // python -m consensus_lens.ray sweep … --output FILE: the run it names, followed, with the
+      // file's κ × τ grid in the sweep view (docs/scale.md#seeing-the-result).
+      vscode.commands.registerCommand('consensusLens.openSweepResult', async (arg?: vscode.Uri | string) => {
+        let file = typeof arg === 'string' ? arg : arg instanceof vscode.Uri ? arg.fsPath : undefined;
+        if (!file)
+          file = (
+            await vscode.window.showOpenDialog({
+              canSelectFiles: true,
+              canSelectMany: false,
+              openLabel: 'Show in Dashboard',
+              title: 'Consensus Lens: a cluster sweep result',
+              filters: { 'Sweep results': ['jsonl', 'json'], 'All files': ['*'] },
+            })
+          )?.[0]?.fsPath;
+        if (!file) return;
+        try {
+          const result = parseSweepFile(await readFile(file, 'utf8'), file);
+          if (!existsSync(result.run)) throw new Error(`${file} is the sweep of ${result.run}, which is not on this machine (open the file where the run is mounted at that path)`);
+          const runId = hooks.followRun(result.run);
+          DashboardPanel.show(context.extensionUri, this.host, runId).showSweep({ ...result.sweep, runId });
+          return runId;
+        } catch (e) {
+          void vscode.window.showErrorMessage(`Consensus Lens: ${(e as Error).message}`);
+        }
       }),
       vscode.window.registerWebviewPanelSerializer(DASHBOARD_VIEW_TYPE, {
         deserializeWebviewPanel: async (panel) => {

@@ -5,7 +5,7 @@
 // Live: while the run grows, the model is recomputed (debounced) and re-sent.
 import * as vscode from 'vscode';
 import { OPERATOR_IDS, type OperatorId } from '../../engine';
-import { DASHBOARD_PROTOCOL, parseDashMessage, type DashHostMessage, type DashModel } from '../../protocol/dashboard';
+import { DASHBOARD_PROTOCOL, parseDashMessage, type DashHostMessage, type DashModel, type DashSweep } from '../../protocol/dashboard';
 import type { QuestionKey } from '../../protocol/messages';
 import { makeNonce, panelHtml } from '../html';
 import type { RunStore } from '../store';
@@ -191,6 +191,11 @@ export class DashboardPanel implements vscode.Disposable {
       if (!r.cancelled) this.post({ type: 'sweep', sweep: { runId: r.runId, operator: r.operator, kappas: r.kappas, taus: r.taus, cells: r.cells, ms: r.ms } });
       this.host.log(`κ × τ sweep of ${run.label} (${operator}): ${r.ms.toFixed(0)} ms${r.cancelled ? ' (cancelled)' : ''}`);
     });
+  }
+
+  /** Shows a sweep computed elsewhere (a cluster sweep's result file) for the run shown. */
+  showSweep(sweep: DashSweep): void {
+    this.post({ type: 'sweep', sweep });
   }
 
   private post(m: DashHostMessage): void {

@@ -93,7 +93,7 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
       const e = this.store.entry(n.key);
       if (!e) return [];
       // Answers need the texts (extraction): prepare the group now (cached afterwards).
-      return this.store.get(n.key).then(() => Array.from({ length: e.rollouts.length }, (_, index) => ({ kind: 'rollout', key: n.key, index }) as Node));
+      return this.store.get(n.key).then(() => Array.from({ length: e.n }, (_, index) => ({ kind: 'rollout', key: n.key, index }) as Node));
     }
     return [];
   }
@@ -178,7 +178,7 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
             ? new vscode.ThemeIcon('git-compare', new vscode.ThemeColor('charts.purple'))
             : new vscode.ThemeIcon(s?.regime === 'saturated' ? 'pass' : s?.regime === 'competence-floor' ? 'circle-slash' : 'question');
         const e = this.store.entry(n.key);
-        if (e && !e.complete) item.description = `receiving… (${e.rollouts.length} roll-outs)`;
+        if (e && !e.complete) item.description = `receiving… (${e.n} roll-outs)`;
         // A command without arguments, acting on the selection: a command with arguments gets a
         // temporary id that is dropped on every refresh, and a click on a row drawn before a
         // refresh (the background pass refreshes often) would hit a stale id and do nothing.

@@ -1,5 +1,6 @@
 // Roll-outs as documents: opening one (read-only, answer highlighted), revealing its record in the
 // log file, and the two commands. A roll-out's text is read back from its log on demand.
+import { rolloutSourceOf } from '../../logs';
 import * as vscode from 'vscode';
 import { isQuestionKey, type QuestionKey } from '../../protocol/messages';
 import type { RunStore } from '../store';
@@ -39,7 +40,10 @@ export class Rollouts implements vscode.Disposable {
           const g = await store.get(key);
           return g ? buildView(g, params ?? configuredParams(), configuredOperator()) : undefined;
         },
-        source: (key, index) => store.entry(key)?.rollouts[index]?.source,
+        source: (key, index) => {
+          const e = store.entry(key);
+          return e && rolloutSourceOf(e, index);
+        },
         preview: (key, index) => store.cached(key)?.previews[index] ?? '',
       },
       tokens,
@@ -62,7 +66,8 @@ export class Rollouts implements vscode.Disposable {
   }
 
   async reveal(key: QuestionKey, index: number): Promise<void> {
-    const src = this.store.entry(key)?.rollouts[index]?.source;
+    const entry = this.store.entry(key);
+    const src = entry && rolloutSourceOf(entry, index);
     if (!src) return void vscode.window.showWarningMessage('Consensus Lens: this roll-out has no log file location (read from stdin?).');
     const line = Math.max(0, src.line - 1);
     const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(src.file));

@@ -22,10 +22,10 @@ import { OPERATOR_IDS } from '../../engine';
 import { WhatIfShard, type DashboardRow, type FailedItem, type Setting, type ShardReply, type ShardRequest, type SweepCell, type WhatIfItem } from './shard';
 import { changedParams } from '../params';
 
-/** One group of a run as the engine needs it: identity, revision, and how to load it when a worker lacks it. */
+/** One group of a run as the engine needs it: identity, version (src/logs/entries.ts), and how to load it when a worker lacks it. */
 export interface RunItem {
   key: string;
-  revision: number;
+  version: number;
   step: number;
   questionId: string;
   entry?: () => GroupEntry | undefined;
@@ -105,7 +105,7 @@ export interface DashboardData {
 interface Slot {
   worker: Worker | null;
   shard: WhatIfShard | null;
-  /** key → revision the shard holds (as far as the host knows). */
+  /** key → version the shard holds (as far as the host knows). */
   holds: Map<string, number>;
 }
 
@@ -221,14 +221,14 @@ export class WhatIfEngine {
           const part = q.slice(start, start + this.chunk);
           const items: WhatIfItem[] = part.map(({ item }) => {
             const key = `${source.id}\u0000${item.key}`;
-            const wi: WhatIfItem = { key, revision: item.revision, step: item.step, questionId: item.questionId };
-            if (slot.holds.get(key) !== item.revision) {
+            const wi: WhatIfItem = { key, version: item.version, step: item.step, questionId: item.questionId };
+            if (slot.holds.get(key) !== item.version) {
               if (item.group) wi.group = item.group;
               else {
                 const e = item.entry?.();
                 if (e) wi.entry = e;
               }
-              slot.holds.set(key, item.revision);
+              slot.holds.set(key, item.version);
             }
             return wi;
           });

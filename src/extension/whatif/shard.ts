@@ -27,17 +27,21 @@ import {
   type PreparedGroup,
   type RunContext,
 } from '../../engine';
-import { entryToGroup, readRolloutText, type GroupEntry } from '../../logs';
+import { entryToGroup, readRolloutText, rolloutsOf, type GroupEntry } from '../../logs';
 import { addAgreement, addGroup, diffGroup, emptyAgreement, emptyComparison, type AgreementMatrix, type ComparisonStats, type GroupDiff, type LabelRow } from '../../engine/analysis/compare';
 import { sensitivity, type SensitivityInterval } from '../../engine/analysis/sensitivity';
 import { engineParams, preview } from '../scoring';
 import { groupHealth, rolloutWhatIf, type GroupHealth } from '../../engine/analysis/health';
 import { hashString } from '../../engine/analysis/health-random';
 
-/** One group of a request: its key (unique per run), revision, and — when the shard may not have it yet — how to load it. */
+/**
+ * One group of a request: its key (unique per run), version (src/logs/entries.ts: never reused, so
+ * features cached under an older version are never served), and — when the shard may not have it
+ * yet — how to load it.
+ */
 export interface WhatIfItem {
   key: string;
-  revision: number;
+  version: number;
   step: number;
   questionId: string;
   /** An index entry: the shard reads the texts back from disk by offset. */
@@ -108,7 +112,7 @@ export type ShardReply =
   | { kind: 'ok'; cached: number };
 
 interface Cached {
-  revision: number;
+  version: number;
   g: PreparedGroup;
   /** label → label ≡ ground truth (memo: answersEqual can be costly). */
   truth: Map<string, boolean>;
@@ -159,9 +163,11 @@ export class WhatIfShard {
         let group: Group;
         if ('group' in req.item) group = req.item.group;
         else {
+          const e = req.item.entry;
+          const rollouts = rolloutsOf(e);
           const texts: string[] = [];
-          for (const r of req.item.entry.rollouts) texts.push(await readRolloutText(r.source));
-          group = { ...entryToGroup(req.item.entry, texts), questionId: req.item.questionId };
+          for (const r of rollouts) texts.push(await readRolloutText(r.source, e.version));
+          group = { ...entryToGroup(e, texts, rollouts), questionId: req.item.questionId };
         }
         return { kind: 'prepare', prepared: prepareGroup(group, { health: true, maxGroupSize: req.maxGroupSize }), previews: group.rollouts.map((r) => preview(r.response ?? '')) };
       }
@@ -177,17 +183,17 @@ export class WhatIfShard {
   /** The cached features of an item, loading them (texts by offset, then prepare) when missing or stale. */
   private async load(item: WhatIfItem): Promise<Cached | undefined> {
     const c = this.cache.get(item.key);
-    if (c && c.revision === item.revision) return c;
+    if (c && c.version === item.version) return c;
     let group = item.group;
     if (!group && item.entry) {
-      const rollouts = item.entry.rollouts;
+      const rollouts = rolloutsOf(item.entry);
       const texts: string[] = [];
-      for (const r of rollouts) texts.push(await readRolloutText(r.source));
+      for (const r of rollouts) texts.push(await readRolloutText(r.source, item.entry.version));
       group = { ...entryToGroup(item.entry, texts, rollouts), questionId: item.questionId };
     }
     if (!group) return undefined;
     // With the run-health text measures (docs/health.md): the texts are at hand only here.
-    const fresh: Cached = { revision: item.revision, g: prepareGroup(group, { health: true, maxGroupSize: this.maxGroupSize }), truth: new Map() };
+    const fresh: Cached = { version: item.version, g: prepareGroup(group, { health: true, maxGroupSize: this.maxGroupSize }), truth: new Map() };
     this.cache.set(item.key, fresh);
     return fresh;
   }

@@ -1,0 +1,342 @@
+"""consensus_lens.ray on a real Ray cluster: two Ray nodes on this machine (ray.cluster_utils.Cluster,
+one CPU each). The sweep and the score of the driver equal the command line's on one machine, also
+when a node or a worker process is killed mid-sweep; the reward pool's rewards equal the single
+worker's, also when an actor is killed mid-step (MS-TTRL: the step fails loudly)."""
+import io
+import json
+import os
+import random
+import signal
+import string
+import subprocess
+import sys
+import threading
+import time
+
+import psutil
+import pytest
+import ray
+from ray.cluster_utils import Cluster
+
+from consensus_lens import ray as clray
+from consensus_lens.reward import RewardWorker
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+CLI = os.path.join(REPO, "dist", "cli.js")
+RUN = os.path.join(REPO, "examples", "demo-run")
+SWEEP = ["--kappa", "0:1:0.25", "--tau", "0.25,1", "--operators", "core,majority,msttrl"]
+# Long enough (a few seconds per shard) to be killed in the middle.
+LONG_SWEEP = ["--kappa", "0:1:0.05", "--tau", "0.05,0.1,0.25,0.5,1,2", "--operators", "core"]
+
+
+def cli(*args):
+    r = subprocess.run(["node", CLI] + list(args), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def assert_same_sweep(got_text, want_text):
+    got = [json.loads(l) for l in got_text.splitlines()]
+    want = [json.loads(l) for l in want_text.splitlines()]
+    assert len(got) == len(want) > 0
+    for g, w in zip(got, want):
+        assert list(g) == list(w)  # the same keys in the same order
+        for key, wv in w.items():
+            if isinstance(wv, float):
+                assert abs(g[key] - wv) <= 1e-12, (key, g, w)
+            else:
+                assert g[key] == wv, (key, g, w)
+
+
+def driver(*args):
+    out, err = io.StringIO(), io.StringIO()
+    code = clray.main(list(args) + ["--no-progress"], out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+# A raylet waits for its node's agent (a Python process) before it registers; on a loaded machine
+# the agent's start-up outlasts Ray's default wait and the raylet aborts.
+os.environ.setdefault("RAY_agent_register_timeout_ms", "120000")
+
+
+def start_cluster():
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    try:
+        c.add_node(num_cpus=1)
+        c.wait_for_nodes()
+    except BaseException:
+        c.shutdown()
+        raise
+    return c
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    try:
+        c = start_cluster()
+    except Exception as e:  # Ray gives a raylet 30 s to register: on a loaded machine, once more
+        if "timed out during startup" not in str(e):
+            raise
+        c = start_cluster()
+    ray.init(address=c.address, log_to_driver=False)
+    try:
+        yield c
+    finally:
+        ray.shutdown()
+        c.shutdown()
+
+
+def shard_processes(root=None):
+    """Ray worker processes running a shard task (their title is ray::_shard_task), optionally only
+    those of one node (children of its raylet)."""
+    procs = psutil.Process(root).children(recursive=True) if root else psutil.process_iter()
+    out = []
+    for p in procs:
+        try:
+            if "ray::_shard_task" in " ".join(p.cmdline()):
+                out.append(p)
+        except psutil.Error:
+            pass
+    return out
+
+
+def engine_processes(marker):
+    out = []
+    for p in psutil.process_iter():
+        try:
+            cmd = p.cmdline()
+        except psutil.Error:
+            continue
+        if "--shard" in cmd and marker in cmd:
+            out.append(p)
+    return out
+
+
+def test_sweep_on_two_nodes_equals_the_local_sweep(cluster, tmp_path):
+    assert len([n for n in ray.nodes() if n["Alive"]]) == 2
+    want = cli("sweep", RUN, *SWEEP)
+    result = tmp_path / "sweep.jsonl"
+    code, out, err = driver("sweep", RUN, *SWEEP, "--shards", "4", "--output", str(result))
+    assert code == 0, err
+    assert_same_sweep(out, want)
+    # The file for the extension's dashboard: the run, then the merged counts and sums.
+    header, *totals = [json.loads(l) for l in result.read_text().splitlines()]
+    assert header["consensus_lens_sweep"] == 1 and header["run"] == RUN and header["groups"] == 36
+    for t, w in zip(totals, (json.loads(l) for l in want.splitlines())):
+        assert (t["params"], t["operator"], t["groups"]) == (w["params"], w["operator"], w["groups"])
+        assert abs(t["gate_sum"] / t["groups"] - w["mean_gate"]) <= 1e-12
+    assert len(totals) == len(want.splitlines())
+
+
+def test_driver_usage_errors():
+    assert driver("sweep")[0] == 2
+    assert driver("sweep", RUN, "--shards", "0")[0] == 2
+    assert driver("sweep", RUN, "--shard", "0/2")[0] == 2  # the driver picks the shards
+    code, out, _ = driver("--help")
+    assert code == 0 and out.startswith("usage: python -m consensus_lens.ray")
+
+
+def test_score_on_two_nodes_is_the_local_score_in_run_order(cluster):
+    want = cli("score", RUN, "--operators", "majority,core,msttrl", "--kappa", "0.3")
+    code, out, err = driver("score", RUN, "--operators", "majority,core,msttrl", "--kappa", "0.3", "--shards", "3")
+    assert code == 0, err
+    assert out == want  # the very lines, in the very order
+
+
+def test_a_bad_flag_is_the_command_lines_usage_error(cluster):
+    code, out, err = driver("sweep", RUN, "--kappa", "0:1:0.5", "--shards", "2", "--tmax", "-3")
+    assert code == 2 and out == ""
+    assert "tmax" in err and err.count("\n") == len(set(err.splitlines()))  # said once, not per shard
+
+
+def run_in_thread(*args):
+    box = {}
+
+    def go():
+        box["result"] = driver(*args)
+
+    t = threading.Thread(target=go, daemon=True)
+    t.start()
+    return t, box
+
+
+def wait_for(predicate, timeout=60.0):
+    end = time.time() + timeout
+    while time.time() < end:
+        v = predicate()
+        if v:
+            return v
+        time.sleep(0.05)
+    raise AssertionError("timed out waiting")
+
+
+def test_a_node_killed_mid_sweep_changes_nothing(cluster):
+    # As a user runs it: `python -m consensus_lens.ray … > result` while a node dies. Ray's driver
+    # reports the dead node on its standard output; the result on stdout must stay clean.
+    want = cli("sweep", RUN, *LONG_SWEEP)
+    node = cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    raylet = node.all_processes["raylet"][0].process.pid
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "python"))
+    p = subprocess.Popen([sys.executable, "-m", "consensus_lens.ray", "sweep", RUN, *LONG_SWEEP, "--address", cluster.address,
+                          "--shards", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    wait_for(lambda: shard_processes(raylet), 120)  # a task is running on that node
+    assert p.poll() is None
+    cluster.remove_node(node, allow_graceful=False)  # its raylet and workers are killed
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err.decode()
+    assert_same_sweep(out.decode(), want)
+
+
+def test_a_worker_killed_mid_sweep_changes_nothing(cluster):
+    want = cli("sweep", RUN, *LONG_SWEEP)
+    t, box = run_in_thread("sweep", RUN, *LONG_SWEEP, "--shards", "2")
+    victim = wait_for(lambda: shard_processes())[0]
+    time.sleep(0.5)
+    assert t.is_alive()
+    victim.kill()
+    t.join(240)
+    code, out, err = box["result"]
+    assert code == 0, err
+    assert_same_sweep(out, want)
+
+
+@pytest.fixture(scope="module")
+def long_run(tmp_path_factory):
+    """A native run of 10 steps × 48 questions (48 roll-outs of ~1,200 characters): each of three
+    shards streams several items of score lines, over a few seconds."""
+    from consensus_lens.records import group_record
+
+    rng = random.Random(5)
+    words = ["".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(2, 8))) for _ in range(300)]
+    path = tmp_path_factory.mktemp("run") / "run.jsonl"
+    with open(path, "w") as f:
+        for step in range(10):
+            for q in range(48):
+                responses = [" ".join(rng.choice(words) for _ in range(200)) + " so \\boxed{%d}." % rng.choice((1, 2, 3, 7))
+                             for _ in range(48)]
+                spec = {"question_id": "q%02d" % q, "responses": responses, "mean_logprobs": [-rng.random() for _ in range(48)]}
+                f.write(json.dumps(group_record(spec, step)) + "\n")
+    return str(path)
+
+
+def test_a_node_killed_mid_score_stream_changes_nothing(cluster, long_run):
+    want = cli("score", long_run, "--operators", "majority,core")
+    node = cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    raylet = node.all_processes["raylet"][0].process.pid
+    out, err = io.StringIO(), io.StringIO()
+    box = {}
+    t = threading.Thread(target=lambda: box.setdefault("code", clray.main(
+        ["score", long_run, "--operators", "majority,core", "--shards", "3", "--no-progress"], out, err)), daemon=True)
+    t.start()
+    # Lines already merged and written (every shard has streamed some), the node's task still running.
+    wait_for(lambda: out.getvalue() and shard_processes(raylet), 120)
+    written = len(out.getvalue().splitlines())
+    assert t.is_alive() and 0 < written < len(want.splitlines())
+    cluster.remove_node(node, allow_graceful=False)
+    t.join(240)
+    assert box.get("code") == 0, err.getvalue()
+    assert out.getvalue() == want  # the retried task's replay added nothing, dropped nothing
+
+
+def test_ctrl_c_cancels_the_tasks(cluster, tmp_path):
+    marker = str(tmp_path / "run")
+    os.symlink(RUN, marker)  # a path only this test's engines have on their command line
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "python"))
+    p = subprocess.Popen([sys.executable, "-m", "consensus_lens.ray", "sweep", marker, *LONG_SWEEP, "--address", cluster.address,
+                          "--shards", "2", "--progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    wait_for(lambda: engine_processes(marker), 90)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert out == b""
+    assert b"cancelled" in err
+    assert b"groups" in err  # the progress bar was drawn
+    wait_for(lambda: not engine_processes(marker), 30)  # no engine left running
+
+
+# ---- the reward pool ------------------------------------------------------------------------------
+
+def make_groups(step, count, n=32, size=600, seed=1, checks=False):
+    rng = random.Random(seed * 7919 + step)
+    alphabet = string.ascii_letters + "     +-=()0123456789"
+    groups = []
+    for g in range(count):
+        responses = ["".join(rng.choice(alphabet) for _ in range(size)) + " so \\boxed{%s}." % rng.choice("1237")
+                     for _ in range(n)]
+        spec = {"question_id": "q%03d" % g, "responses": responses, "mean_logprobs": [-rng.random() for _ in range(n)]}
+        if checks:
+            spec["outcome_checks"] = [{"answer": a, "passed": rng.randint(0, 8), "trials": 8} for a in "1237"]
+        groups.append(spec)
+    return groups
+
+
+def single(groups, operator, params, step):
+    with RewardWorker(["node", CLI], operator=operator, params=params) as w:
+        return w.score(groups, step=step)
+
+
+def test_pool_rewards_equal_the_single_workers_on_a_64_group_step(cluster):
+    groups = make_groups(1, 64)
+    with clray.RewardPool(num_actors=2, operator="core", params={"kappa": 0.2}) as pool:
+        got = pool.score(groups, step=1)
+        assert got == single(groups, "core", {"kappa": 0.2}, 1)
+        got = pool.score(groups, "majority", step=2)
+        assert got == single(groups, "majority", {"kappa": 0.2}, 2)
+        # Each question met one actor: two actors, both used.
+        buckets = {clray.question_bucket(g["question_id"], 2) for g in groups}
+        assert buckets == {0, 1}
+
+
+def test_an_actor_killed_mid_step_is_replaced_with_identical_results(cluster):
+    groups = make_groups(3, 64, n=48, size=1500)
+    want = single(groups, "core", {}, 3)
+    pool = clray.RewardPool(num_actors=2, operator="core", max_in_flight=1, chunk_groups=1)
+    try:
+        (actor0, worker0), _ = pool.actor_pids()
+        engine = psutil.Process(worker0)
+        busy = sum(engine.cpu_times()[:2])
+        box = {}
+        t = threading.Thread(target=lambda: box.setdefault("got", pool.score(groups, step=3)), daemon=True)
+        t.start()
+        # Mid-step: once actor 0's engine has scored a few of its groups, not before, not after.
+        wait_for(lambda: sum(engine.cpu_times()[:2]) - busy > 0.3, 60)
+        assert t.is_alive()
+        os.kill(actor0, signal.SIGKILL)
+        t.join(120)
+        assert pool.replaced == 1  # the actor died during the step…
+        assert box["got"] == want  # …and its groups were re-scored on its replacement, identically
+        assert not engine.is_running() or engine.status() == psutil.STATUS_ZOMBIE  # its engine went with it
+    finally:
+        pool.close()
+
+
+def test_msttrl_fails_loudly_when_an_actor_holding_its_cache_dies(cluster):
+    pool = clray.RewardPool(num_actors=2, operator="msttrl")
+    try:
+        first = pool.score(make_groups(1, 8, checks=True), step=1)
+        assert first == single(make_groups(1, 8, checks=True), "msttrl", {}, 1)
+        (actor0, _), _ = pool.actor_pids()
+        os.kill(actor0, signal.SIGKILL)
+        with pytest.raises(clray.ActorLost, match="MS-TTRL"):
+            pool.score(make_groups(2, 8, checks=True), step=2)
+        with pytest.raises(clray.ActorLost):  # and the next step too: no reward from a fresh cache
+            pool.score(make_groups(3, 8, checks=True), step=3)
+        pool.reset()  # a fresh cache, asked for: the pool rewards again, as a fresh single worker does
+        assert pool.score(make_groups(3, 8, checks=True), step=3) == single(make_groups(3, 8, checks=True), "msttrl", {}, 3)
+    finally:
+        pool.close()
+
+
+def test_verls_batch_reward_function_on_the_pool(cluster):
+    from consensus_lens.reward import compute_score
+
+    groups = make_groups(4, 16, n=8, size=300)
+    sources = ["math"] * (16 * 8)
+    texts = [r for g in groups for r in g["responses"]]
+    extras = [{"index": k // 8} for k in range(len(texts))]
+    local = compute_score(sources, texts, None, extras, operator="ec", step=4, command=["node", CLI])
+    pooled = compute_score(sources, texts, None, extras, operator="ec", step=4, command=["node", CLI], num_actors=2)
+    assert pooled == local and len(local) == len(texts)

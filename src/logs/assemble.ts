@@ -1,0 +1,457 @@
+// The group assembler: the one place where parsed records become groups, for every reader (the
+// one-shot `readRun` of score/sweep/report/health, and the followed `RunIndex` of the extension and
+// `watch`). It owns a group's identity (key: run, step, question_id), its version (entries.ts) and
+// the rules below; the readers only feed it records and say when a file or the input ends.
+//
+// Completion is the reader's policy, its one parameter:
+//   - both: a group record (native `kind: "group"`, a TRL parquet or W&B table group) is complete
+//     at once;
+//   - 'one-shot' (a whole run read once): roll-out records of per-step files (verl, NeMo RL: one
+//     file per step, written in one go) complete at the end of their file; every other group at
+//     the end of the input (native roll-out records may be spread over files, one per rank);
+//   - 'followed' (files still being written): roll-out records complete when the group reaches
+//     the usual size of its stream, when the file that fed it has moved on to a later step (per-
+//     step formats: or a later step's file of the same stream has begun), or when it has had no new
+//     roll-out for the idle period (RunIndex decides which files are still being written).
+// A roll-out for a group that is already complete reopens it (a prompt repeated within a step, a
+// late writer): it takes a new version and completes again by the same rules (not by size). Only a
+// group already handed out for good by a one-shot read (streamed to the scorer) cannot reopen: the
+// roll-out is skipped with a warning naming both places.
+// Duplicates: a second group record for an identity, or a roll-out record for an identity that came
+// as a group record, is skipped with a warning; a W&B table re-logged whole (each file repeats the
+// earlier rows) is skipped silently.
+// Streams: groups of one format, run folder and stream (training or validation) share a usual size
+// (`streamOf`). Size warnings: a group of roll-out records of a per-step format whose size differs
+// from its stream's usual size is reported; at most 10 one by one, then one line counting the rest.
+import { describeGroup, modalSize } from './describe.js';
+import { insertOrdered, nextVersion, pack, toRolloutEntry, type GroupEntry } from './entries.js';
+import { groupKey, type GroupKey, type LogFormat, type NoticeSink, type ParsedRecord, type RolloutSource } from './types.js';
+
+export type CompletionPolicy = 'one-shot' | 'followed';
+
+/** Keys touched by one update, by kind (a key can be removed and added in one update: its file was re-read). */
+export class Change {
+  removed = new Set<GroupKey>();
+  added = new Set<GroupKey>();
+  completed = new Set<GroupKey>();
+  changed = new Set<GroupKey>();
+  get empty(): boolean {
+    return !this.removed.size && !this.added.size && !this.completed.size && !this.changed.size;
+  }
+}
+
+/** The stream of a group: format, run folder, training or validation (each has its own usual size). */
+export function streamOf(e: { format: LogFormat; run?: string; stream?: string }): string {
+  return `${e.format}\0${e.run ?? ''}\0${e.stream ?? 'train'}`;
+}
+
+const perStep = (f: LogFormat): boolean => f === 'verl' || f === 'nemo-rl';
+
+/** At most this many size warnings one by one; the rest are counted. */
+const SIZE_WARNINGS = 10;
+
+interface FileGroups {
+  keys: Set<GroupKey>;
+  maxStep: number;
+}
+
+export interface AssemblerOptions {
+  policy: CompletionPolicy;
+  onNotice: NoticeSink;
+  /** Logged ground truth is dropped as it is read. */
+  ignoreTruth?: boolean;
+  /** The reading order of two files (a followed index keeps its groups in the order of a fresh read). */
+  order?: (a: string, b: string) => number;
+}
+
+export class GroupAssembler {
+  /** Groups held, in first-record order. */
+  readonly entries = new Map<GroupKey, GroupEntry>();
+  /** One-shot: groups handed out for good → where their first record was. */
+  private readonly released = new Map<GroupKey, string>();
+  private readonly files = new Map<string, FileGroups>();
+  /** Incomplete groups of roll-out records → when they last received one (followed: idleness). */
+  readonly lastUpdate = new Map<GroupKey, number>();
+  /** Sizes of complete groups per stream: the usual-size rule's data. */
+  private readonly sizeHist = new Map<string, Map<number, number>>();
+  private readonly countedSize = new Map<GroupKey, number>();
+  /** Groups reopened past the usual size: they complete by idleness or when their file moves on, not by size. */
+  private readonly reopened = new Set<GroupKey>();
+  /** Latest step seen per stream of per-step files. */
+  private readonly streamStep = new Map<string, number>();
+  /** Multi-turn sessions per group: session → output number kept. */
+  private readonly turns = new Map<GroupKey, Map<string, { output: number; source: RolloutSource }>>();
+  /** Completed groups of roll-out records of per-step formats, until the initial read ends (their sizes are judged together). */
+  private sizeRecords: Array<{ label: string; n: number; file: string; line: number; stream: string }> | null = [];
+  private sizeWarned = 0;
+  private sizeOver = 0;
+
+  constructor(private readonly opts: AssemblerOptions) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** The keys a file fed (groups it created or added roll-outs to). */
+  keysOf(file: string): ReadonlySet<GroupKey> {
+    return this.files.get(file)?.keys ?? new Set();
+  }
+
+  private fileGroups(file: string): FileGroups {
+    let f = this.files.get(file);
+    if (!f) this.files.set(file, (f = { keys: new Set(), maxStep: -1 }));
+    return f;
+  }
+
+  /** Adds one parsed record of `format`. Returns the group it went into, or undefined when it was skipped. */
+  add(rec: ParsedRecord, format: LogFormat, ch: Change, now = Date.now()): GroupEntry | undefined {
+    if (this.opts.ignoreTruth) {
+      rec.groundTruth = null;
+      delete rec.groundTruthForms;
+    }
+    const key = groupKey(rec.run, rec.step, rec.questionId);
+    const file = rec.source.file;
+    const at = `${file}:${rec.source.line}`;
+    const fg = this.fileGroups(file);
+    const followed = this.opts.policy === 'followed';
+    if (rec.step > fg.maxStep) {
+      if (fg.maxStep >= 0 && followed) {
+        // the file moved on to a later step: its earlier roll-out groups are done
+        for (const k of fg.keys) {
+          const e = this.entries.get(k);
+          if (e && !e.complete && e.step < rec.step) this.complete(e, ch);
+        }
+      }
+      fg.maxStep = rec.step;
+    }
+    if (followed && rec.kind === 'rollout' && perStep(format)) {
+      // one file per step: a later step's file in the same stream means the earlier steps are written
+      const stream = streamOf({ format, run: rec.run, stream: rec.stream });
+      const max = this.streamStep.get(stream) ?? -1;
+      if (rec.step > max) {
+        this.streamStep.set(stream, rec.step);
+        if (max >= 0) {
+          for (const k of this.lastUpdate.keys()) {
+            const e = this.entries.get(k);
+            if (e && !e.complete && e.step < rec.step && streamOf(e) === stream) this.complete(e, ch);
+          }
+        }
+      }
+    }
+    const existing = this.entries.get(key);
+    const firstAt = existing ? `${existing.firstSource.file}:${existing.firstSource.line}` : this.released.get(key);
+    const warn = (message: string) => this.opts.onNotice({ level: 'warning', message: `${at}: ${message}`, file, line: rec.source.line });
+    if (rec.kind === 'group') {
+      // a W&B table is re-logged whole: an earlier file's rows come again, silently skipped
+      if (firstAt !== undefined && /\.table\.json$/i.test(file) && !firstAt.startsWith(file + ':')) return undefined;
+      if (firstAt !== undefined) return void warn(`duplicate group ${describeGroup(rec)} (first at ${firstAt}); skipped`);
+      if (rec.rollouts.length === 0) return void warn(`${describeGroup(rec)} has no roll-outs ("rollouts": []); skipped`);
+      const e: GroupEntry = {
+        key,
+        step: rec.step,
+        questionId: rec.questionId,
+        groundTruth: rec.groundTruth ?? null,
+        n: rec.rollouts.length,
+        origin: 'group',
+        format,
+        complete: false,
+        version: nextVersion(),
+        firstSource: rec.source,
+        packed: pack(rec.rollouts, rec.source),
+      };
+      if (rec.run !== undefined) e.run = rec.run;
+      if (rec.prompt !== undefined) e.prompt = rec.prompt;
+      if (rec.outcomeChecks) e.outcomeChecks = rec.outcomeChecks;
+      if (rec.loggedOperator) e.loggedOperator = rec.loggedOperator;
+      if (rec.groundTruthForms) e.groundTruthForms = rec.groundTruthForms;
+      if (rec.stream) e.stream = rec.stream;
+      if (rec.framework) e.framework = rec.framework;
+      this.entries.set(key, e);
+      fg.keys.add(key);
+      ch.added.add(key);
+      this.complete(e, ch);
+      return e;
+    }
+    if (existing?.origin === 'group' || (!existing && firstAt !== undefined && this.releasedGroupRecord.has(key))) {
+      return void warn(`roll-out record for ${describeGroup(rec)}, which came as a group record (at ${firstAt}); skipped`);
+    }
+    if (!existing && firstAt !== undefined) return void warn(`roll-out record for ${describeGroup(rec)}, which is already complete (first at ${firstAt}); skipped`);
+    const entry = toRolloutEntry(rec.rollout);
+    fg.keys.add(key);
+    this.lastUpdate.set(key, now);
+    if (existing && rec.turn) {
+      const t = this.turns.get(key)?.get(rec.turn.session);
+      if (t) {
+        // a later output of the same session replaces the earlier one: only the final output votes
+        if (rec.turn.output > t.output) {
+          const list = existing.list!;
+          const i = list.findIndex((r) => r.source === t.source);
+          if (i >= 0) list[i] = entry;
+          t.output = rec.turn.output;
+          t.source = entry.source;
+          existing.version = nextVersion();
+          if (existing.complete) ch.changed.add(key);
+        }
+        return existing;
+      }
+    }
+    if (rec.turn) {
+      let m = this.turns.get(key);
+      if (!m) this.turns.set(key, (m = new Map()));
+      m.set(rec.turn.session, { output: rec.turn.output, source: entry.source });
+    }
+    if (existing) {
+      insertOrdered(existing.list!, entry);
+      existing.n = existing.list!.length;
+      existing.version = nextVersion();
+      if (existing.prompt === undefined && rec.prompt !== undefined) existing.prompt = rec.prompt;
+      if (existing.groundTruth === null && rec.groundTruth != null) existing.groundTruth = rec.groundTruth;
+      if (existing.complete) this.reopen(existing);
+      else this.maybeCompleteBySize(existing, ch);
+      return existing;
+    }
+    const e: GroupEntry = {
+      key,
+      step: rec.step,
+      questionId: rec.questionId,
+      groundTruth: rec.groundTruth ?? null,
+      list: [entry],
+      n: 1,
+      origin: 'rollouts',
+      format,
+      complete: false,
+      version: nextVersion(),
+      firstSource: rec.source,
+    };
+    if (rec.run !== undefined) e.run = rec.run;
+    if (rec.prompt !== undefined) e.prompt = rec.prompt;
+    if (rec.groundTruthForms) e.groundTruthForms = rec.groundTruthForms;
+    if (rec.stream) e.stream = rec.stream;
+    if (rec.framework) e.framework = rec.framework;
+    if (rec.loggedOperator) e.loggedOperator = rec.loggedOperator;
+    this.entries.set(key, e);
+    ch.added.add(key);
+    this.maybeCompleteBySize(e, ch);
+    return e;
+  }
+
+  /** One-shot: groups released that came as group records (a later roll-out record for them is a different mistake). */
+  private readonly releasedGroupRecord = new Set<GroupKey>();
+
+  /** The usual size of a group's stream: the modal size of its complete groups (ties: the larger). */
+  expectedSize(e: GroupEntry): number | undefined {
+    const h = this.sizeHist.get(streamOf(e));
+    if (!h) return undefined;
+    let best: number | undefined;
+    let bestN = 0;
+    for (const [s, n] of h) if (n > bestN || (n === bestN && best !== undefined && s > best)) [best, bestN] = [s, n];
+    return best;
+  }
+
+  private maybeCompleteBySize(e: GroupEntry, ch: Change): void {
+    if (this.opts.policy !== 'followed' || this.reopened.has(e.key)) return;
+    const n = this.expectedSize(e);
+    if (n !== undefined && e.n >= n) this.complete(e, ch);
+  }
+
+  /** A complete group received more roll-outs: open again (its size leaves the histogram), completes again by the same rules. */
+  private reopen(e: GroupEntry): void {
+    e.complete = false;
+    const h = this.sizeHist.get(streamOf(e));
+    const was = this.countedSize.get(e.key);
+    if (h && was !== undefined) {
+      const c = (h.get(was) ?? 1) - 1;
+      if (c > 0) h.set(was, c);
+      else h.delete(was);
+    }
+    this.countedSize.delete(e.key);
+    this.reopened.add(e.key);
+  }
+
+  complete(e: GroupEntry, ch: Change): void {
+    if (e.complete) return;
+    e.complete = true;
+    this.lastUpdate.delete(e.key);
+    const stream = streamOf(e);
+    let h = this.sizeHist.get(stream);
+    if (!h) this.sizeHist.set(stream, (h = new Map()));
+    h.set(e.n, (h.get(e.n) ?? 0) + 1);
+    this.countedSize.set(e.key, e.n);
+    ch.completed.add(e.key);
+    if (e.origin === 'rollouts' && perStep(e.format)) {
+      const s = e.firstSource;
+      if (this.sizeRecords) this.sizeRecords.push({ label: describeGroup(e), n: e.n, file: s.file, line: s.line, stream });
+      else {
+        const modal = this.expectedSize(e);
+        if (modal !== undefined) this.sizeWarning({ label: describeGroup(e), n: e.n, file: s.file, line: s.line }, modal);
+      }
+    }
+  }
+
+  private sizeWarning(s: { label: string; n: number; file: string; line: number }, modal: number): void {
+    if (s.n === modal) return;
+    if (this.sizeWarned >= SIZE_WARNINGS) {
+      this.sizeOver++;
+      return;
+    }
+    this.sizeWarned++;
+    const why = s.n > modal && s.n % modal === 0 ? ' (the prompt is probably repeated within the step: its copies are merged into one group)' : '';
+    this.opts.onNotice({ level: 'warning', message: `${s.file}:${s.line}: ${s.label} has ${s.n} roll-outs; the run's usual group size is ${modal}${why}`, file: s.file, line: s.line });
+  }
+
+  /**
+   * The initial read is over: the sizes of the groups completed so far are judged against their
+   * stream's modal size, and the warnings past the tenth are counted in one line. Later groups
+   * (followed) are judged as they complete; their count past the tenth is given by `sizeSummary`.
+   */
+  endOfInitialRead(): void {
+    const records = this.sizeRecords ?? [];
+    this.sizeRecords = null;
+    const byStream = new Map<string, typeof records>();
+    for (const s of records) {
+      const list = byStream.get(s.stream);
+      if (list) list.push(s);
+      else byStream.set(s.stream, [s]);
+    }
+    for (const list of byStream.values()) {
+      const modal = modalSize(list.map((s) => s.n));
+      if (modal !== undefined) for (const s of list) this.sizeWarning(s, modal);
+    }
+    this.sizeSummary();
+  }
+
+  /** One line for the size warnings not shown one by one since the last summary. */
+  sizeSummary(): void {
+    if (!this.sizeOver) return;
+    this.opts.onNotice({ level: 'warning', message: `${this.sizeWarned + this.sizeOver} groups in all differ from the usual group size of their stream (the first ${SIZE_WARNINGS} are listed)` });
+    this.sizeWarned += this.sizeOver;
+    this.sizeOver = 0;
+  }
+
+  /** One-shot: the file ended; its per-step groups (verl, NeMo RL: one file per step) are complete. */
+  endOfFile(file: string, ch: Change): void {
+    for (const k of this.keysOf(file)) {
+      const e = this.entries.get(k);
+      if (e && !e.complete && perStep(e.format)) this.complete(e, ch);
+    }
+    // a one-shot read never goes back to a file: its list of groups is not needed any more
+    this.files.delete(file);
+  }
+
+  /** The input ended (one-shot, or a static index): every group is complete. */
+  endOfInput(ch: Change): void {
+    for (const e of this.entries.values()) if (!e.complete) this.complete(e, ch);
+  }
+
+  /**
+   * Followed: completes the groups idle for `idleMs`. Groups fed by a file in `writing` (it ends
+   * mid-line) wait for the writer; a group smaller than its stream's usual size fed by a file in
+   * `recent` (modified within `underSizeMs`) waits that long (a writer pausing between lines).
+   */
+  completeIdle(ch: Change, now: number, idleMs: number, writing: Iterable<string>, recent: Iterable<string>, underSizeMs: number): void {
+    const wait = new Set<GroupKey>();
+    for (const f of writing) for (const k of this.keysOf(f)) wait.add(k);
+    const fresh = new Set<GroupKey>();
+    for (const f of recent) for (const k of this.keysOf(f)) fresh.add(k);
+    for (const [key, t] of [...this.lastUpdate]) {
+      if (now - t < idleMs || wait.has(key)) continue;
+      const e = this.entries.get(key);
+      const usual = e && !this.reopened.has(key) && fresh.has(key) ? this.expectedSize(e) : undefined;
+      if (e && usual !== undefined && e.n < usual && now - t < underSizeMs) continue;
+      if (e) this.complete(e, ch);
+      else this.lastUpdate.delete(key);
+    }
+  }
+
+  /**
+   * A file is gone or re-read from scratch: the groups it created go, the roll-outs it gave to
+   * other groups leave them (which take a new version). Returns the number of roll-outs dropped.
+   */
+  dropFile(path: string, ch: Change): number {
+    const fg = this.files.get(path);
+    if (!fg) return 0;
+    this.files.delete(path);
+    let dropped = 0;
+    for (const key of fg.keys) {
+      const e = this.entries.get(key);
+      const turns = this.turns.get(key);
+      if (turns) for (const [s, t] of turns) if (t.source.file === path) turns.delete(s);
+      if (!e) continue;
+      if (e.origin === 'group') {
+        if (e.firstSource.file !== path) continue;
+        dropped += e.n;
+        this.forget(key);
+        ch.removed.add(key);
+        continue;
+      }
+      const list = e.list!;
+      const kept = list.filter((r) => r.source.file !== path);
+      if (kept.length === list.length) continue;
+      dropped += list.length - kept.length;
+      if (kept.length === 0) {
+        this.forget(key);
+        ch.removed.add(key);
+      } else {
+        e.list = kept;
+        e.n = kept.length;
+        e.version = nextVersion();
+        if (e.firstSource.file === path) e.firstSource = kept.reduce((a, r) => (this.before(r.source, a) ? r.source : a), kept[0].source);
+        ch.changed.add(key);
+      }
+    }
+    return dropped;
+  }
+
+  private before(a: RolloutSource, b: RolloutSource): boolean {
+    const c = a.file === b.file ? 0 : (this.opts.order ?? ((x: string, y: string) => (x < y ? -1 : 1)))(a.file, b.file);
+    return c < 0 || (c === 0 && a.line < b.line);
+  }
+
+  /**
+   * Puts the groups back in the order a fresh read gives (first records by file order, then line),
+   * after a file was re-read or a new file sorts before others. Linear when already in order.
+   */
+  reorder(): void {
+    let prev: GroupEntry | undefined;
+    let sorted = true;
+    for (const e of this.entries.values()) {
+      if (prev && this.before(e.firstSource, prev.firstSource)) {
+        sorted = false;
+        break;
+      }
+      prev = e;
+    }
+    if (sorted) return;
+    const list = [...this.entries.values()].sort((x, y) => (this.before(x.firstSource, y.firstSource) ? -1 : this.before(y.firstSource, x.firstSource) ? 1 : 0));
+    this.entries.clear();
+    for (const e of list) this.entries.set(e.key, e);
+  }
+
+  private forget(key: GroupKey): void {
+    const e = this.entries.get(key);
+    this.entries.delete(key);
+    this.lastUpdate.delete(key);
+    this.turns.delete(key);
+    this.reopened.delete(key);
+    const was = this.countedSize.get(key);
+    if (e && was !== undefined) {
+      const h = this.sizeHist.get(streamOf(e));
+      const c = (h?.get(was) ?? 1) - 1;
+      if (h && c > 0) h.set(was, c);
+      else h?.delete(was);
+    }
+    this.countedSize.delete(key);
+  }
+
+  /** One-shot: the group was handed out; only its identity is kept (duplicates and late roll-outs are still recognised). */
+  release(key: GroupKey): void {
+    const e = this.entries.get(key);
+    if (!e) return;
+    this.released.set(key, `${e.firstSource.file}:${e.firstSource.line}`);
+    if (e.origin === 'group') this.releasedGroupRecord.add(key);
+    this.entries.delete(key);
+    this.lastUpdate.delete(key);
+    this.turns.delete(key);
+    this.countedSize.delete(key);
+  }
+}
