@@ -2,7 +2,7 @@
 // (these machines are 2 cores and noisy: ratios, not absolute times, are what we record).
 // Figures go to stdout as a Markdown table and to .bench/results.json; BENCHMARKS.md records them.
 //
-//   node bench/run.mjs [--quick] [--only core,sweep,big,answers,logs,serve,extension,whatif,cache]
+//   node bench/run.mjs [--quick] [--only core,sweep,big,answers,logs,serve,extension,whatif,cache,compare,tokens]
 //
 // --quick uses smaller inputs (a smoke run of the harness, not figures to record).
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -216,6 +216,22 @@ if (want('whatif') && existsSync('bench/whatif-bench.ts')) {
   const out = execFileSync(process.execPath, ['--import', 'tsx', 'bench/whatif-bench.ts', '--groups', quick ? '1000' : '10000'], { encoding: 'utf8', maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'] });
   const r = JSON.parse(out.trim().split('\n').pop());
   results.figures.whatif = r;
+  for (const [what, ours, base, ratio, target, ok] of r.rows ?? []) row(what, ours, base, ratio, target, ok);
+}
+
+// 9. Two runs side by side (compare-bench.ts): 2 × 10,000 groups from cached health records.
+if (want('compare') && existsSync('bench/compare-bench.ts')) {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', 'bench/compare-bench.ts', '--groups', quick ? '1000' : '10000'], { encoding: 'utf8', maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'] });
+  const r = JSON.parse(out.trim().split('\n').pop());
+  results.figures.compare = r;
+  for (const [what, ours, base, ratio, target, ok] of r.rows ?? []) row(what, ours, base, ratio, target, ok);
+}
+
+// 10. Token confidence on a roll-out document (tokens-bench.ts): 40 KB, 16 K tokens.
+if (want('tokens') && existsSync('bench/tokens-bench.ts')) {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', 'bench/tokens-bench.ts'], { encoding: 'utf8', maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'] });
+  const r = JSON.parse(out.trim().split('\n').pop());
+  results.figures.tokens = r;
   for (const [what, ours, base, ratio, target, ok] of r.rows ?? []) row(what, ours, base, ratio, target, ok);
 }
 

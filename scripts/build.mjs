@@ -77,7 +77,7 @@ const bundles = [
     // The consensus panel (browser). CSS is bundled beside it as dist/webview/main.css.
     ...common,
     // report-page: the `report --html` page's script, which the CLI inlines with the page's nonce.
-    entryPoints: { main: 'webview/main.ts', dashboard: 'webview/dashboard/main.ts', 'report-page': 'webview/report/main.ts' },
+    entryPoints: { main: 'webview/main.ts', dashboard: 'webview/dashboard/main.ts', compare: 'webview/compare/main.ts', 'report-page': 'webview/report/main.ts' },
     outdir: 'dist/webview',
     platform: 'browser',
     format: 'iife',

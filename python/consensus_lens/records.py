@@ -8,6 +8,8 @@ A *group spec* is what a training loop naturally has for one question at one ste
      "responses": ["...", ...],                  # required, N strings
      "mean_logprobs": [-0.23, ...],              # optional, N floats (natural log)
      "token_logprobs": [[-0.01, ...], ...],      # optional, N arrays (mean computed if needed)
+     "tokens": [["The", " sum", ...], ...],      # optional, N arrays: each token's text (kept with
+                                                 #   token_logprobs: the editor shows them on the text)
      "rewards": [1.0, 0.0, ...],                 # optional, the rewards the loop used
      "answers": ["1/2", None, ...],              # optional, pre-extracted answers
      "verifications": [{"valid": True}, ...],    # optional (T3RL), dict / bool / None each
@@ -104,6 +106,17 @@ def _outcome_checks(checks: Any) -> List[Dict[str, Any]]:
     return out
 
 
+def _token_strings(tokens: Any, n: int, where: str) -> List[str]:
+    """The tokens' text, one string per log-prob (a mismatch would put values on the wrong text)."""
+    t = tokens.tolist() if hasattr(tokens, "tolist") else tokens
+    if isinstance(t, (str, bytes)) or not isinstance(t, Iterable):
+        raise RecordError("%s: tokens must be a list of strings" % where)
+    t = list(t)
+    if len(t) != n or not all(isinstance(x, str) for x in t):
+        raise RecordError("%s: tokens must be %d strings, one per token log-prob" % (where, n))
+    return t
+
+
 def _clean_rollout(r: Mapping[str, Any], where: str, keep_token_logprobs: bool) -> Dict[str, Any]:
     if not isinstance(r, Mapping):
         raise RecordError("%s: a roll-out must be an object" % where)
@@ -122,6 +135,11 @@ def _clean_rollout(r: Mapping[str, Any], where: str, keep_token_logprobs: bool) 
             out["token_logprobs"] = [finite_or_none(t) for t in (toks.tolist() if hasattr(toks, "tolist") else toks)]
         else:
             del out["token_logprobs"]
+    if "tokens" in out:
+        if keep_token_logprobs and out.get("token_logprobs") is not None:
+            out["tokens"] = _token_strings(out["tokens"], len(out["token_logprobs"]), where)
+        else:
+            del out["tokens"]
     if "reward" in out:
         out["reward"] = finite_or_none(out["reward"])
     if "verification" in out:
@@ -186,6 +204,7 @@ def group_record(
             return None if v is None else _as_list(v, "%s: %s" % (where, name), n)
 
         means, tokens = column("mean_logprobs"), column("token_logprobs")
+        strings = column("tokens")
         rewards, answers, verifs = column("rewards"), column("answers"), column("verifications")
         for i, r in enumerate(rollouts):
             if answers is not None and answers[i] is not None:
@@ -198,6 +217,8 @@ def group_record(
             if keep_token_logprobs and tokens is not None and tokens[i] is not None:
                 t = tokens[i].tolist() if hasattr(tokens[i], "tolist") else tokens[i]
                 r["token_logprobs"] = [finite_or_none(x) for x in t]
+                if strings is not None and strings[i] is not None:
+                    r["tokens"] = _token_strings(strings[i], len(t), "%s, roll-out %d" % (where, i))
             if rewards is not None:
                 r["reward"] = finite_or_none(rewards[i])
             if verifs is not None and verifs[i] is not None:

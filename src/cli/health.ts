@@ -141,7 +141,7 @@ export async function buildHealth(path: string, opts: HealthBuildOptions, onNoti
   const pseudo = dropPseudoLabelTruth(records);
   if (pseudo)
     onNotice({ level: 'warning', message: `${path}: the logged ground truth equals the majority vote on ${pseudo.matching} of ${pseudo.groups} training groups: it is the pseudo-label (TTRL writes the vote into "gts"), not the real answer; left out of the analysis`, ...(path === '-' ? {} : { file: path }) });
-  return analyseRuns(records, { permutations: opts.permutations }).map((r) => ({ ...r, mismatch: mismatchSummary(records.filter((h) => (h.run ?? null) === r.run || (r.run === null && !h.run))) }));
+  return analyseRuns(records, { permutations: opts.permutations, configuredOperator: opts.configuredOperator }).map((r) => ({ ...r, mismatch: mismatchSummary(records.filter((h) => (h.run ?? null) === r.run || (r.run === null && !h.run))) }));
 }
 
 /** The reward-mismatch line of `health` and `report`. */
@@ -175,7 +175,38 @@ const SHORT: Record<string, string> = {
   label_accuracy: 'acc',
   reward_accuracy: 'rw-acc',
   reward_mismatch_share: 'mismatch',
+  signal_groups: 'signal',
 };
+
+/** The one-line definitions users ask for (they confuse the two accuracies). */
+export const ACCURACY_DEFINITIONS =
+  'label accuracy = share of questions whose pseudo-label equals the logged ground truth; reward accuracy = share of roll-outs whose pseudo-reward (1 in the label\u2019s class) equals the reward the true answer gives, so it stays high under a wrong label when most roll-outs are wrong anyway (0 either way) (docs/health.md §2)';
+
+/** The learning-signal section of `health` (docs/health.md §6). */
+export function renderLearningSignal(h: RunHealth): string[] {
+  const ls = h.learningSignal;
+  if (!ls) return [];
+  const out: string[] = [];
+  out.push(`Learning signal (groups whose effective GRPO advantage A_i·w_q is non-zero: the part of the batch that still teaches; the run trains with ${ls.configured}):`);
+  out.push('  whole run: ' + ls.operators.map((op) => `${op} ${f(ls.total[op]?.groups)} of groups (${f(ls.total[op]?.rollouts)} of roll-outs)`).join(', '));
+  const sat = ls.saturated.filter((v): v is number => v !== null);
+  const satMean = sat.length ? sat.reduce((a, b) => a + b, 0) / sat.length : null;
+  let line = `  saturated (every roll-out gives the same answer: no signal under the vote): ${f(satMean)} of groups per step on average`;
+  const kept = ls.saturatedCoreSignal?.filter((v): v is number => v !== null) ?? [];
+  if (kept.length) line += `; CoRE's graded rewards keep signal in ${f(kept.reduce((a, b) => a + b, 0) / kept.length)} of them`;
+  out.push(line);
+  if (h.steps.length) {
+    const header = ['step', ...ls.operators, 'saturated', ...(ls.coreVsVote ? ['core\u2212vote'] : [])];
+    const rows = h.steps.map((step, k) => [String(step), ...ls.operators.map((op) => f(ls.groups[op]![k])), f(ls.saturated[k]), ...(ls.coreVsVote ? [f(ls.coreVsVote[k])] : [])]);
+    const widths = header.map((_, c) => Math.max(header[c].length, ...rows.map((r) => r[c].length)));
+    const fmt = (r: string[]) => '  ' + r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
+    out.push(fmt(header));
+    for (const r of rows) out.push(fmt(r));
+    out.push('  per operator: share of the step\u2019s groups with signal; core\u2212vote: CoRE\u2019s share minus the vote\u2019s');
+  }
+  out.push('');
+  return out;
+}
 
 /** The health section `report` prints (alarms, premise, reward bugs, degenerate pluralities). */
 export function renderHealthSummary(h: RunHealth, run?: string | null): string {
@@ -231,6 +262,7 @@ export function renderHealth(h: RunHealth, path: string, mismatch?: MismatchSumm
     for (const r of rows) out.push('  ' + r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  '));
     out.push('');
   }
+  out.push(...renderLearningSignal(h));
   if (h.series.length && h.steps.length) {
     out.push('Timeline:');
     const header = ['step', ...h.series.map((s) => SHORT[s.id] ?? s.id)];
@@ -242,6 +274,7 @@ export function renderHealth(h: RunHealth, path: string, mismatch?: MismatchSumm
     out.push(fmt(header));
     for (const r of rows) out.push(fmt(r));
     out.push('  ' + h.series.map((s) => `${SHORT[s.id] ?? s.id} = ${s.label}`).join('; ') + (h.alarms.length ? '; * = an alarm starts here' : ''));
+    if (h.series.some((s) => s.id === 'label_accuracy' || s.id === 'reward_accuracy')) out.push(`  ${ACCURACY_DEFINITIONS}`);
     out.push('');
   }
   for (const n of h.notes) out.push(`note: ${n}`);

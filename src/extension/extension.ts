@@ -17,6 +17,8 @@ import { Rollouts } from './rollouts/rollouts';
 import { ConsensusFeature } from './consensus/consensus';
 import { DashboardFeature } from './dashboard/dashboard';
 import { registerWhatIfCommands } from './whatif-commands';
+import { registerTokenConfidence } from './tokens';
+import { registerCompare } from './compare';
 import { affectsRuns, affectsScores, configuredOperator, configuredParams, groundTruthSetting, maxGroupSize } from './settings';
 
 export function activate(context: vscode.ExtensionContext): ConsensusLensApi {
@@ -49,10 +51,14 @@ export function activate(context: vscode.ExtensionContext): ConsensusLensApi {
     primaryRun: () => discovery.primary,
     panelRun: () => consensus.panel?.question?.runId,
   });
-  const rollouts: Rollouts = new Rollouts(store, {
-    opened: (index) => consensus.panel?.select(index),
-    currentQuestion: async () => consensus.panel?.question ?? (await question()),
-  });
+  const rollouts: Rollouts = new Rollouts(
+    store,
+    {
+      opened: (index) => consensus.panel?.select(index),
+      currentQuestion: async () => consensus.panel?.question ?? (await question()),
+    },
+    registerTokenConfidence(context),
+  );
   const explorer: RunExplorer = new RunExplorer(store, {
     runSelected: (runId) => {
       discovery.primary = runId;
@@ -82,6 +88,16 @@ export function activate(context: vscode.ExtensionContext): ConsensusLensApi {
     openQuestion,
     log,
     followRun: (path) => followRun(path).id,
+  });
+  registerCompare(context, {
+    store,
+    whatIf,
+    configuredOperator: () => configuredOperator() ?? 'majority',
+    configuredParams,
+    openRun: (path) => Promise.resolve(vscode.commands.executeCommand<string | undefined>('consensusLens.openRun', path)),
+    openQuestion,
+    openDashboard: (runId) => void vscode.commands.executeCommand('consensusLens.showDashboard', runId),
+    log,
   });
   const training = registerTraining(context, {
     panelWhatIf: () => (consensus.panel ? { operator: configuredOperator() ?? 'majority', params: consensus.panel.parameters } : null),

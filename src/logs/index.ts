@@ -54,5 +54,5 @@ export { rolloutsOf, rolloutSourceOf, rolloutsMaterialised, nextVersion, type Pa
 export { detectLogFile, runLabel } from './records.js';
 export { listRunFiles, unsafeRunRoot, WALK_MAX_DEPTH, WALK_MAX_FILES, type WalkOptions } from './walk.js';
 export { nemoMeanLogprob } from './nemo.js';
-export { readRolloutText } from './texts.js';
+export { readRolloutText, readRolloutObject } from './texts.js';
 export { RunIndex, entryToGroup, type ConfidenceSummary, type GroupEntry, type RunChange, type RunIndexOptions, type RunProgress } from './run-index.js';

@@ -78,3 +78,18 @@ export async function readRolloutText(source: RolloutSource, version?: number): 
   if (typeof text !== 'string') throw new Error(`${source.file}:${source.line}: the record changed on disk (no text)`);
   return text;
 }
+
+/**
+ * The object one roll-out's fields live in (a group record's `rollouts` item, or the record
+ * itself), for what the index does not keep (per-token log-probs and token strings); null for
+ * formats read by row (TRL parquet, W&B tables), whose rows hold no per-token data.
+ */
+export async function readRolloutObject(source: RolloutSource, version?: number): Promise<Record<string, unknown> | null> {
+  if (source.length === 0 && source.offset === 0) return null;
+  const o = await readRecord(source, version);
+  if (source.item === undefined) return o;
+  const rs = o.rollouts;
+  const item = Array.isArray(rs) ? rs[source.item] : undefined;
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) throw new Error(`${source.file}:${source.line}: the record changed on disk (no roll-out ${source.item})`);
+  return item as Record<string, unknown>;
+}

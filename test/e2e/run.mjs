@@ -97,6 +97,8 @@ writeFileSync(join(workspace, 'big-run', 'step-1.jsonl'), Array.from({ length: 1
 run(join(root, 'node_modules/.bin/tsx'), [join(here, 'fixtures/make-demo.ts'), join(workspace, 'coherence-run')], { cwd: root });
 // A run with known faults for health.test.mjs: a format collapse at step 10, degenerate pluralities.
 run(join(root, 'node_modules/.bin/tsx'), [join(here, 'fixtures/make-health-run.ts'), join(workspace, 'health-run')], { cwd: root });
+// Runs for insight.test.mjs: two runs to compare, and roll-outs with token log-probs.
+run(join(root, 'node_modules/.bin/tsx'), [join(here, 'fixtures/make-insight-runs.ts'), workspace], { cwd: root });
 
 log('installing the vsix into code-server');
 run(codeServer, ['--user-data-dir', userData, '--extensions-dir', extensions, '--install-extension', vsix], {
@@ -146,7 +148,7 @@ const env = {
 };
 const only = process.argv.slice(2);
 // E2E_FILES=training.test.mjs runs one file; training.test.mjs starts its own code-servers (trusted, untrusted).
-const files = (process.env.E2E_FILES || 'suite.test.mjs,whatif.test.mjs,health.test.mjs,training.test.mjs').split(',').map((f) => join(here, f.trim()));
+const files = (process.env.E2E_FILES || 'suite.test.mjs,whatif.test.mjs,health.test.mjs,insight.test.mjs,training.test.mjs').split(',').map((f) => join(here, f.trim()));
 const suite = spawnSync(process.execPath, ['--test', '--test-reporter=spec', '--test-concurrency=1', ...(only.length ? ['--test-name-pattern', only.join('|')] : []), ...files], { stdio: 'inherit', env });
 writeFileSync(join(work, 'code-server.log'), serverLog);
 killServer();

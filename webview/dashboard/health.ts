@@ -5,6 +5,7 @@
 import { Chart, Title, type ChartConfiguration } from 'chart.js';
 import type { RunHealth } from '../../src/engine/analysis/health-types';
 import { h, clear, fmt } from '../dom';
+import { renderLearningSignal } from './signal';
 import { OPERATOR_STYLES } from './style';
 import type { OperatorId } from '../../src/protocol/messages';
 
@@ -98,6 +99,7 @@ export function renderHealth(body: HTMLElement, health: RunHealth | undefined, d
       },
     });
   }
+  renderLearningSignal(body, health, deps);
   renderWhatIf(body, health, deps);
 }
 

@@ -13,6 +13,7 @@ import { answersEqual, type AnswerClass } from '../answers';
 import { pairIndex } from '../features/tfidf';
 import { ANSWER_RULES, REPETITION_THRESHOLD } from './health-text';
 import { hashString, rng } from './health-random';
+import { operatorOutcome, operatorOutcomes } from './learning-signal';
 
 /** Per-roll-out flags (a bit mask). */
 export const FLAG = {
@@ -185,6 +186,7 @@ export function groupHealth(g: PreparedGroup, score: GroupScore, opts: GroupHeal
       if ((voteClass >= 0 && g.classOf[i] === voteClass) === c) agree++;
     }
     out.truth = { labelCorrect: voteClass >= 0 && voteClass === truthClass, rewardAccuracy: g.n ? agree / g.n : 0, correct: nCorrect };
+    out.groundTruth = g.groundTruth;
     const t = aurocCounts(g, correct);
     if (t) out.auroc.truth = t;
   }
@@ -192,6 +194,9 @@ export function groupHealth(g: PreparedGroup, score: GroupScore, opts: GroupHeal
     const l = aurocCounts(g, (i) => g.classOf[i] === voteClass);
     if (l) out.auroc.label = l;
   }
+
+  // Each operator's label, accuracy read-outs and learning signal (learning-signal.ts).
+  if (g.n > 0) out.operators = operatorOutcomes(g, score.results, truthClass);
 
   // Validation rewards are scored against the real answer, not a consensus: no reward-bug evidence.
   if (g.n > 0 && g.stream !== 'validation' && g.loggedRewards.every((r) => r !== null)) {
@@ -204,6 +209,7 @@ export function groupHealth(g: PreparedGroup, score: GroupScore, opts: GroupHeal
       const labels: Partial<Record<OperatorId, number>> = {};
       for (const [id, res] of Object.entries(score.results)) if (res) labels[id as OperatorId] = res.labelClass;
       labels[configured] = r.labelClass;
+      if (out.operators && !out.operators[configured]) out.operators[configured] = operatorOutcome(g, r, truthClass);
       out.rewards = {
         configured,
         logged: g.loggedRewards as number[],

@@ -54,11 +54,47 @@ export interface GroupHealth {
   rescuedBy: OperatorId[];
   /** Diagnostics against logged ground truth (never an operator input). */
   truth: { labelCorrect: boolean; rewardAccuracy: number; correct: number } | null;
+  /** The logged ground truth itself, when there is one (shown where two runs' labels part). */
+  groundTruth?: string;
   auroc: { label?: AurocCounts; truth?: AurocCounts };
   rewards?: RewardEvidence;
+  /** Each operator that ran: its label, read-outs against logged ground truth, the roll-outs that still teach (learning-signal.ts). */
+  operators?: Partial<Record<OperatorId, OperatorOutcome>>;
   /** "How many roll-outs": per N', per operator, [hits, trials] (hits = correct with ground truth,
    * else the same answer class as the operator's full-N label). */
   whatif?: Record<string, Partial<Record<OperatorId, [number, number]>>>;
+}
+
+/** One operator on one group (learning-signal.ts). */
+export interface OperatorOutcome {
+  label: string | null;
+  labelClass: number;
+  /** label ≡ logged ground truth; null without ground truth (a diagnostic, never an input). */
+  correct: boolean | null;
+  /** TTRL's reward accuracy for this operator's label; null without ground truth. */
+  rewardAccuracy: number | null;
+  gate: number;
+  /** Roll-outs whose effective GRPO advantage A_i · w_q is non-zero (0: the group teaches nothing). */
+  signal: number;
+}
+
+/** The learning signal left, per step (docs/health.md §6); arrays run along RunHealth.steps. */
+export interface LearningSignal {
+  /** The operator the run trains with (its series is the alarm-tested `signal_groups`). */
+  configured: OperatorId;
+  operators: OperatorId[];
+  /** Share of groups with a non-zero effective advantage, per operator (null: it ran on none). */
+  groups: Partial<Record<OperatorId, (number | null)[]>>;
+  /** Share of roll-outs with one. */
+  rollouts: Partial<Record<OperatorId, (number | null)[]>>;
+  /** The same over the whole run. */
+  total: Partial<Record<OperatorId, { groups: number | null; rollouts: number | null }>>;
+  /** Share of groups where every roll-out gives the same answer. */
+  saturated: (number | null)[];
+  /** CoRE's share of groups with signal minus the vote's (null when either did not run). */
+  coreVsVote: (number | null)[] | null;
+  /** Of the saturated groups, the share where CoRE's graded rewards still give signal. */
+  saturatedCoreSignal: (number | null)[] | null;
 }
 
 export interface Series {
@@ -128,6 +164,7 @@ export interface RunHealth {
   };
   rewardBugs: RewardBug[];
   rolloutsWhatIf: RolloutsWhatIf | null;
+  learningSignal: LearningSignal | null;
   notes: string[];
 }
 

@@ -5,9 +5,12 @@
 
 import { OPERATOR_LABELS, type OperatorId } from '../operators/ids';
 import { changePoints } from './health-changepoint';
+import { groupSignalShare, learningSignal } from './learning-signal';
 import { FLAG, FLAG_NAMES, isDegenerate, WHATIF_OPERATORS, type AurocCounts, type FlagName, type GroupHealth } from './health-group';
 import type { Alarm, PremiseCheck, PremiseVerdict, RewardBug, RewardBugKind, RolloutsWhatIf, RunHealth, Series } from './health-types';
 
+export type { LearningSignal, OperatorOutcome } from './health-types';
+export { isSaturated, operatorOutcome, signalRollouts, SIGNAL_EPS } from './learning-signal';
 export type { Alarm, PremiseCheck, PremiseVerdict, RewardBug, RewardBugKind, RolloutsWhatIf, RunHealth, Series } from './health-types';
 
 export * from './health-group';
@@ -42,6 +45,8 @@ export const SERIES: readonly SeriesSpec[] = [
   { id: 'label_accuracy', label: 'label accuracy', minChange: 0.1, digits: 2 },
   { id: 'reward_accuracy', label: 'reward accuracy', minChange: 0.1, digits: 2 },
   { id: 'reward_mismatch_share', label: 'reward-mismatch share', minChange: 0.1, digits: 2 },
+  // §6: groups whose effective GRPO advantage is non-zero under the configured operator.
+  { id: 'signal_groups', label: 'groups with signal', minChange: 0.1, digits: 2 },
 ];
 
 /** Run-wide false-alarm rate of the change-point tests on a stationary run (Bonferroni over series). */
@@ -284,7 +289,7 @@ function pooledAuroc(hs: GroupHealth[], key: 'label' | 'truth'): number | null {
   return p ? u / p : null;
 }
 
-function seriesValue(id: string, hs: GroupHealth[]): number | null {
+function seriesValue(id: string, hs: GroupHealth[], configured: OperatorId): number | null {
   switch (id) {
     case 'majority_ratio':
       return meanOf(hs.map((h) => h.majorityRatio));
@@ -325,6 +330,8 @@ function seriesValue(id: string, hs: GroupHealth[]): number | null {
     }
     case 'reward_accuracy':
       return meanOf(hs.map((h) => (h.truth ? h.truth.rewardAccuracy : null)));
+    case 'signal_groups':
+      return groupSignalShare(hs, configured);
     case 'reward_mismatch_share': {
       let hit = 0;
       let all = 0;
@@ -344,6 +351,9 @@ export interface AnalyseOptions {
   permutations?: number;
   /** Multiplies every series' smallest relevant change (default 1; 0 leaves the test alone, for measuring it). */
   minChangeScale?: number;
+  /** The operator the run trains with, for the learning signal (default: the one the reward
+   * evidence names, else the vote). */
+  configuredOperator?: OperatorId;
 }
 
 export function analyseRun(records: readonly GroupHealth[], opts: AnalyseOptions = {}): RunHealth {
@@ -351,8 +361,9 @@ export function analyseRun(records: readonly GroupHealth[], opts: AnalyseOptions
   const steps = [...byStep.keys()].sort((a, b) => a - b);
   const notes: string[] = [];
   const series: Series[] = [];
+  const configured = opts.configuredOperator ?? records.find((h) => h.rewards)?.rewards?.configured ?? 'majority';
   for (const spec of SERIES) {
-    const values = steps.map((s) => seriesValue(spec.id, byStep.get(s)!));
+    const values = steps.map((s) => seriesValue(spec.id, byStep.get(s)!, configured));
     if (values.every((v) => v === null)) continue;
     series.push({ id: spec.id, label: spec.label, values });
   }
@@ -433,6 +444,7 @@ export function analyseRun(records: readonly GroupHealth[], opts: AnalyseOptions
     degenerate: { flags, degenerateRollouts, pluralities, rescued, examples },
     rewardBugs: classifyRewardBugs(records),
     rolloutsWhatIf: aggregateWhatIf(records, anyTruth),
+    learningSignal: learningSignal(steps, byStep, configured),
     notes,
   };
 }
@@ -505,7 +517,12 @@ export function dropPseudoLabelTruth(records: GroupHealth[]): { groups: number; 
 /** The records as they are, or — when their logged ground truth is the vote itself — copies
  * without it (dropPseudoLabelTruth); for callers that keep the records (the editor's store). */
 export function labelFreeCopies(records: readonly GroupHealth[]): GroupHealth[] {
-  const copies = records.map((h) => ({ ...h, auroc: { ...h.auroc }, ...(h.rewards ? { rewards: { ...h.rewards } } : {}) }));
+  const copies = records.map((h) => ({
+    ...h,
+    auroc: { ...h.auroc },
+    ...(h.rewards ? { rewards: { ...h.rewards } } : {}),
+    ...(h.operators ? { operators: Object.fromEntries(Object.entries(h.operators).map(([k, o]) => [k, { ...o }])) } : {}),
+  }));
   return dropPseudoLabelTruth(copies) ? copies : (records as GroupHealth[]);
 }
 
@@ -514,8 +531,10 @@ export function stripTruth(records: GroupHealth[]): void {
   for (const h of records) {
     if (h.stream === 'validation') continue;
     h.truth = null;
+    delete h.groundTruth;
     delete h.auroc.truth;
     if (h.rewards) h.rewards.truthClass = null;
+    for (const o of Object.values(h.operators ?? {})) ((o!.correct = null), (o!.rewardAccuracy = null));
     // its "how many roll-outs" hits were counted against that truth
     delete h.whatif;
   }

@@ -6,6 +6,7 @@ import { readRolloutText, type RolloutSource } from '../../logs';
 import type { QuestionKey, QuestionView } from '../../protocol/messages';
 import { answerSpan, rolloutHeader } from '../format';
 import { errorMessage } from '../errors';
+import type { TokenConfidence } from '../tokens';
 
 export const ROLLOUT_SCHEME = 'consensus-lens-rollout';
 /** A language of our own so that word wrap is on for roll-out documents (configurationDefaults). */
@@ -53,7 +54,10 @@ export class RolloutDocuments implements vscode.TextDocumentContentProvider, vsc
   /** Editors already decorated: a decoration lasts as long as its editor. */
   private readonly decorated = new WeakSet<vscode.TextEditor>();
 
-  constructor(private readonly host: RolloutHost) {
+  constructor(
+    private readonly host: RolloutHost,
+    private readonly tokens?: TokenConfidence,
+  ) {
     this.disposables.push(
       // Only editors that just became visible: re-decorating the others on every change raced
       // with their closing (View: Close All Editors fires this event while it closes editor after
@@ -76,8 +80,18 @@ export class RolloutDocuments implements vscode.TextDocumentContentProvider, vsc
     } catch (e) {
       text = `(the text could not be read back from the log: ${errorMessage(e)})`;
     }
-    const header = rolloutHeader(view, ref.index, src?.file ?? null, src?.line ?? null).join('\n') + '\n';
     const span = answerSpan(text, view.rollouts[ref.index].answer);
+    const lines = rolloutHeader(view, ref.index, src?.file ?? null, src?.line ?? null);
+    if (this.tokens) {
+      // The token readout goes above the header's closing rule: the answer's own tokens are
+      // inside its box.
+      const inner: [number, number] | null = span && (text.startsWith('\\boxed{', span[0]) || text.startsWith('\\fbox{', span[0])) ? [text.indexOf('{', span[0]) + 1, span[1] - 1] : span;
+      const extra = await this.tokens.readout(uri, src, text, inner);
+      const at = lines.length - 1;
+      lines.splice(at, 0, ...extra);
+      this.tokens.place(uri, at, lines.length);
+    }
+    const header = lines.join('\n') + '\n';
     if (span) this.spans.set(uri.toString(), [header.length + span[0], header.length + span[1]]);
     else this.spans.delete(uri.toString());
     return header + text;
@@ -86,6 +100,7 @@ export class RolloutDocuments implements vscode.TextDocumentContentProvider, vsc
   decorate(editor: vscode.TextEditor): void {
     if (editor.document.uri.scheme !== ROLLOUT_SCHEME) return;
     this.decorated.add(editor);
+    this.tokens?.decorate(editor);
     const span = this.spans.get(editor.document.uri.toString());
     if (!span) return editor.setDecorations(this.decoration, []);
     const range = new vscode.Range(editor.document.positionAt(span[0]), editor.document.positionAt(span[1]));

@@ -8,6 +8,7 @@ import { buildView } from '../scoring';
 import { configuredOperator, configuredParams } from '../settings';
 import type { Node } from '../explorer/tree';
 import { RolloutDocuments, ROLLOUT_SCHEME, parseRolloutUri } from './documents';
+import type { TokenConfidence } from '../tokens';
 
 export interface RolloutHooks {
   /** Shown after a roll-out opens (the consensus panel selects its row). */
@@ -31,18 +32,22 @@ export class Rollouts implements vscode.Disposable {
   constructor(
     private readonly store: RunStore,
     private readonly hooks: RolloutHooks,
+    tokens?: TokenConfidence,
   ) {
-    this.docs = new RolloutDocuments({
-      view: async (key, params) => {
-        const g = await store.get(key);
-        return g ? buildView(g, params ?? configuredParams(), configuredOperator()) : undefined;
+    this.docs = new RolloutDocuments(
+      {
+        view: async (key, params) => {
+          const g = await store.get(key);
+          return g ? buildView(g, params ?? configuredParams(), configuredOperator()) : undefined;
+        },
+        source: (key, index) => {
+          const e = store.entry(key);
+          return e && rolloutSourceOf(e, index);
+        },
+        preview: (key, index) => store.cached(key)?.previews[index] ?? '',
       },
-      source: (key, index) => {
-        const e = store.entry(key);
-        return e && rolloutSourceOf(e, index);
-      },
-      preview: (key, index) => store.cached(key)?.previews[index] ?? '',
-    });
+      tokens,
+    );
     this.disposables.push(
       this.docs,
       vscode.workspace.registerTextDocumentContentProvider(ROLLOUT_SCHEME, this.docs),

@@ -1,0 +1,310 @@
+// The model's confidence on its own text (README "Confidence on the text"): where a roll-out's
+// record carries per-token log-probs and the tokens' strings, each token is laid onto the text,
+// binned by probability for the editor's background decorations, the lowest-confidence spans and
+// the answer's own tokens are read out; where only log-probs (no strings), only token ids or
+// only a mean is logged, a line says what is missing and how to log it, with a per-position
+// sparkline when there are per-token values. Pure: no 'vscode' (the benchmark and tests use it).
+//
+// Bounded: one pass over the tokens and one over the text; a record with more than MAX_TOKENS
+// tokens is not laid out (said in the header).
+
+/** Natural-log probability thresholds of the decoration bins: p < 0.9, 0.5, 0.2, 0.05. */
+export const BIN_THRESHOLDS = [Math.log(0.9), Math.log(0.5), Math.log(0.2), Math.log(0.05)] as const;
+export const BIN_LABELS = ['p < 0.9', 'p < 0.5', 'p < 0.2', 'p < 0.05'] as const;
+/** Tokens beyond this are not laid out (a 40 KB roll-out has ~16 K). */
+export const MAX_TOKENS = 262_144;
+/** How far ahead of the cursor a token's text is looked for (a token the decoder dropped or changed). */
+const LOOKAHEAD = 32;
+
+export type TokenData =
+  | { kind: 'tokens'; tokens: string[]; logprobs: (number | null)[]; field: string }
+  /** Per-token log-probs without the tokens' text (native token_logprobs, verl rollout_log_probs, NeMo RL generation_logprobs). */
+  | { kind: 'logprobs'; logprobs: (number | null)[]; field: string; ids: boolean }
+  | { kind: 'mean'; mean: number }
+  | { kind: 'none' };
+
+const num = (x: unknown): number | null => (typeof x === 'number' && Number.isFinite(x) ? x : null);
+
+/** What a roll-out's record (native roll-out item, verl dump line, NeMo RL message) holds. */
+export function tokenDataOf(o: Record<string, unknown>): TokenData {
+  for (const field of ['token_logprobs', 'rollout_log_probs', 'generation_logprobs']) {
+    const lp = o[field];
+    if (!Array.isArray(lp) || !lp.length) continue;
+    let logprobs = lp.map(num);
+    const tokens = o.tokens;
+    if (Array.isArray(tokens) && tokens.length === lp.length && tokens.every((t) => typeof t === 'string')) return { kind: 'tokens', tokens: tokens as string[], logprobs, field };
+    // NeMo RL logs the prompt's positions too; its mask marks the generated tokens.
+    const mask = o.token_loss_mask;
+    if (Array.isArray(mask) && mask.length === lp.length) logprobs = logprobs.filter((_, i) => mask[i] === 1);
+    return { kind: 'logprobs', logprobs, field, ids: Array.isArray(o.token_ids) };
+  }
+  const m = num(o.mean_logprob);
+  return m === null ? { kind: 'none' } : { kind: 'mean', mean: m };
+}
+
+export interface TokenLayout {
+  /** Per token, [start, end) offsets into the text (start = end: not found in the text). */
+  starts: Int32Array;
+  ends: Int32Array;
+  /** NaN where the log-prob is missing. */
+  logprobs: Float64Array;
+  aligned: number;
+  unaligned: number;
+}
+
+/** Byte-level BPE and SentencePiece spellings of a space and a newline, as some samplers return them. */
+function plain(t: string): string {
+  return t.replace(/[\u0120\u2581]/g, ' ').replace(/\u010a/g, '\n');
+}
+
+/**
+ * Lays the tokens onto the text in order: each token is expected at the cursor (as written, or
+ * with byte-level BPE's Ġ/Ċ or SentencePiece's ▁ read as space/newline), else a little ahead
+ * (text the decoder normalised); a token not found takes no text.
+ */
+export function layoutTokens(text: string, tokens: readonly string[], logprobs: readonly (number | null)[]): TokenLayout {
+  const n = Math.min(tokens.length, logprobs.length);
+  const starts = new Int32Array(n);
+  const ends = new Int32Array(n);
+  const lps = new Float64Array(n);
+  let cursor = 0;
+  let aligned = 0;
+  for (let i = 0; i < n; i++) {
+    lps[i] = logprobs[i] ?? NaN;
+    let t = tokens[i];
+    if (t === '') {
+      starts[i] = ends[i] = cursor;
+      aligned++;
+      continue;
+    }
+    if (!text.startsWith(t, cursor)) {
+      const p = plain(t);
+      if (text.startsWith(p, cursor)) t = p;
+      else {
+        const at = text.indexOf(p, cursor);
+        if (at >= 0 && at - cursor <= LOOKAHEAD) {
+          cursor = at;
+          t = p;
+        } else {
+          starts[i] = ends[i] = cursor;
+          continue;
+        }
+      }
+    }
+    starts[i] = cursor;
+    cursor += t.length;
+    ends[i] = cursor;
+    aligned++;
+  }
+  return { starts, ends, logprobs: lps, aligned, unaligned: n - aligned };
+}
+
+/** Decoration bin of a log-prob: 0 (p ≥ 0.9, none) to 4 (p < 0.05); missing is 0. */
+export function binOf(lp: number): number {
+  if (!(lp < BIN_THRESHOLDS[0])) return 0;
+  let b = 1;
+  while (b < BIN_THRESHOLDS.length && lp < BIN_THRESHOLDS[b]) b++;
+  return b;
+}
+
+/**
+ * Per bin 1–4, the ranges to decorate as [startLine, startChar, endLine, endChar] quadruples in a
+ * document where the text starts at line `firstLine`, column 0; adjacent tokens of one bin merge.
+ */
+export function binRanges(text: string, layout: TokenLayout, firstLine = 0): Int32Array[] {
+  const out: number[][] = [[], [], [], []];
+  // Offsets only grow, so one cursor over the text's line breaks maps them to positions.
+  let line = 0;
+  let lineStart = 0;
+  let scan = 0;
+  const pos = (off: number): [number, number] => {
+    while (scan < off) {
+      if (text.charCodeAt(scan) === 10) {
+        line++;
+        lineStart = scan + 1;
+      }
+      scan++;
+    }
+    return [firstLine + line, off - lineStart];
+  };
+  const n = layout.starts.length;
+  let i = 0;
+  while (i < n) {
+    const b = binOf(layout.logprobs[i]);
+    if (b === 0 || layout.starts[i] === layout.ends[i]) {
+      i++;
+      continue;
+    }
+    const s = layout.starts[i];
+    let e = layout.ends[i];
+    let j = i + 1;
+    while (j < n && layout.starts[j] === e && binOf(layout.logprobs[j]) === b) e = layout.ends[j++];
+    const [sl, sc] = pos(s);
+    const [el, ec] = pos(e);
+    out[b - 1].push(sl, sc, el, ec);
+    i = j;
+  }
+  return out.map((a) => Int32Array.from(a));
+}
+
+export interface LowSpan {
+  /** Token range [first, last + 1). */
+  first: number;
+  end: number;
+  /** Text offsets. */
+  start: number;
+  stop: number;
+  meanLogprob: number;
+}
+
+/** The `k` non-overlapping windows of `window` tokens with the lowest mean log-prob, lowest first (O(k·T)). */
+export function lowestSpans(layout: TokenLayout, k = 5, window = 8): LowSpan[] {
+  const n = layout.logprobs.length;
+  if (!n) return [];
+  const w = Math.min(window, n);
+  const starts = n - w + 1;
+  // Each window's mean over its tokens with a log-prob (NaN: none has one).
+  const means = new Float64Array(starts);
+  let s = 0;
+  let c = 0;
+  const lp = layout.logprobs;
+  for (let i = 0; i < n; i++) {
+    if (Number.isFinite(lp[i])) (s += lp[i]), c++;
+    if (i >= w && Number.isFinite(lp[i - w])) (s -= lp[i - w]), c--;
+    if (i >= w - 1) means[i - w + 1] = c > 0 ? s / c : NaN;
+  }
+  const taken: LowSpan[] = [];
+  while (taken.length < k) {
+    let best = -1;
+    for (let i = 0; i < starts; i++) {
+      const m = means[i];
+      if (Number.isNaN(m) || (best >= 0 && m >= means[best])) continue;
+      let free = true;
+      for (const t of taken) if (i < t.end && i + w > t.first) free = false;
+      if (free) best = i;
+    }
+    if (best < 0) break;
+    taken.push({ first: best, end: best + w, start: layout.starts[best], stop: layout.ends[best + w - 1], meanLogprob: means[best] });
+  }
+  return taken;
+}
+
+export interface AnswerConfidence {
+  tokens: number;
+  meanLogprob: number;
+  minLogprob: number;
+  /** exp(Σ log-prob): the probability of the answer's tokens together. */
+  jointProb: number;
+}
+
+/** The tokens overlapping text offsets [start, end), with log-probs. */
+export function spanConfidence(layout: TokenLayout, start: number, end: number): AnswerConfidence | null {
+  let k = 0;
+  let sum = 0;
+  let min = Infinity;
+  for (let i = 0; i < layout.starts.length; i++) {
+    if (layout.ends[i] <= start || layout.starts[i] >= end || layout.starts[i] === layout.ends[i]) continue;
+    const lp = layout.logprobs[i];
+    if (!Number.isFinite(lp)) continue;
+    k++;
+    sum += lp;
+    if (lp < min) min = lp;
+  }
+  return k ? { tokens: k, meanLogprob: sum / k, minLogprob: min, jointProb: Math.exp(sum) } : null;
+}
+
+/** The token at text offset `off` (binary search), or -1. */
+export function tokenAt(layout: TokenLayout, off: number): number {
+  let lo = 0;
+  let hi = layout.starts.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (layout.ends[mid] <= off) lo = mid + 1;
+    else if (layout.starts[mid] > off) hi = mid - 1;
+    else return layout.starts[mid] === layout.ends[mid] ? -1 : mid;
+  }
+  return -1;
+}
+
+const BLOCKS = '▁▂▃▄▅▆▇█';
+
+/** Per-position curve: `width` buckets' mean log-prob as block characters (low = unsure). */
+export function sparkline(logprobs: readonly (number | null)[] | Float64Array, width = 64): string {
+  const xs = Array.from(logprobs as ArrayLike<number | null>, (x) => (x === null ? NaN : x));
+  if (!xs.length) return '';
+  const buckets = Math.min(width, xs.length);
+  const vals: number[] = [];
+  for (let b = 0; b < buckets; b++) {
+    const lo = Math.floor((b * xs.length) / buckets);
+    const hi = Math.floor(((b + 1) * xs.length) / buckets);
+    let s = 0;
+    let c = 0;
+    for (let i = lo; i < hi; i++) if (Number.isFinite(xs[i])) (s += xs[i]), c++;
+    vals.push(c ? s / c : NaN);
+  }
+  // Scale: probability of the bucket's mean log-prob, so 0 (certain) is the full block.
+  return vals.map((v) => (Number.isFinite(v) ? BLOCKS[Math.max(0, Math.min(7, Math.round(Math.exp(v) * 7)))] : ' ')).join('');
+}
+
+const f = (x: number, d = 2) => (x < 0 ? '\u2212' : '') + Math.abs(x).toFixed(d);
+const snippet = (s: string) => JSON.stringify(s.length > 48 ? s.slice(0, 47) + '…' : s);
+
+/** What the document shows for a roll-out's tokens: its header lines, and the layout to decorate. */
+export interface TokenReadout {
+  /** Lines for the document header (each starts with "# "). */
+  lines: string[];
+  layout: TokenLayout | null;
+  spans: LowSpan[];
+  /** Line index within `lines` of each span's entry (for links). */
+  spanLines: number[];
+}
+
+export const HOW_TO_LOG = 'log per-token log-probs and the tokens\u2019 text: RunLogger(keep_token_logprobs=True) with "token_logprobs" and "tokens" per roll-out (docs/log-formats.md)';
+
+/**
+ * The header lines and layout for one roll-out. `answer`: text offsets of the extracted answer
+ * (inside its box), or null.
+ */
+export function tokenReadout(text: string, data: TokenData, answer: [number, number] | null): TokenReadout {
+  const lines: string[] = [];
+  if (data.kind === 'none') return { lines: [`# token confidence: not logged — ${HOW_TO_LOG}`], layout: null, spans: [], spanLines: [] };
+  if (data.kind === 'mean') return { lines: [`# token confidence: only the mean log-prob (${f(data.mean, 3)}) is logged — ${HOW_TO_LOG}`], layout: null, spans: [], spanLines: [] };
+  if (data.kind === 'logprobs') {
+    const what = data.ids ? 'token ids and log-probs' : 'log-probs';
+    lines.push(`# token confidence: ${data.logprobs.length} tokens' ${what} (${data.field}) but not the tokens' text, so they cannot be laid on it — ${HOW_TO_LOG}`);
+    lines.push(`# per-position probability: ${sparkline(data.logprobs)}`);
+    return { lines, layout: null, spans: [], spanLines: [] };
+  }
+  if (data.tokens.length > MAX_TOKENS) return { lines: [`# token confidence: ${data.tokens.length} tokens, more than ${MAX_TOKENS}: not laid out`], layout: null, spans: [], spanLines: [] };
+  const layout = layoutTokens(text, data.tokens, data.logprobs);
+  let sum = 0;
+  let k = 0;
+  let low = 0;
+  for (const lp of layout.logprobs)
+    if (Number.isFinite(lp)) {
+      sum += lp;
+      k++;
+      if (lp < BIN_THRESHOLDS[2]) low++;
+    }
+  lines.push(
+    `# token confidence: ${layout.logprobs.length} tokens, mean log-prob ${k ? f(sum / k, 3) : '-'}, ${low} below p = 0.2` +
+      (layout.unaligned ? `; ${layout.unaligned} not found in the text` : '') +
+      ' — background: p < 0.9, 0.5, 0.2, 0.05 (Consensus Lens: Toggle Token Confidence)',
+  );
+  if (answer) {
+    const a = spanConfidence(layout, answer[0], answer[1]);
+    lines.push(
+      a ? `# answer tokens: ${a.tokens}, mean log-prob ${f(a.meanLogprob, 3)}, lowest ${f(a.minLogprob, 3)}, together p = ${a.jointProb.toPrecision(3)}` : '# answer tokens: none with a log-prob',
+    );
+  }
+  const spans = lowestSpans(layout);
+  const spanLines: number[] = [];
+  if (spans.length) {
+    lines.push(`# lowest-confidence spans (${Math.min(8, layout.logprobs.length)} tokens each):`);
+    spans.forEach((s, i) => {
+      spanLines.push(lines.length);
+      lines.push(`#   ${i + 1}. ${snippet(text.slice(s.start, s.stop))}  mean log-prob ${f(s.meanLogprob, 2)}`);
+    });
+  }
+  return { lines, layout, spans, spanLines };
+}

@@ -1,0 +1,67 @@
+// The run view's model (src/extension/compare/model.ts) and its message checks
+// (src/protocol/compare.ts): one run, two runs, the side-by-side pair, hostile messages.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRunContext, type Group } from '../../src/engine';
+import { readRun } from '../../src/logs';
+import { healthOf } from '../../src/cli/health';
+import { pairSide, runViewModel, sideOf } from '../../src/extension/compare/model';
+import { parseCompareMessage } from '../../src/protocol/compare';
+import { buildView, storeGroup } from '../../src/extension/scoring';
+import { defaultParams } from '../../src/extension/params';
+
+async function groups(path: string): Promise<Group[]> {
+  const out: Group[] = [];
+  for await (const g of readRun(path, () => {})) out.push(g);
+  return out;
+}
+
+async function side(path: string, op: 'majority' | 'core') {
+  const ctx = createRunContext();
+  const hs = (await groups(path)).map((g) => healthOf(g, { params: {}, configuredOperator: op }, ctx));
+  return sideOf(path, op, hs, () => {});
+}
+
+test('run view model: two fixture runs carry the comparison `compare` prints', async () => {
+  const m = runViewModel([await side('test/fixtures/compare/run-a', 'majority'), await side('test/fixtures/compare/run-b', 'majority')], ['a', 'b']);
+  assert.deepEqual(m.steps, [1, 2, 3]);
+  assert.deepEqual(m.runs.map((r) => r.labelAccuracy.value), [0.6, 0.75]);
+  assert.equal(m.shared!.part, 2);
+  assert.equal(m.disagreementsTotal, 2);
+  assert.deepEqual(m.disagreements.map((d) => [d.questionId, d.agrees]), [['q1', 'b'], ['q2', 'a']]);
+  assert.equal(m.signal.length, 2);
+  assert.deepEqual(m.signal[0]!.groups.majority, [1, 0.5, 1]);
+});
+
+test('run view model: one run (a log file opened as a run) has no comparison', async () => {
+  const m = runViewModel([await side('test/fixtures/compare/run-a', 'core')], ['a']);
+  assert.equal(m.runs.length, 1);
+  assert.equal(m.shared, null);
+  assert.deepEqual(m.disagreements, []);
+  assert.equal(m.runs[0].operator, 'core');
+  assert.deepEqual(m.runs[0].labelAccuracy, { correct: 4, over: 5, value: 0.8 });
+});
+
+test('pairSide: the operator\u2019s label class marked, the truth class marked', async () => {
+  const [g] = await groups('test/fixtures/compare/run-a');
+  const stored = storeGroup(g, 'run-a', 'run-a');
+  const vote = pairSide('run-a', 'majority', buildView(stored, defaultParams(), 'majority'));
+  assert.equal(vote.label, '3');
+  assert.deepEqual(vote.classes.map((c) => [c.answer, c.size, c.isLabel, c.matchesGroundTruth]), [['3', 2, true, false], ['5', 2, false, true]]);
+  const core = pairSide('run-a', 'core', buildView(stored, defaultParams(), 'core'));
+  assert.equal(core.label, '5');
+  assert.deepEqual(core.classes.map((c) => c.isLabel), [false, true]);
+  assert.equal(core.groundTruth, '5');
+});
+
+test('parseCompareMessage: only well-formed messages pass', () => {
+  assert.deepEqual(parseCompareMessage({ type: 'ready' }), { type: 'ready' });
+  assert.deepEqual(parseCompareMessage({ type: 'openPair', index: 3 }), { type: 'openPair', index: 3 });
+  assert.equal(parseCompareMessage({ type: 'openPair', index: -1 }), null);
+  assert.equal(parseCompareMessage({ type: 'openPair', index: 1.5 }), null);
+  assert.deepEqual(parseCompareMessage({ type: 'openQuestion', side: 1, step: 2, questionId: 'q' }), { type: 'openQuestion', side: 1, step: 2, questionId: 'q' });
+  assert.equal(parseCompareMessage({ type: 'openQuestion', side: 2, step: 2, questionId: 'q' }), null);
+  assert.equal(parseCompareMessage({ type: 'openDashboard', side: '0' }), null);
+  assert.equal(parseCompareMessage({ type: 'eval', code: 'x' }), null);
+  assert.equal(parseCompareMessage('ready'), null);
+});
