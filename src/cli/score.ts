@@ -6,7 +6,7 @@ import { readRun, type Notice, type ReadRunOptions } from '../logs';
 import { DEFAULT_MAX_GROUP_SIZE, PARAM_SPECS, checkGroupSize, groupAnswers, needsReasoning, operatorSpec, resolveParams, type Group, type OperatorId, type Params } from '../engine';
 import { CliIO, UsageError, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseArgs, parseList } from './args';
 import { ShardState, addStats, emptyStats, scoreLine, sweepGroup, type ScoreJob, type SweepJob, type SweepStats } from './pipeline';
-import { ShardedPool, defaultJobs } from './pool';
+import { ShardedPool, WorkerDiedError, defaultJobs } from './pool';
 
 /** How many groups may be in flight (read, not yet written): bounds memory on huge runs. */
 const IN_FLIGHT = 16;
@@ -98,7 +98,17 @@ export async function forEachGroup<T>(
   remote: (g: Group) => Remote<T>,
   sink: (value: T, g: Group) => void,
   stdin?: NodeJS.ReadableStream,
-  opts: { read?: ReadRunOptions; maxGroupSize?: number; backlog?: number } = {},
+  opts: {
+    read?: ReadRunOptions;
+    maxGroupSize?: number;
+    backlog?: number;
+    /**
+     * A worker keeps no per-question state for this work (no MS-TTRL, or only the cosines): the
+     * groups a dead worker held are re-scored on the main thread and its questions move on.
+     * Otherwise they, and their questions' later groups, are reported as not scored.
+     */
+    rescore?: boolean;
+  } = {},
 ): Promise<{ groups: number }> {
   const workers = jobs >= 2 ? jobs - 1 : jobs;
   // With one job the single worker takes every group; with more, the main thread scores too.
@@ -111,7 +121,17 @@ export async function forEachGroup<T>(
   let groups = 0;
   const maxGroupSize = opts.maxGroupSize ?? DEFAULT_MAX_GROUP_SIZE;
   const readOpts = opts.read ?? {};
-  if (workers > 0 && path !== '-' && fileSize(path) >= EAGER_WORKERS_BYTES) pool = new ShardedPool(workers);
+  /** `owner` of a question whose worker died with its state. */
+  const LOST = -2;
+  const newPool = (): ShardedPool => {
+    const p = new ShardedPool(workers);
+    p.onDeath = (i, why) => {
+      onNotice({ level: 'warning', message: `worker thread ${i + 1} ${why}; ${opts.rescore ? 'the groups it held are scored again on the main thread' : 'the groups it held, and their questions\' later groups, are not scored'}` });
+      for (const [q, o] of owner) if (o === i) opts.rescore ? owner.delete(q) : owner.set(q, LOST);
+    };
+    return p;
+  };
+  if (workers > 0 && path !== '-' && fileSize(path) >= EAGER_WORKERS_BYTES) pool = newPool();
   // A group that cannot be scored (too large, or one that cannot be sent to a worker thread) is
   // reported with its place in the log and skipped; every other group is still scored.
   const runLocal = (g: Group) => {
@@ -130,8 +150,17 @@ export async function forEachGroup<T>(
       try {
         v = await p;
       } catch (e) {
-        onNotice(groupFailed(g, e));
-        continue;
+        if (!(e instanceof WorkerDiedError && opts.rescore)) {
+          onNotice(groupFailed(g, e));
+          continue;
+        }
+        // Its thread died: scored again here, in order.
+        try {
+          v = local(g);
+        } catch (e2) {
+          onNotice(groupFailed(g, e2));
+          continue;
+        }
       }
       sink(v, g);
     }
@@ -156,9 +185,19 @@ export async function forEachGroup<T>(
     }
     return i;
   };
+  // A rejection is handled when its turn in `drain` comes; until then it must not count as an
+  // unhandled rejection (which would end the process).
+  const enqueue = (g: Group, p: Promise<T>) => {
+    p.catch(() => undefined);
+    queue.push({ g, p });
+  };
   // The main thread scores its questions in order with the workers' results.
   const dispatch = (g: Group) => {
     const i = ownerOf(g.questionId);
+    if (i === LOST) {
+      enqueue(g, Promise.reject(new Error('the worker thread holding its question\'s state (MS-TTRL) died earlier')));
+      return;
+    }
     if (i < 0) {
       let p: Promise<T>;
       try {
@@ -166,8 +205,8 @@ export async function forEachGroup<T>(
       } catch (e) {
         p = Promise.reject(e);
       }
-      queue.push({ g, p });
-    } else queue.push({ g, p: submit(i, g) });
+      enqueue(g, p);
+    } else enqueue(g, submit(i, g));
   };
   try {
     for await (const g of readRun(path, onNotice, stdin ? { ...readOpts, stdin: stdin as Readable } : readOpts)) {
@@ -185,7 +224,7 @@ export async function forEachGroup<T>(
       if (!pool) {
         buffered.push(g);
         if (buffered.length < WORKER_MIN_GROUPS) continue;
-        pool = new ShardedPool(workers);
+        pool = newPool();
         for (const b of buffered.splice(0)) dispatch(b);
         continue;
       }
@@ -244,7 +283,13 @@ export async function runScore(argv: string[], io: CliIO): Promise<number> {
     },
     (line) => io.stdout.write(line + '\n'),
     io.stdin,
-    { read: { groundTruth: groundTruthFromFlags(a) }, maxGroupSize, backlog: split ? COSINES_BACKLOG : undefined },
+    {
+      read: { groundTruth: groundTruthFromFlags(a) },
+      maxGroupSize,
+      backlog: split ? COSINES_BACKLOG : undefined,
+      // The cosines carry no state; whole groups do only with MS-TTRL (operators unset: all).
+      rescore: split || (job.operators !== undefined && !job.operators.includes('msttrl')),
+    },
   );
   if (groups === 0) {
     io.stderr.write(`consensus-lens: nothing to score in ${path === '-' ? 'standard input' : path}\n`);
