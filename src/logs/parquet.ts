@@ -303,16 +303,17 @@ export interface ParquetColumns {
   columns: Record<string, ParquetColumn>;
 }
 
-/** Rows as objects (shared strings stay shared). */
-export function rowsOf(t: ParquetColumns): Array<Record<string, unknown>> {
+/** Rows, one object at a time (shared strings stay shared). */
+export function rowsOf(t: ParquetColumns): { length: number; at(i: number): Record<string, unknown> } {
   const cols = Object.entries(t.columns);
-  const out: Array<Record<string, unknown>> = new Array(t.rows);
-  for (let i = 0; i < t.rows; i++) {
-    const row: Record<string, unknown> = {};
-    for (const [name, c] of cols) row[name] = c.uniq[c.idx[i]];
-    out[i] = row;
-  }
-  return out;
+  return {
+    length: t.rows,
+    at(i) {
+      const row: Record<string, unknown> = {};
+      for (const [name, c] of cols) row[name] = c.uniq[c.idx[i]];
+      return row;
+    },
+  };
 }
 
 interface Pending {

@@ -149,7 +149,8 @@ export interface TrlRowsInput {
   run: string | undefined;
   fileStep: number;
   names: string[];
-  rows: Array<Record<string, unknown>>;
+  /** The rows, one object at a time (a reader need not hold them all as objects). */
+  rows: { length: number; at(i: number): Record<string, unknown> };
   rewardColumns: string[];
   /** Line numbers / sources are rows (1-based) of this file. */
 }
@@ -163,7 +164,7 @@ export function trlRecords(inp: TrlRowsInput): ParsedRecord[] {
   let cur: Extract<ParsedRecord, { kind: 'group' }> | undefined;
   let curPrompt: string | undefined;
   for (let i = 0; i < rows.length; i++) {
-    const r = rows[i];
+    const r = rows.at(i);
     const stepV = r.step;
     const step = parseStep(typeof stepV === 'bigint' ? Number(stepV) : stepV) ?? fileStep;
     const prompt = toText(r.prompt);
