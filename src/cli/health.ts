@@ -19,6 +19,7 @@ import type { Notice } from '../logs';
 import { forEachGroup, jobsFrom } from './score';
 import { defaultJobs } from './pool';
 import { CliIO, UsageError, flagString, paramsFromFlags, parseArgs } from './args';
+import { safeText } from '../logs/safe-text';
 
 export interface HealthJob {
   params: Partial<Params>;
@@ -211,7 +212,7 @@ export async function runHealth(argv: string[], io: CliIO): Promise<number> {
   const runs = await buildHealth(path, { params: paramsFromFlags(a), configuredOperator: configured, stdin: io.stdin as Readable, jobs: jobsFrom(flagString(a, 'jobs')) }, (n) => {
     if (n.level === 'error') errors++;
     const where = n.file && !n.message.startsWith(n.file) ? `${n.file}${n.line ? `:${n.line}` : ''}: ` : '';
-    io.stderr.write(`consensus-lens: ${n.level === 'info' ? '' : `${n.level}: `}${where}${n.message}\n`);
+    io.stderr.write(`consensus-lens: ${n.level === 'info' ? '' : `${n.level}: `}${safeText(where + n.message)}\n`);
   });
   const h = runs[0].health;
   if (h.groups === 0) {
@@ -220,6 +221,6 @@ export async function runHealth(argv: string[], io: CliIO): Promise<number> {
   }
   // Several runs (verl's rollout/ and validation/): the largest at the top level, each in `runs`.
   if (a.flags.get('json')) io.stdout.write(JSON.stringify({ path, ...(runs[0].run !== null ? { run: runs[0].run } : {}), ...h, ...(runs.length > 1 ? { runs: runs.map((r) => ({ run: r.run, ...r.health })) } : {}) }) + '\n');
-  else io.stdout.write(runs.map((r) => renderHealth(r.health, runs.length > 1 ? `${path} (run ${r.run ?? '-'})` : path)).join('\n'));
+  else io.stdout.write(safeText(runs.map((r) => renderHealth(r.health, runs.length > 1 ? `${path} (run ${r.run ?? '-'})` : path)).join('\n'), true));
   return errors > 0 ? 1 : 0;
 }

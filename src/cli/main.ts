@@ -7,6 +7,7 @@ import { runExtract } from './extract';
 import { runReport } from './report';
 import { runWatch } from './watch';
 import { runHealth } from './health';
+import { safeText } from '../logs/safe-text';
 
 const USAGE = `usage: consensus-lens <command> [options]
 
@@ -55,10 +56,10 @@ async function main(argv: string[]): Promise<number> {
     return await run(rest, io);
   } catch (e) {
     if (e instanceof UsageError) {
-      io.stderr.write(`consensus-lens ${command}: ${e.message}\n`);
+      io.stderr.write(`consensus-lens ${command}: ${safeText(e.message)}\n`);
       return 2;
     }
-    io.stderr.write(`consensus-lens ${command}: ${(e as Error).message ?? String(e)}\n`);
+    io.stderr.write(`consensus-lens ${command}: ${safeText((e as Error).message ?? String(e))}\n`);
     return 1;
   }
 }

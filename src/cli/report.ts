@@ -37,6 +37,7 @@ import type { RunContext } from '../engine';
 import { defaultJobs } from './pool';
 import { accuracyOf, countAccuracy, emptyAccuracy, formatAccuracy, type AccuracyCount } from '../engine/analysis/accuracy';
 import { CliIO, UsageError, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseArgs } from './args';
+import { safeText } from '../logs/safe-text';
 
 export interface ReportGroup {
   step: number;
@@ -571,14 +572,14 @@ export async function runReport(argv: string[], io: CliIO): Promise<number> {
     (n) => {
       if (n.level === 'error') errors++;
       const where = n.file && !n.message.startsWith(n.file) ? `${n.file}${n.line ? `:${n.line}` : ''}: ` : '';
-      io.stderr.write(`consensus-lens: ${n.level === 'info' ? '' : `${n.level}: `}${where}${n.message}\n`);
+      io.stderr.write(`consensus-lens: ${n.level === 'info' ? '' : `${n.level}: `}${safeText(where + n.message)}\n`);
     },
   );
   if (report.total.groups === 0) {
     io.stderr.write(`consensus-lens report: no groups in ${path}\n`);
     return 1;
   }
-  io.stdout.write(renderTable(report));
+  io.stdout.write(safeText(renderTable(report), true));
   if (html) {
     await writeFile(html, renderHtml(report));
     io.stdout.write(`report page: ${html}\n`);

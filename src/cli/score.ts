@@ -7,6 +7,7 @@ import { DEFAULT_MAX_GROUP_SIZE, PARAM_SPECS, checkGroupSize, groupAnswers, need
 import { CliIO, UsageError, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseArgs, parseList } from './args';
 import { ShardState, addStats, emptyStats, scoreLine, sweepGroup, type ScoreJob, type SweepJob, type SweepStats } from './pipeline';
 import { ShardedPool, WorkerDiedError, defaultJobs } from './pool';
+import { safeText } from '../logs/safe-text';
 
 /** How many groups may be in flight (read, not yet written): bounds memory on huge runs. */
 const IN_FLIGHT = 16;
@@ -35,7 +36,7 @@ export function noticePrinter(io: CliIO): ((n: Notice) => void) & { errors: numb
     if (n.level === 'error') print.errors++;
     const at = n.file ? `${n.file}${n.line ? `:${n.line}` : ''}` : '';
     const where = at && !n.message.startsWith(at) ? `${at}: ` : '';
-    io.stderr.write(`consensus-lens: ${n.level === 'info' ? '' : `${n.level}: `}${where}${n.message}\n`);
+    io.stderr.write(`consensus-lens: ${n.level === 'info' ? '' : `${n.level}: `}${safeText(where + n.message)}\n`);
   }) as ((n: Notice) => void) & { errors: number };
   print.errors = 0;
   return print;
