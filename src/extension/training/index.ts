@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { userInfo } from 'node:os';
 import { NVIDIA_SMI_ARGS, describeGpu, interpretNvidiaSmi, type GpuQuery } from './gpus';
-import { invocation, invocationShell, parseGpuList, quoteStyleFor, resolveLaunch, trainingVariables, terminalProfile, terminalProfileNames, userDefaultShell, validateProfiles, type ResolvedLaunch, type TrainingProfile, type WhatIf } from './profile';
+import { invocation, invocationShell, parseGpuList, probeQuoteStyle, resolveLaunch, trainingVariables, terminalProfile, terminalProfileNames, userDefaultShell, validateProfiles, type ResolvedLaunch, type TrainingProfile, type WhatIf } from './profile';
 import { JobPty } from './runner';
 import { UnquotableError } from './quote';
 import { ignoredUserValue, readText, settingsFiles } from './settings-files';
@@ -410,7 +410,7 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
     const tp = profile.terminal ? terminalProfile(terminalProfiles(), profile.terminal) : undefined;
     // Values are quoted for the shell that will parse the command (see invocation()).
     const shell = invocationShell(tp, defaultShell(), shellExists);
-    const style = quoteStyleFor(shell);
+    const style = await probeQuoteStyle(tp, defaultShell(), shellExists);
     if (!style) {
       const msg = `Consensus Lens: the profile "${profile.name}" runs its command in ${basename(shell)}, whose quoting the launcher does not implement (it quotes for POSIX shells, fish, PowerShell and cmd.exe). Use a terminal profile with one of those shells.`;
       log.warn(msg);
