@@ -5,6 +5,7 @@
 import { PassThrough } from 'node:stream';
 import { RunIndex } from '../src/logs/index';
 import { readTrlFile } from '../src/logs/trl';
+import { readParquetColumns } from '../src/logs/parquet';
 import { readWandbTable } from '../src/logs/wandb';
 import { runScore } from '../src/cli/score';
 import { extractAnswer, formClasses } from '../src/engine/answers';
@@ -15,6 +16,7 @@ const [kind, path] = process.argv.slice(2) as [string, string];
 async function main(): Promise<void> {
   // Warm-ups that load what a read needs (mathjs, the parse thread) before the baseline is taken.
   formClasses(['\\sqrt{-4}', '2i']);
+  if (kind === 'parquet') await readParquetColumns(process.argv[4]!).catch(() => undefined);
   const input = kind === 'answers' ? (JSON.parse(readFileSync(path, 'utf8')) as string[]) : undefined;
   global.gc?.();
   // Linux: writing 5 to clear_refs resets the peak RSS (VmHWM), so the peak read below is the

@@ -324,6 +324,9 @@ interface Pending {
 let worker: Worker | undefined;
 const pending = new Map<number, Pending>();
 let seq = 0;
+/** An idle parse thread is ended after this long (its heap is freed; the next read starts one). */
+const IDLE_MS = 30_000;
+let idle: NodeJS.Timeout | undefined;
 
 function workerOptions(): { script: string; eval: boolean } {
   const js = join(__dirname, 'parquet-worker.js');
@@ -347,7 +350,17 @@ function getWorker(): Worker {
     pending.delete(m.seq);
     if (m.error !== undefined) p.reject(new Error(m.error));
     else p.resolve(m.value!);
-    if (!pending.size) w.unref();
+    if (!pending.size) {
+      w.unref();
+      clearTimeout(idle);
+      idle = setTimeout(() => {
+        if (worker === w && !pending.size) {
+          worker = undefined;
+          void w.terminate();
+        }
+      }, IDLE_MS);
+      idle.unref();
+    }
   });
   const die = (why: string): void => {
     if (worker === w) worker = undefined;
@@ -366,6 +379,7 @@ function getWorker(): Worker {
  * in a worker thread with a bounded heap (module header). Rejects with what is wrong.
  */
 export function readParquetColumns(file: string, columns?: string[]): Promise<ParquetColumns> {
+  clearTimeout(idle);
   const w = getWorker();
   w.ref();
   const id = seq++;
