@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunStore, questionKeyString } from '../src/extension/store';
 import { buildView, storeGroup } from '../src/extension/scoring';
-import { filterQuestions } from '../src/extension/filters';
+import { filterQuestions } from '../src/extension/explorer/filters';
 import { defaultParams } from '../src/extension/params';
 import { rng, synthRollouts, type ClassPlan } from '../scripts/synth';
 

@@ -1,7 +1,8 @@
 // One esbuild script for every bundle: the CLI (node), and later the extension host (node) and
 // the webview (browser). `node scripts/build.mjs [--watch]`.
 import * as esbuild from 'esbuild';
-import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { buildWasm } from './build-wasm.mjs';
@@ -11,7 +12,10 @@ import { buildWasm } from './build-wasm.mjs';
 if (await buildWasm()) console.log('WebAssembly modules regenerated from their .wat (written above)');
 
 const watch = process.argv.includes('--watch');
-const common = { bundle: true, sourcemap: 'linked', logLevel: 'warning', legalComments: 'none' };
+// --release (npm run package): no source maps, so no bundle ends with a sourceMappingURL comment
+// pointing to a .map the package does not ship.
+const release = process.argv.includes('--release');
+const common = { bundle: true, sourcemap: release ? false : 'linked', logLevel: 'warning', legalComments: 'none' };
 
 // mathjs is two thirds of every node bundle but only needed for answers that are not exact
 // rationals: it gets its own file, dist/mathjs.js, which the bundles require on first use, so
@@ -74,7 +78,8 @@ const bundles = [
   {
     // The consensus panel (browser). CSS is bundled beside it as dist/webview/main.css.
     ...common,
-    entryPoints: { main: 'webview/main.ts', dashboard: 'webview/dashboard/main.ts' },
+    // report-page: the `report --html` page's script, which the CLI inlines with the page's nonce.
+    entryPoints: { main: 'webview/main.ts', dashboard: 'webview/dashboard/main.ts', 'report-page': 'webview/report/main.ts' },
     outdir: 'dist/webview',
     platform: 'browser',
     format: 'iife',
@@ -92,6 +97,7 @@ for (const options of bundles) {
     await esbuild.build(options);
   }
 }
+if (release) for (const f of readdirSync('dist', { recursive: true })) if (String(f).endsWith('.map')) rmSync(join('dist', String(f)));
 if (!watch) {
   chmodSync('dist/cli.js', 0o755);
   codeCaches();

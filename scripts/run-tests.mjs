@@ -2,7 +2,13 @@
 // the Python tests (python/run_tests.sh, standard library unittest).
 // Node 20's --test has no glob support, so the files are listed here. e2e tests live in
 // test/e2e and run from their own script.
-import { readdirSync, statSync } from 'node:fs';
+//
+// Output: the failures and one summary line (files, tests, time) on the terminal; the full TAP
+// in test-results/node.tap (for CI logs). Every test runs with TMPDIR set to a fresh folder,
+// removed at the end: what a test leaves there is named (a leak to fix) and does not pile up in
+// the system's temporary folder.
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
@@ -17,7 +23,30 @@ function find(dir, out = []) {
 }
 const only = process.argv.slice(2);
 const files = only.length ? only : find('test').sort();
-const node = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=2', ...files], { stdio: 'inherit' });
+const started = Date.now();
+const tmp = mkdtempSync(join(tmpdir(), 'consensus-lens-tests-'));
+const env = { ...process.env, TMPDIR: tmp, TEMP: tmp, TMP: tmp };
+const results = process.env.TEST_RESULTS_DIR || 'test-results';
+mkdirSync(results, { recursive: true });
+const tap = join(results, 'node.tap');
+const node = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=./scripts/summary-reporter.mjs', '--test-reporter-destination=stdout', '--test-reporter=tap', `--test-reporter-destination=${tap}`, ...files],
+  { stdio: 'inherit', env },
+);
 // The Python side (logger, reward client, parity through the worker) runs with the whole suite.
-const python = only.length ? { status: 0 } : spawnSync('bash', ['python/run_tests.sh'], { stdio: 'inherit' });
+let python = { status: 0 };
+if (!only.length) {
+  python = spawnSync('bash', ['python/run_tests.sh'], { stdio: ['ignore', 'pipe', 'pipe'], env, encoding: 'utf8' });
+  const tail = `${python.stderr ?? ''}`.trim().split('\n');
+  // unittest's own summary ("Ran N tests in Xs", "OK"/"FAILED (...)"); the whole output on failure
+  if (python.status !== 0) process.stdout.write(`${python.stdout}${python.stderr}\n`);
+  else process.stdout.write(`python: ${tail.filter((l) => /^Ran |^OK|^FAILED/.test(l)).join(', ')}\n`);
+}
+// tsx's compile cache (tsx-UID) is the runner's own, not a test's
+const left = readdirSync(tmp).filter((n) => !/^tsx-\d+$/.test(n));
+rmSync(tmp, { recursive: true, force: true });
+if (left.length) process.stdout.write(`temporary folder: the tests left ${left.length} ${left.length === 1 ? 'entry' : 'entries'} (${left.slice(0, 8).join(', ')}${left.length > 8 ? ', …' : ''}); removed\n`);
+const s = ((Date.now() - started) / 1000).toFixed(0);
+process.stdout.write(`${node.status === 0 && python.status === 0 ? 'all tests passed' : 'TESTS FAILED'} in ${s} s; full TAP: ${tap}\n`);
 process.exit(node.status === 0 && python.status === 0 ? 0 : 1);

@@ -70,7 +70,10 @@ test('bad input: each problem is one line naming file and line; the rest is scor
     ].join('\n') + '\n',
   );
   const r = cli(['score', file]);
-  assert.equal(r.code, 0);
+  // two of four lines skipped: exit 3, with the summary (docs: exit codes)
+  assert.equal(r.code, 3);
+  assert.match(r.err, /consensus-lens: 2 of 4 lines skipped \(each named above\); exit 3 \(--allow-skipped accepts this\)/);
+  assert.equal(cli(['score', file, '--allow-skipped']).code, 0);
   assert.deepEqual(r.lines.map((l) => l.question_id), ['ok1', 'ok2']);
   assert.ok(!r.out.includes('NaN') && !r.out.includes('Infinity'));
   assert.equal(r.lines[0].results.core.confidence, 'missing');

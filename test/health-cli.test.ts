@@ -51,11 +51,11 @@ test('health: the format collapse alarm, the constant penalty, the timeline; --j
   assert.equal(alarm.step, 10);
   const unf = h.series.find((s: { id: string }) => s.id === 'unformatted_share');
   assert.deepEqual(unf.values, Array.from({ length: 20 }, (_, i) => (i < 10 ? 0 : 1)));
-  assert.equal(h.rewardBugs[0].kind, 'constant-penalty');
+  assert.equal(h.reward_bugs[0].kind, 'constant-penalty');
   // Worker threads (the default) and in-process give the same analysis.
   const threaded = JSON.parse(cli(['health', run, '--json']).out);
   assert.deepEqual(threaded.alarms, h.alarms);
-  assert.deepEqual(threaded.rolloutsWhatIf, h.rolloutsWhatIf);
+  assert.deepEqual(threaded.rollouts_what_if, h.rollouts_what_if);
 });
 
 test('report prints the health section', () => {
@@ -92,8 +92,9 @@ test('health on the verl and TRL fixtures (no confidence, two steps) and on bad 
   writeFileSync(file, JSON.stringify({ step: 0, question_id: 'q', response: 'so \\boxed{1}' }) + '\n{"step": 1, oops\n');
   appendFileSync(file, JSON.stringify({ step: 0, question_id: 'q', response: 'so \\boxed{2}' }) + '\n');
   const b = cli(['health', bad]);
-  // A malformed line is a warning naming file and line; the rest of the run is analysed.
-  assert.equal(b.code, 0);
+  // A malformed line is a warning naming file and line; the rest of the run is analysed; exit 3.
+  assert.equal(b.code, 3);
+  assert.match(b.err, /1 of 3 lines skipped/);
   assert.match(b.err, /a\.jsonl:2: malformed JSON/);
   assert.match(b.out, /1 step, 1 group, 2 roll-outs/);
 });

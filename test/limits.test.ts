@@ -134,8 +134,12 @@ test('score exits 1 when an error-level notice was printed, after writing every 
   assert.equal(sw.code, 1);
   assert.equal(sw.lines.length, 2);
   assert.match(sw.err, /error: .*notes\.jsonl: unsupported file/);
-  // Warnings alone (a malformed line) do not change the exit code.
+  // A skipped line (malformed) exits 3 with a summary line; --allow-skipped accepts it.
   writeFileSync(join(run, 'notes.jsonl'), group('more', 3) + '\n{broken\n');
-  assert.equal(cli(['score', run]).code, 0);
-  assert.equal(cli(['sweep', run, '--kappa', '0.5,1', '--operators', 'core']).code, 0);
+  const skipped = cli(['score', run]);
+  assert.equal(skipped.code, 3);
+  assert.match(skipped.err, /1 of 3 lines skipped/);
+  assert.equal(cli(['score', run, '--allow-skipped']).code, 0);
+  assert.equal(cli(['sweep', run, '--kappa', '0.5,1', '--operators', 'core']).code, 3);
+  assert.equal(cli(['sweep', run, '--kappa', '0.5,1', '--operators', 'core', '--allow-skipped']).code, 0);
 });

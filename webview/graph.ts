@@ -60,7 +60,15 @@ export class RolloutGraph {
     const nodeClasses = (i: number): string => {
       const r = view.rollouts[i];
       const degenerate = (r.flags ?? []).some((f) => f === 'empty' || f === 'truncated' || f === 'repetitive');
-      return [r.classIndex < 0 ? 'noanswer' : r.classIndex === coreClass ? 'label' : '', degenerate ? 'degenerate' : '', r.inSupport ? 'support' : '', r.mismatch ? 'mismatch' : '', i === this.selected ? 'selected' : ''].filter(Boolean).join(' ');
+      return [
+        r.classIndex < 0 ? 'noanswer' : r.classIndex === coreClass ? 'label' : '',
+        degenerate ? 'degenerate' : '',
+        r.inSupport ? 'support' : '',
+        r.mismatch ? 'mismatch' : '',
+        i === this.selected ? 'selected' : '',
+      ]
+        .filter(Boolean)
+        .join(' ');
     };
     const ws = view.edges.map((e) => e.weight);
     const wMin = Math.min(...ws, 1);
@@ -96,7 +104,12 @@ export class RolloutGraph {
     }
     if (view.rollouts.some((r) => r.classIndex < 0)) els.push({ group: 'nodes', data: { id: 'none', label: 'no answer', labelWidth: slots.get('none')?.labelWidth } });
     for (const r of view.rollouts) {
-      els.push({ group: 'nodes', data: { id: `r${r.index}`, parent: r.classIndex >= 0 ? `c${r.classIndex}` : 'none', size: size(r.mass), index: r.index }, position: pos.get(`r${r.index}`), classes: nodeClasses(r.index) });
+      els.push({
+        group: 'nodes',
+        data: { id: `r${r.index}`, parent: r.classIndex >= 0 ? `c${r.classIndex}` : 'none', size: size(r.mass), index: r.index },
+        position: pos.get(`r${r.index}`),
+        classes: nodeClasses(r.index),
+      });
     }
     for (const e of view.edges) {
       els.push({ group: 'edges', data: { id: `e${e.source}-${e.target}`, source: `r${e.source}`, target: `r${e.target}`, width: 0.4 + 3 * scale(e.weight), opacity: 0.15 + 0.6 * scale(e.weight) } });

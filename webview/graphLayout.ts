@@ -49,7 +49,11 @@ const GAP = 30;
 export function layout(view: QuestionView): { pos: Map<string, { x: number; y: number }>; slots: Map<string, Slot> } {
   const pos = new Map<string, { x: number; y: number }>();
   const slots = new Map<string, Slot>();
-  const groups: { id: string; label: string; members: number[] }[] = view.classes.map((c) => ({ id: `c${c.index}`, label: classLabel(c.answer, c.size), members: view.rollouts.filter((r) => r.classIndex === c.index).map((r) => r.index) }));
+  const groups: { id: string; label: string; members: number[] }[] = view.classes.map((c) => ({
+    id: `c${c.index}`,
+    label: classLabel(c.answer, c.size),
+    members: view.rollouts.filter((r) => r.classIndex === c.index).map((r) => r.index),
+  }));
   const none = view.rollouts.filter((r) => r.classIndex < 0).map((r) => r.index);
   if (none.length) groups.push({ id: 'none', label: 'no answer', members: none });
   groups.sort((a, b) => b.members.length - a.members.length);
@@ -97,7 +101,6 @@ export function layout(view: QuestionView): { pos: Map<string, { x: number; y: n
   return { pos, slots };
 }
 
-
 /**
  * The graph's stylesheet. Mappings to data fields apply only to elements that have the field
  * (`node[size]`: roll-outs, not the class boxes): cytoscape warns once per element and style pass
@@ -137,4 +140,3 @@ export function graphStyle(c: ThemeColors): cytoscape.StylesheetJson {
     { selector: 'edge', style: { width: 'data(width)', 'line-color': c.edge, opacity: 'data(opacity)', 'curve-style': 'haystack' } },
   ] as unknown as cytoscape.StylesheetJson;
 }
-

@@ -2,19 +2,23 @@
 // All data goes into the DOM as text (textContent / attributes), never as HTML.
 import './main.css';
 import '@vscode-elements/elements/dist/vscode-button/index.js';
-import type { HostMessage, OperatorId, PanelState, ParamSpec, QuestionKey, QuestionView, RolloutRow, SensitivityRange, WebviewMessage } from '../src/protocol/messages';
+import { OPERATOR_LABELS } from '../src/protocol/messages';
+import { Latest } from '../src/protocol/channel';
+import type { HostMessage, OperatorId, PanelState, ParamSpec, QuestionView, RolloutRow, SensitivityRange, WebviewMessage } from '../src/protocol/messages';
 import { h, clear, fmt, showLabel } from './dom';
 import { RolloutGraph } from './graph';
 
 const vscode = acquireVsCodeApi<PanelState>();
 const post = (m: WebviewMessage): void => vscode.postMessage(m);
 
-const OP_LABELS: Record<OperatorId, string> = { majority: 'Majority', cisc: 'CISC', ec: 'EC', core: 'CoRE', t3rl: 'T3RL', msttrl: 'MS-TTRL' };
+const OP_LABELS: Record<OperatorId, string> = OPERATOR_LABELS;
 const REGIME_LABELS: Record<string, string> = { saturated: 'saturated', contested: 'contested', 'competence-floor': 'competence floor', empty: 'empty' };
 
 let specs: ParamSpec[] = [];
 let view: QuestionView | null = null;
-let sentSeq = 0;
+/** The ids of this panel's slider requests and of the view it shows (src/protocol/channel.ts). */
+const requests = new Latest();
+const shown = new Latest();
 let selected = -1;
 let sortCol: string = 'index';
 let sortDir = 1;
@@ -28,7 +32,11 @@ const controls = h('section', { id: 'controls', class: 'controls', 'aria-label':
 const theory = h('section', { id: 'theory', class: 'theory', 'aria-label': 'Gate, regime and recovery threshold' });
 const sensitivityBox = h('section', { id: 'sensitivity', class: 'sensitivity', 'aria-label': 'How close the CoRE label is to flipping' });
 const graphBox = h('div', { id: 'graph', class: 'graph', role: 'img', 'aria-label': 'Roll-out graph' });
-const graphLegend = h('div', { class: 'legend muted' }, 'Node size: equilibrium mass x* · outlined: dominant set · green: CoRE label class · ▲ reward mismatch · ◆ no answer · red tag: degenerate (empty, truncated, repetition-collapsed). Click a node to open its text.');
+const graphLegend = h(
+  'div',
+  { class: 'legend muted' },
+  'Node size: equilibrium mass x* · outlined: dominant set · green: CoRE label class · ▲ reward mismatch · ◆ no answer · red tag: degenerate (empty, truncated, repetition-collapsed). Click a node to open its text.',
+);
 const classTable = h('table', { id: 'class-table', class: 'grid' });
 const rolloutTable = h('table', { id: 'rollout-table', class: 'grid', role: 'grid', 'aria-label': 'Roll-outs' });
 const message = h('div', { id: 'message', class: 'message', role: 'status' });
@@ -64,7 +72,8 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
       return;
     case 'view': {
       // A re-score reply older than the last slider move is stale.
-      if (m.reason === 'rescore' && (m.request ?? 0) < sentSeq) return;
+      if (m.reason === 'rescore' && !requests.current(m.request)) return;
+      shown.see(m.seq);
       const t0 = performance.now();
       renderView(m.view);
       requestAnimationFrame(() => {
@@ -87,16 +96,16 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
       setSelected(m.index, true);
       return;
     case 'sensitivity':
-      renderSensitivity(m.key, m.params, m.ranges);
+      // The read-out of the view shown, else of one already replaced: dropped.
+      if (shown.current(m.seq)) renderSensitivity(m.params, m.ranges);
       return;
   }
 });
 
 // ---- sensitivity: the κ and τ intervals over which CoRE's label stays the same -------
 
-function renderSensitivity(key: QuestionKey, params: Record<string, number>, ranges: SensitivityRange[]): void {
-  if (!view || view.key.runId !== key.runId || view.key.step !== key.step || view.key.questionId !== key.questionId) return;
-  if (['kappa', 'tau'].some((k) => view!.params[k] !== undefined && params[k] !== undefined && view!.params[k] !== params[k])) return;
+function renderSensitivity(params: Record<string, number>, ranges: SensitivityRange[]): void {
+  if (!view) return;
   clear(sensitivityBox);
   sensitivityBox.append(h('h3', {}, 'How close to flipping'));
   const dl = h('dl', { class: 'readouts' });
@@ -118,7 +127,17 @@ function renderSensitivity(key: QuestionKey, params: Record<string, number>, ran
     );
     if (detail) dl.append(h('dt', { class: 'small' }, ''), h('dd', { class: 'muted small', id: `sensitivity-${r.param}-detail` }, detail));
   }
-  sensitivityBox.append(dl, h('p', { class: 'muted small' }, `at ${Object.entries(params).filter(([k]) => k === 'kappa' || k === 'tau').map(([k, v]) => `${k === 'kappa' ? 'κ' : 'τ'} = ${fmt(v, 3)}`).join(', ')}; κ searched over [0, 1], τ over [0.001, 100] (grid, then bisection to 1e-4)`));
+  sensitivityBox.append(
+    dl,
+    h(
+      'p',
+      { class: 'muted small' },
+      `at ${Object.entries(params)
+        .filter(([k]) => k === 'kappa' || k === 'tau')
+        .map(([k, v]) => `${k === 'kappa' ? 'κ' : 'τ'} = ${fmt(v, 3)}`)
+        .join(', ')}; κ searched over [0, 1], τ over [0.001, 100] (grid, then bisection to 1e-4)`,
+    ),
+  );
 }
 
 // ---- controls ---------------------------------------------------------------------------------
@@ -134,7 +153,7 @@ function scheduleRescore(): void {
   if (pendingFrame) return;
   pendingFrame = requestAnimationFrame(() => {
     pendingFrame = 0;
-    post({ type: 'setParams', seq: ++sentSeq, params: { ...sliderValues } });
+    post({ type: 'setParams', seq: requests.issue(), params: { ...sliderValues } });
     saveState();
   });
 }
@@ -163,7 +182,7 @@ function renderControls(): void {
   const reset = h('vscode-button', { id: 'reset', secondary: true, title: 'Reset every parameter to its configured default' }, 'Reset to defaults');
   reset.addEventListener('click', () => {
     for (const k of Object.keys(sliderValues)) delete sliderValues[k];
-    post({ type: 'resetParams', seq: ++sentSeq });
+    post({ type: 'resetParams', seq: requests.issue() });
   });
   controls.append(h('div', { class: 'buttons' }, reset));
 }
@@ -195,7 +214,11 @@ function syncSliders(v: QuestionView): void {
 
 function renderView(v: QuestionView): void {
   const sameQuestion = view && view.key.runId === v.key.runId && view.key.step === v.key.step && view.key.questionId === v.key.questionId;
-  const prevVisible = view ? visibleSpecs().map((s) => s.key).join() : '';
+  const prevVisible = view
+    ? visibleSpecs()
+        .map((s) => s.key)
+        .join()
+    : '';
   view = v;
   if (!sameQuestion) {
     selected = -1;
@@ -206,7 +229,13 @@ function renderView(v: QuestionView): void {
   app.dataset.state = 'ready';
   app.dataset.questionId = v.key.questionId;
   app.dataset.step = String(v.key.step);
-  if (!sameQuestion || visibleSpecs().map((s) => s.key).join() !== prevVisible) renderControls();
+  if (
+    !sameQuestion ||
+    visibleSpecs()
+      .map((s) => s.key)
+      .join() !== prevVisible
+  )
+    renderControls();
   else syncSliders(v);
   const t0 = performance.now();
   renderHeader(v);
@@ -235,14 +264,20 @@ function renderHeader(v: QuestionView): void {
   clear(header);
   header.append(
     h('h2', { id: 'question-id' }, v.key.questionId),
-    h('div', { class: 'meta' },
+    h(
+      'div',
+      { class: 'meta' },
       h('span', {}, `${v.runLabel} · step ${v.key.step} · N = ${v.n}`),
       badge(REGIME_LABELS[v.regime] ?? v.regime, `regime-${v.regime}`, 'regime'),
       v.overturn ? badge('CoRE overturns the vote', 'overturn', 'overturn') : badge('CoRE agrees with the vote', 'agree', 'overturn'),
       v.mismatches > 0 ? badge(`${v.mismatches} reward mismatch${v.mismatches > 1 ? 'es' : ''} vs ${OP_LABELS[v.configuredOperator]}`, 'mismatch', 'mismatches') : null,
       v.confidence === 'missing' ? badge('no confidence logged: CoRE runs as EC', 'muted-badge') : null,
       v.health?.degeneratePlurality
-        ? badge(`degenerate plurality: the vote's class is mostly empty, truncated or repetition-collapsed roll-outs${v.health.rescuedBy.length ? ` (${v.health.rescuedBy.map((o) => OP_LABELS[o]).join(', ')} pick another answer)` : ''}`, 'degenerate', 'degenerate-plurality')
+        ? badge(
+            `degenerate plurality: the vote's class is mostly empty, truncated or repetition-collapsed roll-outs${v.health.rescuedBy.length ? ` (${v.health.rescuedBy.map((o) => OP_LABELS[o]).join(', ')} pick another answer)` : ''}`,
+            'degenerate',
+            'degenerate-plurality',
+          )
         : null,
     ),
   );
@@ -255,10 +290,21 @@ function renderStrip(v: QuestionView): void {
   for (const o of v.operators) {
     const correct = o.correct === null ? null : o.correct ? ' ✓' : ' ✗';
     strip.append(
-      h('div', { class: `op ${o.available ? '' : 'unavailable'} ${o.flipsMajority ? 'flip' : ''} ${o.operator === v.configuredOperator ? 'configured' : ''}`, 'data-op': o.operator, title: o.note ?? (o.available ? '' : 'unavailable') },
+      h(
+        'div',
+        {
+          class: `op ${o.available ? '' : 'unavailable'} ${o.flipsMajority ? 'flip' : ''} ${o.operator === v.configuredOperator ? 'configured' : ''}`,
+          'data-op': o.operator,
+          title: o.note ?? (o.available ? '' : 'unavailable'),
+        },
         h('div', { class: 'op-name' }, OP_LABELS[o.operator], o.operator === v.configuredOperator ? h('span', { class: 'muted small' }, ' (configured)') : null),
         h('div', { class: 'label', 'data-value': o.label ?? '' }, o.available ? showLabel(o.label) : 'n/a'),
-        h('div', { class: 'muted small' }, o.available ? `gate ${fmt(o.gate, 3)}${o.flipsMajority ? ' · flips the vote' : ''}` : o.note ?? 'unavailable', correct ? h('span', { class: o.correct ? 'ok' : 'bad', title: 'against the logged ground truth (diagnostic)' }, correct) : null),
+        h(
+          'div',
+          { class: 'muted small' },
+          o.available ? `gate ${fmt(o.gate, 3)}${o.flipsMajority ? ' · flips the vote' : ''}` : (o.note ?? 'unavailable'),
+          correct ? h('span', { class: o.correct ? 'ok' : 'bad', title: 'against the logged ground truth (diagnostic)' }, correct) : null,
+        ),
       ),
     );
   }
@@ -285,13 +331,13 @@ function renderTheory(v: QuestionView): void {
 
 function renderClasses(v: QuestionView): void {
   clear(classTable);
-  classTable.append(
-    h('thead', {}, h('tr', {}, ...['class', 'answer', 'size', 'mass Σx*', 'mean affinity', 'label of', 'ground truth'].map((t) => h('th', { scope: 'col' }, t)))),
-  );
+  classTable.append(h('thead', {}, h('tr', {}, ...['class', 'answer', 'size', 'mass Σx*', 'mean affinity', 'label of', 'ground truth'].map((t) => h('th', { scope: 'col' }, t)))));
   const body = h('tbody');
   for (const c of v.classes) {
     body.append(
-      h('tr', { 'data-class': c.index },
+      h(
+        'tr',
+        { 'data-class': c.index },
         h('td', {}, String(c.index + 1)),
         h('td', { class: 'answer' }, h('code', {}, c.answer === '' ? '(empty)' : c.answer)),
         h('td', { 'data-col': 'size', 'data-value': c.size }, String(c.size)),
@@ -325,11 +371,29 @@ function columns(v: QuestionView): Column[] {
     { id: 'confidence', title: 'conf. c', tip: 'mean token log-prob', value: (r) => r.confidence, text: (r) => fmt(r.confidence, 3) },
     { id: 'weight', title: 'weight w', tip: 'CoRE confidence weight exp((c − max c)/τ)', value: (r) => r.weight, text: (r) => fmt(r.weight, 3) },
     { id: 'mass', title: 'x*', tip: 'equilibrium mass; ● dominant set', value: (r) => r.mass, text: (r) => `${fmt(r.mass, 4)}${r.inSupport ? ' ●' : ''}` },
-    ...ops.map((op) => ({ id: `reward-${op}`, title: `R ${OP_LABELS[op]}`, tip: `reward under ${OP_LABELS[op]}`, value: (r: RolloutRow) => r.rewards[op] ?? null, text: (r: RolloutRow) => fmt(r.rewards[op], 3) })),
-    { id: 'advantage', title: `A ${OP_LABELS[cfg]}`, tip: `GRPO advantage under ${OP_LABELS[cfg]} (the configured operator)`, value: (r) => r.advantages[cfg] ?? null, text: (r) => fmt(r.advantages[cfg], 3) },
+    ...ops.map((op) => ({
+      id: `reward-${op}`,
+      title: `R ${OP_LABELS[op]}`,
+      tip: `reward under ${OP_LABELS[op]}`,
+      value: (r: RolloutRow) => r.rewards[op] ?? null,
+      text: (r: RolloutRow) => fmt(r.rewards[op], 3),
+    })),
+    {
+      id: 'advantage',
+      title: `A ${OP_LABELS[cfg]}`,
+      tip: `GRPO advantage under ${OP_LABELS[cfg]} (the configured operator)`,
+      value: (r) => r.advantages[cfg] ?? null,
+      text: (r) => fmt(r.advantages[cfg], 3),
+    },
     { id: 'logged', title: 'logged R', tip: 'the reward the training loop logged', value: (r) => r.loggedReward, text: (r) => fmt(r.loggedReward, 3) },
     { id: 'mismatch', title: '≠', tip: `logged reward differs from ${OP_LABELS[cfg]}'s by more than 1e-6`, value: (r) => (r.mismatch ? 1 : 0), text: (r) => (r.mismatch ? '≠' : '') },
-    { id: 'flags', title: 'health', tip: 'run-health flags: empty box, no answer, truncated, repetition-collapsed, near-duplicate, unformatted (answer found without a box)', value: (r) => (r.flags ?? []).join(' '), text: (r) => (r.flags ?? []).map((f) => FLAG_LABELS[f] ?? f).join(' · ') },
+    {
+      id: 'flags',
+      title: 'health',
+      tip: 'run-health flags: empty box, no answer, truncated, repetition-collapsed, near-duplicate, unformatted (answer found without a box)',
+      value: (r) => (r.flags ?? []).join(' '),
+      text: (r) => (r.flags ?? []).map((f) => FLAG_LABELS[f] ?? f).join(' · '),
+    },
     { id: 'preview', title: 'text', value: (r) => r.preview, text: (r) => r.preview },
   ];
 }

@@ -56,8 +56,6 @@ __all__ = [
     "compute_score", "default_command", "get_worker",
 ]
 
-OPERATORS = ("majority", "cisc", "ec", "core", "t3rl", "msttrl")
-
 
 class WorkerError(RuntimeError):
     """Base class of reward-worker failures. Never swallowed into a zero reward."""

@@ -5,6 +5,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { answersEqual, explainEquality } from '../engine/answers/index';
+import { plainError } from './errors';
 
 export interface AnswerCliIO {
   stdin: NodeJS.ReadableStream;
@@ -69,7 +70,7 @@ async function runJsonl(source: string, explain: boolean, io: AnswerCliIO): Prom
       write(io.stdout, pairResult(a, b, explain));
     }
   } catch (e) {
-    io.stderr.write(`consensus-lens equal: ${name}: ${(e as Error).message}\n`);
+    io.stderr.write(`consensus-lens equal: ${name}: ${plainError(e).replace(/^.*?: /, (m) => (m === `${name}: ` ? '' : m))}\n`);
     return 1;
   }
   return bad > 0 ? 1 : 0;

@@ -6,6 +6,7 @@
 import { createReadStream } from 'node:fs';
 import { extractAnswer } from '../engine/answers/index';
 import { readLines, type AnswerCliIO } from './equal';
+import { plainError } from './errors';
 
 const USAGE = 'usage: consensus-lens extract [FILE|-] [--no-last-number] | extract --jsonl FILE|-';
 
@@ -38,7 +39,7 @@ async function runJsonl(source: string, lastNumber: boolean, io: AnswerCliIO): P
       io.stdout.write(JSON.stringify({ answer: extractAnswer(response, { lastNumber }) }) + '\n');
     }
   } catch (e) {
-    io.stderr.write(`consensus-lens extract: ${name}: ${(e as Error).message}\n`);
+    io.stderr.write(`consensus-lens extract: ${name}: ${plainError(e).replace(/^.*?: /, (m) => (m === `${name}: ` ? '' : m))}\n`);
     return 1;
   }
   return bad > 0 ? 1 : 0;
@@ -63,7 +64,7 @@ export async function runExtract(args: string[], io: AnswerCliIO): Promise<numbe
   try {
     text = await readAll(source, io.stdin);
   } catch (e) {
-    io.stderr.write(`consensus-lens extract: ${source}: ${(e as Error).message}\n`);
+    io.stderr.write(`consensus-lens extract: ${source}: ${plainError(e).replace(/^.*?: /, (m) => (m === `${source}: ` ? '' : m))}\n`);
     return 1;
   }
   io.stdout.write(JSON.stringify(extractAnswer(text, { lastNumber })) + '\n');

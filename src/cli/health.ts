@@ -15,10 +15,13 @@ import {
   type RunHealth,
 } from '../engine/analysis/health';
 import { createRunContext, prepareGroup, scoreGroup, type Group, type OperatorId, type Params, type RunContext } from '../engine';
-import type { Notice } from '../logs';
+import type { Notice, ReadStats } from '../logs';
+import { Outcome } from './outcome';
+import type { MismatchSummary } from './report-types';
+import { snakeKeys } from './json';
 import { forEachGroup, jobsFrom } from './score';
 import { defaultJobs } from './pool';
-import { CliIO, UsageError, flagString, paramsFromFlags, parseArgs } from './args';
+import { CliIO, UsageError, configuredFromFlags, flagBool, flagString, paramsFromFlags, parseCommand } from './args';
 import { safeText } from '../logs/safe-text';
 
 export interface HealthJob {
@@ -52,6 +55,10 @@ export interface HealthBuildOptions {
   jobs?: number;
   /** Permutations per change-point test (tests use fewer). */
   permutations?: number;
+  /** Filled while reading (lines skipped, bytes for the progress line). */
+  stats?: ReadStats;
+  /** Called once per group read (the progress line). */
+  onGroup?: () => void;
 }
 
 /** Reads a run once and returns its per-group health records (texts are dropped after each group). */
@@ -77,6 +84,7 @@ export async function collectHealth(path: string, opts: HealthBuildOptions, onNo
     (g) => ({ request: { kind: 'health', group: g, job: jobFor(g) } }),
     (h, g) => {
       records.push(h);
+      opts.onGroup?.();
       if (!h.whatif) return;
       const i = indexOf.get(g) ?? 0;
       if (i % stride !== 0) {
@@ -94,19 +102,56 @@ export async function collectHealth(path: string, opts: HealthBuildOptions, onNo
       }
     },
     opts.stdin,
+    { read: { stats: opts.stats } },
   );
   return records;
 }
 
+/**
+ * Groups whose logged rewards differ from the configured operator's (SPEC §5), the same check
+ * `score` and `report` make: a reward bug the classes of docs/health.md may not name.
+ */
+export type { MismatchSummary } from './report-types';
+
+export function mismatchSummary(records: readonly GroupHealth[]): MismatchSummary {
+  const out: MismatchSummary = { checked: 0, groups: 0, operators: [] };
+  const ops = new Set<string>();
+  for (const h of records) {
+    if (!h.rewards) continue;
+    out.checked++;
+    ops.add(h.rewards.configured);
+    if (h.rewards.logged.some((v, i) => Math.abs(v - h.rewards!.expected[i]) > 1e-6)) out.groups++;
+  }
+  out.operators = [...ops];
+  return out;
+}
+
+export interface RunHealthReport {
+  run: string | null;
+  health: RunHealth;
+  mismatch: MismatchSummary;
+}
+
 /** The health of each run under PATH (one entry unless the folder holds several runs), largest first. */
-export async function buildHealth(path: string, opts: HealthBuildOptions, onNotice: (n: Notice) => void): Promise<{ run: string | null; health: RunHealth }[]> {
+export async function buildHealth(path: string, opts: HealthBuildOptions, onNotice: (n: Notice) => void): Promise<RunHealthReport[]> {
   const records = await collectHealth(path, opts, onNotice);
   // As `report` does: logged ground truth that is the vote itself (TTRL) is no truth.
   const pseudo = dropPseudoLabelTruth(records);
   if (pseudo)
     onNotice({ level: 'warning', message: `${path}: the logged ground truth equals the majority vote on ${pseudo.matching} of ${pseudo.groups} training groups: it is the pseudo-label (TTRL writes the vote into "gts"), not the real answer; left out of the analysis`, ...(path === '-' ? {} : { file: path }) });
-  return analyseRuns(records, { permutations: opts.permutations });
+  return analyseRuns(records, { permutations: opts.permutations }).map((r) => ({ ...r, mismatch: mismatchSummary(records.filter((h) => (h.run ?? null) === r.run || (r.run === null && !h.run))) }));
 }
+
+/** The reward-mismatch line of `health` and `report`. */
+export function mismatchLine(m: MismatchSummary): string {
+  const by = m.operators.length ? m.operators.join(', ') : 'majority';
+  if (!m.checked) return 'Reward mismatches: not checked (no training group logs a reward for every roll-out)';
+  return m.groups
+    ? `Reward mismatches: in ${plural(m.groups, 'group')} of ${m.checked} the logged reward differs from the configured operator's (${by}); consensus-lens score lists the roll-outs`
+    : `Reward mismatches: none (${m.checked} ${m.checked === 1 ? 'group' : 'groups'} checked against ${by})`;
+}
+
+export const plural = (k: number, w: string, ws = `${w}s`): string => `${k} ${k === 1 ? w : ws}`;
 
 const f = (x: number | null | undefined, d = 2): string => (x === null || x === undefined || !Number.isFinite(x) ? '-' : Math.abs(x) >= 1000 ? x.toFixed(0) : x.toFixed(d));
 
@@ -147,9 +192,8 @@ export function renderHealthSummary(h: RunHealth, run?: string | null): string {
 }
 
 /** The full text of `health`. */
-export function renderHealth(h: RunHealth, path: string): string {
+export function renderHealth(h: RunHealth, path: string, mismatch?: MismatchSummary): string {
   const out: string[] = [];
-  const plural = (k: number, w: string) => `${k} ${w}${k === 1 ? '' : 's'}`;
   out.push(`${path === '-' ? 'standard input' : path}: ${plural(h.steps.length, 'step')}, ${plural(h.groups, 'group')}, ${plural(h.rollouts, 'roll-out')}`);
   out.push('');
   out.push(h.alarms.length ? `Alarms (${h.alarms.length}):` : 'Alarms: none');
@@ -162,8 +206,9 @@ export function renderHealth(h: RunHealth, path: string): string {
     if (h.premise.truth) out.push(`  ${h.premise.truth.message}`);
   }
   out.push('');
-  out.push(h.rewardBugs.length ? 'Reward bugs:' : 'Reward bugs: none found');
+  out.push(h.rewardBugs.length ? 'Reward bugs:' : mismatch?.groups ? 'Reward bugs: no known class (see the mismatches below)' : 'Reward bugs: none found');
   for (const b of h.rewardBugs) out.push(`  [${b.kind}] ${b.message}; e.g. step ${b.example.step} question ${b.example.question_id}${b.example.run ? ` (${b.example.run})` : ''}`);
+  if (mismatch) out.push(mismatchLine(mismatch));
   out.push('');
   const d = h.degenerate;
   const fl = d.flags;
@@ -172,7 +217,7 @@ export function renderHealth(h: RunHealth, path: string): string {
   );
   if (d.pluralities) {
     const rescued = Object.entries(d.rescued).map(([op, k]) => `${op} ${k}`).join(', ');
-    out.push(`  degenerate pluralities: ${d.pluralities} questions${rescued ? `; another label from ${rescued}` : ''}`);
+    out.push(`  degenerate pluralities: ${plural(d.pluralities, "question")}${rescued ? `; another label from ${rescued}` : ''}`);
     for (const e of d.examples.slice(0, 5)) out.push(`    step ${e.step} question ${e.question_id}${e.run ? ` (${e.run})` : ''}: vote label ${e.label === '' ? '"" (empty box)' : JSON.stringify(e.label)}`);
   }
   out.push('');
@@ -202,25 +247,32 @@ export function renderHealth(h: RunHealth, path: string): string {
 }
 
 export async function runHealth(argv: string[], io: CliIO): Promise<number> {
-  const a = parseArgs(argv, ['json']);
+  const a = parseCommand('health', argv);
   const path = a.positionals[0];
   if (!path) throw new UsageError('health needs a PATH (a run folder or a log file)');
   if (a.positionals.length > 1) throw new UsageError(`health takes one PATH, got ${a.positionals.length}`);
-  const configured = flagString(a, 'configured-operator') as OperatorId | undefined;
-  if (configured && !['majority', 'cisc', 'ec', 'core', 't3rl', 'msttrl'].includes(configured)) throw new UsageError(`unknown operator "${configured}"`);
-  let errors = 0;
-  const runs = await buildHealth(path, { params: paramsFromFlags(a), configuredOperator: configured, stdin: io.stdin as Readable, jobs: jobsFrom(flagString(a, 'jobs')) }, (n) => {
-    if (n.level === 'error') errors++;
-    const where = n.file && !n.message.startsWith(n.file) ? `${n.file}${n.line ? `:${n.line}` : ''}: ` : '';
-    io.stderr.write(`consensus-lens: ${n.level === 'info' ? '' : `${n.level}: `}${safeText(where + n.message)}\n`);
-  });
+  const configured = configuredFromFlags(a);
+  const outcome = new Outcome(io, a);
+  const runs = await buildHealth(
+    path,
+    { params: paramsFromFlags(a), configuredOperator: configured, stdin: io.stdin as Readable, jobs: jobsFrom(flagString(a, 'jobs')), stats: outcome.stats, onGroup: () => outcome.progress?.tick() },
+    outcome.notice,
+  );
   const h = runs[0].health;
   if (h.groups === 0) {
+    outcome.finish();
     io.stderr.write(`consensus-lens health: no groups in ${path}\n`);
     return 1;
   }
+  const code = outcome.finish();
   // Several runs (verl's rollout/ and validation/): the largest at the top level, each in `runs`.
-  if (a.flags.get('json')) io.stdout.write(JSON.stringify({ path, ...(runs[0].run !== null ? { run: runs[0].run } : {}), ...h, ...(runs.length > 1 ? { runs: runs.map((r) => ({ run: r.run, ...r.health })) } : {}) }) + '\n');
-  else io.stdout.write(safeText(runs.map((r) => renderHealth(r.health, runs.length > 1 ? `${path} (run ${r.run ?? '-'})` : path)).join('\n'), true));
-  return errors > 0 ? 1 : 0;
+  if (flagBool(a, 'json')) io.stdout.write(JSON.stringify(healthJson(path, runs)) + '\n');
+  else io.stdout.write(safeText(runs.map((r) => renderHealth(r.health, runs.length > 1 ? `${path} (run ${r.run ?? '-'})` : path, r.mismatch)).join('\n'), true));
+  return code;
+}
+
+/** `health --json` (docs/schemas/health.schema.json): snake_case keys, as `score` and `report`. */
+export function healthJson(path: string, runs: RunHealthReport[]): Record<string, unknown> {
+  const one = (r: RunHealthReport) => snakeKeys({ ...(r.run !== null ? { run: r.run } : {}), ...r.health, reward_mismatch: r.mismatch }) as Record<string, unknown>;
+  return { path, ...one(runs[0]), ...(runs.length > 1 ? { runs: runs.map(one) } : {}) };
 }

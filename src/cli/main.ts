@@ -1,5 +1,5 @@
 // consensus-lens: the engine, headless (SPEC §6).
-import { CliIO, UsageError } from './args';
+import { COMMAND_DEFS, CliIO, EXIT_CODES_HELP, UsageError, commandHelp, suggest, type Command } from './args';
 import { runScore, runSweep } from './score';
 import { runServe } from './serve';
 import { runEqual } from './equal';
@@ -7,27 +7,29 @@ import { runExtract } from './extract';
 import { runReport } from './report';
 import { runWatch } from './watch';
 import { runHealth } from './health';
+import { version } from '../../package.json';
+import { plainError } from './errors';
 import { safeText } from '../logs/safe-text';
 
-const USAGE = `usage: consensus-lens <command> [options]
+/** equal and extract read answers, which may start with "-": they parse their own arguments. */
+const ANSWER_COMMANDS: Record<string, { usage: string; summary: string }> = {
+  equal: { usage: 'equal A B [--explain] | equal --jsonl FILE|- [--explain]', summary: 'symbolic answer equivalence (docs/answers.md): prints true or false' },
+  extract: { usage: 'extract [FILE|-] [--no-last-number] | extract --jsonl FILE|-', summary: 'the extracted answer of a response, as JSON (or null)' },
+};
 
-  score [PATH|-]      score every group of a run (folder, log file, or - for native JSONL on stdin)
-                      [--operators majority,cisc,ec,core,t3rl,msttrl] [--kappa K] [--tau T] [--alpha A]
-                      [--shift C] [--eps E] [--tmax N] [--omega W] [--cisc-temp T] [--lambda L]
-                      [--tau-low X] [--tau-high Y] [--configured-operator OP] [--jobs N]
-                      [--max-group-size N]  (default 4096; larger groups are reported and skipped)
-  sweep PATH          re-score the run for every combination of parameter lists
-                      --kappa 0:1:0.1 [--tau LIST] [--alpha LIST] [--operators ...]
-  report PATH         per-step summary of a run (training and validation streams apart) [--html FILE]
-  health PATH         run health: timeline, change-point alarms, confidence premise, reward bugs,
-                      degenerate roll-outs, how many roll-outs [--json] [--configured-operator OP]
-  watch PATH          follow a run; one JSON line per newly completed group
-                      score, sweep, report, watch: [--ground-truth auto|ignore] (auto: logged ground
-                      truth is used, unless it is the vote itself, TTRL's pseudo-label)
-  serve --stdio       reward worker for training loops (one JSON request per line)
-  equal A B           print true/false;  equal --jsonl FILE|-
-  extract [FILE|-]    print the extracted answer of a response as JSON (or null)
-`;
+function usage(): string {
+  const rows = [...Object.values(COMMAND_DEFS), ...Object.values(ANSWER_COMMANDS)];
+  return [
+    `usage: consensus-lens <command> [options]    (consensus-lens <command> --help: its flags, defaults and ranges)`,
+    '',
+    ...rows.map((c) => `  ${c.usage.split(' ')[0].padEnd(9)}${c.summary}`),
+    '',
+    `  --version  print the version (${version})`,
+    '',
+    EXIT_CODES_HELP,
+    '',
+  ].join('\n');
+}
 
 const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> = {
   score: runScore,
@@ -40,17 +42,40 @@ const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> =
   health: runHealth,
 };
 
+/** Asks for help: --help or -h before any `--`. */
+function wantsHelp(argv: readonly string[]): boolean {
+  for (const a of argv) {
+    if (a === '--') return false;
+    if (a === '--help' || a === '-h') return true;
+  }
+  return false;
+}
+
 async function main(argv: string[]): Promise<number> {
   const io: CliIO = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr };
   const [command, ...rest] = argv;
   if (!command || command === '--help' || command === '-h' || command === 'help') {
-    (command ? io.stdout : io.stderr).write(USAGE);
+    if (command === 'help' && rest[0] && rest[0] in COMMAND_DEFS) {
+      io.stdout.write(commandHelp(rest[0] as Command));
+      return 0;
+    }
+    (command ? io.stdout : io.stderr).write(usage());
     return command ? 0 : 2;
+  }
+  if (command === '--version' || command === '-V' || command === 'version') {
+    io.stdout.write(`consensus-lens ${version}\n`);
+    return 0;
   }
   const run = COMMANDS[command];
   if (!run) {
-    io.stderr.write(`consensus-lens: unknown command "${command}"\n${USAGE}`);
+    const s = suggest(command, Object.keys(COMMANDS));
+    io.stderr.write(`consensus-lens: unknown command "${command}"${s ? `; did you mean ${s}?` : ''}\n${usage()}`);
     return 2;
+  }
+  if (wantsHelp(rest)) {
+    if (command in COMMAND_DEFS) io.stdout.write(commandHelp(command as Command));
+    else io.stdout.write(`usage: consensus-lens ${ANSWER_COMMANDS[command].usage}\n\n${ANSWER_COMMANDS[command].summary}\n`);
+    return 0;
   }
   try {
     return await run(rest, io);
@@ -59,7 +84,7 @@ async function main(argv: string[]): Promise<number> {
       io.stderr.write(`consensus-lens ${command}: ${safeText(e.message)}\n`);
       return 2;
     }
-    io.stderr.write(`consensus-lens ${command}: ${safeText((e as Error).message ?? String(e))}\n`);
+    io.stderr.write(`consensus-lens ${command}: ${safeText(plainError(e))}\n`);
     return 1;
   }
 }

@@ -2,6 +2,7 @@
 
 import {
   answersEqual,
+  configuredOperatorOf,
   createRunContext,
   needsReasoning,
   prepareGroup,
@@ -38,7 +39,12 @@ export function matchesTruth(label: string | null, truth: string | null | undefi
 
 /** `done`: steps of the preparation already computed (see prepareGroup). */
 export function scoreWith(group: Group, job: ScoreJob, ctx: RunContext, done?: PreparedParts): GroupScore {
-  return scoreGroup(prepareGroup(group, { reasoning: needsReasoning(job.operators), maxGroupSize: job.maxGroupSize }, done), { operators: job.operators, params: job.params, configuredOperator: job.configuredOperator }, ctx);
+  return scoreGroup(prepareGroup(group, { reasoning: reasoningFor(group, job), maxGroupSize: job.maxGroupSize }, done), { operators: job.operators, params: job.params, configuredOperator: job.configuredOperator }, ctx);
+}
+
+/** The reasoning cosines are needed by the operators asked for, or by the configured one (the mismatch check). */
+export function reasoningFor(group: Group, job: { operators?: OperatorId[]; configuredOperator?: OperatorId }): boolean {
+  return needsReasoning(job.operators) || needsReasoning([configuredOperatorOf(group, job.configuredOperator)]);
 }
 
 export function scoreLine(group: Group, job: ScoreJob, ctx: RunContext, done?: PreparedParts): string {

@@ -23,85 +23,28 @@
 //
 // Also accepts the score flags (--operators, --kappa, ...), --configured-operator, --ground-truth
 // and --title.
+import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type * as Crypto from 'node:crypto';
 import { answersEqual, createRunContext, type Group, type GroupScore, type OperatorId, type Params } from '../engine';
-import type { Notice } from '../logs';
+import type { Notice, ReadStats } from '../logs';
 import { forEachGroup, jobsFrom, maxGroupSizeFrom } from './score';
-import { matchesTruth, type ScoreJob } from './pipeline';
+import { matchesTruth, reasoningFor, type ScoreJob } from './pipeline';
 import { needsReasoning, prepareGroup, scoreGroup } from '../engine';
-import { analyseRuns, groupHealth, stripTruth, type GroupHealth, type RunHealth } from '../engine/analysis/health';
-import { renderHealthSummary } from './health';
+import { analyseRun, groupHealth, stripTruth, type GroupHealth, type RunHealth } from '../engine/analysis/health';
+import { Outcome } from './outcome';
+import { snakeKeys } from './json';
+import { mismatchLine, mismatchSummary, plural, renderHealthSummary } from './health';
+import { SERIES_COLOURS, SERIES_COLOURS_DARK, type ReportGroup, type ReportStep, type RunReport, type RunSection, type StreamReport } from './report-types';
 import type { RunContext } from '../engine';
 import { defaultJobs } from './pool';
 import { accuracyOf, countAccuracy, emptyAccuracy, formatAccuracy, type AccuracyCount } from '../engine/analysis/accuracy';
-import { CliIO, UsageError, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseArgs } from './args';
+import { CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand } from './args';
 import { safeText } from '../logs/safe-text';
 
-export interface ReportGroup {
-  step: number;
-  question_id: string;
-  run?: string;
-  n: number;
-  regime: string;
-  majority_ratio: number | null;
-  overturn: boolean | null;
-  ground_truth: string | null;
-  labels: Record<string, string | null>;
-  gates: Record<string, number | null>;
-  /** Per operator: label equals ground truth (null without ground truth or without a label). */
-  correct: Record<string, boolean | null>;
-  unavailable: Record<string, string>;
-  confidence?: 'used' | 'missing';
-  reward_mismatches?: number;
-  /** 'validation' for a validation dump's group. */
-  stream?: 'validation';
-}
-
-export interface ReportStep {
-  step: number;
-  groups: number;
-  rollouts: number;
-  regimes: Record<string, number>;
-  /** Per operator other than majority: groups whose label differs from majority's. */
-  flips: Record<string, number>;
-  /** Per operator: mean gate over the groups it ran on. */
-  mean_gate: Record<string, number | null>;
-  /** Per operator: label accuracy over the groups with ground truth it ran on (absent when none). */
-  accuracy: Record<string, number | null>;
-  /** Per operator: how many groups with ground truth the accuracy is over. */
-  accuracy_groups: Record<string, number>;
-  with_truth: number;
-  reward_mismatch_groups: number;
-}
-
-export interface StreamReport {
-  steps: ReportStep[];
-  total: ReportStep;
-}
-
-export interface RunReport {
-  format: 'consensus-lens/report/v1';
-  title: string;
-  path: string;
-  generated: string;
-  operators: string[];
-  params: Partial<Params>;
-  /** The training stream (every group that is not a validation dump's). */
-  steps: ReportStep[];
-  total: ReportStep;
-  /** The validation stream, when the run has one. */
-  validation?: StreamReport;
-  /** Set when logged ground truth was left out of accuracy, and why. */
-  ground_truth_note?: string;
-  groups: ReportGroup[];
-  notices: Notice[];
-  /** Run health (docs/health.md): alarms, the confidence premise, reward bugs, degenerate roll-outs
-   * (of the largest run when the path holds several; each is in `health_runs`). */
-  health?: RunHealth;
-  health_runs?: { run: string | null; health: RunHealth }[];
-}
+export type { ReportGroup, ReportStep, StreamReport, RunSection, RunReport } from './report-types';
 
 const finite = (x: number): number | null => (Number.isFinite(x) ? x : null);
 
@@ -138,7 +81,7 @@ export function groupRow(s: GroupScore, truth: string | null, forms?: readonly s
  * logged ground truth), and the group's health record (docs/health.md) from the same features.
  * Runs in the worker threads too. */
 export function reportRow(group: Group, job: ScoreJob, ctx: RunContext): { row: ReportGroup; health: GroupHealth } {
-  const g = prepareGroup(group, { reasoning: needsReasoning(job.operators), health: true });
+  const g = prepareGroup(group, { reasoning: reasoningFor(group, job), health: true });
   const score = scoreGroup(g, { operators: job.operators, params: job.params, configuredOperator: job.configuredOperator }, ctx);
   const row = groupRow(score, group.groundTruth ?? null, group.groundTruthForms);
   if (group.stream) row.stream = group.stream;
@@ -219,6 +162,23 @@ export interface BuildOptions {
   jobs?: number;
   /** Largest group scored (--max-group-size). */
   maxGroupSize?: number;
+  /** Filled while reading (lines skipped; bytes for the progress line). */
+  stats?: ReadStats;
+  /** Called once per group read (the progress line). */
+  onGroup?: () => void;
+}
+
+/**
+ * The run a group's report section is: its run name without the folder of its stream, so verl's
+ * `rollout/` and `val/`, NeMo RL's `exp/` and `exp/val/`, TRL's `completions/train` and `eval` are
+ * one run with a validation section.
+ */
+export function reportRunOf(run: string | undefined, stream?: 'validation'): string {
+  const parts = (run ?? '').split('/').filter(Boolean);
+  const last = parts[parts.length - 1];
+  const strip = stream === 'validation' ? ['val', 'validation', 'eval', 'evaluation'] : ['rollout', 'rollouts', 'train', 'training'];
+  if (last !== undefined && strip.includes(last.toLowerCase())) parts.pop();
+  return parts.join('/');
 }
 
 /** Reads and scores a whole run (one pass, texts dropped after each group is prepared). */
@@ -243,9 +203,10 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
       for (const id of Object.keys(row.labels)) seenOps.add(id);
       rows.push(row);
       healths.push(health);
+      opts.onGroup?.();
     },
     opts.stdin,
-    { read: { groundTruth: opts.groundTruth ?? 'auto' }, maxGroupSize: opts.maxGroupSize },
+    { read: { groundTruth: opts.groundTruth ?? 'auto', stats: opts.stats }, maxGroupSize: opts.maxGroupSize },
   );
   let groundTruthNote: string | undefined;
   const pseudo = (opts.groundTruth ?? 'auto') === 'auto' ? detectPseudoLabel(rows) : null;
@@ -263,9 +224,32 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
   }
   const order = ['majority', 'cisc', 'ec', 'core', 't3rl', 'msttrl'];
   const operators = [...seenOps].sort((a, b) => order.indexOf(a) - order.indexOf(b));
-  const train = rows.filter((r) => r.stream !== 'validation');
-  const val = rows.filter((r) => r.stream === 'validation');
-  const { steps, total } = streamReport(train, operators);
+  // Each run of the path on its own (as `health` does): steps of different runs are never summed.
+  const keys = new Map<string, { rows: ReportGroup[]; healths: GroupHealth[] }>();
+  rows.forEach((r, k) => {
+    const key = reportRunOf(r.run, r.stream);
+    let e = keys.get(key);
+    if (!e) keys.set(key, (e = { rows: [], healths: [] }));
+    e.rows.push(r);
+    e.healths.push(healths[k]);
+  });
+  const sections = [...keys.entries()]
+    .map(([key, e]): RunSection => {
+      const train = e.rows.filter((r) => r.stream !== 'validation');
+      const val = e.rows.filter((r) => r.stream === 'validation');
+      const trainHealth = e.healths.filter((h) => h.stream !== 'validation');
+      const { steps, total } = streamReport(train, operators);
+      return {
+        run: keys.size > 1 ? key || '.' : null,
+        steps,
+        total,
+        ...(val.length ? { validation: streamReport(val, operators) } : {}),
+        health: analyseRun(trainHealth.length ? trainHealth : e.healths),
+        reward_mismatch: mismatchSummary(trainHealth),
+      };
+    })
+    .sort((a, b) => b.total.groups + (b.validation?.total.groups ?? 0) - a.total.groups - (a.validation?.total.groups ?? 0));
+  const top = sections[0] ?? { run: null, ...streamReport([], operators), reward_mismatch: mismatchSummary([]) };
   return {
     format: 'consensus-lens/report/v1',
     title: opts.title ?? `Consensus Lens report: ${path}`,
@@ -273,13 +257,15 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
     generated: new Date().toISOString(),
     operators,
     params: opts.params ?? {},
-    steps,
-    total,
-    ...(val.length ? { validation: streamReport(val, operators) } : {}),
+    steps: top.steps,
+    total: top.total,
+    ...(top.validation ? { validation: top.validation } : {}),
     ...(groundTruthNote ? { ground_truth_note: groundTruthNote } : {}),
     groups: rows,
     notices: notices.slice(0, 200),
-    ...healthFields(analyseRuns(healths)),
+    ...(top.health ? { health: top.health } : {}),
+    reward_mismatch: top.reward_mismatch,
+    ...(sections.length > 1 ? { runs: sections } : {}),
   };
 }
 
@@ -294,48 +280,57 @@ function streamReport(rows: ReportGroup[], operators: string[]): StreamReport {
   return { steps, total: summarize(-1, rows, operators) };
 }
 
-function healthFields(runs: { run: string | null; health: RunHealth }[]): Pick<RunReport, 'health' | 'health_runs'> {
-  return runs.length > 1 ? { health: runs[0].health, health_runs: runs } : { health: runs[0].health };
-}
-
 const pct = (x: number | null | undefined): string => (x === null || x === undefined ? '-' : `${(100 * x).toFixed(1)}%`);
 const num = (x: number | null | undefined, d = 3): string => (x === null || x === undefined ? '-' : x.toFixed(d));
 
-/** The per-step summary as an aligned text table. */
+/** The per-step summary as aligned text tables: each run of the path on its own. */
 export function renderTable(r: RunReport): string {
+  const sections: RunSection[] = r.runs ?? [{ run: null, steps: r.steps, total: r.total, validation: r.validation, health: r.health, reward_mismatch: r.reward_mismatch ?? { checked: 0, groups: 0, operators: [] } }];
+  const where = r.path === '-' ? 'standard input' : r.path;
+  const head = r.runs ? [`${where}: ${plural(r.runs.length, 'run')}; operators ${r.operators.join(', ') || '(none)'}`, ''] : [];
+  const body = sections.map((s) => renderSection(r, s, s.run === null ? where : `run ${s.run}`));
+  const tail = [...(r.ground_truth_note ? [`ground truth: ${r.ground_truth_note}`] : []), GLOSSARY_LINE];
+  return [...head, body.join('\n\n'), '', ...tail].join('\n') + '\n';
+}
+
+/** Where the report's terms are defined (printed under every report). */
+export const GLOSSARY_LINE = 'terms (regime, saturated, contested, floor, flip, gate, (k), reward mismatch): docs/glossary.md';
+
+function renderSection(r: RunReport, sec: RunSection, name: string): string {
   const ops = r.operators;
   const flipOps = ops.filter((o) => o !== 'majority' && ops.includes('majority'));
   const gateOps = ops.filter((o) => o === 'ec' || o === 'core');
-  const anyTruth = r.total.with_truth > 0;
-  const header = ['step', 'groups', 'saturated', 'contested', 'floor', ...flipOps.map((o) => `flips ${o}`), ...gateOps.map((o) => `gate ${o}`), ...(anyTruth ? ops.map((o) => `acc ${o}`) : [])];
-  const line = (s: ReportStep, label: string): string[] => [
-    label,
-    String(s.groups),
-    String(s.regimes.saturated ?? 0),
-    String(s.regimes.contested ?? 0),
-    String(s.regimes['competence-floor'] ?? 0),
-    ...flipOps.map((o) => String(s.flips[o] ?? 0)),
-    ...gateOps.map((o) => num(s.mean_gate[o])),
-    ...(anyTruth ? ops.map((o) => formatAccuracy(s.accuracy[o], s.accuracy_groups[o], s.with_truth)) : []),
-  ];
-  const rows = [header, ...r.steps.map((s) => line(s, String(s.step))), line(r.total, 'all')];
-  const widths = header.map((_, c) => Math.max(...rows.map((row) => row[c].length)));
-  const fmt = (row: string[]) => row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
+  const t = sec.total;
+  const anyTruth = t.with_truth > 0;
   const out: string[] = [];
-  const t = r.total;
-  out.push(`${r.path === '-' ? 'standard input' : r.path}: ${r.steps.length} steps, ${t.groups} groups, ${t.rollouts} roll-outs; operators ${ops.join(', ') || '(none)'}`);
-  out.push(fmt(header));
-  for (const row of rows.slice(1, -1)) out.push(fmt(row));
-  if (r.steps.length > 1 || r.steps.length === 0) out.push(fmt(rows[rows.length - 1]));
-  const partial = ops.some((o) => t.accuracy_groups[o] !== undefined && t.accuracy_groups[o] < t.with_truth);
-  if (anyTruth) out.push(`accuracy: pseudo-label vs logged ground truth over ${t.with_truth} groups${partial ? ', (k) = over the k groups the operator could run on' : ''} (a diagnostic; ground truth is never an input)`);
-  else out.push('accuracy: no ground truth logged');
-  if (r.ground_truth_note) out.push(`ground truth: ${r.ground_truth_note}`);
-  if (t.reward_mismatch_groups) out.push(`reward mismatch: in ${t.reward_mismatch_groups} groups the logged reward differs from the configured operator's (SPEC §5)`);
-  if (r.health_runs) for (const h of r.health_runs) out.push(renderHealthSummary(h.health, h.run ?? '-').trimEnd());
-  else if (r.health) out.push(renderHealthSummary(r.health).trimEnd());
-  if (r.validation) out.push('', ...validationTable(r.validation, ops));
-  return out.join('\n') + '\n';
+  if (t.groups === 0) out.push(`${name}: no training groups${sec.validation ? ' (a validation stream only)' : ''}`);
+  else {
+    const header = ['step', 'groups', 'saturated', 'contested', 'floor', ...flipOps.map((o) => `flips ${o}`), ...gateOps.map((o) => `gate ${o}`), ...(anyTruth ? ops.map((o) => `acc ${o}`) : [])];
+    const line = (s: ReportStep, label: string): string[] => [
+      label,
+      String(s.groups),
+      String(s.regimes.saturated ?? 0),
+      String(s.regimes.contested ?? 0),
+      String(s.regimes['competence-floor'] ?? 0),
+      ...flipOps.map((o) => String(s.flips[o] ?? 0)),
+      ...gateOps.map((o) => num(s.mean_gate[o])),
+      ...(anyTruth ? ops.map((o) => formatAccuracy(s.accuracy[o], s.accuracy_groups[o], s.with_truth)) : []),
+    ];
+    const rows = [header, ...sec.steps.map((s) => line(s, String(s.step))), line(t, 'all')];
+    const widths = header.map((_, c) => Math.max(...rows.map((row) => row[c].length)));
+    const fmt = (row: string[]) => row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
+    out.push(`${name}: ${plural(sec.steps.length, 'step')}, ${plural(t.groups, 'group')}, ${plural(t.rollouts, 'roll-out')}; operators ${ops.join(', ') || '(none)'}`);
+    out.push(fmt(header));
+    for (const row of rows.slice(1, -1)) out.push(fmt(row));
+    if (sec.steps.length > 1) out.push(fmt(rows[rows.length - 1]));
+    const partial = ops.some((o) => t.accuracy_groups[o] !== undefined && t.accuracy_groups[o] < t.with_truth);
+    if (anyTruth) out.push(`accuracy: pseudo-label vs logged ground truth over ${plural(t.with_truth, 'group')}${partial ? ', (k) = over the k groups the operator could run on' : ''} (a diagnostic; ground truth is never an input)`);
+    else out.push('accuracy: no ground truth logged');
+    out.push(mismatchLine(sec.reward_mismatch).replace(/^Reward mismatches/, 'reward mismatch'));
+    if (sec.health) out.push(renderHealthSummary(sec.health).trimEnd());
+  }
+  if (sec.validation) out.push('', ...validationTable(sec.validation, ops));
+  return out.join('\n');
 }
 
 /** The validation section: per step, how often each operator's label (the vote first) is the real answer. */
@@ -351,10 +346,10 @@ function validationTable(v: StreamReport, ops: string[]): string[] {
   const rows = [header, ...v.steps.map((s) => line(s, String(s.step))), line(v.total, 'all')];
   const widths = header.map((_, c) => Math.max(...rows.map((row) => row[c].length)));
   const fmt = (row: string[]) => row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
-  const out = [`validation: ${v.steps.length} steps, ${v.total.groups} groups, ${v.total.rollouts} roll-outs (a separate stream: samples scored against the real answer, no consensus rewards)`, fmt(header)];
+  const out = [`validation: ${plural(v.steps.length, 'step')}, ${plural(v.total.groups, 'group')}, ${plural(v.total.rollouts, 'roll-out')} (a separate stream: samples scored against the real answer, no consensus rewards)`, fmt(header)];
   for (const row of rows.slice(1, -1)) out.push(fmt(row));
   if (v.steps.length > 1) out.push(fmt(rows[rows.length - 1]));
-  out.push(v.total.with_truth ? `validation accuracy: the label vs the real answer over ${v.total.with_truth} groups` : 'validation accuracy: no ground truth logged');
+  out.push(v.total.with_truth ? `validation accuracy: the label vs the real answer over ${plural(v.total.with_truth, 'group')}` : 'validation accuracy: no ground truth logged');
   return out;
 }
 
@@ -365,11 +360,29 @@ export function embedJson(value: unknown): string {
 
 const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-/** The self-contained report page. */
+/**
+ * The page's script: webview/report/main.ts, bundled by scripts/build.mjs beside the CLI
+ * (dist/webview/report-page.js; from the sources, the built one).
+ */
+export function reportPageScript(): string {
+  for (const f of [join(__dirname, 'webview', 'report-page.js'), join(__dirname, '..', '..', 'dist', 'webview', 'report-page.js')]) {
+    try {
+      // "</script" cannot end the inline block: the same text, escaped, in a string or regex
+      return readFileSync(f, 'utf8').replace(/<\/script/gi, '<\\/script').replace(/\/\/# sourceMappingURL=.*$/m, '');
+    } catch {
+      // next candidate
+    }
+  }
+  throw new Error('the report page script (dist/webview/report-page.js) is missing: run npm run build');
+}
+
+
+/** The self-contained report page: one file, no network; its CSP allows only its own style and script (by nonce). */
 export function renderHtml(r: RunReport): string {
-  // A fresh nonce per page: the one inline script runs, nothing injected could.
+  // A fresh nonce per page: the one inline script and style run, nothing injected could.
   // node:crypto is required here, on use: loading it costs every CLI start-up ~7 ms.
   const nonce = (require('node:crypto') as typeof Crypto).randomBytes(16).toString('base64');
+  const series = (colours: string[]) => colours.map((c, i) => `svg .series-${i} { stroke: ${c}; } svg text.series-${i} { fill: ${c}; stroke: none; }`).join('\n');
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -381,7 +394,7 @@ export function renderHtml(r: RunReport): string {
 :root { color-scheme: light dark; --fg: #1f2328; --bg: #ffffff; --muted: #656d76; --line: #d0d7de; --accent: #0969da; --bad: #cf222e; --good: #1a7f37; }
 @media (prefers-color-scheme: dark) { :root { --fg: #e6edf3; --bg: #0d1117; --muted: #8d96a0; --line: #30363d; --accent: #4493f8; --bad: #f85149; --good: #3fb950; } }
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); margin: 2rem; }
-h1 { font-size: 1.3rem; margin: 0 0 .25rem; } h2 { font-size: 1.05rem; margin: 1.5rem 0 .5rem; }
+h1 { font-size: 1.3rem; margin: 0 0 .25rem; } h2 { font-size: 1.15rem; margin: 1.8rem 0 .5rem; } h3 { font-size: 1rem; margin: 1.2rem 0 .4rem; }
 .muted { color: var(--muted); }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; }
 th, td { border-bottom: 1px solid var(--line); padding: .25rem .6rem; text-align: right; }
@@ -389,200 +402,75 @@ th { cursor: pointer; user-select: none; position: sticky; top: 0; background: v
 td.text, th.text { text-align: left; max-width: 22rem; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 tr.total td { font-weight: 600; }
 .ok { color: var(--good); } .no { color: var(--bad); }
-svg { max-width: 100%; } svg text { fill: var(--muted); font-size: 11px; }
+svg { max-width: 100%; }
+svg text.axis { fill: var(--muted); font-size: 11px; }
+svg text.legend { font-size: 12px; font-weight: 600; }
+svg line.grid { stroke: currentColor; stroke-opacity: .15; }
+svg path.line { fill: none; stroke-width: 2; }
+${series(SERIES_COLOURS)}
+@media (prefers-color-scheme: dark) {
+${series(SERIES_COLOURS_DARK)}
+}
 input[type=search] { padding: .3rem .5rem; min-width: 18rem; }
 </style>
 </head>
 <body>
 <h1 id="title"></h1>
 <div class="muted" id="meta"></div>
-<h2>Per step</h2>
-<div id="steps"></div>
-<div id="validation"></div>
-<h2>Over steps</h2>
-<div id="chart"></div>
+<div id="runs"></div>
 <h2>Groups</h2>
 <p><label>Filter <input type="search" id="filter" placeholder="question id, label, regime…"></label> <label><input type="checkbox" id="flipsOnly"> only groups where an operator overturns the vote</label></p>
 <div id="groups"></div>
-<h2>Health</h2>
-<div id="health"></div>
 <h2>Notices</h2>
 <div id="notices"></div>
+<p class="muted">Terms (regime, saturated, contested, floor, flip, gate, (k), reward mismatch): docs/glossary.md of Consensus Lens.</p>
 <script type="application/json" id="report-data">${embedJson(r)}</script>
 <script nonce="${nonce}">
-(function () {
-  'use strict';
-  var data = JSON.parse(document.getElementById('report-data').textContent);
-  function el(tag, text, cls) { var e = document.createElement(tag); if (text !== undefined && text !== null) e.textContent = String(text); if (cls) e.className = cls; return e; }
-  function pct(x) { return x === null || x === undefined ? '-' : (100 * x).toFixed(1) + '%'; }
-  function num(x) { return x === null || x === undefined ? '-' : Number(x).toFixed(3); }
-  var ops = data.operators;
-  var flipOps = ops.filter(function (o) { return o !== 'majority' && ops.indexOf('majority') >= 0; });
-  var gateOps = ops.filter(function (o) { return o === 'ec' || o === 'core'; });
-  var anyTruth = data.total.with_truth > 0;
-  if (!anyTruth) document.getElementById('chart').previousElementSibling.textContent = 'Flip rate over steps (no ground truth logged)';
-  document.getElementById('title').textContent = data.title;
-  document.getElementById('meta').textContent = data.steps.length + ' steps, ' + data.total.groups + ' groups, ' + data.total.rollouts + ' roll-outs; operators: ' + ops.join(', ') + '; generated ' + data.generated +
-    (anyTruth ? '' : '; no ground truth logged');
-
-  function table(columns, rows, opts) {
-    var t = el('table'), thead = el('thead'), tr = el('tr');
-    var sortCol = -1, asc = true;
-    columns.forEach(function (c, i) {
-      var th = el('th', c.label, c.text ? 'text' : '');
-      th.tabIndex = 0;
-      th.title = 'sort';
-      var sort = function () { asc = sortCol === i ? !asc : true; sortCol = i; render(); };
-      th.addEventListener('click', sort);
-      th.addEventListener('keydown', function (e) { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); sort(); } });
-      tr.appendChild(th);
-    });
-    thead.appendChild(tr); t.appendChild(thead);
-    var tbody = el('tbody'); t.appendChild(tbody);
-    function render() {
-      var rs = rows.slice();
-      if (sortCol >= 0) {
-        var key = columns[sortCol].sort || columns[sortCol].value;
-        rs.sort(function (a, b) { var x = key(a), y = key(b); if (x === y) return 0; if (x === null || x === undefined) return 1; if (y === null || y === undefined) return -1; return (x < y ? -1 : 1) * (asc ? 1 : -1); });
-      }
-      while (tbody.firstChild) tbody.removeChild(tbody.firstChild);
-      var limit = opts && opts.limit ? opts.limit : rs.length;
-      rs.slice(0, limit).forEach(function (r) {
-        var row = el('tr');
-        columns.forEach(function (c) { var v = c.value(r); var td = el('td', c.format ? c.format(v, r) : v, c.text ? 'text' : ''); if (c.cls) td.className += ' ' + c.cls(v, r); if (c.text && v !== null && v !== undefined) td.title = String(v); row.appendChild(td); });
-        tbody.appendChild(row);
-      });
-      if (rs.length > limit) { var more = el('tr'); var td = el('td', (rs.length - limit) + ' more rows (filter to narrow)', 'text muted'); td.colSpan = columns.length; more.appendChild(td); tbody.appendChild(more); }
-      if (opts && opts.total) { var tr2 = el('tr', undefined, 'total'); columns.forEach(function (c) { tr2.appendChild(el('td', c.format ? c.format(c.value(opts.total), opts.total) : c.value(opts.total), c.text ? 'text' : '')); }); tbody.appendChild(tr2); }
-    }
-    render();
-    return { node: t, render: render, setRows: function (r) { rows = r; render(); } };
-  }
-
-  var stepCols = [
-    { label: 'step', value: function (s) { return s.step < 0 ? 'all' : s.step; } },
-    { label: 'groups', value: function (s) { return s.groups; } },
-    { label: 'saturated', value: function (s) { return s.regimes.saturated || 0; } },
-    { label: 'contested', value: function (s) { return s.regimes.contested || 0; } },
-    { label: 'floor', value: function (s) { return s.regimes['competence-floor'] || 0; } }
-  ];
-  flipOps.forEach(function (o) { stepCols.push({ label: 'flips ' + o, value: function (s) { return s.flips[o] || 0; } }); });
-  gateOps.forEach(function (o) { stepCols.push({ label: 'gate ' + o, value: function (s) { return s.mean_gate[o]; }, format: num }); });
-  if (anyTruth) ops.forEach(function (o) { stepCols.push({ label: 'acc ' + o, value: function (s) { return s.accuracy[o]; }, format: function (v, s) { var k = s.accuracy_groups[o]; return pct(v) + (k !== undefined && k < s.with_truth ? ' (' + k + ')' : ''); } }); });
-  document.getElementById('steps').appendChild(table(stepCols, data.steps, { total: data.total }).node);
-  if (data.ground_truth_note) document.getElementById('steps').appendChild(el('p', 'Ground truth: ' + data.ground_truth_note, 'muted'));
-  if (data.validation) {
-    var vbox = document.getElementById('validation');
-    vbox.appendChild(el('h2', 'Validation (the label vs the real answer)'));
-    vbox.appendChild(el('p', 'A separate stream: validation samples are scored against the real answer; their rewards are not consensus rewards.', 'muted'));
-    var valCols = [
-      { label: 'step', value: function (s) { return s.step < 0 ? 'all' : s.step; } },
-      { label: 'groups', value: function (s) { return s.groups; } },
-      { label: 'roll-outs', value: function (s) { return s.rollouts; } },
-      { label: 'with truth', value: function (s) { return s.with_truth; } }
-    ];
-    ops.forEach(function (o) { valCols.push({ label: 'acc ' + o, value: function (s) { return s.accuracy[o]; }, format: function (v, s) { var k = s.accuracy_groups[o]; return pct(v) + (k !== undefined && k < s.with_truth ? ' (' + k + ')' : ''); } }); });
-    vbox.appendChild(table(valCols, data.validation.steps, { total: data.validation.total }).node);
-  }
-
-  // a small SVG line chart: accuracy (or flips) per operator over steps
-  (function chart() {
-    var steps = data.steps; if (steps.length < 2) { document.getElementById('chart').appendChild(el('p', 'one step: no chart', 'muted')); return; }
-    var series = anyTruth ? ops.map(function (o) { return { name: 'acc ' + o, ys: steps.map(function (s) { return s.accuracy[o]; }) }; })
-      : flipOps.map(function (o) { return { name: 'flip rate ' + o, ys: steps.map(function (s) { return s.groups ? (s.flips[o] || 0) / s.groups : null; }) }; });
-    var W = 720, H = 250, L = 40, B = 54, NS = 'http://www.w3.org/2000/svg';
-    var svg = document.createElementNS(NS, 'svg'); svg.setAttribute('viewBox', '0 0 ' + W + ' ' + H); svg.setAttribute('width', W); svg.setAttribute('role', 'img');
-    var xs = steps.map(function (s) { return s.step; }); var x0 = Math.min.apply(null, xs), x1 = Math.max.apply(null, xs) || 1;
-    function X(v) { return L + (x1 === x0 ? 0 : (v - x0) / (x1 - x0)) * (W - L - 10); } function Y(v) { return (H - B) - v * (H - B - 10); }
-    function add(tag, attrs, text) { var e = document.createElementNS(NS, tag); for (var k in attrs) e.setAttribute(k, attrs[k]); if (text !== undefined) e.textContent = text; svg.appendChild(e); return e; }
-    [0, 0.5, 1].forEach(function (v) { add('line', { x1: L, x2: W - 10, y1: Y(v), y2: Y(v), stroke: 'currentColor', 'stroke-opacity': 0.15 }); add('text', { x: 4, y: Y(v) + 4 }, (v * 100) + '%'); });
-    add('text', { x: L, y: H - B + 16 }, 'step ' + x0); add('text', { x: W - 60, y: H - B + 16 }, 'step ' + x1);
-    var colours = ['#0969da', '#bf3989', '#1a7f37', '#9a6700', '#8250df', '#cf222e'];
-    series.forEach(function (s, i) {
-      var d = ''; s.ys.forEach(function (y, k) { if (y === null || y === undefined) return; d += (d ? 'L' : 'M') + X(xs[k]).toFixed(1) + ',' + Y(y).toFixed(1); });
-      var p = add('path', { d: d, fill: 'none', stroke: colours[i % colours.length], 'stroke-width': 2 }); var title = document.createElementNS(NS, 'title'); title.textContent = s.name; p.appendChild(title);
-      add('text', { x: L + i * 110, y: H - 8, fill: colours[i % colours.length], style: 'fill:' + colours[i % colours.length] }, s.name);
-    });
-    document.getElementById('chart').appendChild(svg);
-  })();
-
-  var groupCols = [
-    { label: 'step', value: function (g) { return g.step; } },
-    { label: 'question', value: function (g) { return (g.run ? g.run + ' ' : '') + g.question_id; }, text: true },
-    { label: 'N', value: function (g) { return g.n; } },
-    { label: 'regime', value: function (g) { return g.regime; }, text: true },
-    { label: 'top share', value: function (g) { return g.majority_ratio; }, format: pct }
-  ];
-  ops.forEach(function (o) {
-    groupCols.push({ label: o, value: function (g) { return o in g.labels ? g.labels[o] : (g.unavailable[o] ? '(n/a)' : null); }, text: true,
-      format: function (v, g) { return !(o in g.labels) ? v : v === null ? '— (no label)' : v === '' ? '"" (empty)' : v; },
-      cls: function (v, g) { var c = g.correct[o]; return c === true ? 'ok' : c === false ? 'no' : ''; } });
-  });
-  gateOps.forEach(function (o) { groupCols.push({ label: 'gate ' + o, value: function (g) { return g.gates[o]; }, format: num }); });
-  if (anyTruth) groupCols.push({ label: 'ground truth', value: function (g) { return g.ground_truth; }, text: true });
-  var gt = table(groupCols, data.groups, { limit: 2000 });
-  document.getElementById('groups').appendChild(gt.node);
-  function applyFilter() {
-    var q = document.getElementById('filter').value.toLowerCase(); var flips = document.getElementById('flipsOnly').checked;
-    gt.setRows(data.groups.filter(function (g) {
-      if (flips && !Object.keys(g.labels).some(function (o) { return o !== 'majority' && g.labels[o] !== g.labels.majority; })) return false;
-      if (!q) return true;
-      var hay = [g.question_id, g.regime, g.run || ''].concat(Object.keys(g.labels).map(function (o) { return String(g.labels[o]); })).join(' ').toLowerCase();
-      return hay.indexOf(q) >= 0;
-    }));
-  }
-  document.getElementById('filter').addEventListener('input', applyFilter);
-  document.getElementById('flipsOnly').addEventListener('change', applyFilter);
-
-  // Run health (docs/health.md): alarms, the confidence premise, reward bugs, degenerate pluralities.
-  (function health() {
-    var h = data.health, box = document.getElementById('health');
-    if (!h) { box.appendChild(el('p', 'not computed', 'muted')); return; }
-    var ul = el('ul');
-    h.alarms.forEach(function (a) { ul.appendChild(el('li', 'alarm: ' + a.message, 'no')); });
-    [h.premise.label, h.premise.truth].forEach(function (p) { if (p && p.verdict !== 'too few') ul.appendChild(el('li', p.message, p.verdict === 'informative' ? '' : 'no')); });
-    h.rewardBugs.forEach(function (b) { ul.appendChild(el('li', 'reward bug (' + b.kind + '): ' + b.message + '; e.g. step ' + b.example.step + ' question ' + b.example.question_id, 'no')); });
-    if (h.degenerate.pluralities) ul.appendChild(el('li', 'degenerate pluralities: ' + h.degenerate.pluralities + ' questions whose vote class is mostly empty, truncated or repetition-collapsed roll-outs'));
-    h.notes.forEach(function (n) { ul.appendChild(el('li', n, 'muted')); });
-    if (!ul.firstChild) ul.appendChild(el('li', 'no alarm', 'ok'));
-    box.appendChild(ul);
-  })();
-
-  var nl = document.getElementById('notices');
-  if (!data.notices.length) nl.appendChild(el('p', 'none', 'muted'));
-  else { var ul = el('ul'); data.notices.forEach(function (n) { ul.appendChild(el('li', n.level + ': ' + n.message)); }); nl.appendChild(ul); }
-})();
+${reportPageScript()}
 </script>
 </body>
 </html>
 `;
 }
 
+/** `report --json` (docs/schemas/report.schema.json): snake_case keys throughout, as `score` and `health`. */
+export function reportJson(r: RunReport): Record<string, unknown> {
+  return snakeKeys(r) as Record<string, unknown>;
+}
+
 export async function runReport(argv: string[], io: CliIO): Promise<number> {
-  const a = parseArgs(argv);
+  const a = parseCommand('report', argv);
   const path = a.positionals[0];
   if (!path) throw new UsageError('report needs a PATH (a run folder or a log file)');
   if (a.positionals.length > 1) throw new UsageError(`report takes one PATH, got ${a.positionals.length}`);
   const html = flagString(a, 'html');
-  const configured = flagString(a, 'configured-operator') as OperatorId | undefined;
-  let errors = 0;
+  const configured = configuredFromFlags(a);
+  const outcome = new Outcome(io, a);
   const report = await buildReport(
     path,
-    { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured, title: flagString(a, 'title'), stdin: io.stdin as Readable, jobs: jobsFrom(flagString(a, 'jobs')), groundTruth: groundTruthFromFlags(a), maxGroupSize: maxGroupSizeFrom(flagString(a, 'max-group-size')) },
-    (n) => {
-      if (n.level === 'error') errors++;
-      const where = n.file && !n.message.startsWith(n.file) ? `${n.file}${n.line ? `:${n.line}` : ''}: ` : '';
-      io.stderr.write(`consensus-lens: ${n.level === 'info' ? '' : `${n.level}: `}${safeText(where + n.message)}\n`);
+    {
+      operators: operatorsFromFlags(a),
+      params: paramsFromFlags(a),
+      configuredOperator: configured,
+      title: flagString(a, 'title'),
+      stdin: io.stdin as Readable,
+      jobs: jobsFrom(flagString(a, 'jobs')),
+      groundTruth: groundTruthFromFlags(a),
+      maxGroupSize: maxGroupSizeFrom(flagString(a, 'max-group-size')),
+      stats: outcome.stats,
+      onGroup: () => outcome.progress?.tick(),
     },
+    outcome.notice,
   );
-  if (report.total.groups === 0) {
+  const code = outcome.finish();
+  if (report.groups.length === 0) {
     io.stderr.write(`consensus-lens report: no groups in ${path}\n`);
     return 1;
   }
-  io.stdout.write(safeText(renderTable(report), true));
+  io.stdout.write(flagBool(a, 'json') ? JSON.stringify(reportJson(report)) + '\n' : safeText(renderTable(report), true));
   if (html) {
     await writeFile(html, renderHtml(report));
-    io.stdout.write(`report page: ${html}\n`);
+    if (!flagBool(a, 'json')) io.stdout.write(`report page: ${html}\n`);
   }
-  return errors > 0 ? 1 : 0;
+  return code;
 }

@@ -4,9 +4,10 @@ import { statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { readRun, type Notice, type ReadRunOptions } from '../logs';
 import { DEFAULT_MAX_GROUP_SIZE, PARAM_SPECS, checkGroupSize, groupAnswers, needsReasoning, operatorSpec, resolveParams, type Group, type OperatorId, type Params } from '../engine';
-import { CliIO, UsageError, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseArgs, parseList } from './args';
+import { CliIO, UsageError, configuredFromFlags, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand, parseInteger, parseList } from './args';
 import { ShardState, addStats, emptyStats, scoreLine, sweepGroup, type ScoreJob, type SweepJob, type SweepStats } from './pipeline';
 import { ShardedPool, WorkerDiedError, defaultJobs } from './pool';
+import { Outcome } from './outcome';
 import { safeText } from '../logs/safe-text';
 
 /** How many groups may be in flight (read, not yet written): bounds memory on huge runs. */
@@ -44,10 +45,7 @@ export function noticePrinter(io: CliIO): ((n: Notice) => void) & { errors: numb
 
 /** `--max-group-size N`: the largest group scored (default DEFAULT_MAX_GROUP_SIZE). */
 export function maxGroupSizeFrom(flag: string | undefined): number {
-  if (flag === undefined) return DEFAULT_MAX_GROUP_SIZE;
-  const n = Number(flag);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError('--max-group-size must be a positive integer');
-  return n;
+  return parseInteger(flag, 'max-group-size', 1) ?? DEFAULT_MAX_GROUP_SIZE;
 }
 
 /** A group that could not be scored, as an error notice at its first record. */
@@ -59,10 +57,7 @@ function groupFailed(g: Group, e: unknown): Notice {
 }
 
 export function jobsFrom(flag: string | undefined): number {
-  if (flag === undefined) return defaultJobs();
-  const j = Number(flag);
-  if (!Number.isInteger(j) || j < 0 || j > 64) throw new UsageError('--jobs must be an integer from 0 (in-process) to 64');
-  return j;
+  return parseInteger(flag, 'jobs', 0, 64) ?? defaultJobs();
 }
 
 /** A group's request to a worker thread, and how its answer becomes the group's value. */
@@ -252,16 +247,15 @@ function fileSize(path: string): number {
 }
 
 export async function runScore(argv: string[], io: CliIO): Promise<number> {
-  const a = parseArgs(argv);
+  const a = parseCommand('score', argv);
   const path = a.positionals[0] ?? '-';
   if (a.positionals.length > 1) throw new UsageError(`score takes one PATH, got ${a.positionals.length}`);
-  const configured = flagString(a, 'configured-operator');
-  if (configured !== undefined && !operatorSpec(configured)) throw new UsageError(`--configured-operator: unknown operator "${configured}"`);
+  const configured = configuredFromFlags(a);
   const maxGroupSize = maxGroupSizeFrom(flagString(a, 'max-group-size'));
-  const job: ScoreJob = { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured as OperatorId | undefined, maxGroupSize };
+  const job: ScoreJob = { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured, maxGroupSize };
   const state = new ShardState();
   const ctx = state.contextsFor(1)[0];
-  const notices = noticePrinter(io);
+  const outcome = new Outcome(io, a);
   // With EC or CoRE, a worker thread computes only a group's reasoning cosines (TF-IDF and the
   // within-class products, the kernels' share of the work) from its texts, and the main thread
   // does the rest: answers before, the operators and the output after. The threads then run
@@ -271,7 +265,7 @@ export async function runScore(argv: string[], io: CliIO): Promise<number> {
   const split = needsReasoning(job.operators);
   const { groups } = await forEachGroup(
     path,
-    notices,
+    outcome.notice,
     jobsFrom(flagString(a, 'jobs')),
     (g) => scoreLine(g, job, ctx),
     (g): Remote<string> => {
@@ -282,10 +276,13 @@ export async function runScore(argv: string[], io: CliIO): Promise<number> {
         finish: (cosines) => scoreLine(g, job, ctx, { answers, cosines: cosines as Float64Array[] }),
       };
     },
-    (line) => io.stdout.write(line + '\n'),
+    (line) => {
+      io.stdout.write(line + '\n');
+      outcome.progress?.tick();
+    },
     io.stdin,
     {
-      read: { groundTruth: groundTruthFromFlags(a) },
+      read: { groundTruth: groundTruthFromFlags(a), stats: outcome.stats },
       maxGroupSize,
       backlog: split ? COSINES_BACKLOG : undefined,
       // The cosines carry no state; whole groups do only with MS-TTRL (operators unset: all).
@@ -293,18 +290,21 @@ export async function runScore(argv: string[], io: CliIO): Promise<number> {
     },
   );
   if (groups === 0) {
+    outcome.finish();
     io.stderr.write(`consensus-lens: nothing to score in ${path === '-' ? 'standard input' : path}\n`);
     return 1;
   }
   // An error-level notice (a group not scored, a file that could not be read) is a failure even
-  // when other groups were written: a pipeline must not take a partial output for a whole one.
-  return notices.errors > 0 ? 1 : 0;
+  // when other groups were written, and skipped input lines exit 3 (outcome.ts): a pipeline must
+  // not take a partial output for a whole one.
+  return outcome.finish();
 }
 
 export async function runSweep(argv: string[], io: CliIO): Promise<number> {
-  const a = parseArgs(argv);
+  const a = parseCommand('sweep', argv);
   const path = a.positionals[0];
   if (!path) throw new UsageError('sweep needs a PATH');
+  if (a.positionals.length > 1) throw new UsageError(`sweep takes one PATH, got ${a.positionals.length}`);
   const operators = operatorsFromFlags(a) ?? (['core'] as OperatorId[]);
   // Every parameter flag may hold a list; the settings are their cartesian product.
   const axes: [keyof Params, number[]][] = [];
@@ -331,18 +331,22 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
   const job: SweepJob = { settings: settings.map((s) => ({ ...base, ...s })), operators, maxGroupSize };
   const totals: SweepStats[][] = settings.map(() => operators.map(emptyStats));
   const state = new ShardState();
-  const notices = noticePrinter(io);
+  const outcome = new Outcome(io, a);
   const { groups } = await forEachGroup(
     path,
-    notices,
+    outcome.notice,
     jobsFrom(flagString(a, 'jobs')),
     (g) => sweepGroup(g, job, state.contextsFor(settings.length)),
     (g) => ({ request: { kind: 'sweep', group: g, job } }),
-    (stats) => addStats(totals, stats),
+    (stats) => {
+      addStats(totals, stats);
+      outcome.progress?.tick();
+    },
     undefined,
-    { read: { groundTruth: groundTruthFromFlags(a) }, maxGroupSize },
+    { read: { groundTruth: groundTruthFromFlags(a), stats: outcome.stats }, maxGroupSize },
   );
   if (groups === 0) {
+    outcome.finish();
     io.stderr.write(`consensus-lens: nothing to sweep in ${path}\n`);
     return 1;
   }
@@ -361,6 +365,6 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
     });
   });
   // As for score: totals over part of the run are not the run's totals.
-  return notices.errors > 0 ? 1 : 0;
+  return outcome.finish();
 }
 

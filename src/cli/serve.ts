@@ -50,7 +50,7 @@ import {
   type RunContext,
 } from '../engine';
 import { convertNative } from '../logs/native';
-import { CliIO, UsageError, flagString, paramsFromFlags, parseArgs } from './args';
+import { CliIO, UsageError, flagString, paramsFromFlags, parseCommand, parseInteger } from './args';
 import { ShardedPool, WorkerDiedError, defaultJobs } from './pool';
 import { maxGroupSizeFrom } from './score';
 
@@ -245,7 +245,7 @@ const MAX_IN_FLIGHT = 4;
 const USAGE = 'usage: consensus-lens serve --stdio [--operator OP] [--jobs N] [--max-group-size N] [--request-timeout S] [--timing] [--kappa K ...]';
 
 export async function runServe(args: string[], io: CliIO): Promise<number> {
-  const a = parseArgs(args, ['stdio', 'timing']);
+  const a = parseCommand('serve', args);
   const timing = a.flags.get('timing') === true;
   if (a.flags.get('stdio') !== true) throw new UsageError(`serve needs --stdio (the only transport). ${USAGE}`);
   if (a.positionals.length) throw new UsageError(`serve takes no PATH. ${USAGE}`);
@@ -253,11 +253,7 @@ export async function runServe(args: string[], io: CliIO): Promise<number> {
   if (op !== undefined && !operatorSpec(op)) throw new UsageError(`--operator: unknown operator "${op}" (known: ${OPERATOR_IDS.join(', ')})`);
   const defaults = { operator: op as OperatorId | undefined, params: paramsFromFlags(a), maxGroupSize: maxGroupSizeFrom(flagString(a, 'max-group-size')) };
   const jobsFlag = flagString(a, 'jobs');
-  let jobs = defaultJobs();
-  if (jobsFlag !== undefined) {
-    jobs = Number(jobsFlag);
-    if (!Number.isInteger(jobs) || jobs < 0 || jobs > 64) throw new UsageError('--jobs must be an integer from 0 (in-process) to 64');
-  }
+  const jobs = parseInteger(jobsFlag, 'jobs', 0, 64) ?? defaultJobs();
   const tf = flagString(a, 'request-timeout');
   const timeoutS = tf === undefined ? DEFAULT_REQUEST_TIMEOUT_S : Number(tf);
   if (!(timeoutS > 0 && timeoutS <= 86_400)) throw new UsageError('--request-timeout must be a number of seconds in (0, 86400]');

@@ -1,6 +1,8 @@
 // `consensus-lens watch PATH` — the headless live view (for a tmux pane on a GPU box): follows a run
 // and prints one JSON line per newly completed group (the shape `score` writes, SPEC §6) on stdout,
-// and notices on stderr, until interrupted (SIGINT/SIGTERM, exit 0).
+// and notices on stderr, until interrupted (SIGINT: exit 130, as shells expect of Ctrl-C; SIGTERM:
+// exit 0). A PATH that does not exist yet is waited for (a training job is often started after the
+// viewer): a notice says so, and it is checked every --poll-ms (default 1000).
 //
 // Groups already on disk when watch starts are printed too (as they complete), then new ones as they
 // arrive. When a group is complete is decided by the run index (src/logs/run-index.ts): a group
@@ -14,9 +16,10 @@
 // Flags: the score flags (--operators, --kappa, ...), --configured-operator, --poll (polling instead
 // of file-system events; automatic on NFS/Lustre and other network file systems), --poll-ms N,
 // --idle-ms N, --ground-truth auto|ignore.
-import { createRunContext, type OperatorId } from '../engine';
+import { stat } from 'node:fs/promises';
+import { createRunContext } from '../engine';
 import { RunIndex, type GroupKey } from '../logs';
-import { CliIO, UsageError, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseArgs } from './args';
+import { CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand, parseInteger } from './args';
 import { scoreLine, type ScoreJob } from './pipeline';
 import { noticePrinter } from './score';
 
@@ -25,27 +28,41 @@ export interface WatchOptions {
   signal?: AbortSignal;
 }
 
-function intFlag(v: string | undefined, name: string, min: number): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${name} must be an integer ≥ ${min}`);
-  return n;
-}
-
 export async function runWatch(argv: string[], io: CliIO, opts: WatchOptions = {}): Promise<number> {
-  const a = parseArgs(argv, ['poll']);
+  const a = parseCommand('watch', argv);
   const path = a.positionals[0];
   if (!path) throw new UsageError('watch needs a PATH (a run folder or a log file)');
   if (a.positionals.length > 1) throw new UsageError(`watch takes one PATH, got ${a.positionals.length}`);
   if (path === '-') throw new UsageError('watch follows files; use score for standard input');
-  const configured = flagString(a, 'configured-operator') as OperatorId | undefined;
+  const configured = configuredFromFlags(a);
   const job: ScoreJob = { operators: operatorsFromFlags(a), params: paramsFromFlags(a), configuredOperator: configured };
-  const pollMs = intFlag(flagString(a, 'poll-ms'), 'poll-ms', 50);
-  const idleMs = intFlag(flagString(a, 'idle-ms'), 'idle-ms', 0);
+  const pollMs = parseInteger(flagString(a, 'poll-ms'), 'poll-ms', 50);
+  const idleMs = parseInteger(flagString(a, 'idle-ms'), 'idle-ms', 0);
   const notice = noticePrinter(io);
   const ctx = createRunContext();
+  let interrupted = false;
+  const stopped = new Promise<void>((resolve) => {
+    if (opts.signal) {
+      if (opts.signal.aborted) return resolve();
+      opts.signal.addEventListener('abort', () => resolve(), { once: true });
+    } else {
+      process.once('SIGINT', () => {
+        interrupted = true;
+        resolve();
+      });
+      process.once('SIGTERM', () => resolve());
+    }
+  });
+  let stop = false;
+  void stopped.then(() => (stop = true));
+  // Wait for a run that is not there yet.
+  if (!(await exists(path))) {
+    notice({ level: 'info', message: `${path} does not exist yet: waiting for it (Ctrl-C to stop)` });
+    while (!stop && !(await exists(path))) await Promise.race([stopped, new Promise((r) => setTimeout(r, pollMs ?? 1000))]);
+    if (stop) return interrupted ? 130 : 0;
+  }
 
-  const index = await RunIndex.open(path, { follow: true, poll: a.flags.get('poll') === true, pollMs, idleMs, onNotice: notice, groundTruth: groundTruthFromFlags(a) });
+  const index = await RunIndex.open(path, { follow: true, poll: flagBool(a, 'poll'), pollMs, idleMs, onNotice: notice, groundTruth: groundTruthFromFlags(a) });
   /** Revision printed per group key (absent: not printed, or dropped since). */
   const printed = new Map<GroupKey, number>();
   let queue: Promise<void> = Promise.resolve();
@@ -74,17 +91,17 @@ export async function runWatch(argv: string[], io: CliIO, opts: WatchOptions = {
   // groups complete before the listener was attached (group records read during open)
   for (const e of index.groups()) if (e.complete) print(e.key, 'completed');
 
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    if (opts.signal) {
-      if (opts.signal.aborted) return resolve();
-      opts.signal.addEventListener('abort', stop, { once: true });
-    } else {
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-    }
-  });
+  await stopped;
   index.close();
   await queue;
-  return 0;
+  return interrupted ? 130 : 0;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch {
+    return false;
+  }
 }

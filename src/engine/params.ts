@@ -49,6 +49,9 @@ export const DEFAULT_PARAMS: Readonly<Params> = Object.freeze({
 
 export type NumericParam = Exclude<keyof Params, 'advScale'>;
 
+/** The GRPO view's scaling: by the group's standard deviation (GRPO) or none (Dr. GRPO). */
+export const ADV_SCALES: readonly Params['advScale'][] = ['group', 'none'];
+
 export interface ParamSpec {
   id: NumericParam;
   /** CLI flag (SPEC §6) and the extension's setting name. */
@@ -90,8 +93,8 @@ export function resolveParams(overrides: Partial<Params> = {}): Params {
   for (const [k, v] of Object.entries(overrides)) {
     if (v === undefined) continue;
     if (k === 'advScale') {
-      if (v !== 'group' && v !== 'none') throw new RangeError(`advScale must be "group" or "none", got ${JSON.stringify(v)}`);
-      p.advScale = v;
+      if (!ADV_SCALES.includes(v as Params['advScale'])) throw new RangeError(`advScale must be "group" or "none", got ${JSON.stringify(v)}`);
+      p.advScale = v as Params['advScale'];
       continue;
     }
     const spec = paramSpec(k);

@@ -12,6 +12,8 @@ export interface PreparedGroup {
   run?: string;
   /** 'validation': a validation dump (rewards against the real answer, not consensus rewards). */
   stream?: 'validation';
+  /** The operator the training loop logged for the group (Group.loggedOperator). */
+  loggedOperator?: string;
   step: number;
   questionId: string;
   n: number;
@@ -160,6 +162,7 @@ export function prepareGroup(group: Group, opts: PrepareOptions = {}, done: { an
     sources: rollouts.map((r) => r.source),
   };
   if (group.stream) prepared.stream = group.stream;
+  if (group.loggedOperator) prepared.loggedOperator = group.loggedOperator;
   if (opts.health)
     prepared.text = rolloutTextStats(
       rollouts.map((r) => r.response ?? ''),

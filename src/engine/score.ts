@@ -3,7 +3,7 @@
 
 import type { PreparedGroup } from './prepare';
 import { resolveParams, type Params } from './params';
-import { OPERATORS, operatorSpec, type RunContext } from './operators/registry';
+import { OPERATORS, configuredOperatorOf, operatorSpec, type RunContext } from './operators/registry';
 import type { OperatorId, OperatorResult } from './operators/result';
 import { rewardMismatches } from './analysis/grpo';
 import { theoryReadout, type TheoryReadout } from './analysis/theory';
@@ -68,7 +68,7 @@ export function scoreGroup(g: PreparedGroup, req: ScoreRequest = {}, ctx?: RunCo
     analysis: { ...theoryReadout(g, p), overturn: core && vote && core.labelClass >= 0 && vote.labelClass >= 0 ? core.labelClass !== vote.labelClass : null },
   };
   if (g.loggedRewards.some((r) => r !== null)) {
-    const configured = req.configuredOperator ?? 'majority';
+    const configured = configuredOperatorOf(g, req.configuredOperator);
     const spec = operatorSpec(configured)!;
     const runnable = g.n > 0 && !spec.unavailable(g, ctx, p) && (g.hasReasoning || !spec.needs.includes('text'));
     const r = results[configured] ?? (runnable ? spec.run(g, p) : undefined);

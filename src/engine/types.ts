@@ -51,4 +51,10 @@ export interface Group {
   rollouts: Rollout[];
   /** MS-TTRL outcome self-verification results (SPEC §4.6). */
   outcomeChecks?: OutcomeCheck[];
+  /**
+   * The operator the training loop rewarded this group with, as its log records it (native
+   * `extra.operator`, written by the Python reward helpers): the configured operator of the
+   * reward-mismatch check unless the user names another.
+   */
+  loggedOperator?: string;
 }

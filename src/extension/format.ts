@@ -34,7 +34,10 @@ export function questionTooltip(questionId: string, step: number, s: QuestionSum
   lines.push(`majority: ${show(s.majorityLabel)}   CoRE: ${show(s.label)}${s.overturn ? '  (overturns the vote)' : ''}`);
   lines.push(`CoRE gate w_q = ${fmt(s.gate, 4)}`);
   if (s.mismatches > 0) lines.push(`${s.mismatches} roll-out(s) whose logged training reward differs from ${OPERATOR_LABELS[configured]}'s (a reward bug?)`);
-  if (s.health?.degeneratePlurality) lines.push(`degenerate plurality: the vote's class is mostly empty, truncated or repetition-collapsed roll-outs${s.health.rescuedBy.length ? ` (${s.health.rescuedBy.map((o) => OPERATOR_LABELS[o]).join(', ')} pick another answer)` : ''}`);
+  if (s.health?.degeneratePlurality)
+    lines.push(
+      `degenerate plurality: the vote's class is mostly empty, truncated or repetition-collapsed roll-outs${s.health.rescuedBy.length ? ` (${s.health.rescuedBy.map((o) => OPERATOR_LABELS[o]).join(', ')} pick another answer)` : ''}`,
+    );
   return lines.join('\n');
 }
 

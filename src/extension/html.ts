@@ -3,7 +3,9 @@
 import { randomBytes } from 'node:crypto';
 
 export function makeNonce(): string {
-  return randomBytes(18).toString('base64').replace(/[^A-Za-z0-9]/g, '');
+  return randomBytes(18)
+    .toString('base64')
+    .replace(/[^A-Za-z0-9]/g, '');
 }
 
 export interface ShellOptions {
@@ -20,13 +22,7 @@ export interface ShellOptions {
 export const escapeAttr = (s: string): string => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 export function contentSecurityPolicy(cspSource: string, nonce: string): string {
-  return [
-    "default-src 'none'",
-    `img-src ${cspSource} data:`,
-    `style-src ${cspSource} 'nonce-${nonce}'`,
-    `font-src ${cspSource}`,
-    `script-src 'nonce-${nonce}'`,
-  ].join('; ');
+  return ["default-src 'none'", `img-src ${cspSource} data:`, `style-src ${cspSource} 'nonce-${nonce}'`, `font-src ${cspSource}`, `script-src 'nonce-${nonce}'`].join('; ');
 }
 
 export function panelHtml(o: ShellOptions): string {
@@ -36,8 +32,12 @@ export function panelHtml(o: ShellOptions): string {
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${escapeAttr(contentSecurityPolicy(o.cspSource, o.nonce))}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${escapeAttr(o.styleUri)}">${o.cytoscape === false ? '' : `
-<style id="__________cytoscape_stylesheet" nonce="${escapeAttr(o.nonce)}">.__________cytoscape_container { position: relative; }</style>`}
+<link rel="stylesheet" href="${escapeAttr(o.styleUri)}">${
+    o.cytoscape === false
+      ? ''
+      : `
+<style id="__________cytoscape_stylesheet" nonce="${escapeAttr(o.nonce)}">.__________cytoscape_container { position: relative; }</style>`
+  }
 <title>${escapeAttr(o.title ?? 'Consensus')}</title>
 </head>
 <body>

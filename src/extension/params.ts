@@ -1,18 +1,32 @@
 // Operator parameters shown as sliders and settings (SPEC §4): ids, defaults, ranges. Pure: no
 // 'vscode'. The settings keys are `consensusLens.params.<key>` (see package.json).
-import type { OperatorId, ParamSpec } from '../protocol/messages';
-import { DEFAULT_PARAMS, PARAM_SPECS } from '../engine/params';
+import type { ParamSpec } from '../protocol/messages';
+import { DEFAULT_PARAMS, OPERATOR_LABELS, PARAM_SPECS, operatorsUsing, type NumericParam as ParamId } from '../engine';
 
-export const SLIDER_PARAMS: ParamSpec[] = [
-  { key: 'kappa', label: 'κ', min: 0, max: 1, step: 0.01, default: 0.1, operators: ['ec', 'core'], description: 'reasoning-kernel floor: A = K_ans·[κ + (1−κ)·K_rsn]' },
-  { key: 'tau', label: 'τ', min: 0.01, max: 2, step: 0.01, default: 0.25, operators: ['core', 'cisc'], description: 'confidence temperature: w = exp((c − max c)/τ)' },
-  { key: 'alpha', label: 'α', min: 0, max: 1, step: 0.01, default: 0.1, operators: ['ec', 'core'], description: 'self-loop penalty of the payoff W′ = A′ − αI + C·eeᵀ' },
-  { key: 'omega', label: 'ω', min: 1, max: 20, step: 0.5, default: 5, operators: ['t3rl'], description: 'weight of a verified roll-out: w = 1 + (ω−1)·v' },
-  { key: 'lambda', label: 'λ', min: 0, max: 1, step: 0.01, default: 0.9, operators: ['msttrl'], description: 'IPS interpolation of a Correct outcome: R = (1/f)^(1−λ)' },
-];
+/** The sliders' ranges (narrower than the valid ones) and steps; the rest comes from PARAM_SPECS and the registry. */
+const SLIDERS: Partial<Record<ParamId, { min: number; max: number; step: number; description: string }>> = {
+  kappa: { min: 0, max: 1, step: 0.01, description: 'reasoning-kernel floor: A = K_ans·[κ + (1−κ)·K_rsn]' },
+  tau: { min: 0.01, max: 2, step: 0.01, description: 'confidence temperature: w = exp((c − max c)/τ)' },
+  alpha: { min: 0, max: 1, step: 0.01, description: 'self-loop penalty of the payoff W′ = A′ − αI + C·eeᵀ' },
+  omega: { min: 1, max: 20, step: 0.5, description: 'weight of a verified roll-out: w = 1 + (ω−1)·v' },
+  lambda: { min: 0, max: 1, step: 0.01, description: 'IPS interpolation of a Correct outcome: R = (1/f)^(1−λ)' },
+};
+
+/** The panel's sliders, in PARAM_SPECS order, each for the operators it changes. */
+export const SLIDER_PARAMS: ParamSpec[] = PARAM_SPECS.flatMap((p) => {
+  const s = SLIDERS[p.id];
+  return s ? [{ key: p.id, label: p.symbol, ...s, default: DEFAULT_PARAMS[p.id] as number, operators: operatorsUsing(p.id) }] : [];
+});
 
 /** Every numeric parameter with its default and allowed range: the engine's one table (SPEC §4–5). */
-export interface NumericParam { key: string; default: number | null; min: number; max: number; integer?: boolean; minExclusive?: boolean }
+export interface NumericParam {
+  key: string;
+  default: number | null;
+  min: number;
+  max: number;
+  integer?: boolean;
+  minExclusive?: boolean;
+}
 export const ALL_PARAMS: NumericParam[] = PARAM_SPECS.map((p) => ({
   key: p.id,
   default: DEFAULT_PARAMS[p.id] as number | null,
@@ -54,11 +68,4 @@ export function changedParams(params: Record<string, number>): Record<string, nu
   return out;
 }
 
-export const OPERATOR_LABELS: Record<OperatorId, string> = {
-  majority: 'Majority',
-  cisc: 'CISC',
-  ec: 'EC',
-  core: 'CoRE',
-  t3rl: 'T3RL',
-  msttrl: 'MS-TTRL',
-};
+export { OPERATOR_LABELS };

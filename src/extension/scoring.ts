@@ -3,6 +3,9 @@
 import {
   OPERATOR_IDS,
   answersEqual,
+  classAffinity,
+  classCoherence,
+  configuredOperatorOf,
   prepareGroup,
   scoreGroup,
   type Group,
@@ -12,7 +15,6 @@ import {
   type PreparedGroup,
   type RunContext,
 } from '../engine';
-import { classAffinity } from '../engine/operators/equilibrium';
 import { FLAG, FLAG_NAMES, groupHealth, type GroupHealth } from '../engine/analysis/health';
 import type { ClassRow, GraphEdge, OperatorOutcome, QuestionKey, QuestionView, Regime, RolloutRow } from '../protocol/messages';
 
@@ -38,6 +40,8 @@ export interface QuestionSummary {
   n: number;
   /** Run health of the question (docs/health.md): the record the run's timeline and alarms are built from. */
   health?: GroupHealth;
+  /** The configured operator the logged rewards were checked against (the user's, or the group's logged one). */
+  checkedAgainst?: OperatorId;
 }
 
 export const PREVIEW_CHARS = 160;
@@ -72,7 +76,7 @@ export function engineParams(params: Record<string, number>): Partial<Params> {
   return out as Partial<Params>;
 }
 
-export function score(g: StoredGroup, params: Record<string, number>, configured: OperatorId, ctx?: RunContext, operators?: readonly OperatorId[]): GroupScore {
+export function score(g: StoredGroup, params: Record<string, number>, configured: OperatorId | undefined, ctx?: RunContext, operators?: readonly OperatorId[]): GroupScore {
   return scoreGroup(g.prepared, { params: engineParams(params), configuredOperator: configured, operators }, ctx);
 }
 
@@ -83,6 +87,7 @@ export function summarize(g: StoredGroup, s: GroupScore): QuestionSummary {
     overturn: s.analysis.overturn === true,
     gate: core ? core.gate : 1,
     mismatches: s.rewardMismatch?.indices.length ?? 0,
+    ...(s.rewardMismatch ? { checkedAgainst: s.rewardMismatch.operator } : {}),
     label: core?.label ?? null,
     majorityLabel: s.results.majority?.label ?? null,
     n: g.prepared.n,
@@ -121,7 +126,7 @@ export function graphEdges(g: PreparedGroup, kappa: number): GraphEdge[] {
   return all.filter((e) => keep.has(e));
 }
 
-export function buildView(g: StoredGroup, params: Record<string, number>, configured: OperatorId, ctx?: RunContext): QuestionView {
+export function buildView(g: StoredGroup, params: Record<string, number>, configured: OperatorId | undefined, ctx?: RunContext): QuestionView {
   const t0 = performance.now();
   const s = score(g, params, configured, ctx);
   const scoreMs = performance.now() - t0;
@@ -183,13 +188,8 @@ export function buildView(g: StoredGroup, params: Record<string, number>, config
   const kappa = s.params.kappa;
   const classes: ClassRow[] = p.classes.map((c, k) => {
     const m = c.members.length;
-    let meanAffinity = 0;
-    if (m > 1) {
-      const cos = p.cosines[k];
-      let sum = 0;
-      for (let t = 0; t < cos.length; t++) sum += cos[t];
-      meanAffinity = kappa + ((1 - kappa) * (1 + sum / cos.length)) / 2;
-    }
+    // c_a, the mean within-class off-diagonal affinity (docs/contract.md#theory-read-outs): the engine's.
+    const meanAffinity = m > 1 ? (classCoherence(p, k, kappa) ?? 0) : 0;
     let mass = 0;
     if (eq?.mass) for (const i of c.members) mass += eq.mass[i];
     return {
@@ -224,7 +224,7 @@ export function buildView(g: StoredGroup, params: Record<string, number>, config
     n: p.n,
     prompt: g.prompt,
     groundTruth: gt ?? null,
-    configuredOperator: configured,
+    configuredOperator: configuredOperatorOf(p, configured),
     health: {
       degeneratePlurality: health.degeneratePlurality,
       rescuedBy: health.rescuedBy,

@@ -42,7 +42,8 @@ export interface RunEntry {
 export type StoreEvent = { kind: 'runs' } | { kind: 'run'; runId: string; changed: string[] } | { kind: 'summaries'; runId: string };
 
 export interface StoreOptions {
-  configuredOperator: () => OperatorId;
+  /** The operator the user named (undefined: each group's logged one, else majority). */
+  configuredOperator: () => OperatorId | undefined;
   params: () => Record<string, number>;
   log?: (message: string) => void;
   /** Passed to RunIndex (tests use small values). */
@@ -392,6 +393,6 @@ export class RunStore {
   }
 }
 
-function summaryOperators(configured: OperatorId): OperatorId[] {
-  return [...new Set<OperatorId>(['majority', 'core', configured])];
+function summaryOperators(configured: OperatorId | undefined): OperatorId[] {
+  return [...new Set<OperatorId>(['majority', 'core', ...(configured ? [configured] : [])])];
 }

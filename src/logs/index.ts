@@ -44,7 +44,7 @@
 // themselves; `file`/`line` are there for navigation.
 export type { Notice, NoticeSink, LogFormat, GroupKey, RolloutEntry, RolloutSource } from './types.js';
 export { groupKey } from './types.js';
-export { readRun, streamName, type ReadRunOptions } from './read-run.js';
+export { readRun, streamName, emptyReadStats, type ReadRunOptions, type ReadStats } from './read-run.js';
 export { detectLogFile, runLabel } from './records.js';
 export { listRunFiles, unsafeRunRoot, WALK_MAX_DEPTH, WALK_MAX_FILES, type WalkOptions } from './walk.js';
 export { nemoMeanLogprob } from './nemo.js';

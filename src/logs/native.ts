@@ -144,6 +144,11 @@ function parseOutcomeChecks(v: unknown, dropped: string[]): OutcomeCheck[] | und
   return out;
 }
 
+/** The operator a record's `extra` names (the Python reward helpers write `{"operator": "ec"}`). */
+function operatorOf(extra: unknown): string | undefined {
+  return isObj(extra) && typeof extra.operator === 'string' && extra.operator !== '' ? extra.operator : undefined;
+}
+
 /** Converts a parsed native JSON object. */
 export function convertNative(value: unknown, source: RecordSource): Conversion {
   if (!isObj(value)) return { ok: false, error: `expected a JSON object, got ${describe(value)}` };
@@ -177,14 +182,16 @@ export function convertNative(value: unknown, source: RecordSource): Conversion 
 
     }
     const outcomeChecks = parseOutcomeChecks(o.outcome_checks, dropped);
+    const loggedOperator = operatorOf(o.extra);
     return {
       ok: true,
       dropped,
-      record: { kind: 'group', run, step, questionId, prompt, groundTruth, outcomeChecks, rollouts, source },
+      record: { kind: 'group', run, step, questionId, prompt, groundTruth, outcomeChecks, rollouts, source, ...(loggedOperator ? { loggedOperator } : {}) },
     };
   }
   const r = convertRollout(o, '', dropped);
   if (typeof r === 'string') return { ok: false, error: r };
   r.source = source;
-  return { ok: true, dropped, record: { kind: 'rollout', run, step, questionId, prompt, groundTruth, rollout: r, source } };
+  const loggedOperator = operatorOf(o.extra);
+  return { ok: true, dropped, record: { kind: 'rollout', run, step, questionId, prompt, groundTruth, rollout: r, source, ...(loggedOperator ? { loggedOperator } : {}) } };
 }

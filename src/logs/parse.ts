@@ -100,6 +100,10 @@ export class JsonlFileParser {
   skipped = 0;
   records = 0;
   private nonBlank = 0;
+  /** Non-blank lines read (for the run's "k of n lines skipped" summary). */
+  get lines(): number {
+    return this.nonBlank;
+  }
   private verl: VerlFileContext;
   private nemo: NemoFileContext;
   private lineNotices = 0;

@@ -125,6 +125,7 @@ class Accumulator {
       if (rec.groundTruth != null) g.groundTruth = rec.groundTruth;
       if (rec.groundTruthForms) g.groundTruthForms = rec.groundTruthForms;
       if (rec.stream) g.stream = rec.stream;
+      if (rec.loggedOperator) g.loggedOperator = rec.loggedOperator;
       if (g.run === undefined) delete g.run;
       const p: Pending = { group: g, fromGroupRecord: false, complete: false, firstAt: at, verlFile: verl ? rec.source.file : undefined };
       if (rec.turn) p.turns = new Map([[rec.turn.session, { at: 0, output: rec.turn.output }]]);
@@ -214,7 +215,20 @@ export interface ReadRunOptions {
   stdin?: Readable;
   /** 'ignore': logged ground truth is dropped as it is read (a TTRL pseudo-label in `gts`, say). Default 'auto'. */
   groundTruth?: 'auto' | 'ignore';
+  /** Filled while reading: lines read and skipped (the command's exit code), bytes (its progress line). */
+  stats?: ReadStats;
 }
+
+export interface ReadStats {
+  /** Non-blank JSON Lines lines read, and those skipped as malformed or rejected. */
+  lines: number;
+  skipped: number;
+  /** Bytes of the run's files read so far, and in all (0 for standard input). */
+  bytes: number;
+  totalBytes: number;
+}
+
+export const emptyReadStats = (): ReadStats => ({ lines: 0, skipped: 0, bytes: 0, totalBytes: 0 });
 
 /** A group's stream: its run folder and whether it is a validation dump (each has its own usual size). */
 export function streamName(g: { run?: string; stream?: string }): string {
@@ -235,7 +249,7 @@ export function notLogSummary(root: string, files: string[]): Notice | undefined
  */
 export async function* readRun(path: string, onNotice: NoticeSink, opts: ReadRunOptions = {}): AsyncGenerator<Group> {
   if (path === '-') {
-    yield* readStdin(opts.stdin ?? process.stdin, onNotice, opts.groundTruth === 'ignore');
+    yield* readStdin(opts.stdin ?? process.stdin, onNotice, opts.groundTruth === 'ignore', opts.stats);
     return;
   }
   let st;
@@ -251,17 +265,26 @@ export async function* readRun(path: string, onNotice: NoticeSink, opts: ReadRun
   const acc = new Accumulator(onNotice, false, opts.groundTruth === 'ignore');
   const runOnce = new Set<string>();
   const notLogs: string[] = [];
+  const stats = opts.stats;
+  if (stats) for (const f of files) stats.totalBytes += await stat(f).then((s) => s.size, () => 0);
   for (const file of files) {
     const res: Partial<FileReadResult> = {};
+    const before = stats?.bytes ?? 0;
     try {
       for await (const batch of readFileOnce(root, file, onNotice, res, runOnce, st.isDirectory())) {
         const perFile = res.format === 'verl' || res.format === 'nemo-rl';
         for (const rec of batch) acc.add(rec, perFile);
+        if (stats) stats.bytes = before + (res.consumed ?? 0);
         yield* acc.flush();
       }
     } catch (err) {
       // one unreadable file never loses the run: name it, keep everything else
       onNotice({ level: 'error', message: `${file}: ${(err as Error).message}; skipped`, file });
+    }
+    if (stats) {
+      stats.bytes = before + (res.size ?? 0);
+      stats.lines += res.lines ?? 0;
+      stats.skipped += res.skipped ?? 0;
     }
     if (res.notLog) notLogs.push(file);
     acc.endOfFile(file);
@@ -274,7 +297,7 @@ export async function* readRun(path: string, onNotice: NoticeSink, opts: ReadRun
   acc.sizeWarnings();
 }
 
-async function* readStdin(input: Readable, onNotice: NoticeSink, ignoreTruth: boolean): AsyncGenerator<Group> {
+async function* readStdin(input: Readable, onNotice: NoticeSink, ignoreTruth: boolean, stats?: ReadStats): AsyncGenerator<Group> {
   const parser = new JsonlFileParser('.', '<stdin>', onNotice, 'native');
   const acc = new Accumulator(onNotice, true, ignoreTruth);
   const rl = createInterface({ input, crlfDelay: Infinity });
@@ -285,12 +308,17 @@ async function* readStdin(input: Readable, onNotice: NoticeSink, ignoreTruth: bo
     const length = Buffer.byteLength(text);
     const rec = parser.line({ text, offset, length, line, terminated: true, badUtf8: text.includes('\uFFFD'), end: offset + length + 1 });
     offset += length + 1;
+    if (stats) stats.bytes = offset;
     if (rec) {
       acc.add(rec, false);
       yield* acc.flush();
     }
   }
   parser.finish();
+  if (stats) {
+    stats.lines += parser.lines;
+    stats.skipped += parser.skipped;
+  }
   acc.endOfRun();
   yield* acc.flush();
   acc.sizeWarnings();

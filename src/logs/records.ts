@@ -48,6 +48,9 @@ export interface FileReadResult {
   size: number;
   /** Set when the file is not a log and was skipped quietly (a file of a run folder): why. */
   notLog: string;
+  /** JSON Lines files: non-blank lines read, and how many of them were skipped (malformed or rejected). */
+  lines: number;
+  skipped: number;
 }
 
 /** What the first block of a file says it is, before any record is parsed. */
@@ -170,6 +173,10 @@ export async function* readFileOnce(
     }
     parser.finish();
     result.format = parser.format;
+    if (!parser.unsupported) {
+      result.lines = parser.lines;
+      result.skipped = parser.skipped;
+    }
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
     onNotice({ level: 'error', message: `${file}: cannot read (${code}); skipped`, file });

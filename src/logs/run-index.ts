@@ -74,6 +74,8 @@ export interface GroupEntry {
   /** 'validation': a validation dump (its own usual group size; no consensus rewards). */
   stream?: 'validation';
   outcomeChecks?: OutcomeCheck[];
+  /** The operator the training loop logged for the group (see Group.loggedOperator). */
+  loggedOperator?: string;
   /**
    * In sample_idx order when logged, else in file order. For a group record this is built on each
    * read from packed columns (an enumerable own getter, so JSON and structured clone see it): read
@@ -849,6 +851,7 @@ export class RunIndex {
       if (rec.run !== undefined) e.run = rec.run;
       if (rec.prompt !== undefined) e.prompt = rec.prompt;
       if (rec.outcomeChecks) e.outcomeChecks = rec.outcomeChecks;
+      if (rec.loggedOperator) e.loggedOperator = rec.loggedOperator;
       if (rec.groundTruthForms) e.groundTruthForms = rec.groundTruthForms;
       if (rec.stream) e.stream = rec.stream;
       this.entries.set(key, e);
@@ -913,6 +916,7 @@ export class RunIndex {
     if (rec.prompt !== undefined) e.prompt = rec.prompt;
     if (rec.groundTruthForms) e.groundTruthForms = rec.groundTruthForms;
     if (rec.stream) e.stream = rec.stream;
+    if (rec.loggedOperator) e.loggedOperator = rec.loggedOperator;
     this.entries.set(key, e);
     ch.added.add(key);
     this.maybeCompleteBySize(e, ch);
@@ -1259,6 +1263,7 @@ export function entryToGroup(e: GroupEntry, texts: string[], rollouts: RolloutEn
   if (e.groundTruthForms) g.groundTruthForms = e.groundTruthForms;
   if (e.stream) g.stream = e.stream;
   if (e.outcomeChecks) g.outcomeChecks = e.outcomeChecks;
+  if (e.loggedOperator) g.loggedOperator = e.loggedOperator;
   return g;
 }
 

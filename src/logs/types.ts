@@ -59,6 +59,8 @@ export type ParsedRecord =
       /** 'validation': a validation dump (rewards against the real answer, not consensus rewards). */
       stream?: 'validation';
       outcomeChecks?: OutcomeCheck[];
+      /** The operator the training loop logged for the group (`extra.operator`). */
+      loggedOperator?: string;
       rollouts: Array<Rollout & { extra?: Record<string, unknown> }>;
       source: RecordSource;
     }
@@ -72,6 +74,8 @@ export type ParsedRecord =
       groundTruthForms?: string[];
       stream?: 'validation';
       rollout: Rollout & { extra?: Record<string, unknown> };
+      /** The operator the training loop logged (`extra.operator` of the record). */
+      loggedOperator?: string;
       /**
        * A turn of a multi-turn session (verl V1 uid `{uuid}_{session}_{output}`): only the session's
        * final output is a roll-out, so a later output of the same session replaces an earlier one.

@@ -4,8 +4,8 @@
 
 export const PROTOCOL_VERSION = 1;
 
-export type OperatorId = 'majority' | 'cisc' | 'ec' | 'core' | 't3rl' | 'msttrl';
-export const OPERATOR_IDS: readonly OperatorId[] = ['majority', 'cisc', 'ec', 'core', 't3rl', 'msttrl'];
+export { OPERATOR_IDS, OPERATOR_LABELS, isOperatorId, type OperatorId } from '../engine/operators/ids';
+import type { OperatorId } from '../engine/operators/ids';
 
 export type Regime = 'saturated' | 'contested' | 'competence-floor' | 'empty';
 
@@ -175,12 +175,13 @@ export interface SensitivityRange {
 
 export type HostMessage =
   | { type: 'init'; protocol: number; params: ParamSpec[]; operators: OperatorId[] }
-  /** seq: the host's counter (increasing); request: the webview's setParams/resetParams seq it answers. */
+  /** seq: the host's view id (src/protocol/channel.ts); request: the webview's setParams/resetParams id it answers. */
   | { type: 'view'; seq: number; request?: number; view: QuestionView; reason: 'open' | 'rescore' | 'update' }
   | { type: 'empty'; message: string }
   | { type: 'error'; seq: number; message: string }
   | { type: 'select'; index: number }
-  | { type: 'sensitivity'; key: QuestionKey; params: Record<string, number>; ranges: SensitivityRange[] };
+  /** The κ/τ intervals of view `seq` (at its parameters): shown only while that view is. */
+  | { type: 'sensitivity'; seq: number; params: Record<string, number>; ranges: SensitivityRange[] };
 
 // ---- webview → host ----------------------------------------------------------------------
 

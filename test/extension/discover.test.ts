@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inFollowedRun, runFolders } from '../../src/extension/discover';
+import { inFollowedRun, runFolders } from '../../src/extension/runs/discover';
 
 const dirs: string[] = [];
 after(() => {

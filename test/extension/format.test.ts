@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { answerSpan, flipDescription, fmt, questionDescription, statusText, stepStats } from '../../src/extension/format';
 import { contentSecurityPolicy, makeNonce, panelHtml } from '../../src/extension/html';
-import { filterQuestions } from '../../src/extension/filters';
+import { filterQuestions } from '../../src/extension/explorer/filters';
 import { changedParams, defaultParams, sanitizeParams } from '../../src/extension/params';
 import { parseParamText, parseRescoreText } from '../../src/extension/paramText';
 import type { QuestionSummary } from '../../src/extension/scoring';

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { createRunContext } from '../../src/engine';
 import { analyseRun } from '../../src/engine/analysis/health';
 import { buildView, score, storeGroup, summarize, type QuestionSummary } from '../../src/extension/scoring';
-import { filterQuestions } from '../../src/extension/filters';
+import { filterQuestions } from '../../src/extension/explorer/filters';
 import { questionDescription } from '../../src/extension/format';
-import { alarmStatus, healthRecords, RunHealthCache, runPremise } from '../../src/extension/health';
+import { alarmStatus, healthRecords, RunHealthCache, runPremise } from '../../src/extension/status/health';
 import { healthOf } from '../../src/cli/health';
 import { makeRun } from '../engine/health-runs';
 

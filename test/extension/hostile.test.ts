@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { oneLine, rolloutHeader } from '../../src/extension/format';
 import { csvField } from '../../src/engine/analysis/compare';
-import { mayFollowAgain } from '../../src/extension/restore';
+import { mayFollowAgain } from '../../src/extension/runs/restore';
 import { prepareGroup } from '../../src/engine';
 import { buildView } from '../../src/extension/scoring';
 import { defaultParams } from '../../src/extension/params';
@@ -40,10 +40,12 @@ test("a webview's ready state never makes the host follow a path: only the run o
   assert.equal(mayFollowAgain('/etc', undefined), false);
   assert.equal(mayFollowAgain('/etc', { key: { runId: '/home/u/run', step: 1, questionId: 'q' } }), false);
   assert.equal(mayFollowAgain('/home/u/run', { key: { runId: '/home/u/run', step: 1, questionId: 'q' } }), true);
-  const src = readFileSync(join(import.meta.dirname, '../../src/extension/extension.ts'), 'utf8');
+  const src = readFileSync(join(import.meta.dirname, '../../src/extension/consensus/consensus.ts'), 'utf8');
   // The one place a panel's key can make the host follow a run goes through the check.
-  const follows = [...src.matchAll(/addRun\(key\.runId[^\n]*/g)].map((m) => m.index!);
+  const follows = [...src.matchAll(/whenRead\([^\n]*key\.runId[^\n]*/g)].map((m) => m[0]);
   assert.equal(follows.length, 1);
-  const line = src.slice(src.lastIndexOf('\n', follows[0]), follows[0]);
-  assert.match(line, /mayFollowAgain\(key\.runId/);
+  assert.match(follows[0], /^whenRead\(!this\.store\.runs\.has\(key\.runId\) && mayFollowAgain\(key\.runId, [^)]*\)\) && existsSync\(key\.runId\) \? key\.runId : undefined\);$/);
+  // …and the composition root follows only the run id it is handed there.
+  const root = readFileSync(join(import.meta.dirname, '../../src/extension/extension.ts'), 'utf8');
+  assert.deepEqual([...root.matchAll(/discovery\.follow\(([^,]*),/g)].map((m) => m[1]).sort(), ['path', 'runId']);
 });

@@ -7,10 +7,11 @@ import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scoreGroup } from '../../src/engine';
-import { RunStore, questionKeyString } from '../../src/extension/store';
+import { RunStore } from '../../src/extension/store';
 import { buildView } from '../../src/extension/scoring';
-import { rescoreRun } from '../../src/extension/rescore';
-import { filterQuestions } from '../../src/extension/filters';
+import { storeSource } from '../../src/extension/rescore';
+import { WhatIfEngine } from '../../src/extension/whatif/engine';
+import { filterQuestions } from '../../src/extension/explorer/filters';
 import { defaultParams } from '../../src/extension/params';
 import { rng, synthRollouts, type ClassPlan } from '../../scripts/synth';
 
@@ -155,7 +156,10 @@ test('re-scoring a run reports the pseudo-labels that flip', async () => {
   const store = newStore();
   const run = store.add(writeRun(2, 4), 'opened');
   await store.summariesDone();
-  const report = await rescoreRun(store, run, defaultParams(), { ...defaultParams(), kappa: 1 }, 'core');
+  // The command's path: the what-if engine (here in-process) on the store's complete groups.
+  const engine = new WhatIfEngine({ workers: 0 });
+  const report = await engine.rescore(storeSource(store, run), { operator: 'core', params: defaultParams() }, { operator: 'core', params: { ...defaultParams(), kappa: 1 } });
+  await engine.dispose();
   assert.equal(report.groups, 8);
   // Expected flips, question by question, straight from the engine.
   let expected = 0;

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { answersEqual, scoreGroup } from '../../src/engine';
 import { RunStore } from '../../src/extension/store';
-import { rescoreRun, storeSource } from '../../src/extension/rescore';
-import { WhatIfEngine } from '../../src/extension/whatif/engine';
+import { storeSource, type RunEntry } from '../../src/extension/rescore';
+import { WhatIfEngine, type Hooks } from '../../src/extension/whatif/engine';
 import { dashboardModel } from '../../src/extension/dashboard/model';
 import { defaultParams } from '../../src/extension/params';
 import { rng, synthRollouts, type ClassPlan } from '../../scripts/synth';
@@ -52,6 +52,17 @@ async function openRun(dir: string) {
   return { store, run };
 }
 
+/** A run-wide re-score as the command runs it: the what-if engine on the store's groups. */
+function rescore(engine: WhatIfEngine, store: RunStore, run: RunEntry, before: Record<string, number>, next: Record<string, number>, hooks: Hooks = {}) {
+  return engine.rescore(storeSource(store, run), { operator: 'core', params: before }, { operator: 'core', params: next }, hooks);
+}
+
+const inProcessEngine = () => {
+  const e = new WhatIfEngine({ workers: 0 });
+  engines.push(e);
+  return e;
+};
+
 const workers = () => {
   const e = new WhatIfEngine({ workers: 2, script: join(import.meta.dirname, 'whatif-worker.mjs'), chunk: 4 });
   engines.push(e);
@@ -63,7 +74,7 @@ test('re-score in worker threads: flips, sign changes, gates and accuracy match 
   const engine = workers();
   const before = defaultParams();
   const next = { ...before, kappa: 0.5 };
-  const report = await rescoreRun(store, run, before, next, 'core', { engine });
+  const report = await rescore(engine, store, run, before, next);
   assert.equal(report.cancelled, false);
   assert.equal(report.groups, 30);
   let flips = 0;
@@ -103,7 +114,7 @@ test('re-score in worker threads: flips, sign changes, gates and accuracy match 
     assert.equal(st.accuracyAfter, a / n);
   }
   // The same report in-process.
-  const inProcess = await rescoreRun(store, run, before, next, 'core');
+  const inProcess = await rescore(inProcessEngine(), store, run, before, next);
   assert.deepEqual(inProcess.diffs, report.diffs);
   assert.deepEqual(inProcess.flips, report.flips);
 });
@@ -113,12 +124,12 @@ test('cancel midway: the report says cancelled, counts only what finished; the n
   const engine = workers();
   const before = defaultParams();
   const next = { ...before, kappa: 0.5 };
-  const full = await rescoreRun(store, run, before, next, 'core', { engine });
+  const full = await rescore(engine, store, run, before, next);
   let calls = 0;
-  const cancelled = await rescoreRun(store, run, before, next, 'core', { engine, cancelled: () => ++calls > 3 });
+  const cancelled = await rescore(engine, store, run, before, next, { cancelled: () => ++calls > 3 });
   assert.equal(cancelled.cancelled, true);
   assert.ok(cancelled.groups < full.groups, `${cancelled.groups} < ${full.groups}`);
-  const again = await rescoreRun(store, run, before, next, 'core', { engine });
+  const again = await rescore(engine, store, run, before, next);
   assert.equal(again.cancelled, false);
   assert.deepEqual(again.diffs, full.diffs);
   // Per-step sums merge in the order chunks come back: equal to float rounding.

@@ -96,8 +96,9 @@ test('consensusLens.runs cannot point the extension at / or ~: restricted in unt
   assert.equal(unsafeRunRoot(join(homedir(), 'runs', 'x')), undefined);
   const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
   assert.ok(pkg.capabilities.untrustedWorkspaces.restrictedConfigurations.includes('consensusLens.runs'));
-  const src = readFileSync('src/extension/extension.ts', 'utf8');
-  assert.match(src, /unsafeRunRoot\(resolvePath/);
+  // the run discovery refuses such a setting before following it
+  const src = readFileSync('src/extension/runs/discovery.ts', 'utf8');
+  assert.match(src, /const unsafe = unsafeRunRoot\(this\.resolve\(p\)\);\s*if \(unsafe\)[^\n]*not followed/);
 });
 
 /** Makes reads of `file` fail with `code` (from byte `from` on), as NFS / Lustre do; returns the undo. */

@@ -5,6 +5,8 @@
 import { Chart, Title, type ChartConfiguration } from 'chart.js';
 import type { RunHealth } from '../../src/engine/analysis/health-types';
 import { h, clear, fmt } from '../dom';
+import { OPERATOR_STYLES } from './style';
+import type { OperatorId } from '../../src/protocol/messages';
 
 Chart.register(Title);
 
@@ -34,10 +36,21 @@ export function renderHealth(body: HTMLElement, health: RunHealth | undefined, d
     if (!p || p.verdict === 'too few') continue;
     list.append(h('li', { class: p.verdict === 'informative' ? '' : 'alarm', 'data-premise': p.verdict }, p.message));
   }
-  for (const b of health.rewardBugs) list.append(h('li', { class: b.kind === 'scaled' ? '' : 'alarm', 'data-bug': b.kind }, `reward bug (${b.kind}): ${b.message} — e.g. `, openButton(deps, b.example.step, b.example.question_id)));
+  for (const b of health.rewardBugs)
+    list.append(h('li', { class: b.kind === 'scaled' ? '' : 'alarm', 'data-bug': b.kind }, `reward bug (${b.kind}): ${b.message} — e.g. `, openButton(deps, b.example.step, b.example.question_id)));
   const d = health.degenerate;
   if (d.pluralities) {
-    const li = h('li', { 'data-degenerate': d.pluralities }, `degenerate pluralities: ${d.pluralities} questions whose vote class is mostly empty, truncated or repetition-collapsed roll-outs${Object.keys(d.rescued).length ? ` (another label from ${Object.entries(d.rescued).map(([o, k]) => `${o} ${k}`).join(', ')})` : ''}: `);
+    const li = h(
+      'li',
+      { 'data-degenerate': d.pluralities },
+      `degenerate pluralities: ${d.pluralities} questions whose vote class is mostly empty, truncated or repetition-collapsed roll-outs${
+        Object.keys(d.rescued).length
+          ? ` (another label from ${Object.entries(d.rescued)
+              .map(([o, k]) => `${o} ${k}`)
+              .join(', ')})`
+          : ''
+      }: `,
+    );
     d.examples.slice(0, 5).forEach((e, i) => li.append(i ? ', ' : '', openButton(deps, e.step, e.question_id)));
     list.append(li);
   }
@@ -92,21 +105,28 @@ export function renderHealth(body: HTMLElement, health: RunHealth | undefined, d
 function renderWhatIf(body: HTMLElement, health: RunHealth, deps: HealthDeps): void {
   const w = health.rolloutsWhatIf;
   if (w) {
-    const colors: Record<string, string> = { majority: 'foreground', cisc: 'charts-orange', ec: 'charts-yellow', core: 'charts-green' };
     const box = h('div', { class: 'health-whatif', id: 'health-whatif' });
     body.append(
       h('h3', {}, `How many roll-outs? (CoRE Fig. 2) — ${w.metric === 'accuracy' ? 'pseudo-label accuracy against logged ground truth' : 'agreement with the full-N label'}`),
-      h('p', { class: 'muted small' }, `${w.draws} seeded subsamples per N′ of ${w.groups} groups, re-scored with the group's features (TF-IDF idf not refit: the full group's, see docs/health.md §5).`),
+      h(
+        'p',
+        { class: 'muted small' },
+        `${w.draws} seeded subsamples per N′ of ${w.groups} groups, re-scored with the group's features (TF-IDF idf not refit: the full group's, see docs/health.md §5).`,
+      ),
       box,
     );
     deps.chart('health-whatif', box, {
       type: 'line',
       data: {
         labels: w.sizes.map((x) => (x === 'full' ? 'full N' : `N′ = ${x}`)),
-        datasets: Object.entries(w.values).map(([op, vals]) => ({ label: op, data: vals!, borderColor: deps.cssVar(colors[op] ?? 'charts-blue'), backgroundColor: deps.cssVar(colors[op] ?? 'charts-blue') })),
+        datasets: Object.entries(w.values).map(([op, vals]) => ({
+          label: op,
+          data: vals!,
+          borderColor: deps.cssVar(OPERATOR_STYLES[op as OperatorId]?.color ?? 'charts-blue'),
+          backgroundColor: deps.cssVar(OPERATOR_STYLES[op as OperatorId]?.color ?? 'charts-blue'),
+        })),
       },
       options: { maintainAspectRatio: false, scales: { y: { min: 0, max: 1, title: { display: true, text: w.metric } }, x: { title: { display: true, text: 'roll-outs per question' } } } },
     });
   }
-
 }

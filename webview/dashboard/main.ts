@@ -59,13 +59,25 @@ const runSelect = h('select', { id: 'run-select', 'aria-label': 'Run' });
 runSelect.addEventListener('change', () => post({ type: 'selectRun', runId: runSelect.value }));
 const summary = h('div', { id: 'summary', class: 'summary' });
 const sections = {
-  steps: section('steps', 'Per step', 'Mean CoRE gate and majority ratio; pseudo-labels that differ from the vote per operator; reward mismatches; accuracy against logged ground truth (a diagnostic).'),
+  steps: section(
+    'steps',
+    'Per step',
+    'Mean CoRE gate and majority ratio; pseudo-labels that differ from the vote per operator; reward mismatches; accuracy against logged ground truth (a diagnostic).',
+  ),
   regimes: section('regimes', 'Regimes', 'Saturated: the top class holds ≥ 90% of N; competence floor: < 25%; contested otherwise.'),
-  recovery: section('recovery', 'Recovery region (CoRE Fig. 4)', 'One point per contested question: outnumbering ratio r = m/n* against the coherence advantage c*/c_w the runner-up has. The vote’s bar (m−1)/(n*−1) and the confidence-lowered bar (w̄_w/w̄_*)·(m−1)/(n*−1) are drawn per question; a point above its confidence bar can be recovered (the axis holds every bar; one beyond 10⁻³ or 10⁴ is an arrow at the edge). Click a point to open its question.'),
+  recovery: section(
+    'recovery',
+    'Recovery region (CoRE Fig. 4)',
+    'One point per contested question: outnumbering ratio r = m/n* against the coherence advantage c*/c_w the runner-up has. The vote’s bar (m−1)/(n*−1) and the confidence-lowered bar (w̄_w/w̄_*)·(m−1)/(n*−1) are drawn per question; a point above its confidence bar can be recovered (the axis holds every bar; one beyond 10⁻³ or 10⁴ is an arrow at the edge). Click a point to open its question.',
+  ),
   sweep: section('sweep', 'κ × τ sweep', 'CoRE (or another operator) over a 6 × 6 grid: pseudo-labels that differ from the vote, or accuracy where ground truth is logged.'),
   agreement: section('agreement', 'Operator agreement', 'Share of questions where two operators choose the same answer class (both ran); the last column is accuracy against logged ground truth.'),
   whatif: section('whatif', 'Last re-score', 'Consensus Lens: Re-score Run… compares a setting with the configured baseline. A cancelled re-score never replaces this.'),
-  health: section('health', 'Run health', 'Per-step series from the logs with change-point alarms (a permutation-calibrated CUSUM test, ≤ 5% false alarms on a stationary run), the confidence premise (within-question AUROC), reward bugs by class and degenerate pluralities — the same analysis as consensus-lens health (docs/health.md).'),
+  health: section(
+    'health',
+    'Run health',
+    'Per-step series from the logs with change-point alarms (a permutation-calibrated CUSUM test, ≤ 5% false alarms on a stationary run), the confidence premise (within-question AUROC), reward bugs by class and degenerate pluralities — the same analysis as consensus-lens health (docs/health.md).',
+  ),
 };
 app.append(status, header, summary, ...Object.values(sections).map((s) => s.root));
 app.dataset.state = 'waiting';
@@ -193,18 +205,30 @@ function renderSteps(): void {
         { label: 'majority ratio', data: m.steps.map((s) => s.meanMajorityRatio), borderColor: cssVar('charts-blue'), backgroundColor: cssVar('charts-blue') },
       ],
     },
-    options: { maintainAspectRatio: false, plugins: { title: { display: true, text: 'mean CoRE gate and majority ratio' } }, scales: { y: { min: 0, max: 1, title: { display: true, text: 'mean' } }, x: { title: { display: true, text: 'step' } } } },
+    options: {
+      maintainAspectRatio: false,
+      plugins: { title: { display: true, text: 'mean CoRE gate and majority ratio' } },
+      scales: { y: { min: 0, max: 1, title: { display: true, text: 'mean' } }, x: { title: { display: true, text: 'step' } } },
+    },
   });
   const ops = operators.filter((o) => o !== 'majority' && m.steps.some((s) => s.overturns[o] !== undefined));
   chart('overturns', grid, {
     type: 'line',
     data: { labels, datasets: ops.map((o) => ({ label: `${OP_LABELS[o]} ≠ vote`, data: m.steps.map((s) => s.overturns[o] ?? null), ...opLine(o) })) },
-    options: { maintainAspectRatio: false, plugins: { title: { display: true, text: 'pseudo-labels that differ from the vote' } }, scales: { y: { beginAtZero: true, title: { display: true, text: 'questions' } }, x: { title: { display: true, text: 'step' } } } },
+    options: {
+      maintainAspectRatio: false,
+      plugins: { title: { display: true, text: 'pseudo-labels that differ from the vote' } },
+      scales: { y: { beginAtZero: true, title: { display: true, text: 'questions' } }, x: { title: { display: true, text: 'step' } } },
+    },
   });
   chart('mismatches', grid, {
     type: 'bar',
     data: { labels, datasets: [{ label: 'reward mismatches (roll-outs)', data: m.steps.map((s) => s.mismatches), backgroundColor: cssVar('charts-red') }] },
-    options: { maintainAspectRatio: false, plugins: { title: { display: true, text: 'roll-outs whose logged reward differs from the configured operator' } }, scales: { y: { beginAtZero: true }, x: { title: { display: true, text: 'step' } } } },
+    options: {
+      maintainAspectRatio: false,
+      plugins: { title: { display: true, text: 'roll-outs whose logged reward differs from the configured operator' } },
+      scales: { y: { beginAtZero: true }, x: { title: { display: true, text: 'step' } } },
+    },
   });
   if (m.hasTruth) {
     const accOps = operators.filter((o) => m.steps.some((s) => s.accuracy[o] !== undefined));
@@ -217,15 +241,38 @@ function renderSteps(): void {
           title: { display: true, text: 'pseudo-label accuracy (logged ground truth; diagnostic)' },
           // "x% (n)": over the n questions with ground truth the operator could run on, when fewer
           // than the step's questions with ground truth (T3RL, MS-TTRL).
-          tooltip: { callbacks: { label: (ctx) => { const s = m.steps[ctx.dataIndex]; const o = accOps[ctx.datasetIndex]; return `${OP_LABELS[o]}: ${formatAccuracy(s.accuracy[o], s.accuracyGroups[o], s.withTruth)} of ${s.withTruth} with ground truth`; } } },
+          tooltip: {
+            callbacks: {
+              label: (ctx) => {
+                const s = m.steps[ctx.dataIndex];
+                const o = accOps[ctx.datasetIndex];
+                return `${OP_LABELS[o]}: ${formatAccuracy(s.accuracy[o], s.accuracyGroups[o], s.withTruth)} of ${s.withTruth} with ground truth`;
+              },
+            },
+          },
         },
         scales: { y: { min: 0, max: 1 }, x: { title: { display: true, text: 'step' } } },
       },
     });
     // The same figures as text (screen readers, tests): one row per step.
-    const t = h('table', { class: 'grid', id: 'accuracy-table' }, h('thead', {}, h('tr', {}, h('th', {}, 'step'), h('th', {}, 'with ground truth'), ...accOps.map((o) => h('th', { scope: 'col' }, OP_LABELS[o])))));
+    const t = h(
+      'table',
+      { class: 'grid', id: 'accuracy-table' },
+      h('thead', {}, h('tr', {}, h('th', {}, 'step'), h('th', {}, 'with ground truth'), ...accOps.map((o) => h('th', { scope: 'col' }, OP_LABELS[o])))),
+    );
     const tb = h('tbody');
-    for (const s of m.steps) tb.append(h('tr', { 'data-step': s.step }, h('td', { class: 'num' }, String(s.step)), h('td', { class: 'num' }, String(s.withTruth)), ...accOps.map((o) => h('td', { class: 'num', 'data-op': o, 'data-value': s.accuracy[o] ?? '', 'data-groups': s.accuracyGroups[o] ?? '' }, formatAccuracy(s.accuracy[o], s.accuracyGroups[o], s.withTruth, '—')))));
+    for (const s of m.steps)
+      tb.append(
+        h(
+          'tr',
+          { 'data-step': s.step },
+          h('td', { class: 'num' }, String(s.step)),
+          h('td', { class: 'num' }, String(s.withTruth)),
+          ...accOps.map((o) =>
+            h('td', { class: 'num', 'data-op': o, 'data-value': s.accuracy[o] ?? '', 'data-groups': s.accuracyGroups[o] ?? '' }, formatAccuracy(s.accuracy[o], s.accuracyGroups[o], s.withTruth, '—')),
+          ),
+        ),
+      );
     t.append(tb);
     body.append(h('details', { id: 'accuracy-details' }, h('summary', {}, 'Accuracy per step as a table ((n): over the n questions the operator could run on)'), t));
   } else grid.append(h('p', { class: 'muted', id: 'no-truth' }, 'No ground truth is logged: no accuracy is shown (it is never inferred).'));
@@ -238,14 +285,30 @@ function renderRegimes(): void {
   const present = REGIMES.filter((r) => m.regimes[r]);
   const table = h('table', { class: 'grid', id: 'regime-table' }, h('thead', {}, h('tr', {}, h('th', {}, 'regime'), h('th', {}, 'questions'), h('th', {}, 'share'))));
   const tb = h('tbody');
-  for (const r of present) tb.append(h('tr', { 'data-regime': r }, h('td', {}, r.replace('-', ' ')), h('td', { class: 'num' }, String(m.regimes[r])), h('td', { class: 'num' }, `${fmt((100 * m.regimes[r]) / Math.max(1, m.groups), 1)}%`)));
+  for (const r of present)
+    tb.append(
+      h(
+        'tr',
+        { 'data-regime': r },
+        h('td', {}, r.replace('-', ' ')),
+        h('td', { class: 'num' }, String(m.regimes[r])),
+        h('td', { class: 'num' }, `${fmt((100 * m.regimes[r]) / Math.max(1, m.groups), 1)}%`),
+      ),
+    );
   table.append(tb);
   const wrap = h('div', { class: 'grid2' }, h('div', {}, table));
   body.append(wrap);
   chart('regimes', wrap, {
     type: 'bar',
-    data: { labels: m.steps.map((s) => String(s.step)), datasets: present.map((r) => ({ label: r.replace('-', ' '), data: m.steps.map((s) => s.regimes[r] ?? 0), backgroundColor: cssVar(REGIME_COLORS[r]) })) },
-    options: { maintainAspectRatio: false, plugins: { title: { display: true, text: 'questions per regime' } }, scales: { x: { stacked: true, title: { display: true, text: 'step' } }, y: { stacked: true, beginAtZero: true } } },
+    data: {
+      labels: m.steps.map((s) => String(s.step)),
+      datasets: present.map((r) => ({ label: r.replace('-', ' '), data: m.steps.map((s) => s.regimes[r] ?? 0), backgroundColor: cssVar(REGIME_COLORS[r]) })),
+    },
+    options: {
+      maintainAspectRatio: false,
+      plugins: { title: { display: true, text: 'questions per regime' } },
+      scales: { x: { stacked: true, title: { display: true, text: 'step' } }, y: { stacked: true, beginAtZero: true } },
+    },
   });
 }
 
@@ -283,11 +346,40 @@ function renderRecovery(): void {
       borderColor: fg,
       backgroundColor: fg,
     },
-    { label: 'vote’s bar (m−1)/(n*−1)', data: pts.map((p, i) => ({ x: p.x, y: vote[i].y })), pointStyle: vote.map(barStyle), pointRotation: vote.map(barRotation), pointRadius: 8, borderColor: red, backgroundColor: red, pointBorderWidth: 2 },
-    { label: 'confidence-lowered bar', data: pts.map((p, i) => ({ x: p.x, y: conf[i].y })), pointStyle: conf.map(barStyle), pointRotation: conf.map(barRotation), pointRadius: 8, borderColor: green, backgroundColor: green, pointBorderWidth: 2 },
+    {
+      label: 'vote’s bar (m−1)/(n*−1)',
+      data: pts.map((p, i) => ({ x: p.x, y: vote[i].y })),
+      pointStyle: vote.map(barStyle),
+      pointRotation: vote.map(barRotation),
+      pointRadius: 8,
+      borderColor: red,
+      backgroundColor: red,
+      pointBorderWidth: 2,
+    },
+    {
+      label: 'confidence-lowered bar',
+      data: pts.map((p, i) => ({ x: p.x, y: conf[i].y })),
+      pointStyle: conf.map(barStyle),
+      pointRotation: conf.map(barRotation),
+      pointRadius: 8,
+      borderColor: green,
+      backgroundColor: green,
+      pointBorderWidth: 2,
+    },
   ];
   const maxX = Math.max(...pts.map((p) => p.x), 1) * 1.1;
-  datasets.push({ label: 'c*/c_w = r', data: [{ x: 1, y: 1 }, { x: maxX, y: maxX }], showLine: true, pointRadius: 0, borderDash: [4, 4], borderColor: alpha(red, 0.6), backgroundColor: 'transparent' });
+  datasets.push({
+    label: 'c*/c_w = r',
+    data: [
+      { x: 1, y: 1 },
+      { x: maxX, y: maxX },
+    ],
+    showLine: true,
+    pointRadius: 0,
+    borderDash: [4, 4],
+    borderColor: alpha(red, 0.6),
+    backgroundColor: 'transparent',
+  });
   const c = chart('recovery', body, {
     type: 'scatter',
     data: { datasets },
@@ -303,7 +395,8 @@ function renderRecovery(): void {
             label: (ctx) => {
               const p = pts[ctx.dataIndex];
               if (!p) return '';
-              if (ctx.datasetIndex === 0) return `${p.questionId} (step ${p.step}): r = ${fmt(p.x, 2)}, c*/c_w = ${fmt(p.y, 3)}, bars ${fmt(p.voteBar, 2)} / ${fmt(p.confidenceBar, 2)}${p.overturn ? ' · overturned' : ''}`;
+              if (ctx.datasetIndex === 0)
+                return `${p.questionId} (step ${p.step}): r = ${fmt(p.x, 2)}, c*/c_w = ${fmt(p.y, 3)}, bars ${fmt(p.voteBar, 2)} / ${fmt(p.confidenceBar, 2)}${p.overturn ? ' · overturned' : ''}`;
               const bar = ctx.datasetIndex === 1 ? p.voteBar : ctx.datasetIndex === 2 ? p.confidenceBar : ctx.parsed.y;
               const clipped = (ctx.datasetIndex === 1 ? vote : ctx.datasetIndex === 2 ? conf : [])[ctx.dataIndex]?.clipped;
               return `${ctx.dataset.label}: ${fmt(bar, 3)}${clipped ? ` (off the plot, ${clipped})` : ''}`;
@@ -322,7 +415,11 @@ function renderRecovery(): void {
   const list = h('details', { id: 'recovery-list' }, h('summary', {}, `The ${pts.length} points as a list`));
   const ul = h('ul', { class: 'points' });
   pts.slice(0, 500).forEach((p, i) => {
-    const b = h('button', { class: 'link', 'data-index': i, 'data-question': p.questionId, 'data-step': p.step }, `${p.questionId} · step ${p.step} · r ${fmt(p.x, 2)} · c*/c_w ${fmt(p.y, 3)}${p.recoverable ? ' · above its bar' : ''}${p.overturn ? ' · overturned' : ''}`);
+    const b = h(
+      'button',
+      { class: 'link', 'data-index': i, 'data-question': p.questionId, 'data-step': p.step },
+      `${p.questionId} · step ${p.step} · r ${fmt(p.x, 2)} · c*/c_w ${fmt(p.y, 3)}${p.recoverable ? ' · above its bar' : ''}${p.overturn ? ' · overturned' : ''}`,
+    );
     b.addEventListener('click', () => openPoint(i));
     ul.append(h('li', {}, b));
   });
@@ -365,7 +462,16 @@ function renderSweep(): void {
       const c = s.cells.find((x) => x.kappa === k && x.tau === t)!;
       const v = value(c);
       const share = v === null || hi === lo ? 0 : (v - lo) / (hi - lo);
-      const td = h('td', { 'data-kappa': k, 'data-tau': t, 'data-value': v ?? '', title: `κ = ${k}, τ = ${t}: ${c.flips} of ${c.groups} differ from the vote; mean gate ${fmt(c.groups ? c.gateSum / c.groups : null, 3)}${c.withTruth ? `; accuracy ${fmt((100 * c.correct) / c.withTruth, 1)}%` : ''}` }, v === null ? '—' : truth ? `${fmt(100 * v, 1)}%` : `${fmt(100 * v, 1)}%`);
+      const td = h(
+        'td',
+        {
+          'data-kappa': k,
+          'data-tau': t,
+          'data-value': v ?? '',
+          title: `κ = ${k}, τ = ${t}: ${c.flips} of ${c.groups} differ from the vote; mean gate ${fmt(c.groups ? c.gateSum / c.groups : null, 3)}${c.withTruth ? `; accuracy ${fmt((100 * c.correct) / c.withTruth, 1)}%` : ''}`,
+        },
+        v === null ? '—' : truth ? `${fmt(100 * v, 1)}%` : `${fmt(100 * v, 1)}%`,
+      );
       td.style.background = `color-mix(in srgb, var(--vscode-charts-${truth ? 'green' : 'purple'}) ${Math.round(10 + 70 * share)}%, transparent)`;
       tr.append(td);
     }
@@ -395,7 +501,20 @@ function renderAgreement(): void {
       if (r !== null) td.style.background = `color-mix(in srgb, var(--vscode-charts-blue) ${Math.round(10 + 60 * r)}%, transparent)`;
       tr.append(td);
     }
-    if (m.hasTruth) tr.append(h('td', { class: 'num', 'data-col': 'truth', 'data-value': a.accuracy[i] ?? '', 'data-groups': a.withTruth[i], title: `over the ${a.withTruth[i]} of ${m.withTruth} questions with logged ground truth where it ran` }, formatAccuracy(a.accuracy[i], a.withTruth[i], m.withTruth, '—')));
+    if (m.hasTruth)
+      tr.append(
+        h(
+          'td',
+          {
+            class: 'num',
+            'data-col': 'truth',
+            'data-value': a.accuracy[i] ?? '',
+            'data-groups': a.withTruth[i],
+            title: `over the ${a.withTruth[i]} of ${m.withTruth} questions with logged ground truth where it ran`,
+          },
+          formatAccuracy(a.accuracy[i], a.withTruth[i], m.withTruth, '—'),
+        ),
+      );
     tb.append(tr);
   }
   table.append(tb);
@@ -413,7 +532,10 @@ function histogramChart(id: string, parent: HTMLElement, title: string, hs: { la
   const labels = Array.from({ length: bins }, (_, b) => fmt(first.lo + (b + 0.5) * width, 2));
   chart(id, parent, {
     type: 'bar',
-    data: { labels, datasets: hs.map((x) => ({ label: x.label, data: x.h.counts, backgroundColor: alpha(x.color, 0.7), borderColor: x.color, borderWidth: 1, barPercentage: 1, categoryPercentage: 1 })) },
+    data: {
+      labels,
+      datasets: hs.map((x) => ({ label: x.label, data: x.h.counts, backgroundColor: alpha(x.color, 0.7), borderColor: x.color, borderWidth: 1, barPercentage: 1, categoryPercentage: 1 })),
+    },
     options: { maintainAspectRatio: false, plugins: { title: { display: true, text: title } }, scales: { y: { type: 'logarithmic', title: { display: true, text: 'count (log)' } } } },
   });
 }
@@ -426,13 +548,18 @@ function renderWhatIf(): void {
     body.append(h('p', { class: 'muted', id: 'no-whatif' }, 'No re-score of this run yet.'));
     return;
   }
-  const changed = Object.entries(w.changed).map(([k, v]) => `${k}=${v}`).join(' ') || 'configured values';
+  const changed =
+    Object.entries(w.changed)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ') || 'configured values';
   const exportJsonl = h('button', { class: 'button', id: 'export-jsonl' }, 'Export JSONL…');
   const exportCsv = h('button', { class: 'button', id: 'export-csv' }, 'Export CSV…');
   exportJsonl.addEventListener('click', () => post({ type: 'export', format: 'jsonl' }));
   exportCsv.addEventListener('click', () => post({ type: 'export', format: 'csv' }));
   body.append(
-    h('div', { class: 'summary', id: 'whatif-summary', 'data-flips': w.flipsCount, 'data-groups': w.groups },
+    h(
+      'div',
+      { class: 'summary', id: 'whatif-summary', 'data-flips': w.flipsCount, 'data-groups': w.groups },
       stat('setting', `${OP_LABELS[w.operator]} ${changed}`),
       stat('pseudo-label flips', `${w.flipsCount} of ${w.groups}`),
       stat('advantage sign changes', `${w.signChanges} of ${w.rollouts} roll-outs`),
@@ -459,7 +586,14 @@ function renderWhatIf(): void {
           : []),
       ] as ChartDataset<'bar'>[],
     },
-    options: { maintainAspectRatio: false, scales: { y: { beginAtZero: true, title: { display: true, text: 'flips' } }, acc: { display: w.accuracyBefore !== null, position: 'right', min: 0, max: 1, title: { display: true, text: 'accuracy' } }, x: { title: { display: true, text: 'step' } } } },
+    options: {
+      maintainAspectRatio: false,
+      scales: {
+        y: { beginAtZero: true, title: { display: true, text: 'flips' } },
+        acc: { display: w.accuracyBefore !== null, position: 'right', min: 0, max: 1, title: { display: true, text: 'accuracy' } },
+        x: { title: { display: true, text: 'step' } },
+      },
+    },
   });
   histogramChart('reward-shift', grid, 'reward shift ΔR per roll-out', [{ label: 'ΔR', h: w.histograms.rewardShift, color: cssVar('charts-orange') }]);
   histogramChart('advantage-shift', grid, 'advantage shift ΔA per roll-out', [{ label: 'ΔA', h: w.histograms.advantageShift, color: cssVar('charts-blue') }]);

@@ -33,11 +33,6 @@ export function countAccuracy(c: AccuracyCount, correct: boolean | null | undefi
   if (correct) c.correct++;
 }
 
-export function mergeAccuracy(into: AccuracyCount, add: AccuracyCount): void {
-  into.correct += add.correct;
-  into.over += add.over;
-}
-
 /** The share, or null when no question counts. */
 export function accuracyOf(c: AccuracyCount): number | null {
   return c.over > 0 ? c.correct / c.over : null;

@@ -6,7 +6,7 @@
 import type { PreparedGroup } from '../prepare';
 import type { GroupScore } from '../score';
 import { resolveParams, type Params } from '../params';
-import { operatorSpec, type RunContext } from '../operators/registry';
+import { configuredOperatorOf, operatorSpec, type RunContext } from '../operators/registry';
 import type { OperatorId } from '../operators/result';
 import type { AurocCounts, FlagName, GroupHealth } from './health-types';
 import { answersEqual, type AnswerClass } from '../answers';
@@ -195,7 +195,7 @@ export function groupHealth(g: PreparedGroup, score: GroupScore, opts: GroupHeal
 
   // Validation rewards are scored against the real answer, not a consensus: no reward-bug evidence.
   if (g.n > 0 && g.stream !== 'validation' && g.loggedRewards.every((r) => r !== null)) {
-    const configured = opts.configuredOperator ?? 'majority';
+    const configured = configuredOperatorOf(g, opts.configuredOperator);
     const p = score.params ?? resolveParams(opts.params);
     const spec = operatorSpec(configured)!;
     const runnable = !spec.unavailable(g, opts.ctx, p) && (g.hasReasoning || !spec.needs.includes('text'));

@@ -1,5 +1,6 @@
 // Seeded randomness for the run-health analysis (permutation tests, roll-out subsampling): the
 // same run gives the same numbers on every surface and every time.
+import { fnv1a } from '../hash';
 
 /** mulberry32: a small, fast 32-bit generator (scripts/synth.ts uses it too). */
 export function rng(seed: number): () => number {
@@ -14,11 +15,4 @@ export function rng(seed: number): () => number {
 }
 
 /** FNV-1a of a string: a seed per question that does not depend on the order groups are read. */
-export function hashString(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h >>> 0;
-}
+export const hashString = fnv1a;

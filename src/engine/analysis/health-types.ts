@@ -2,7 +2,9 @@
 // analyseRun per run, which `consensus-lens health --json` prints and the dashboard draws. Types
 // only, with no imports, so the webview can use them without compiling the engine.
 
-export type OperatorId = 'majority' | 'cisc' | 'ec' | 'core' | 't3rl' | 'msttrl';
+import type { OperatorId } from '../operators/ids';
+
+export type { OperatorId };
 export type FlagName = 'empty' | 'noAnswer' | 'truncated' | 'repetitive' | 'nearDuplicate' | 'unformatted';
 
 /** Mann–Whitney counts of one group: U = Σ over (positive, negative) pairs of [c_p > c_q] + ½[c_p = c_q]. */

@@ -3,7 +3,7 @@
 // roll-out counts and the "how many roll-outs" curve. One source for `consensus-lens health`,
 // `report` and the dashboard.
 
-import type { OperatorId } from '../operators/result';
+import { OPERATOR_LABELS, type OperatorId } from '../operators/ids';
 import { changePoints } from './health-changepoint';
 import { FLAG, FLAG_NAMES, isDegenerate, WHATIF_OPERATORS, type AurocCounts, type FlagName, type GroupHealth } from './health-group';
 import type { Alarm, PremiseCheck, PremiseVerdict, RewardBug, RewardBugKind, RolloutsWhatIf, RunHealth, Series } from './health-types';
@@ -127,7 +127,8 @@ const affineText = (a: number, b: number): string => {
   return a < 0 ? `${r(b)} − ${term}` : `${term} ${b < 0 ? '−' : '+'} ${r(Math.abs(b))}`;
 };
 
-const LABEL_NAMES: Record<string, string> = { majority: 'the vote', cisc: 'CISC', ec: 'EC', core: 'CoRE', t3rl: 'T3RL', msttrl: 'MS-TTRL' };
+/** An operator's name inside a sentence ("differs from the vote's label"). */
+const labelName = (id: string): string => (id === 'majority' ? 'the vote' : (OPERATOR_LABELS[id as OperatorId] ?? id));
 
 /**
  * Classifies the groups whose logged rewards differ from the configured operator's. Each such
@@ -174,7 +175,7 @@ export function classifyRewardBugs(records: readonly GroupHealth[]): RewardBug[]
       const cls = rewarded.size === 1 ? [...rewarded][0] : -2;
       if (cls >= 0 && r.classSizes[cls] === r.logged.filter((v) => close(v, top)).length) {
         if (r.truthClass !== null && cls === r.truthClass) truthPattern = true;
-        for (const [id, k] of Object.entries(r.labels)) if (k === cls && id !== configured) c.push(`different-label:${LABEL_NAMES[id] ?? id}'s label`);
+        for (const [id, k] of Object.entries(r.labels)) if (k === cls && id !== configured) c.push(`different-label:${labelName(id)}'s label`);
         const sizes = r.classSizes.map((sz, k) => [sz, k]).sort((x, y) => y[0] - x[0] || x[1] - y[1]);
         if (sizes.length > 1 && sizes[1][1] === cls) c.push('different-label:the runner-up class');
         if (cls === 0) c.push("different-label:the first roll-out's answer");

@@ -23,7 +23,10 @@ interface CachedOutcome {
  */
 export class OutcomeCache {
   private readonly byQuestion = new Map<string, CachedOutcome[]>();
-  constructor(readonly tauLow: number, readonly tauHigh: number) {}
+  constructor(
+    readonly tauLow: number,
+    readonly tauHigh: number,
+  ) {}
 
   outcomes(questionId: string): CachedOutcome[] {
     let list = this.byQuestion.get(questionId);
@@ -83,5 +86,15 @@ export function msttrl(g: PreparedGroup, p: Params, cache: OutcomeCache = new Ou
     const pr = outcomes[k].passRate;
     if (pr > best || (pr === best && c.members.length > g.classes[labelClass].members.length)) labelClass = k;
   });
-  return { ...gateOneResult('msttrl', g, labelClass, rewards, Float64Array.from(outcomes, (o) => o.passRate), p), outcomes };
+  return {
+    ...gateOneResult(
+      'msttrl',
+      g,
+      labelClass,
+      rewards,
+      Float64Array.from(outcomes, (o) => o.passRate),
+      p,
+    ),
+    outcomes,
+  };
 }

@@ -1,9 +1,10 @@
-// The one registry of consensus operators: id, name, paper, parameters, the data each needs, and
-// whether it can run on a given group (and why not).
+// The consensus operators' code: each entry of the operator list (`ids.ts`: id, names, paper,
+// parameters, needs) with whether it can run on a given group (and why not) and how to run it.
 
 import type { PreparedGroup } from '../prepare';
 import type { NumericParam, Params } from '../params';
-import type { OperatorId, OperatorResult } from './result';
+import type { OperatorResult } from './result';
+import { OPERATOR_IDS, OPERATOR_LABELS, type OperatorId } from './ids';
 import { cisc, ciscUnavailable, majority, t3rl, t3rlUnavailable } from './vote';
 import { equilibrium } from './equilibrium';
 import { msttrl, msttrlUnavailable, OutcomeCache } from './msttrl';
@@ -27,77 +28,37 @@ export function createRunContext(): RunContext {
 }
 
 export interface OperatorSpec {
-  id: OperatorId;
-  name: string;
-  paper: string;
-  /** Parameters that change this operator's result (beyond advEps/advScale). */
-  params: readonly NumericParam[];
+  readonly id: OperatorId;
+  readonly label: string;
+  /** Parameters that change this operator's result (beyond the GRPO view's advEps/advScale). */
+  readonly params: readonly NumericParam[];
   /** What the log must hold for it, beyond answers. */
-  needs: readonly ('text' | 'confidence' | 'verification' | 'outcome checks')[];
+  readonly needs: readonly ('text' | 'confidence' | 'verification' | 'outcome checks')[];
   /** Why it cannot run on this group, or null. */
   unavailable(g: PreparedGroup, ctx?: RunContext, p?: Params): string | null;
   run(g: PreparedGroup, p: Params, ctx?: RunContext): OperatorResult;
 }
 
-export const OPERATORS: readonly OperatorSpec[] = [
-  {
-    id: 'majority',
-    name: 'Majority vote',
-    paper: 'TTRL (Zuo et al.)',
-    params: [],
-    needs: [],
-    unavailable: () => null,
-    run: (g, p) => majority(g, p),
-  },
-  {
-    id: 'cisc',
-    name: 'Confidence-weighted vote',
-    paper: 'CISC (Taubenfeld et al., 2025)',
-    params: ['ciscTemp', 'tau'],
-    needs: ['confidence'],
-    unavailable: (g) => ciscUnavailable(g),
-    run: (g, p) => cisc(g, p),
-  },
-  {
-    id: 'ec',
-    name: 'Equilibrium consensus',
-    paper: 'CoRE without confidence',
-    params: ['kappa', 'alpha', 'shift', 'eps', 'tmax'],
-    needs: ['text'],
-    unavailable: () => null,
-    run: (g, p) => equilibrium('ec', g, p),
-  },
-  {
-    id: 'core',
-    name: 'CoRE',
-    paper: 'CoRE: Consensus Rewards via Equilibrium',
-    params: ['kappa', 'tau', 'alpha', 'shift', 'eps', 'tmax'],
-    needs: ['text', 'confidence'],
-    // Without confidence CoRE runs as EC and reports confidence: "missing" (SPEC §4.3 step 3).
-    unavailable: () => null,
-    run: (g, p) => equilibrium('core', g, p),
-  },
-  {
-    id: 't3rl',
-    name: 'Verification-weighted vote',
-    paper: 'T3RL (Tool Verification for TTRL)',
-    params: ['omega'],
-    needs: ['verification'],
-    unavailable: (g) => t3rlUnavailable(g),
-    run: (g, p) => t3rl(g, p),
-  },
-  {
-    id: 'msttrl',
-    name: 'Outcome self-verification',
-    paper: 'MS-TTRL',
+type OperatorCode = Pick<OperatorSpec, 'params' | 'needs' | 'unavailable' | 'run'>;
+
+const CODE: Record<OperatorId, OperatorCode> = {
+  majority: { params: [], needs: [], unavailable: () => null, run: (g, p) => majority(g, p) },
+  cisc: { params: ['ciscTemp', 'tau'], needs: ['confidence'], unavailable: (g) => ciscUnavailable(g), run: (g, p) => cisc(g, p) },
+  ec: { params: ['kappa', 'alpha', 'shift', 'eps', 'tmax'], needs: ['text'], unavailable: () => null, run: (g, p) => equilibrium('ec', g, p) },
+  // Without confidence CoRE runs as EC and reports confidence: "missing" (SPEC §4.3 step 3).
+  core: { params: ['kappa', 'tau', 'alpha', 'shift', 'eps', 'tmax'], needs: ['text', 'confidence'], unavailable: () => null, run: (g, p) => equilibrium('core', g, p) },
+  t3rl: { params: ['omega'], needs: ['verification'], unavailable: (g) => t3rlUnavailable(g), run: (g, p) => t3rl(g, p) },
+  msttrl: {
     params: ['lambda', 'tauLow', 'tauHigh', 'uncheckedPassRate'],
     needs: ['outcome checks'],
     unavailable: (g, ctx, p) => msttrlUnavailable(g, p ? ctx?.peekOutcomeCache(p) : undefined),
     run: (g, p, ctx) => msttrl(g, p, ctx?.outcomeCache(p)),
   },
-];
+};
 
-export const OPERATOR_IDS: readonly OperatorId[] = OPERATORS.map((o) => o.id);
+export const OPERATORS: readonly OperatorSpec[] = OPERATOR_IDS.map((id) => ({ id, label: OPERATOR_LABELS[id], ...CODE[id] }));
+
+export { OPERATOR_IDS };
 
 export function operatorSpec(id: string): OperatorSpec | undefined {
   return OPERATORS.find((o) => o.id === id);
@@ -114,7 +75,22 @@ export function parseOperatorList(list: string): OperatorId[] {
   return ids as OperatorId[];
 }
 
+/** The operators whose result a parameter changes (the panel shows a slider for these). */
+export function operatorsUsing(param: NumericParam): OperatorId[] {
+  return OPERATORS.filter((o) => o.params.includes(param)).map((o) => o.id);
+}
+
 /** Whether scoring with these operators (all when undefined) needs the reasoning vectors. */
 export function needsReasoning(operators?: readonly OperatorId[]): boolean {
   return (operators ?? OPERATOR_IDS).some((id) => operatorSpec(id)?.needs.includes('text'));
+}
+
+/**
+ * The operator a group's logged rewards are checked against (SPEC §5): the one the user names,
+ * else the one the group's log records (the reward helpers write it), else majority (TTRL).
+ */
+export function configuredOperatorOf(g: { loggedOperator?: string }, explicit?: OperatorId): OperatorId {
+  if (explicit) return explicit;
+  const logged = g.loggedOperator;
+  return logged && operatorSpec(logged) ? (logged as OperatorId) : 'majority';
 }

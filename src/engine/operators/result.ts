@@ -4,7 +4,9 @@ import type { PreparedGroup } from '../prepare';
 import type { Params } from '../params';
 import { grpoAdvantages } from '../analysis/grpo';
 
-export type OperatorId = 'majority' | 'cisc' | 'ec' | 'core' | 't3rl' | 'msttrl';
+import type { OperatorId } from './ids';
+
+export type { OperatorId };
 
 export interface OperatorResult {
   operator: OperatorId;

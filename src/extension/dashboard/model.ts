@@ -22,7 +22,25 @@ export function dashboardModel(d: DashboardData): DashboardModel {
   const recovery: RecoveryPoint[] = [];
   for (const r of d.rows) {
     let s = steps.get(r.step);
-    if (!s) steps.set(r.step, (s = { step: r.step, groups: 0, meanGate: 0, meanMajorityRatio: 0, overturns: {}, accuracy: {}, accuracyGroups: {}, withTruth: 0, mismatches: 0, regimes: {}, gateSum: 0, ratioSum: 0, correct: {} }));
+    if (!s)
+      steps.set(
+        r.step,
+        (s = {
+          step: r.step,
+          groups: 0,
+          meanGate: 0,
+          meanMajorityRatio: 0,
+          overturns: {},
+          accuracy: {},
+          accuracyGroups: {},
+          withTruth: 0,
+          mismatches: 0,
+          regimes: {},
+          gateSum: 0,
+          ratioSum: 0,
+          correct: {},
+        }),
+      );
     s.groups++;
     s.gateSum += r.gate;
     s.ratioSum += r.majorityRatio;
@@ -43,7 +61,16 @@ export function dashboardModel(d: DashboardData): DashboardModel {
     }
     if (r.recovery && recovery.length < MAX_RECOVERY_POINTS) {
       const v = r.recovery;
-      recovery.push({ step: r.step, questionId: r.questionId, x: v.outnumbering, y: v.coherenceAdvantage, voteBar: v.voteBar, confidenceBar: v.confidenceBar, recoverable: v.margin > 0, overturn: v.overturn });
+      recovery.push({
+        step: r.step,
+        questionId: r.questionId,
+        x: v.outnumbering,
+        y: v.coherenceAdvantage,
+        voteBar: v.voteBar,
+        confidenceBar: v.confidenceBar,
+        recoverable: v.margin > 0,
+        overturn: v.overturn,
+      });
     }
   }
   const out = [...steps.values()]

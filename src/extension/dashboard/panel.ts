@@ -12,13 +12,15 @@ import type { RunStore } from '../store';
 import { storeSource } from '../rescore';
 import type { WhatIfController } from '../whatif';
 import { dashboardModel } from './model';
+import { errorMessage } from '../errors';
 
 export const DASHBOARD_VIEW_TYPE = 'consensusLens.dashboard';
 
 export interface DashboardHost {
   store: RunStore;
   whatIf: WhatIfController;
-  configuredOperator(): OperatorId;
+  /** The operator the user named (undefined: each group's logged one, else majority). */
+  configuredOperator(): OperatorId | undefined;
   configuredParams(): Record<string, number>;
   openQuestion(key: QuestionKey): void;
   log(message: string): void;
@@ -126,7 +128,7 @@ export class DashboardPanel implements vscode.Disposable {
       runId: this.runId,
       operators: [...OPERATOR_IDS],
       params: this.host.configuredParams(),
-      configured: this.host.configuredOperator(),
+      configured: this.host.configuredOperator() ?? 'majority',
     };
   }
 
@@ -151,13 +153,17 @@ export class DashboardPanel implements vscode.Disposable {
     this.post({ type: 'busy', what: 'scoring the run' });
     try {
       await this.host.store.idle();
-      const data = await this.host.whatIf.engine.dashboard(storeSource(this.host.store, run), this.host.configuredParams(), this.host.configuredOperator(), { cancelled: () => this.runId !== runId || this.disposed });
+      const data = await this.host.whatIf.engine.dashboard(storeSource(this.host.store, run), this.host.configuredParams(), this.host.configuredOperator(), {
+        cancelled: () => this.runId !== runId || this.disposed,
+      });
       if (data.cancelled || this.runId !== runId) return;
       this.model = dashboardModel(data);
       this.post({ type: 'model', model: this.model, live: !!run.index && run.index.mode !== 'static' });
-      this.host.log(`dashboard of ${run.label}: ${data.rows.length} groups in ${data.ms.toFixed(0)} ms${data.failed.length ? `; ${data.failed.length} could not be scored (e.g. step ${data.failed[0].step}, ${data.failed[0].questionId}: ${data.failed[0].message})` : ''}`);
+      this.host.log(
+        `dashboard of ${run.label}: ${data.rows.length} groups in ${data.ms.toFixed(0)} ms${data.failed.length ? `; ${data.failed.length} could not be scored (e.g. step ${data.failed[0].step}, ${data.failed[0].questionId}: ${data.failed[0].message})` : ''}`,
+      );
     } catch (e) {
-      this.post({ type: 'error', message: (e as Error).message });
+      this.post({ type: 'error', message: errorMessage(e) });
     } finally {
       this.computing = false;
       this.post({ type: 'busy', what: null });
@@ -205,7 +211,8 @@ export class DashboardPanel implements vscode.Disposable {
         const queued = this.queue;
         this.queue = [];
         void this.panel.webview.postMessage(this.initMessage());
-        if (this.model && this.model.runId === this.runId && !queued.some((q) => q.type === 'model')) void this.panel.webview.postMessage({ type: 'model', model: this.model, live: false } satisfies DashHostMessage);
+        if (this.model && this.model.runId === this.runId && !queued.some((q) => q.type === 'model'))
+          void this.panel.webview.postMessage({ type: 'model', model: this.model, live: false } satisfies DashHostMessage);
         if (this.runId && !queued.some((q) => q.type === 'whatif')) void this.panel.webview.postMessage({ type: 'whatif', whatif: this.host.whatIf.summary(this.runId) } satisfies DashHostMessage);
         for (const q of queued) if (q.type !== 'init') void this.panel.webview.postMessage(q);
         if (!this.runId) {

@@ -62,7 +62,11 @@ export function interpretNvidiaSmi(r: { code: number | null; stdout: string; std
   if (r.error) return { kind: 'unavailable', message: /ENOENT/.test(r.error) ? 'nvidia-smi is not installed' : `nvidia-smi could not run: ${r.error}` };
   if (/no devices were found/i.test(text)) return { kind: 'none', message: 'nvidia-smi found no GPU' };
   if (r.code !== 0) {
-    const first = text.split(/\r?\n/).map((s) => s.trim()).find(Boolean) ?? '';
+    const first =
+      text
+        .split(/\r?\n/)
+        .map((s) => s.trim())
+        .find(Boolean) ?? '';
     return { kind: 'unavailable', message: `nvidia-smi failed (exit ${r.code ?? 'signal'})${first ? `: ${first.slice(0, 200)}` : ''}` };
   }
   const { gpus, skipped } = parseNvidiaSmiCsv(r.stdout);
@@ -95,6 +99,12 @@ export class OutputTail {
   }
   lines(n: number): string[] {
     // Drop ANSI escapes (colours, cursor moves): the lines are shown in a notification.
-    return lastLines(this.text.slice(-this.max).replace(/\u001b\[[0-9;?]*[ -/]*[@-~]/g, '').replace(/\r(?!\n)/g, '\n'), n);
+    return lastLines(
+      this.text
+        .slice(-this.max)
+        .replace(/\u001b\[[0-9;?]*[ -/]*[@-~]/g, '')
+        .replace(/\r(?!\n)/g, '\n'),
+      n,
+    );
   }
 }

@@ -9,7 +9,21 @@ import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { userInfo } from 'node:os';
 import { NVIDIA_SMI_ARGS, describeGpu, interpretNvidiaSmi, type GpuQuery } from './gpus';
-import { invocation, invocationShell, parseGpuList, probeQuoteStyle, resolveLaunch, trainingVariables, terminalProfile, terminalProfileNames, userDefaultShell, validateProfiles, type ResolvedLaunch, type TrainingProfile, type WhatIf } from './profile';
+import {
+  invocation,
+  invocationShell,
+  parseGpuList,
+  probeQuoteStyle,
+  resolveLaunch,
+  trainingVariables,
+  terminalProfile,
+  terminalProfileNames,
+  userDefaultShell,
+  validateProfiles,
+  type ResolvedLaunch,
+  type TrainingProfile,
+  type WhatIf,
+} from './profile';
 import { JobPty } from './runner';
 import { UnquotableError } from './quote';
 import { ignoredUserValue, readText, settingsFiles } from './settings-files';
@@ -51,7 +65,13 @@ export interface Job {
 }
 
 const TASK_TYPE = 'consensusLens.training';
-const PARAM_KEYS: [string, string][] = [['kappa', 'κ'], ['tau', 'τ'], ['alpha', 'α'], ['omega', 'ω'], ['lambda', 'λ']];
+const PARAM_KEYS: [string, string][] = [
+  ['kappa', 'κ'],
+  ['tau', 'τ'],
+  ['alpha', 'α'],
+  ['omega', 'ω'],
+  ['lambda', 'λ'],
+];
 
 export function whatIfText(w: WhatIf): string {
   return [w.operator, ...PARAM_KEYS.filter(([k]) => typeof w.params[k] === 'number').map(([k, s]) => `${s}=${Number(w.params[k].toPrecision(6))}`)].join(' ');
@@ -147,8 +167,13 @@ function queryGpus(): Promise<GpuQuery> {
   const path = userSetting<string>('consensusLens.training', 'nvidiaSmi').value || 'nvidia-smi';
   return new Promise((resolve) => {
     execFile(path, NVIDIA_SMI_ARGS, { timeout: 5000, maxBuffer: 1 << 20, encoding: 'utf8' }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as NodeJS.ErrnoException & { code?: unknown }).code === 'number' ? ((err as unknown as { code: number }).code) : null) : 0;
-      const spawnError = err && typeof (err as NodeJS.ErrnoException).code === 'string' ? `${(err as NodeJS.ErrnoException).code}: ${err.message}` : err && (err as { killed?: boolean }).killed ? 'timed out' : undefined;
+      const code = err ? (typeof (err as NodeJS.ErrnoException & { code?: unknown }).code === 'number' ? (err as unknown as { code: number }).code : null) : 0;
+      const spawnError =
+        err && typeof (err as NodeJS.ErrnoException).code === 'string'
+          ? `${(err as NodeJS.ErrnoException).code}: ${err.message}`
+          : err && (err as { killed?: boolean }).killed
+            ? 'timed out'
+            : undefined;
       resolve(interpretNvidiaSmi({ code, stdout: stdout ?? '', stderr: stderr ?? '', error: spawnError }));
     });
   });
@@ -257,7 +282,12 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
 
   const trusted = (): boolean => {
     if (vscode.workspace.isTrusted) return true;
-    void vscode.window.showErrorMessage('Consensus Lens: launching training is disabled because this workspace is not trusted (Restricted Mode). Trust the workspace to launch jobs; inspecting runs works as before.', 'Manage Workspace Trust').then((c) => c && vscode.commands.executeCommand('workbench.trust.manage'));
+    void vscode.window
+      .showErrorMessage(
+        'Consensus Lens: launching training is disabled because this workspace is not trusted (Restricted Mode). Trust the workspace to launch jobs; inspecting runs works as before.',
+        'Manage Workspace Trust',
+      )
+      .then((c) => c && vscode.commands.executeCommand('workbench.trust.manage'));
     return false;
   };
 
@@ -267,7 +297,13 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
     if (q.kind === 'gpus') {
       const presetSet = new Set(preset === 'all' ? q.gpus.map((g) => String(g.index)) : preset.split(',').filter(Boolean));
       const items = q.gpus.map((g) => ({ ...describeGpu(g), picked: presetSet.has(String(g.index)), index: g.index }));
-      const picked = await vscode.window.showQuickPick(items, { title, placeHolder: 'GPUs for the job (memory in use and utilisation from nvidia-smi); none picked = no GPU', canPickMany: true, ignoreFocusOut: true, matchOnDescription: true });
+      const picked = await vscode.window.showQuickPick(items, {
+        title,
+        placeHolder: 'GPUs for the job (memory in use and utilisation from nvidia-smi); none picked = no GPU',
+        canPickMany: true,
+        ignoreFocusOut: true,
+        matchOnDescription: true,
+      });
       if (!picked) return undefined;
       return picked.map((p) => String(p.index)).join(',');
     }
@@ -318,14 +354,41 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
     const storage = context.globalStorageUri.fsPath;
     const outputFile = join(storage, 'jobs', `${launch.runName.replace(/[^A-Za-z0-9._-]+/g, '_')}-${id}.log`);
     const taskName = `${launch.runName}`;
-    const job: Job = { id, profile, what, launch, command, started: Date.now(), ended: null, exitCode: null, state: 'running', pid: null, execution: null, pty: null as unknown as JobPty, taskName, terminal: null, run: null, outputFile };
-    job.pty = new JobPty(inv, { cwd: launch.cwd, env: launch.env, command, outputFile, banner: `Consensus Lens · ${profile.name} · ${whatIfText(what)} · GPUs ${launch.gpus || 'none'}${profile.terminal ? ` · terminal profile ${profile.terminal}` : ''}` }, {
-      onStart: (pid) => {
-        job.pid = pid ?? null;
-        log.info(`job ${launch.runName} started (pid ${pid}): ${inv.file} ${inv.args.map((a) => JSON.stringify(a)).join(' ')}`);
+    const job: Job = {
+      id,
+      profile,
+      what,
+      launch,
+      command,
+      started: Date.now(),
+      ended: null,
+      exitCode: null,
+      state: 'running',
+      pid: null,
+      execution: null,
+      pty: null as unknown as JobPty,
+      taskName,
+      terminal: null,
+      run: null,
+      outputFile,
+    };
+    job.pty = new JobPty(
+      inv,
+      {
+        cwd: launch.cwd,
+        env: launch.env,
+        command,
+        outputFile,
+        banner: `Consensus Lens · ${profile.name} · ${whatIfText(what)} · GPUs ${launch.gpus || 'none'}${profile.terminal ? ` · terminal profile ${profile.terminal}` : ''}`,
       },
-      onExit: (code) => onExit(job, code),
-    });
+      {
+        onStart: (pid) => {
+          job.pid = pid ?? null;
+          log.info(`job ${launch.runName} started (pid ${pid}): ${inv.file} ${inv.args.map((a) => JSON.stringify(a)).join(' ')}`);
+        },
+        onExit: (code) => onExit(job, code),
+      },
+    );
     const task = new vscode.Task(
       { type: TASK_TYPE, jobId: id, profile: profile.name },
       vscode.workspace.workspaceFolders?.[0] ?? vscode.TaskScope.Workspace,
@@ -371,7 +434,12 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
       for (const l of job.pty.tail.lines(40)) log.info(`  ${job.launch.runName} | ${l}`);
       const last = lines.map((l) => l.slice(0, 200)).join(' ⏎ ');
       void vscode.window
-        .showErrorMessage(`Consensus Lens: training job ${job.launch.runName} (${job.profile.name}) exited with code ${code} after ${duration(job.ended - job.started)}.${last ? ` Last output: ${last}` : ''}`, 'Show Terminal', 'Show Output', 'Re-launch…')
+        .showErrorMessage(
+          `Consensus Lens: training job ${job.launch.runName} (${job.profile.name}) exited with code ${code} after ${duration(job.ended - job.started)}.${last ? ` Last output: ${last}` : ''}`,
+          'Show Terminal',
+          'Show Output',
+          'Re-launch…',
+        )
         .then((c) => {
           if (c === 'Show Terminal') void vscode.commands.executeCommand('consensusLens.showJobTerminal', job);
           if (c === 'Show Output') void vscode.window.showTextDocument(vscode.Uri.file(job.outputFile), { preview: true });
@@ -388,10 +456,18 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
     const { profiles, errors, ignored } = readProfiles(log);
     if (errors.length) {
       for (const e of errors) log.warn(`training profiles: ${e}`);
-      void vscode.window.showWarningMessage(`Consensus Lens: ${errors.length} problem(s) in consensusLens.training.profiles: ${errors.slice(0, 3).join('; ')}${errors.length > 3 ? '; …' : ''}`, settingsWhere().button).then((c) => c && openSettings());
+      void vscode.window
+        .showWarningMessage(`Consensus Lens: ${errors.length} problem(s) in consensusLens.training.profiles: ${errors.slice(0, 3).join('; ')}${errors.length > 3 ? '; …' : ''}`, settingsWhere().button)
+        .then((c) => c && openSettings());
     }
     if (!profiles.length) {
-      if (!errors.length && !ignored) void vscode.window.showInformationMessage(`Consensus Lens: no training profile yet. Add one to consensusLens.training.profiles in your ${settingsWhere().text} (see docs/training-jobs.md).`, settingsWhere().button).then((c) => c && openSettings());
+      if (!errors.length && !ignored)
+        void vscode.window
+          .showInformationMessage(
+            `Consensus Lens: no training profile yet. Add one to consensusLens.training.profiles in your ${settingsWhere().text} (see docs/training-jobs.md).`,
+            settingsWhere().button,
+          )
+          .then((c) => c && openSettings());
       return undefined;
     }
     const title = `Launch training · ${whatIfText(what)}${source ? ` (${source})` : ''}`;
@@ -399,7 +475,14 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
     if (given?.profile && !profile) void vscode.window.showWarningMessage(`Consensus Lens: the training profile "${given.profile}" is no longer in the settings; pick another.`);
     if (!profile) {
       const pick = await vscode.window.showQuickPick(
-        profiles.map((p) => ({ label: p.name, description: p.command, detail: [p.terminal ? `terminal profile ${p.terminal}` : 'default shell', p.logDir ? `logs ${p.logDir}` : 'no log folder', p.gpus !== undefined ? `GPUs ${p.gpus || 'none'}` : ''].filter(Boolean).join(' · '), profile: p })),
+        profiles.map((p) => ({
+          label: p.name,
+          description: p.command,
+          detail: [p.terminal ? `terminal profile ${p.terminal}` : 'default shell', p.logDir ? `logs ${p.logDir}` : 'no log folder', p.gpus !== undefined ? `GPUs ${p.gpus || 'none'}` : '']
+            .filter(Boolean)
+            .join(' · '),
+          profile: p,
+        })),
         { title, placeHolder: 'Pick a training profile', ignoreFocusOut: true, matchOnDescription: true },
       );
       if (!pick) return undefined;
@@ -422,7 +505,8 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
     try {
       launch = resolveLaunch(profile, what, ctx, style);
       // Two launches of one profile within a second would share a run name (and log folder).
-      for (let n = 2; jobs.some((j) => j.launch.runName === launch.runName); n++) launch = resolveLaunch(profile, what, { ...ctx, runName: `${trainingVariables(profile, what, ctx).runName}-${n}` }, style);
+      for (let n = 2; jobs.some((j) => j.launch.runName === launch.runName); n++)
+        launch = resolveLaunch(profile, what, { ...ctx, runName: `${trainingVariables(profile, what, ctx).runName}-${n}` }, style);
     } catch (e) {
       if (!(e instanceof UnquotableError)) throw e;
       const msg = `Consensus Lens: not launching "${profile.name}": ${e.message}.`;
@@ -461,7 +545,10 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
     if (typeof arg === 'object' && arg !== null && 'job' in arg && isJob((arg as { job: unknown }).job)) return (arg as { job: Job }).job;
     const list = [...jobs].reverse().filter(filter);
     if (list.length <= 1) return list[0];
-    const p = await vscode.window.showQuickPick(list.map((j) => ({ label: j.launch.runName, description: `${stateText(j)} · ${j.profile.name}`, job: j })), { title: 'Consensus Lens: pick a job' });
+    const p = await vscode.window.showQuickPick(
+      list.map((j) => ({ label: j.launch.runName, description: `${stateText(j)} · ${j.profile.name}`, job: j })),
+      { title: 'Consensus Lens: pick a job' },
+    );
     return p?.job;
   };
 
@@ -492,7 +579,7 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
     }),
     vscode.commands.registerCommand('consensusLens.stopJob', async (arg?: unknown) => {
       const j = await pickJob(arg, (x) => x.state === 'running');
-      if (!j || j.state !== 'running') return;
+      if (j?.state !== 'running') return;
       log.info(`stopping job ${j.launch.runName}`);
       // Ending the process ends the task and keeps its terminal (with the output) open;
       // TaskExecution.terminate() would close the terminal too. It is the fallback.
@@ -512,7 +599,10 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
       const t = findTerminal(j);
       log.info(`show terminal of ${j.launch.runName}: ${t ? `"${t.name}"` : `not found among ${vscode.window.terminals.map((x) => JSON.stringify(x.name)).join(', ') || 'no terminals'}`}`);
       if (t) t.show(false);
-      else void vscode.window.showInformationMessage(`Consensus Lens: the terminal of ${j.launch.runName} was closed. Its output is in ${j.outputFile}.`, 'Show Output').then((c) => c && vscode.window.showTextDocument(vscode.Uri.file(j.outputFile)));
+      else
+        void vscode.window
+          .showInformationMessage(`Consensus Lens: the terminal of ${j.launch.runName} was closed. Its output is in ${j.outputFile}.`, 'Show Output')
+          .then((c) => c && vscode.window.showTextDocument(vscode.Uri.file(j.outputFile)));
     }),
     vscode.commands.registerCommand('consensusLens.openJobRun', async (arg?: unknown) => {
       const j = await pickJob(arg);

@@ -6,6 +6,7 @@ import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
 import { OutputTail } from './gpus';
 import type { Invocation } from './profile';
+import { errorMessage } from '../errors';
 
 const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGPIPE: 13, SIGTERM: 15 };
 
@@ -67,9 +68,15 @@ export class JobProcess {
     }
     let child: ChildProcess;
     try {
-      child = spawn(this.inv.file, this.inv.args, { cwd: this.opts.cwd, env: this.opts.env, stdio: ['pipe', 'pipe', 'pipe'], detached: process.platform !== 'win32', windowsVerbatimArguments: this.inv.verbatim === true });
+      child = spawn(this.inv.file, this.inv.args, {
+        cwd: this.opts.cwd,
+        env: this.opts.env,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: process.platform !== 'win32',
+        windowsVerbatimArguments: this.inv.verbatim === true,
+      });
     } catch (e) {
-      this.finish(127, null, `could not start ${this.inv.file}: ${(e as Error).message}`);
+      this.finish(127, null, `could not start ${this.inv.file}: ${errorMessage(e)}`);
       return;
     }
     this.child = child;

@@ -3,7 +3,7 @@
 // terminal profile. Pure: no 'vscode'.
 import { basename, isAbsolute, resolve } from 'node:path';
 import { execFile } from 'node:child_process';
-import { TRAINING_VARIABLES, defaultRunName, formatDate, formatParam, quotedVariables, substitute, type QuoteStyle, type TrainingVariables } from './quote';
+import { defaultRunName, formatDate, formatParam, quotedVariables, substitute, type QuoteStyle, type TrainingVariables } from './quote';
 
 export interface TrainingProfile {
   name: string;
@@ -203,9 +203,6 @@ export function resolveLaunch(profile: TrainingProfile, what: WhatIf, ctx: Launc
   return { profile: profile.name, runName: vars.runName, variables: vars, command: substitute(profile.command, vars, style), cwd, env: { ...env, ...exported }, logDir, gpus: ctx.gpus };
 }
 
-/** The variable names, for messages and docs. */
-export const VARIABLE_LIST = TRAINING_VARIABLES.map((v) => '${' + v + '}').join(', ');
-
 const POSIX_SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'ksh93', 'mksh', 'pdksh', 'yash', 'ash', 'busybox']);
 const PWSH = new Set(['pwsh', 'powershell']);
 /**
@@ -218,7 +215,9 @@ const COMMAND_FLAGS = new Set(['-c', '-lc', '-ic', '-Command', '-command', '-c-'
 
 /** The executable's base name without .exe, lower case. */
 function exeName(path: string): string {
-  return basename(path.replace(/\\/g, '/')).toLowerCase().replace(/\.exe$/, '');
+  return basename(path.replace(/\\/g, '/'))
+    .toLowerCase()
+    .replace(/\.exe$/, '');
 }
 
 /**

@@ -100,13 +100,6 @@ export function substitute(template: string, vars: TrainingVariables, style: Quo
   });
 }
 
-/** Known variables used in a template. */
-export function variablesIn(template: string): TrainingVariable[] {
-  const out: TrainingVariable[] = [];
-  for (const m of template.matchAll(VAR_RE)) if (KNOWN.has(m[1]) && !out.includes(m[1] as TrainingVariable)) out.push(m[1] as TrainingVariable);
-  return out;
-}
-
 /**
  * Known variables that sit inside quotes in a POSIX command template (their quoted value would be
  * quoted twice), or inside backquotes (a command substitution re-reads its text after removing

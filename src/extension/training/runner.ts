@@ -22,26 +22,30 @@ export interface JobProcessEvents {
 
 export class JobPty implements vscode.Pseudoterminal {
   private readonly writeEmitter = new vscode.EventEmitter<string>();
-  private readonly closeEmitter = new vscode.EventEmitter<number | void>();
+  private readonly closeEmitter = new vscode.EventEmitter<number | undefined>();
   readonly onDidWrite = this.writeEmitter.event;
   readonly onDidClose = this.closeEmitter.event;
   private readonly proc: JobProcess;
 
   constructor(
-    private readonly inv: Invocation,
+    readonly inv: Invocation,
     private readonly opts: { cwd: string; env: Record<string, string>; command: string; outputFile: string; banner: string },
     events: JobProcessEvents,
   ) {
-    this.proc = new JobProcess(inv, { cwd: opts.cwd, env: jobEnv(process.env, inv.env, opts.env), outputFile: opts.outputFile }, {
-      onOutput: (s) => this.write(s),
-      onStart: (pid) => events.onStart(pid),
-      onExit: (code, signal, error) => {
-        if (error) this.write(`\x1b[31m${error}\x1b[0m\n`);
-        this.write(`\n\x1b[2m[Consensus Lens] the job ${signal ? `was ended by ${signal}` : 'exited'} with code ${code}\x1b[0m\n`);
-        events.onExit(code, signal);
-        this.closeEmitter.fire(code);
+    this.proc = new JobProcess(
+      inv,
+      { cwd: opts.cwd, env: jobEnv(process.env, inv.env, opts.env), outputFile: opts.outputFile },
+      {
+        onOutput: (s) => this.write(s),
+        onStart: (pid) => events.onStart(pid),
+        onExit: (code, signal, error) => {
+          if (error) this.write(`\x1b[31m${error}\x1b[0m\n`);
+          this.write(`\n\x1b[2m[Consensus Lens] the job ${signal ? `was ended by ${signal}` : 'exited'} with code ${code}\x1b[0m\n`);
+          events.onExit(code, signal);
+          this.closeEmitter.fire(code);
+        },
       },
-    });
+    );
   }
 
   get tail(): JobProcess['tail'] {

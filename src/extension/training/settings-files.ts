@@ -19,7 +19,7 @@ export function settingsFiles(globalStorage: string): { user: string; machine: s
 
 /** Whether a settings file's text sets `key` (a JSON-with-comments object key; good enough to tell where a value lives). */
 export function setsKey(text: string | null, key: string): boolean {
-  return text !== null && text.includes(JSON.stringify(key));
+  return text?.includes(JSON.stringify(key)) ?? false;
 }
 
 export function readText(path: string): string | null {

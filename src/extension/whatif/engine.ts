@@ -372,7 +372,7 @@ export class WhatIfEngine {
   }
 
   /** Every group scored with every operator at the configured parameters (the dashboard's input). */
-  async dashboard(source: RunSource, params: Record<string, number>, configured: OperatorId, hooks: Hooks = {}): Promise<DashboardData> {
+  async dashboard(source: RunSource, params: Record<string, number>, configured: OperatorId | undefined, hooks: Hooks = {}): Promise<DashboardData> {
     const t0 = performance.now();
     const agreement = emptyAgreement(OPERATOR_IDS);
     const ordered: { index: number; row: DashboardRow }[] = [];

@@ -19,7 +19,7 @@ import { WhatIfEngine, type WhatIfReport } from './engine';
 
 export interface WhatIfDeps {
   store: RunStore;
-  configuredOperator(): OperatorId;
+  configuredOperator(): OperatorId | undefined;
   configuredParams(): Record<string, number>;
   pickRun(): Promise<string | undefined>;
   openQuestion(key: QuestionKey): void;
@@ -80,7 +80,7 @@ export class WhatIfController implements vscode.Disposable {
     const run = runId ? this.run(runId) : undefined;
     if (!run) return undefined;
     const base = this.deps.configuredParams();
-    const configured = this.deps.configuredOperator();
+    const configured = this.deps.configuredOperator() ?? 'majority';
     let operator = givenOperator ?? configured;
     let baseline: OperatorId | null = null;
     let params = given;

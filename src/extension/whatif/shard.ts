@@ -93,7 +93,7 @@ export interface FailedItem {
 export type ShardRequest =
   | { kind: 'rescore'; job: number; items: WhatIfItem[]; before: Setting; after: Setting; maxGroupSize?: number }
   | { kind: 'sweep'; job: number; items: WhatIfItem[]; operator: OperatorId; base: Record<string, number>; grid: { kappa: number; tau: number }[]; maxGroupSize?: number }
-  | { kind: 'dashboard'; job: number; items: WhatIfItem[]; params: Record<string, number>; configured: OperatorId; whatifEvery?: number; maxGroupSize?: number }
+  | { kind: 'dashboard'; job: number; items: WhatIfItem[]; params: Record<string, number>; configured: OperatorId | undefined; whatifEvery?: number; maxGroupSize?: number }
   | { kind: 'sensitivity'; prepared: PreparedGroup; params: Record<string, number> }
   | { kind: 'prepare'; item: { group: Group } | { entry: GroupEntry; questionId: string }; maxGroupSize?: number }
   | { kind: 'end'; job: number }

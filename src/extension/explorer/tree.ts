@@ -1,9 +1,9 @@
 // The run explorer: runs → steps → questions → roll-outs, children computed lazily from the
 // store's index (no scoring on expansion: summaries arrive from the background pass).
 import * as vscode from 'vscode';
-import type { OperatorId, QuestionKey } from '../protocol/messages';
-import { questionKeyString, type RunEntry, type RunStore } from './store';
-import { fmt, questionDescription, questionTooltip, show } from './format';
+import type { OperatorId, QuestionKey } from '../../protocol/messages';
+import { questionKeyString, type RunEntry, type RunStore } from '../store';
+import { fmt, questionDescription, questionTooltip, show } from '../format';
 import { filterQuestions, type ExplorerFilter, type ExplorerSort } from './filters';
 
 export type Node =
@@ -23,7 +23,7 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
 
   constructor(
     private readonly store: RunStore,
-    private readonly configured: () => OperatorId,
+    private readonly configured: () => OperatorId | undefined,
   ) {}
 
   refresh(): void {
@@ -100,11 +100,17 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
 
   private visibleQuestions(run: RunEntry, step: number): string[] {
     const keys = run.steps.get(step) ?? [];
-    return filterQuestions(keys, (k) => run.summaries.get(k), this.filter, this.sort, (k) => this.store.keyOf(run, k)?.questionId ?? k);
+    return filterQuestions(
+      keys,
+      (k) => run.summaries.get(k),
+      this.filter,
+      this.sort,
+      (k) => this.store.keyOf(run, k)?.questionId ?? k,
+    );
   }
 
   resolveTreeItem(item: vscode.TreeItem, n: Node): vscode.TreeItem {
-    if (n.kind === 'question') item.tooltip = questionTooltip(n.key.questionId, n.key.step, this.store.summary(n.key), this.configured());
+    if (n.kind === 'question') item.tooltip = questionTooltip(n.key.questionId, n.key.step, this.store.summary(n.key), this.store.summary(n.key)?.checkedAgainst ?? this.configured() ?? 'majority');
     return item;
   }
 
@@ -124,7 +130,14 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
           if (!run.loading && run.summaries.size < complete) item.description += ` · scoring ${run.summaries.size}/${complete}`;
           const warnings = run.notices.filter((x) => x.level !== 'info').length;
           const conf = run.index?.confidence();
-          const confLine = !conf || conf.rollouts === 0 ? '' : conf.why === null ? '\nconfidence (mean token log-prob): every roll-out — CISC and CoRE use it' : conf.withConfidence === 0 ? `\nno confidence: ${conf.why} — CISC and CoRE run without it` : `\nconfidence on ${conf.withConfidence} of ${conf.rollouts} roll-outs (${conf.why})`;
+          const confLine =
+            !conf || conf.rollouts === 0
+              ? ''
+              : conf.why === null
+                ? '\nconfidence (mean token log-prob): every roll-out — CISC and CoRE use it'
+                : conf.withConfidence === 0
+                  ? `\nno confidence: ${conf.why} — CISC and CoRE run without it`
+                  : `\nconfidence on ${conf.withConfidence} of ${conf.rollouts} roll-outs (${conf.why})`;
           item.tooltip = `${run.path}\nfollowed (${run.origin})${confLine}${warnings ? `\n${warnings} notice(s): see the Consensus Lens output` : ''}`;
           item.accessibilityInformation = { label: `${run.label}, ${item.description}` };
         }
@@ -178,7 +191,7 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
         const answer = g?.prepared.answers[n.index] ?? null;
         const item = new vscode.TreeItem(`#${n.index}  ${answer === null ? '(no answer)' : show(answer)}`, vscode.TreeItemCollapsibleState.None);
         item.contextValue = 'rollout';
-        const c = g && g.prepared.hasConfidence[n.index] ? g.prepared.confidence[n.index] : null;
+        const c = g?.prepared.hasConfidence[n.index] ? g.prepared.confidence[n.index] : null;
         item.description = [c !== null ? `c ${fmt(c, 3)}` : null, g?.previews[n.index]?.slice(0, 60)].filter(Boolean).join(' · ');
         item.iconPath = new vscode.ThemeIcon('note');
         item.accessibilityInformation = { label: `roll-out ${n.index}, answer ${answer === null ? 'none' : show(answer)}` };

@@ -1,7 +1,7 @@
 // Explorer filters and sort orders. Pure: no 'vscode'.
-import type { QuestionSummary } from './scoring';
-import { isDegenerate } from '../engine/analysis/health';
-import { naturalCompare } from '../logs/walk';
+import type { QuestionSummary } from '../scoring';
+import { isDegenerate } from '../../engine/analysis/health';
+import { naturalCompare } from '../../logs/walk';
 
 export type ExplorerFilter = 'all' | 'contested' | 'overturns' | 'mismatches' | 'degenerate';
 export type ExplorerSort = 'file' | 'id' | 'gate';
@@ -27,7 +27,13 @@ export function matchesFilter(s: QuestionSummary | undefined, filter: ExplorerFi
  * order ('id': "q2" before "q10"; `idOf` gives a key's id), or by ascending gate (the least
  * cohesive consensus first; unscored questions last). Stable.
  */
-export function filterQuestions(keys: readonly string[], summary: (k: string) => QuestionSummary | undefined, filter: ExplorerFilter, sort: ExplorerSort, idOf: (k: string) => string = (k) => k): string[] {
+export function filterQuestions(
+  keys: readonly string[],
+  summary: (k: string) => QuestionSummary | undefined,
+  filter: ExplorerFilter,
+  sort: ExplorerSort,
+  idOf: (k: string) => string = (k) => k,
+): string[] {
   const out = filter === 'all' ? [...keys] : keys.filter((k) => matchesFilter(summary(k), filter));
   if (sort === 'id') {
     const id = new Map(out.map((k) => [k, idOf(k)]));

@@ -2,9 +2,10 @@
 // text is the model's output, read back from the log file by byte range; a metadata header comes
 // first, and the extracted answer is highlighted with a decoration.
 import * as vscode from 'vscode';
-import { readRolloutText, type RolloutSource } from '../logs';
-import type { QuestionKey, QuestionView } from '../protocol/messages';
-import { answerSpan, rolloutHeader } from './format';
+import { readRolloutText, type RolloutSource } from '../../logs';
+import type { QuestionKey, QuestionView } from '../../protocol/messages';
+import { answerSpan, rolloutHeader } from '../format';
+import { errorMessage } from '../errors';
 
 export const ROLLOUT_SCHEME = 'consensus-lens-rollout';
 /** A language of our own so that word wrap is on for roll-out documents (configurationDefaults). */
@@ -25,7 +26,7 @@ export function rolloutUri(ref: RolloutRef, runLabel: string): vscode.Uri {
 export function parseRolloutUri(uri: vscode.Uri): RolloutRef | undefined {
   try {
     const r = JSON.parse(uri.query) as RolloutRef;
-    if (r && r.key && typeof r.key.runId === 'string' && typeof r.key.step === 'number' && typeof r.key.questionId === 'string' && Number.isInteger(r.index)) return r;
+    if (r?.key && typeof r.key.runId === 'string' && typeof r.key.step === 'number' && typeof r.key.questionId === 'string' && Number.isInteger(r.index)) return r;
   } catch {
     /* not ours */
   }
@@ -73,7 +74,7 @@ export class RolloutDocuments implements vscode.TextDocumentContentProvider, vsc
     try {
       text = src ? await readRolloutText(src) : this.host.preview(ref.key, ref.index);
     } catch (e) {
-      text = `(the text could not be read back from the log: ${(e as Error).message})`;
+      text = `(the text could not be read back from the log: ${errorMessage(e)})`;
     }
     const header = rolloutHeader(view, ref.index, src?.file ?? null, src?.line ?? null).join('\n') + '\n';
     const span = answerSpan(text, view.rollouts[ref.index].answer);

@@ -1,8 +1,8 @@
 // Run health in the extension host (docs/health.md): the run's health is analysed from the
 // per-question records the background scoring already keeps (QuestionSummary.health), by the same
 // engine function as `consensus-lens health` and the dashboard. Pure: no 'vscode'.
-import { analyseRun, labelFreeCopies, premiseCheck, type GroupHealth, type PremiseCheck, type RunHealth } from '../engine/analysis/health';
-import type { QuestionSummary } from './scoring';
+import { analyseRun, labelFreeCopies, premiseCheck, type GroupHealth, type PremiseCheck, type RunHealth } from '../../engine/analysis/health';
+import type { QuestionSummary } from '../scoring';
 
 export function healthRecords(summaries: Iterable<QuestionSummary | undefined>): GroupHealth[] {
   const out: GroupHealth[] = [];
@@ -12,7 +12,10 @@ export function healthRecords(summaries: Iterable<QuestionSummary | undefined>):
 
 /** The confidence premise over the questions scored so far (cheap: no change-point tests). */
 export function runPremise(summaries: Iterable<QuestionSummary | undefined>): PremiseCheck {
-  return premiseCheck(healthRecords(summaries).map((h) => h.auroc.label), "the vote's class");
+  return premiseCheck(
+    healthRecords(summaries).map((h) => h.auroc.label),
+    "the vote's class",
+  );
 }
 
 /**
@@ -42,7 +45,9 @@ export class RunHealthCache {
 export function alarmStatus(h: RunHealth): { text: string; tooltip: string } {
   if (!h.alarms.length && !h.rewardBugs.some((b) => b.kind !== 'scaled')) return { text: '', tooltip: '' };
   const bugs = h.rewardBugs.filter((b) => b.kind !== 'scaled');
-  const words = [h.alarms.length ? `${h.alarms.length} alarm${h.alarms.length === 1 ? '' : 's'}` : '', bugs.length ? `${bugs.length} reward bug${bugs.length === 1 ? '' : 's'}` : ''].filter(Boolean).join(', ');
+  const words = [h.alarms.length ? `${h.alarms.length} alarm${h.alarms.length === 1 ? '' : 's'}` : '', bugs.length ? `${bugs.length} reward bug${bugs.length === 1 ? '' : 's'}` : '']
+    .filter(Boolean)
+    .join(', ');
   const lines = [...h.alarms.map((a) => `alarm: ${a.message}`), ...bugs.map((b) => `reward bug (${b.kind}): ${b.message}`)];
   return { text: `$(warning) ${words}`, tooltip: lines.slice(0, 8).join('\n') + (lines.length > 8 ? `\n… ${lines.length - 8} more` : '') };
 }

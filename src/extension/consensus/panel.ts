@@ -12,8 +12,10 @@ import {
   type QuestionKey,
   type QuestionView,
   type SensitivityRange,
-} from '../protocol/messages';
-import { makeNonce, panelHtml } from './html';
+} from '../../protocol/messages';
+import { Latest } from '../../protocol/channel';
+import { errorMessage } from '../errors';
+import { makeNonce, panelHtml } from '../html';
 
 export const PANEL_VIEW_TYPE = 'consensusLens.consensus';
 
@@ -43,7 +45,8 @@ export class ConsensusPanel implements vscode.Disposable {
   private queue: HostMessage[] = [];
   private key: QuestionKey | null = null;
   private params: Record<string, number>;
-  private seq = 0;
+  /** Ids of the views asked for; a view or read-out for an older one is stale (src/protocol/channel.ts). */
+  private readonly views = new Latest();
   /** seq → time the view was requested (for the switch-latency figure). */
   private pending = new Map<number, number>();
   readonly renderTimes: number[] = [];
@@ -100,6 +103,7 @@ export class ConsensusPanel implements vscode.Disposable {
     this.key = restored?.key ?? null;
     panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'activity.svg');
     this.disposables.push(
+      { dispose: () => this.sensitivityTimer && clearTimeout(this.sensitivityTimer) },
       panel.onDidDispose(() => this.dispose()),
       panel.webview.onDidReceiveMessage((m) => this.onMessage(m)),
       panel.onDidChangeViewState(() => {
@@ -154,19 +158,18 @@ export class ConsensusPanel implements vscode.Disposable {
 
   private sendView(reason: 'open' | 'rescore' | 'update', request?: number): void {
     if (!this.key) return;
-    const seq = ++this.seq;
+    const seq = this.views.issue();
     const key = this.key;
-    const fail = (e: unknown): void => this.post({ type: 'error', seq, message: e instanceof Error ? e.message : String(e) });
+    const fail = (e: unknown): void => this.post({ type: 'error', seq, message: errorMessage(e) });
     try {
       const v = this.host.view(key, this.params);
       const deliver = (view: QuestionView): void => {
         // A slower, older request must not overwrite a newer question or setting.
-        if (this.key !== key || seq < this.latestDelivered) return;
-        this.latestDelivered = seq;
+        if (!this.views.current(seq)) return;
         this.pending.set(seq, Date.now());
         if (reason === 'open') this.openSeqs.add(seq);
         this.post({ type: 'view', seq, request, view, reason });
-        this.scheduleSensitivity(key);
+        this.scheduleSensitivity(key, seq);
       };
       if (v instanceof Promise) v.then(deliver, fail);
       else deliver(v);
@@ -174,22 +177,24 @@ export class ConsensusPanel implements vscode.Disposable {
       fail(e);
     }
   }
-  private latestDelivered = 0;
 
   /** After the view, once the user rests on a question (or its sliders) for 600 ms: the κ/τ
    * intervals of the label. Not sooner: the search re-runs CoRE a few hundred times in a
    * worker, and clicking through questions must not wait behind it on two cores. */
   private sensitivityTimer: NodeJS.Timeout | undefined;
-  private scheduleSensitivity(key: QuestionKey): void {
-    if (!this.host.sensitivity) return;
+  private scheduleSensitivity(key: QuestionKey, seq: number): void {
+    const search = this.host.sensitivity;
+    if (!search) return;
     if (this.sensitivityTimer) clearTimeout(this.sensitivityTimer);
     this.sensitivityTimer = setTimeout(() => {
+      if (!this.views.current(seq)) return;
       const params = { ...this.params };
-      this.host.sensitivity!(key, params).then(
+      search(key, params).then(
         (ranges) => {
-          if (ranges && this.key === key) this.post({ type: 'sensitivity', key, params, ranges });
+          // The read-out of view `seq`: dropped when another view was asked for since.
+          if (ranges && this.views.current(seq)) this.post({ type: 'sensitivity', seq, params, ranges });
         },
-        (e) => this.host.log(`sensitivity of ${key.questionId}: ${(e as Error).message}`),
+        (e) => this.host.log(`sensitivity of ${key.questionId}: ${errorMessage(e)}`),
       );
     }, 600);
   }
@@ -258,7 +263,9 @@ export class ConsensusPanel implements vscode.Disposable {
           const roundTrip = performance.now() - this.switchStarted.at;
           const total = onScreen !== undefined && onScreen >= 0 && onScreen <= roundTrip + 5 ? onScreen : roundTrip;
           this.switchStarted = null;
-          this.host.log(`question switch to ${this.key.questionId} (step ${this.key.step}): ${total.toFixed(1)} ms until rendered (webview ${m.ms.toFixed(1)} ms, message back after ${roundTrip.toFixed(1)} ms)`);
+          this.host.log(
+            `question switch to ${this.key.questionId} (step ${this.key.step}): ${total.toFixed(1)} ms until rendered (webview ${m.ms.toFixed(1)} ms, message back after ${roundTrip.toFixed(1)} ms)`,
+          );
         }
         return;
       }

@@ -1,0 +1,31 @@
+// A node:test reporter for `npm test`: one line per failed test (with its error), nothing for the
+// passing ones, and a summary at the end (files, tests, time). The full TAP goes to a log file
+// beside it (scripts/run-tests.mjs), for CI.
+export default async function* summary(source) {
+  const files = new Set();
+  let pass = 0;
+  let fail = 0;
+  let skip = 0;
+  let todo = 0;
+  for await (const ev of source) {
+    const d = ev.data ?? {};
+    if (d.file) files.add(d.file);
+    // nested subtests count within their test
+    if ((ev.type === 'test:pass' || ev.type === 'test:fail') && d.nesting !== 0) continue;
+    if (ev.type === 'test:pass') {
+      if (d.skip) skip++;
+      else if (d.todo) todo++;
+      else pass++;
+    } else if (ev.type === 'test:fail') {
+      fail++;
+      const err = d.details?.error;
+      const cause = err?.cause ?? err;
+      const msg = String(cause?.message ?? cause ?? 'failed').split('\n').slice(0, 12).join('\n    ');
+      yield `not ok ${d.name}${d.file ? ` (${d.file}${d.line ? `:${d.line}` : ''})` : ''}\n    ${msg}\n`;
+    } else if (ev.type === 'test:stderr' || ev.type === 'test:stdout') {
+      // a test's own output is kept in the TAP log only
+    }
+  }
+  globalThis.__summary = { files: files.size, pass, fail, skip, todo };
+  yield `${fail ? 'FAILED' : 'ok'}: ${files.size} test files, ${pass + fail + skip + todo} tests: ${pass} passed${fail ? `, ${fail} failed` : ''}${skip ? `, ${skip} skipped` : ''}${todo ? `, ${todo} todo` : ''}\n`;
+}

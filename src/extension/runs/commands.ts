@@ -1,0 +1,41 @@
+// Open Run…, Close Run and Refresh Runs.
+import * as vscode from 'vscode';
+import type { RunStore } from '../store';
+import type { WhatIfController } from '../whatif';
+import type { Node } from '../explorer/tree';
+import type { RunDiscovery } from './discovery';
+
+export function registerRunCommands(store: RunStore, discovery: RunDiscovery, whatIf: WhatIfController, picked: (runId: string) => void): vscode.Disposable {
+  return vscode.Disposable.from(
+    vscode.commands.registerCommand('consensusLens.openRun', async (arg?: vscode.Uri | string) => {
+      let path = typeof arg === 'string' ? arg : arg instanceof vscode.Uri ? arg.fsPath : undefined;
+      if (!path) {
+        const chosen = await vscode.window.showOpenDialog({
+          canSelectFiles: true,
+          canSelectFolders: true,
+          canSelectMany: false,
+          openLabel: 'Follow Run',
+          title: 'Consensus Lens: pick a run folder or a log file',
+          filters: { 'Run logs': ['jsonl', 'parquet'], 'All files': ['*'] },
+        });
+        path = chosen?.[0]?.fsPath;
+      }
+      if (!path) return;
+      const run = discovery.follow(path, 'opened');
+      discovery.primary = run.id;
+      picked(run.id);
+      await vscode.commands.executeCommand('workbench.view.extension.consensusLens');
+      return run.id;
+    }),
+    vscode.commands.registerCommand('consensusLens.closeRun', (n?: Node) => {
+      if (n?.kind !== 'run') return;
+      void whatIf.engine.forget(n.runId);
+      store.remove(n.runId);
+    }),
+    // Look for new runs in the workspace and the settings, and re-read the followed ones.
+    vscode.commands.registerCommand('consensusLens.refresh', async () => {
+      await discovery.followConfigured();
+      await Promise.all([...store.runs.values()].map((r) => r.index?.refresh()));
+    }),
+  );
+}

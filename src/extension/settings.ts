@@ -1,0 +1,72 @@
+// Readers of the `consensusLens.*` settings (package.json `contributes.configuration`; the
+// parameter settings are held to PARAM_SPECS by test/engine/registry.test.ts). Every value is
+// checked: a setting out of range falls back to its default or is clamped, never NaN.
+import * as vscode from 'vscode';
+import { DEFAULT_MAX_GROUP_SIZE, isOperatorId, type OperatorId } from '../engine';
+import { ALL_PARAMS, sanitizeParams } from './params';
+
+export const CONFIG = 'consensusLens';
+
+const config = (section = CONFIG): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration(section);
+
+/**
+ * The operator the user says the run trained with (consensusLens.defaultOperator), or undefined when
+ * the setting is not set: then each group's logged operator (`extra.operator`) is used, else
+ * majority — as the CLI does.
+ */
+export function configuredOperator(): OperatorId | undefined {
+  const i = config().inspect<string>('defaultOperator');
+  const op = i?.workspaceFolderValue ?? i?.workspaceValue ?? i?.globalValue;
+  return op !== undefined && isOperatorId(op) ? op : undefined;
+}
+
+/** consensusLens.maxGroupSize (application scope: user settings only). */
+export function maxGroupSize(): number {
+  const v = config().get<number>('maxGroupSize');
+  return typeof v === 'number' && Number.isInteger(v) && v >= 1 ? v : DEFAULT_MAX_GROUP_SIZE;
+}
+
+/** Every operator parameter from the settings (docs/contract.md#parameters-and-defaults), clamped to its range. */
+export function configuredParams(): Record<string, number> {
+  const c = config(`${CONFIG}.params`);
+  const values: Record<string, unknown> = {};
+  for (const p of ALL_PARAMS) values[p.key] = c.get(p.key);
+  const a = config(`${CONFIG}.advantage`);
+  const out = sanitizeParams(values);
+  const eps = a.get<number>('eps');
+  if (typeof eps === 'number' && Number.isFinite(eps) && eps >= 0 && eps <= 1) out.advEps = eps;
+  if (a.get<string>('scale') === 'none') out.advScaleNone = 1;
+  return out;
+}
+
+export function groundTruthSetting(): 'auto' | 'ignore' {
+  return config().get<string>('groundTruth', 'auto') === 'ignore' ? 'ignore' : 'auto';
+}
+
+/** Whether runs found in the workspace are followed (and there is a workspace). */
+export function scanningWorkspace(): boolean {
+  return config().get<boolean>('scanWorkspace', true) && !!vscode.workspace.workspaceFolders?.length;
+}
+
+/** consensusLens.runs: the non-empty entries. */
+export function configuredRuns(): string[] {
+  return config()
+    .get<string[]>('runs', [])
+    .filter((p): p is string => typeof p === 'string' && !!p.trim())
+    .map((p) => p.trim());
+}
+
+/** Whether a configuration change moves any score (parameters, the configured operator, the GRPO view). */
+export function affectsScores(e: vscode.ConfigurationChangeEvent): boolean {
+  return e.affectsConfiguration(`${CONFIG}.params`) || e.affectsConfiguration(`${CONFIG}.defaultOperator`) || e.affectsConfiguration(`${CONFIG}.advantage`);
+}
+
+/** Whether it changes which runs are followed. */
+export function affectsRuns(e: vscode.ConfigurationChangeEvent): boolean {
+  return e.affectsConfiguration(`${CONFIG}.runs`) || e.affectsConfiguration(`${CONFIG}.scanWorkspace`);
+}
+
+/** The first workspace folder, the base of relative run paths. */
+export function workspaceRoot(): string | undefined {
+  return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+}

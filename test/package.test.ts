@@ -1,0 +1,88 @@
+// The packaged .vsix (`npm run package`), built in a copy of the repository so the suite's other
+// tests keep their dist/: what its details page and its users need is in it.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { minimatch } from 'minimatch';
+
+const ROOT = resolve('.');
+const work = mkdtempSync(join(tmpdir(), 'cl-vsix-'));
+after(() => rmSync(work, { recursive: true, force: true }));
+
+// A copy of the tracked files (as a clean clone has them) with this checkout's node_modules.
+for (const f of execFileSync('git', ['ls-files', '-z'], { encoding: 'utf8' }).split('\0').filter(Boolean)) {
+  mkdirSync(dirname(join(work, f)), { recursive: true });
+  cpSync(join(ROOT, f), join(work, f));
+}
+symlinkSync(join(ROOT, 'node_modules'), join(work, 'node_modules'));
+const built = spawnSync('npm', ['run', 'package'], { cwd: work, encoding: 'utf8', maxBuffer: 1 << 26 });
+const vsix = join(work, 'dist', 'consensus-lens.vsix');
+const names = built.status === 0 ? execFileSync('unzip', ['-Z1', vsix], { encoding: 'utf8' }).trim().split('\n') : [];
+/** A packaged file by name (vsce lower-cases README.md and CHANGELOG.md). */
+const find = (name: string): string | undefined => names.find((n) => n === name) ?? names.find((n) => n.toLowerCase() === name.toLowerCase());
+const read = (name: string): string => execFileSync('unzip', ['-p', vsix, find(name) ?? name], { encoding: 'utf8', maxBuffer: 1 << 26 });
+
+test('npm run package succeeds without --skip-license: the MIT LICENSE is in the package', () => {
+  assert.equal(built.status, 0, built.stdout + built.stderr);
+  const pkg = JSON.parse(readFileSync('package.json', 'utf8'));
+  assert.doesNotMatch(pkg.scripts.package, /--skip-license/);
+  assert.equal(pkg.license, 'MIT');
+  assert.ok(find('extension/LICENSE.txt') || find('extension/LICENSE'), names.join('\n'));
+  assert.match(readFileSync('LICENSE', 'utf8'), /^MIT License/);
+});
+
+test("the README's images and document links resolve inside the package", () => {
+  const readme = read('extension/README.md');
+  const links = [...readme.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]).filter((l) => !/^(https?:|#|mailto:)/.test(l));
+  assert.ok(links.filter((l) => l.endsWith('.png')).length >= 9, links.join(' '));
+  for (const l of links) assert.ok(names.includes(`extension/${l.split('#')[0]}`), `README links ${l}, which the package does not hold`);
+  // the README says the command line ships inside the extension, and how to call it
+  assert.match(readme, /ships inside the extension/);
+  assert.match(readme, /extensions\/consensus-lens\.consensus-lens-\*\/dist\/cli\.js/);
+});
+
+test('no bundle points to a source map the package does not ship', () => {
+  const js = names.filter((n) => n.endsWith('.js'));
+  assert.ok(js.length >= 6);
+  assert.ok(!names.some((n) => n.endsWith('.map')));
+  for (const n of js) assert.doesNotMatch(read(n), /sourceMappingURL/, n);
+});
+
+test("the V8 code caches are shipped because the extension's Node accepts them (measured: the packaged CLI uses them)", () => {
+  assert.ok(names.includes('extension/dist/cli-main.js.cache') && names.includes('extension/dist/score-worker-main.js.cache'));
+  // code-server 4.100 runs on Node 20 (its engines field), as this test does: the packaged CLI,
+  // unpacked, must accept the caches it ships, and run.
+  const out = join(work, 'unpacked');
+  execFileSync('unzip', ['-q', vsix, '-d', out]);
+  const r = spawnSync(process.execPath, [join(out, 'extension', 'dist', 'cli.js'), '--version'], { encoding: 'utf8', env: { ...process.env, CONSENSUS_LENS_CODE_CACHE_REPORT: '1' } });
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^consensus-lens \d+\.\d+\.\d+/);
+  assert.match(r.stderr, /code cache: used/);
+  const rep = spawnSync(process.execPath, [join(out, 'extension', 'dist', 'cli.js'), 'report', 'examples/demo-run', '--jobs', '2'], { encoding: 'utf8' });
+  assert.equal(rep.status, 0, rep.stderr);
+});
+
+test('activation: the log patterns the readers read, not every workspace with a .jsonl', () => {
+  const pkg = JSON.parse(read('extension/package.json'));
+  const globs: string[] = pkg.activationEvents.filter((e: string) => e.startsWith('workspaceContains:')).map((e: string) => e.slice('workspaceContains:'.length));
+  assert.ok(!globs.includes('**/*.jsonl'));
+  const hit = (p: string) => globs.some((g) => minimatch(p, g, { dot: true }));
+  // every writer the readers follow (native, verl, TTRL, TRL, W&B tables, NeMo RL)
+  for (const f of [
+    'runs/a/step_000012.jsonl',
+    'examples/demo-run/step-000.jsonl',
+    'runs/ttrl-ec/rollouts/12.jsonl',
+    'test/fixtures/logs/writers/verl-uid/val/0.jsonl',
+    'out/completions/completions_00001.parquet',
+    'out/completions/train/completions_00002.parquet',
+    'wandb/run-20250101_000000-def456/files/media/table/val/generations_0_73e9.table.json',
+    'wandb/offline-run-20250101_000000-abc123/files/media/table/completions_20_477.table.json',
+    'logs/exp_001/train_data_step1.jsonl',
+    'logs/exp_001/val_data_step2.jsonl',
+  ])
+    assert.ok(hit(f), f);
+  for (const f of ['data/train.jsonl', 'notes.jsonl', 'eval/results.jsonl', 'data/completions.parquet']) assert.ok(!hit(f), f);
+});
