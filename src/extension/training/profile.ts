@@ -94,7 +94,8 @@ export function validateProfiles(raw: unknown, terminalProfiles: readonly string
     else if (!command.trim()) err('missing "command"');
     else {
       const quoted = quotedVariables(command);
-      if (quoted.length) err(`write ${quoted.map((v) => '${' + v + '}').join(', ')} without quotes or backquotes in "command" (for a command substitution use $(…)): values are shell-quoted when substituted`);
+      if (quoted.length)
+        err(`write ${quoted.map((v) => '${' + v + '}').join(', ')} without quotes or backquotes in "command" (for a command substitution use $(…)): values are shell-quoted when substituted`);
     }
     for (const f of ['cwd', 'terminal', 'logDir'] as const) if (p[f] !== undefined && typeof p[f] !== 'string') err(`"${f}" must be a string`);
     let env: Record<string, string> | undefined;
@@ -255,7 +256,7 @@ export function runProbe(inv: Invocation): Promise<ProbeResult> {
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries({ ...process.env, ...inv.env })) if (typeof v === 'string') env[k] = v;
     execFile(inv.file, inv.args, { env, timeout: 5000, windowsVerbatimArguments: inv.verbatim, maxBuffer: 1 << 16 }, (err, stdout) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : null) : 0;
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : null) : 0;
       resolve({ code, stdout: String(stdout) });
     });
   });
