@@ -15,7 +15,7 @@ export const MAX_NODES = 20_000;
 /** Bits of an exact operand (numerator or denominator); 1000! has 8,530. */
 export const MAX_BITS = 16_384;
 
-/** The per-comparison deadline (SPEC §3.2 time bound). */
+/** The per-comparison deadline (docs/contract.md#answer-equivalence time bound). */
 export const budget = {
   deadline: Infinity,
   ticks: 0,
