@@ -54,7 +54,9 @@ const bundles = [
   {
     ...common,
     plugins: [mathjsOutside],
-    entryPoints: { 'cli-main': 'src/cli/main.ts', 'score-worker-main': 'src/cli/score-worker.ts' },
+    // parquet-worker.js: the TRL reader's parse thread (src/logs/parquet.ts), used by the CLI and
+    // the extension host alike (both find it beside their bundle).
+    entryPoints: { 'cli-main': 'src/cli/main.ts', 'score-worker-main': 'src/cli/score-worker.ts', 'parquet-worker': 'src/logs/parquet-worker.ts' },
     outdir: 'dist',
     platform: 'node',
     format: 'cjs',

@@ -55,6 +55,7 @@ export const OPTIONS: Readonly<Record<string, OptionDef>> = {
   stdio: { type: 'boolean', help: 'serve on standard input/output (the only transport)', commands: ['serve'] },
   operator: { type: 'string', value: 'OP', help: 'the operator of requests that name none', commands: ['serve'] },
   timing: { type: 'boolean', help: 'add timings to each answer', commands: ['serve'] },
+  'request-timeout': { type: 'string', value: 'S', help: 'answer every request within S seconds (worker threads), else an error', default: '300', commands: ['serve'] },
   help: { type: 'boolean', help: 'print this help', commands: ['score', 'sweep', 'report', 'health', 'compare', 'watch', 'serve'] },
 };
 

@@ -23,6 +23,7 @@ import { snakeKeys } from './json';
 import { forEachGroup, jobsFrom } from './score';
 import { defaultJobs } from './pool';
 import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, paramsFromFlags, parseCommand } from './args';
+import { safeText } from '../logs/safe-text';
 
 export interface HealthJob {
   params: Partial<Params>;
@@ -302,7 +303,7 @@ export async function runHealth(argv: string[], io: CliIO): Promise<number> {
   const code = outcome.finish();
   // Several runs (verl's rollout/ and validation/): the largest at the top level, each in `runs`.
   if (flagBool(a, 'json')) io.stdout.write(JSON.stringify(healthJson(path, runs)) + '\n');
-  else io.stdout.write(runs.map((r) => renderHealth(r.health, runs.length > 1 ? `${path} (run ${r.run ?? '-'})` : path, r.mismatch)).join('\n'));
+  else io.stdout.write(safeText(runs.map((r) => renderHealth(r.health, runs.length > 1 ? `${path} (run ${r.run ?? '-'})` : path, r.mismatch)).join('\n'), true));
   return code;
 }
 

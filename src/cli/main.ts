@@ -10,6 +10,7 @@ import { runHealth } from './health';
 import { runCompare } from './compare';
 import { version } from '../../package.json';
 import { plainError } from './errors';
+import { safeText } from '../logs/safe-text';
 
 /** equal and extract read answers, which may start with "-": they parse their own arguments. */
 const ANSWER_COMMANDS: Record<string, { usage: string; summary: string }> = {
@@ -82,10 +83,10 @@ async function main(argv: string[]): Promise<number> {
     return await run(rest, io);
   } catch (e) {
     if (e instanceof UsageError) {
-      io.stderr.write(`consensus-lens ${command}: ${e.message}\n`);
+      io.stderr.write(`consensus-lens ${command}: ${safeText(e.message)}\n`);
       return 2;
     }
-    io.stderr.write(`consensus-lens ${command}: ${plainError(e)}\n`);
+    io.stderr.write(`consensus-lens ${command}: ${safeText(plainError(e))}\n`);
     return 1;
   }
 }

@@ -8,6 +8,7 @@
 import { emptyReadStats, type Notice, type ReadStats } from '../logs';
 import { flagBool, type CliIO, type ParsedArgs } from './args';
 import { Progress } from './progress';
+import { safeText } from '../logs/safe-text';
 
 export const EXIT_SKIPPED = 3;
 
@@ -32,7 +33,7 @@ export class Outcome {
     const at = n.file ? `${n.file}${n.line ? `:${n.line}` : ''}` : '';
     const where = at && !n.message.startsWith(n.file!) ? `${at}: ` : '';
     this.progress?.clear();
-    this.io.stderr.write(`consensus-lens: ${n.level === 'info' ? '' : `${n.level}: `}${where}${n.message}\n`);
+    this.io.stderr.write(`consensus-lens: ${n.level === 'info' ? '' : `${n.level}: `}${safeText(where + n.message)}\n`);
   };
 
   /** Ends the progress line, prints the skipped-input summary, and returns the exit code. */

@@ -1,6 +1,12 @@
 // A small pool of worker threads. Requests go either to the worker a shard key hashes to (`submit`,
 // serve's per-question affinity) or to a worker the caller picks by its backlog (`submitTo`,
 // `backlog`). Results are awaited in submission order by the caller.
+//
+// A worker that dies (an error, an exit, `kill` by a caller whose request ran out of time) fails
+// every request it held with a `WorkerDiedError` — never a promise that stays pending, which would
+// let the process end with work silently missing — and is restarted for later requests (at most
+// MAX_RESTARTS times per pool; then requests to it fail at once). `onDeath` tells the caller,
+// whose per-question state on that thread is gone.
 import { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -8,13 +14,22 @@ import { join } from 'node:path';
 interface Pending {
   resolve: (v: unknown) => void;
   reject: (e: Error) => void;
+  worker: number;
 }
 
+/** The thread scoring a request died before answering it: the request was not done. */
+export class WorkerDiedError extends Error {
+  override name = 'WorkerDiedError';
+}
+
+const MAX_RESTARTS = 8;
+
 export class ShardedPool {
-  private readonly workers: Worker[];
+  private readonly workers: (Worker | undefined)[];
   private readonly pending = new Map<number, Pending>();
   private seq = 0;
   private closing = false;
+  private restarts = 0;
   /** Requests sent to each worker. */
   private readonly sent: number[];
   /**
@@ -23,30 +38,56 @@ export class ShardedPool {
    * synchronous stretch still sees how far behind each worker is).
    */
   private readonly done: Int32Array;
+  /** Called after worker `i` died (its pending requests already failed). */
+  onDeath?: (i: number, why: string) => void;
 
-  constructor(size: number, script = join(__dirname, 'score-worker.js')) {
+  constructor(
+    size: number,
+    private readonly script = join(__dirname, 'score-worker.js'),
+  ) {
     this.sent = new Array(size).fill(0);
     this.done = new Int32Array(new SharedArrayBuffer(4 * size));
-    this.workers = Array.from({ length: size }, (_, i) => {
-      const w = new Worker(script, { workerData: { done: this.done, index: i } });
-      w.on('message', (m: { seq: number; value?: unknown; error?: string }) => {
-        const p = this.pending.get(m.seq);
-        if (!p) return;
-        this.pending.delete(m.seq);
-        if (m.error !== undefined) p.reject(new Error(m.error));
-        else p.resolve(m.value);
-      });
-      // A worker that fails or exits while requests are pending fails them (never a silent hang).
-      const failAll = (e: Error) => {
-        for (const p of this.pending.values()) p.reject(e);
-        this.pending.clear();
-      };
-      w.on('error', failAll);
-      w.on('exit', (code) => {
-        if (!this.closing && this.pending.size) failAll(new Error(`worker thread exited (code ${code}) with ${this.pending.size} requests pending`));
-      });
-      return w;
+    this.workers = Array.from({ length: size }, (_, i) => this.start(i));
+  }
+
+  private start(i: number): Worker {
+    const w = new Worker(this.script, { workerData: { done: this.done, index: i, restarted: this.restarts > 0 } });
+    w.on('message', (m: { seq: number; value?: unknown; error?: string }) => {
+      const p = this.pending.get(m.seq);
+      if (!p) return;
+      this.pending.delete(m.seq);
+      if (m.error !== undefined) p.reject(new Error(m.error));
+      else p.resolve(m.value);
     });
+    w.on('error', (e) => this.died(i, w, `failed (${e.message})`));
+    w.on('exit', (code) => this.died(i, w, `exited (code ${code})`));
+    return w;
+  }
+
+  private died(i: number, w: Worker, why: string): void {
+    if (this.closing || this.workers[i] !== w) return;
+    let lost = 0;
+    for (const [seq, p] of this.pending) {
+      if (p.worker !== i) continue;
+      this.pending.delete(seq);
+      p.reject(new WorkerDiedError(`worker thread ${i + 1} ${why} before answering`));
+      lost++;
+    }
+    this.sent[i] = Math.max(Atomics.load(this.done, i), this.sent[i] - lost);
+    this.workers[i] = this.restarts < MAX_RESTARTS ? (this.restarts++, this.start(i)) : undefined;
+    this.onDeath?.(i, why);
+  }
+
+  /** Ends worker `i` now (a request on it ran out of time): its requests fail, it is restarted. */
+  kill(i: number, why: string): void {
+    const w = this.workers[i];
+    if (!w) return;
+    this.died(i, w, why);
+    void w.terminate();
+  }
+
+  get size(): number {
+    return this.workers.length;
   }
 
   /** Requests worker `i` has been sent and not yet finished. */
@@ -61,22 +102,29 @@ export class ShardedPool {
     return best;
   }
 
+  /** The worker `submit` sends `shardKey`'s requests to. */
+  workerFor(shardKey: string): number {
+    return shardHash(shardKey) % this.workers.length;
+  }
+
   submit<T>(shardKey: string, message: Record<string, unknown>): Promise<T> {
-    return this.submitTo<T>(shardHash(shardKey) % this.workers.length, message);
+    return this.submitTo<T>(this.workerFor(shardKey), message);
   }
 
   submitTo<T>(i: number, message: Record<string, unknown>): Promise<T> {
+    const w = this.workers[i];
+    if (!w) return Promise.reject(new WorkerDiedError(`worker thread ${i + 1} is gone (worker threads died ${MAX_RESTARTS} times)`));
     const seq = this.seq++;
     this.sent[i]++;
     return new Promise<T>((resolve, reject) => {
-      this.pending.set(seq, { resolve: resolve as (v: unknown) => void, reject });
-      this.workers[i].postMessage({ ...message, seq });
+      this.pending.set(seq, { resolve: resolve as (v: unknown) => void, reject, worker: i });
+      w.postMessage({ ...message, seq });
     });
   }
 
   async close(): Promise<void> {
     this.closing = true;
-    await Promise.all(this.workers.map((w) => w.terminate()));
+    await Promise.all(this.workers.map((w) => w?.terminate()));
   }
 }
 

@@ -44,6 +44,7 @@ import type { RunContext } from '../engine';
 import { defaultJobs } from './pool';
 import { accuracyOf, countAccuracy, emptyAccuracy, formatAccuracy, type AccuracyCount } from '../engine/analysis/accuracy';
 import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand } from './args';
+import { safeText } from '../logs/safe-text';
 
 export type { ReportGroup, ReportStep, StreamReport, RunSection, RunReport } from './report-types';
 
@@ -486,7 +487,7 @@ export async function runReport(argv: string[], io: CliIO): Promise<number> {
     io.stderr.write(`consensus-lens report: no groups in ${path}\n`);
     return 1;
   }
-  io.stdout.write(flagBool(a, 'json') ? JSON.stringify(reportJson(report)) + '\n' : renderTable(report));
+  io.stdout.write(flagBool(a, 'json') ? JSON.stringify(reportJson(report)) + '\n' : safeText(renderTable(report), true));
   if (html) {
     await writeFile(html, renderHtml(report));
     if (!flagBool(a, 'json')) io.stdout.write(`report page: ${html}\n`);

@@ -22,9 +22,14 @@ ngramsWasmAvailable();
 replicatorWasmAvailable();
 
 const state = new ShardState();
+// Fault injection for the tests of a dying thread (pool.ts): the first worker thread exits on its
+// N-th request (not once restarted). Never set in normal use.
+const exitAt = Number(process.env.CONSENSUS_LENS_TEST_WORKER_EXIT_AT ?? 0);
+let received = 0;
 // The pool's count of finished requests (ShardedPool.backlog), in memory shared with it.
 const { done, index } = workerData as { done: Int32Array; index: number };
 parentPort!.on('message', (m: WorkerRequest) => {
+  if (exitAt > 0 && index === 0 && !(workerData as { restarted?: boolean }).restarted && ++received === exitAt) process.exit(70);
   try {
     if (m.kind === 'cosines') {
       // The arrays' memory moves to the main thread instead of being copied.

@@ -7,9 +7,10 @@ import { openRunCache, type CachedGroup, type CachedRun, type RunCacheOptions } 
 import { DEFAULT_MAX_GROUP_SIZE, PARAM_SPECS, checkGroupSize, groupAnswers, needsReasoning, operatorSpec, resolveParams, type Group, type OperatorId, type Params } from '../engine';
 import { CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand, parseInteger, parseList } from './args';
 import { ShardState, addStats, emptyStats, scoreLine, sweepGroup, type ScoreJob, type SweepJob, type SweepStats } from './pipeline';
-import { ShardedPool, defaultJobs } from './pool';
+import { ShardedPool, WorkerDiedError, defaultJobs } from './pool';
 import { Outcome } from './outcome';
 import { SWEEP_PROGRESS_EVERY, ShardFilter, parseShard, shardScoreLine, shardSweepLine, sweepProgressLine } from './shard';
+import { safeText } from '../logs/safe-text';
 
 /** How many groups may be in flight (read, not yet written): bounds memory on huge runs. */
 const IN_FLIGHT = 16;
@@ -38,7 +39,7 @@ export function noticePrinter(io: CliIO): ((n: Notice) => void) & { errors: numb
     if (n.level === 'error') print.errors++;
     const at = n.file ? `${n.file}${n.line ? `:${n.line}` : ''}` : '';
     const where = at && !n.message.startsWith(at) ? `${at}: ` : '';
-    io.stderr.write(`consensus-lens: ${n.level === 'info' ? '' : `${n.level}: `}${where}${n.message}\n`);
+    io.stderr.write(`consensus-lens: ${n.level === 'info' ? '' : `${n.level}: `}${safeText(where + n.message)}\n`);
   }) as ((n: Notice) => void) & { errors: number };
   print.errors = 0;
   return print;
@@ -95,12 +96,24 @@ export async function forEachGroup<T>(
   remote: (g: Group) => Remote<T>,
   sink: (value: T, g: Group) => void,
   stdin?: NodeJS.ReadableStream,
-  /**
-   * keep: which groups this process scores (`--shard`); every group read is offered, in order.
-   * cache: read the run through its persisted cache (src/logs/cache; never for stdin, never for a
-   * shard, whose cache would hold only its own groups).
-   */
-  opts: { read?: ReadRunOptions; maxGroupSize?: number; backlog?: number; keep?: (g: Group) => boolean; cache?: RunCacheOptions } = {},
+  opts: {
+    read?: ReadRunOptions;
+    maxGroupSize?: number;
+    backlog?: number;
+    /** Which groups this process scores (`--shard`); every group read is offered, in order. */
+    keep?: (g: Group) => boolean;
+    /**
+     * Read the run through its persisted cache (src/logs/cache; never for stdin, never for a
+     * shard, whose cache would hold only its own groups).
+     */
+    cache?: RunCacheOptions;
+    /**
+     * A worker keeps no per-question state for this work (no MS-TTRL, or only the cosines): the
+     * groups a dead worker held are re-scored on the main thread and its questions move on.
+     * Otherwise they, and their questions' later groups, are reported as not scored.
+     */
+    rescore?: boolean;
+  } = {},
 ): Promise<{ groups: number }> {
   const workers = jobs >= 2 ? jobs - 1 : jobs;
   // With one job the single worker takes every group; with more, the main thread scores too.
@@ -113,9 +126,19 @@ export async function forEachGroup<T>(
   let groups = 0;
   const maxGroupSize = opts.maxGroupSize ?? DEFAULT_MAX_GROUP_SIZE;
   const readOpts = opts.read ?? {};
+  /** `owner` of a question whose worker died with its state. */
+  const LOST = -2;
+  const newPool = (): ShardedPool => {
+    const p = new ShardedPool(workers);
+    p.onDeath = (i, why) => {
+      onNotice({ level: 'warning', message: `worker thread ${i + 1} ${why}; ${opts.rescore ? 'the groups it held are scored again on the main thread' : 'the groups it held, and their questions\' later groups, are not scored'}` });
+      for (const [q, o] of owner) if (o === i) opts.rescore ? owner.delete(q) : owner.set(q, LOST);
+    };
+    return p;
+  };
   const cached: CachedRun | undefined = opts.cache && !opts.keep && path !== '-' ? await openRunCache(path, onNotice, readOpts, opts.cache) : undefined;
   // From the cache nothing is parsed: the workers' early start would only be overhead.
-  if (workers > 0 && path !== '-' && cached?.state !== 'hit' && fileSize(path) >= EAGER_WORKERS_BYTES) pool = new ShardedPool(workers);
+  if (workers > 0 && path !== '-' && cached?.state !== 'hit' && fileSize(path) >= EAGER_WORKERS_BYTES) pool = newPool();
   const userSink = sink;
   // Each group's features go to the cache once its work is done (in the run's order); a group that
   // failed has none, and then no cache is written.
@@ -161,8 +184,17 @@ export async function forEachGroup<T>(
       try {
         v = await p;
       } catch (e) {
-        failed(g, e);
-        continue;
+        if (!(e instanceof WorkerDiedError && opts.rescore)) {
+          failed(g, e);
+          continue;
+        }
+        // Its thread died: scored again here, in order.
+        try {
+          v = local(g);
+        } catch (e2) {
+          failed(g, e2);
+          continue;
+        }
       }
       sink(v, g);
     }
@@ -187,9 +219,19 @@ export async function forEachGroup<T>(
     }
     return i;
   };
+  // A rejection is handled when its turn in `drain` comes; until then it must not count as an
+  // unhandled rejection (which would end the process).
+  const enqueue = (g: Group, p: Promise<T>) => {
+    p.catch(() => undefined);
+    queue.push({ g, p });
+  };
   // The main thread scores its questions in order with the workers' results.
   const dispatch = (g: Group) => {
     const i = ownerOf(g.questionId);
+    if (i === LOST) {
+      enqueue(g, Promise.reject(new Error('the worker thread holding its question\'s state (MS-TTRL) died earlier')));
+      return;
+    }
     if (i < 0) {
       let p: Promise<T>;
       try {
@@ -197,8 +239,8 @@ export async function forEachGroup<T>(
       } catch (e) {
         p = Promise.reject(e);
       }
-      queue.push({ g, p });
-    } else queue.push({ g, p: submit(i, g) });
+      enqueue(g, p);
+    } else enqueue(g, submit(i, g));
   };
   try {
     const source = cached ? cached.groups : readRun(path, onNotice, stdin ? { ...readOpts, stdin: stdin as Readable } : readOpts);
@@ -218,7 +260,7 @@ export async function forEachGroup<T>(
       if (!pool) {
         buffered.push(g);
         if (buffered.length < WORKER_MIN_GROUPS) continue;
-        pool = new ShardedPool(workers);
+        pool = newPool();
         for (const b of buffered.splice(0)) dispatch(b);
         continue;
       }
@@ -282,7 +324,14 @@ export async function runScore(argv: string[], io: CliIO): Promise<number> {
       outcome.progress?.tick();
     },
     io.stdin,
-    { read: { groundTruth: groundTruthFromFlags(a), stats: outcome.stats }, maxGroupSize, backlog: split ? COSINES_BACKLOG : undefined, keep: shard?.keep },
+    {
+      read: { groundTruth: groundTruthFromFlags(a), stats: outcome.stats },
+      maxGroupSize,
+      backlog: split ? COSINES_BACKLOG : undefined,
+      keep: shard?.keep,
+      // The cosines carry no state; whole groups do only with MS-TTRL (operators unset: all).
+      rescore: split || (job.operators !== undefined && !job.operators.includes('msttrl')),
+    },
   );
   if (shard && groups > 0) io.stdout.write(shard.trailer() + '\n');
   if (groups === 0) {

@@ -26,6 +26,11 @@
 //   starts with an empty cache.
 // - `--jobs N`: score a request's groups on N worker threads (default: as `score`, up to 4;
 //   0: in-process); the answer is the same either way. `--timing` writes one line of timings per request to stderr.
+// - Every request is answered within `--request-timeout` seconds (default 300) on worker threads:
+//   a thread that dies fails the groups it held (an error answer naming them) and is restarted; a
+//   request that runs out of time gets an error and its threads are ended and restarted. MS-TTRL
+//   requests on a restarted thread are refused (its outcome cache is gone). In-process (`--jobs
+//   0`) the bound is the answer budgets' (docs/answers.md): scoring cannot be interrupted there.
 
 import { createInterface } from 'node:readline';
 import {
@@ -46,7 +51,7 @@ import {
 } from '../engine';
 import { convertNative } from '../logs/native';
 import { CliIO, UsageError, flagString, paramsFromFlags, parseCommand, parseInteger } from './args';
-import { ShardedPool, defaultJobs } from './pool';
+import { ShardedPool, WorkerDiedError, defaultJobs } from './pool';
 import { maxGroupSizeFrom } from './score';
 
 type Obj = Record<string, unknown>;
@@ -193,12 +198,36 @@ export function inProcessScorer(ctx: RunContext = createRunContext()): Scorer {
   };
 }
 
-export function poolScorer(jobs: number): Scorer {
+export function poolScorer(jobs: number, timeoutMs = DEFAULT_REQUEST_TIMEOUT_S * 1000): Scorer {
   const pool = new ShardedPool(jobs);
+  // Threads that died (or were ended for running out of time) took their MS-TTRL outcome caches
+  // with them: an MS-TTRL request on a restarted thread would score from an empty cache.
+  const restarted = new Set<number>();
+  pool.onDeath = (i) => restarted.add(i);
   return {
     async score(req) {
       const job = { operators: [req.operator], params: req.params };
-      const lines = await Promise.all(req.groups.map((g) => pool.submit<string>(g.questionId, { kind: 'score', group: g, job })));
+      const threads = new Set(req.groups.map((g) => pool.workerFor(g.questionId)));
+      if (req.operator === 'msttrl' && [...threads].some((i) => restarted.has(i))) {
+        throw new RequestError('msttrl: a worker thread holding the outcome cache of these questions died; restart the reward worker (a fresh process starts with an empty cache)');
+      }
+      const parts = req.groups.map((g) => pool.submit<string>(g.questionId, { kind: 'score', group: g, job }));
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          for (const i of threads) pool.kill(i, `was ended: a request ran out of the ${timeoutMs / 1000} s bound`);
+          reject(new RequestError(`not scored within ${timeoutMs / 1000} s (--request-timeout); its worker threads were restarted`));
+        }, timeoutMs);
+      });
+      let lines: string[];
+      try {
+        lines = await Promise.race([Promise.all(parts), bound]);
+      } catch (e) {
+        if (e instanceof WorkerDiedError) throw new RequestError(`not scored: ${e.message}`);
+        throw e;
+      } finally {
+        clearTimeout(timer);
+      }
       return lines.map((line, i) => {
         const s = JSON.parse(line) as { results: Obj; unavailable?: Obj };
         return answerFor(req.groups[i], i, req.operator, s.results[req.operator] as Obj | undefined, s.unavailable?.[req.operator] as string | undefined);
@@ -208,10 +237,13 @@ export function poolScorer(jobs: number): Scorer {
   };
 }
 
+/** `--request-timeout` default: every request is answered, with results or an error, within it. */
+export const DEFAULT_REQUEST_TIMEOUT_S = 300;
+
 /** Requests parsed and being scored before the oldest answer is written (bounds memory). */
 const MAX_IN_FLIGHT = 4;
 
-const USAGE = 'usage: consensus-lens serve --stdio [--operator OP] [--jobs N] [--max-group-size N] [--timing] [--kappa K ...]';
+const USAGE = 'usage: consensus-lens serve --stdio [--operator OP] [--jobs N] [--max-group-size N] [--request-timeout S] [--timing] [--kappa K ...]';
 
 export async function runServe(args: string[], io: CliIO): Promise<number> {
   const a = parseCommand('serve', args);
@@ -223,7 +255,10 @@ export async function runServe(args: string[], io: CliIO): Promise<number> {
   const defaults = { operator: op as OperatorId | undefined, params: paramsFromFlags(a), maxGroupSize: maxGroupSizeFrom(flagString(a, 'max-group-size')) };
   const jobsFlag = flagString(a, 'jobs');
   const jobs = parseInteger(jobsFlag, 'jobs', 0, 64) ?? defaultJobs();
-  const scorer = jobs > 0 ? poolScorer(jobs) : inProcessScorer();
+  const tf = flagString(a, 'request-timeout');
+  const timeoutS = tf === undefined ? DEFAULT_REQUEST_TIMEOUT_S : Number(tf);
+  if (!(timeoutS > 0 && timeoutS <= 86_400)) throw new UsageError('--request-timeout must be a number of seconds in (0, 86400]');
+  const scorer = jobs > 0 ? poolScorer(jobs, timeoutS * 1000) : inProcessScorer();
 
   const write = (obj: unknown): Promise<void> =>
     new Promise((resolve) => {

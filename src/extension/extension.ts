@@ -81,11 +81,13 @@ export function activate(context: vscode.ExtensionContext): ConsensusLensApi {
     shown: () => status.update(),
     log,
   });
+  /** Follows a run a command names (a training job's folder, a cluster sweep's run). */
+  const followRun = (path: string) => discovery.follow(path, 'opened');
   const dashboard = new DashboardFeature(context, store, whatIf, {
     defaultRun: () => consensus.panel?.question?.runId ?? [...whatIf.last.keys()].pop() ?? discovery.primary,
     openQuestion,
     log,
-    followRun: (path) => discovery.follow(path, 'opened').id,
+    followRun: (path) => followRun(path).id,
   });
   registerCompare(context, {
     store,
@@ -100,7 +102,7 @@ export function activate(context: vscode.ExtensionContext): ConsensusLensApi {
   const training = registerTraining(context, {
     panelWhatIf: () => (consensus.panel ? { operator: configuredOperator() ?? 'majority', params: consensus.panel.parameters } : null),
     configuredWhatIf: () => ({ operator: configuredOperator() ?? 'majority', params: configuredParams() }),
-    followRun: (path) => discovery.follow(path, 'opened'),
+    followRun,
     refreshExplorer: () => explorer.tree.refresh(),
     log: out,
   });

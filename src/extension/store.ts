@@ -11,6 +11,7 @@ import { createRunContext, type OperatorId, type PreparedGroup, type RunContext 
 import { RunIndex, entryToGroup, rolloutsOf, runLabel, type GroupEntry, type GroupKey, type Notice, type RunChange } from '../logs';
 import type { QuestionKey } from '../protocol/messages';
 import { score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
+import { safeText } from '../logs/safe-text';
 
 export interface RunEntry {
   id: string;
@@ -133,7 +134,7 @@ export class RunStore {
         onNotice: (n) => {
           run.notices.push(n);
           if (run.notices.length > 500) run.notices.shift();
-          if (n.level !== 'info') this.opts.log?.(`${run.label}: ${n.message}`);
+          if (n.level !== 'info') this.opts.log?.(safeText(`${run.label}: ${n.message}`));
         },
         pollMs: this.opts.pollMs,
         idleMs: this.opts.idleMs,

@@ -1,5 +1,8 @@
 // Byte-exact line reading: splits a byte range of a file into lines with their offsets, in chunks,
-// without holding the file in memory. A line longer than a chunk is assembled from parts.
+// without holding the file in memory. A line longer than a chunk is assembled from parts, up to
+// MAX_LINE_BYTES (docs/log-formats.md, "Bounds"): a longer line is not held at all, only scanned
+// for its end, and comes out as a line with `tooLong` set (its readers report it and skip it), so
+// a sparse file whose second line is a 1 GiB hole costs one chunk of memory, not 2 GB.
 import { open, type FileHandle } from 'node:fs/promises';
 import { isUtf8 } from 'node:buffer';
 
@@ -16,7 +19,15 @@ export interface Line {
   badUtf8: boolean;
   /** Byte offset just after the line and its newline. */
   end: number;
+  /** The line was longer than MAX_LINE_BYTES: its bytes were not kept (`text` is a placeholder). */
+  tooLong?: boolean;
 }
+
+/** The longest line read (bytes); a longer one is reported and skipped. */
+export const MAX_LINE_BYTES = 256 << 20;
+
+/** What a line over MAX_LINE_BYTES reads as, to a reader that does not look at `tooLong`. */
+const TOO_LONG = Buffer.from('"line over the line-length limit"');
 
 const CHUNK = 1 << 20;
 
@@ -37,6 +48,7 @@ export interface RawLine {
   line: number;
   terminated: boolean;
   end: number;
+  tooLong?: boolean;
 }
 
 function trimCr(buf: Buffer, start: number, end: number): Buffer {
@@ -47,7 +59,9 @@ function trimCr(buf: Buffer, start: number, end: number): Buffer {
 export function decodeLine(l: RawLine): Line {
   const text = l.bytes.toString('utf8');
   const badUtf8 = text.includes('\uFFFD') && !isUtf8(l.bytes);
-  return { text, offset: l.offset, length: l.length, line: l.line, terminated: l.terminated, badUtf8, end: l.end };
+  const out: Line = { text, offset: l.offset, length: l.length, line: l.line, terminated: l.terminated, badUtf8, end: l.end };
+  if (l.tooLong) out.tooLong = true;
+  return out;
 }
 
 /**
@@ -72,12 +86,15 @@ export async function* readRawLineBatches(
   firstLine: number,
   end: number,
   chunkSize = CHUNK,
+  maxLine = MAX_LINE_BYTES,
 ): AsyncGenerator<RawLine[]> {
   let pos = start;
   let lineNo = firstLine;
   let parts: Buffer[] = [];
   let partsStart = start;
   let partsLen = 0;
+  /** The line in parts passed maxLine: its bytes are dropped, only its length counted. */
+  let skipping = false;
   const buf = Buffer.allocUnsafe(Math.min(chunkSize, Math.max(1, end - start)));
   while (pos < end) {
     const want = Math.min(buf.length, end - pos);
@@ -88,7 +105,18 @@ export async function* readRawLineBatches(
     while (i < bytesRead) {
       const nl = buf.indexOf(10, i);
       if (nl === -1 || nl >= bytesRead) break;
-      if (partsLen > 0) {
+      if (skipping) {
+        const length = partsLen + (nl - i);
+        batch.push({ bytes: TOO_LONG, offset: partsStart, length, line: lineNo++, terminated: true, end: pos + nl + 1, tooLong: true });
+        skipping = false;
+        parts = [];
+        partsLen = 0;
+      } else if (nl - i > maxLine || partsLen + (nl - i) > maxLine) {
+        const length = partsLen + (nl - i);
+        batch.push({ bytes: TOO_LONG, offset: partsLen > 0 ? partsStart : pos + i, length, line: lineNo++, terminated: true, end: pos + nl + 1, tooLong: true });
+        parts = [];
+        partsLen = 0;
+      } else if (partsLen > 0) {
         parts.push(Buffer.from(buf.subarray(i, nl)));
         const whole = Buffer.concat(parts);
         const bytes = trimCr(whole, 0, whole.length);
@@ -103,13 +131,19 @@ export async function* readRawLineBatches(
     }
     if (i < bytesRead) {
       if (partsLen === 0) partsStart = pos + i;
-      parts.push(Buffer.from(buf.subarray(i, bytesRead)));
+      if (!skipping && partsLen + (bytesRead - i) > maxLine) {
+        skipping = true;
+        parts = [];
+      }
+      if (!skipping) parts.push(Buffer.from(buf.subarray(i, bytesRead)));
       partsLen += bytesRead - i;
     }
     pos += bytesRead;
     if (batch.length) yield batch;
   }
-  if (partsLen > 0) {
+  if (skipping) {
+    yield [{ bytes: TOO_LONG, offset: partsStart, length: partsLen, line: lineNo, terminated: false, end: partsStart + partsLen, tooLong: true }];
+  } else if (partsLen > 0) {
     const whole = Buffer.concat(parts);
     const bytes = trimCr(whole, 0, whole.length);
     yield [{ bytes, offset: partsStart, length: bytes.length, line: lineNo, terminated: false, end: partsStart + partsLen }];

@@ -6,7 +6,7 @@ import { convertNative, looksNative } from './native.js';
 import type { Conversion } from './native.js';
 import { isUtf8 } from 'node:buffer';
 import { parseJsonLine, type JsonParse } from './json.js';
-import { decodeLine, type Line, type RawLine } from './lines.js';
+import { MAX_LINE_BYTES, decodeLine, type Line, type RawLine } from './lines.js';
 import { ELIDED_OUTPUT, isBlankLine, type Skeleton } from './skeleton.js';
 import type { LogFormat, NoticeSink, ParsedRecord } from './types.js';
 import { looksVerl, VerlFileContext } from './verl.js';
@@ -149,6 +149,10 @@ export class JsonlFileParser {
   /** Parses one complete line; returns its record, or undefined (blank, skipped, or unsupported). */
   line(l: Line): ParsedRecord | undefined {
     if (this.unsupported) return undefined;
+    if (l.tooLong) {
+      this.problem(l.line, `a line of ${l.length.toLocaleString('en-US')} bytes, over the ${MAX_LINE_BYTES >> 20} MiB line-length limit (not read)`);
+      return this.checkDetect();
+    }
     const text = l.line === 1 && l.text.charCodeAt(0) === 0xfeff ? l.text.slice(1) : l.text;
     if (text.trim() === '') return undefined;
     this.nonBlank++;
@@ -171,6 +175,7 @@ export class JsonlFileParser {
    */
   lineBytes(l: RawLine, sk: Skeleton | null): ParsedRecord | undefined {
     if (this.unsupported) return undefined;
+    if (l.tooLong) return this.line(decodeLine(l));
     if (isBlankLine(l.bytes)) return undefined;
     let p: JsonParse | undefined;
     if (sk) {

@@ -11,12 +11,13 @@
 // A group is a run of consecutive rows with identical `prompt`. The logged reward is the sum of the
 // reward columns (TRL's default equal weights, NaN-skipping like its nansum); every other column
 // is kept in the roll-out's `extra`. Older TRL (≤ 0.2x) wrote only step/prompt/completion.
-// Read with hyparquet (a maintained pure-JS parquet reader). A parquet file is written in one go,
+// Read with hyparquet (a maintained pure-JS parquet reader), checked first and parsed in a worker
+// thread with a bounded heap (parquet.ts). A parquet file is written in one go,
 // so its groups are complete once the file parses; a file that does not parse yet (being written)
 // is retried by the tail.
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { parquetMetadata, parquetReadObjects } from 'hyparquet';
+import { readParquetColumns, rowsOf } from './parquet.js';
 import { parseStep } from './native.js';
 import type { Notice, ParsedRecord } from './types.js';
 import { promptId } from './verl.js';
@@ -41,10 +42,6 @@ function toNumber(v: unknown): number | null {
   if (typeof v === 'number') return Number.isFinite(v) ? v : null;
   if (typeof v === 'boolean') return v ? 1 : 0;
   return null;
-}
-
-function arrayBufferOf(buf: Buffer): ArrayBuffer {
-  return buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer;
 }
 
 export interface TrlRead {
@@ -152,7 +149,8 @@ export interface TrlRowsInput {
   run: string | undefined;
   fileStep: number;
   names: string[];
-  rows: Array<Record<string, unknown>>;
+  /** The rows, one object at a time (a reader need not hold them all as objects). */
+  rows: { length: number; at(i: number): Record<string, unknown> };
   rewardColumns: string[];
   /** Line numbers / sources are rows (1-based) of this file. */
 }
@@ -166,7 +164,7 @@ export function trlRecords(inp: TrlRowsInput): ParsedRecord[] {
   let cur: Extract<ParsedRecord, { kind: 'group' }> | undefined;
   let curPrompt: string | undefined;
   for (let i = 0; i < rows.length; i++) {
-    const r = rows[i];
+    const r = rows.at(i);
     const stepV = r.step;
     const step = parseStep(typeof stepV === 'bigint' ? Number(stepV) : stepV) ?? fileStep;
     const prompt = toText(r.prompt);
@@ -216,13 +214,12 @@ export function trlRecords(inp: TrlRowsInput): ParsedRecord[] {
 
 /** Reads a TRL completions parquet file into group records. Throws when it is not one. */
 export async function readTrlFile(file: string, run: string | undefined): Promise<TrlRead> {
-  const ab = arrayBufferOf(await readFile(file));
-  const meta = parquetMetadata(ab);
-  const names = meta.schema.slice(1).map((s) => s.name);
+  const table = await readParquetColumns(file);
+  const names = table.names;
   if (!names.includes('prompt') || !names.includes('completion')) {
     throw new Error(`parquet file without "prompt" and "completion" columns (columns: ${names.join(', ')})`);
   }
-  const rows = (await parquetReadObjects({ file: ab, metadata: meta })) as Array<Record<string, unknown>>;
+  const rows = rowsOf(table);
   const m = /(\d+)\.parquet$/i.exec(basename(file));
   const fileStep = m ? Number(m[1]) : 0;
   const after = names.slice(names.indexOf('completion') + 1).filter((n) => !FIXED.has(n));
@@ -238,9 +235,10 @@ let cache: { file: string; mtimeMs: number; size: number; completions: string[] 
 export async function readTrlCompletion(file: string, row: number): Promise<string> {
   const st = await stat(file);
   if (!cache || cache.file !== file || cache.mtimeMs !== st.mtimeMs || cache.size !== st.size) {
-    const ab = arrayBufferOf(await readFile(file));
-    const rows = (await parquetReadObjects({ file: ab, columns: ['completion'] })) as Array<Record<string, unknown>>;
-    cache = { file, mtimeMs: st.mtimeMs, size: st.size, completions: rows.map((r) => toText(r.completion)) };
+    const t = await readParquetColumns(file, ['completion']);
+    const c = t.columns.completion;
+    if (!c) throw new Error(`${file}: no "completion" column`);
+    cache = { file, mtimeMs: st.mtimeMs, size: st.size, completions: Array.from(c.idx, (k) => toText(c.uniq[k])) };
   }
   if (row < 0 || row >= cache.completions.length) throw new Error(`${file}: row ${row + 1} no longer exists`);
   return cache.completions[row];

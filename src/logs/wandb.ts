@@ -46,6 +46,12 @@ async function loadTable(file: string): Promise<Table> {
   return { columns: t.columns.map(String), data: t.data.filter(Array.isArray) as unknown[][] };
 }
 
+function rowObject(columns: string[], row: unknown[]): Record<string, unknown> {
+  const o: Record<string, unknown> = {};
+  for (let i = 0; i < columns.length; i++) o[columns[i]] = row[i];
+  return o;
+}
+
 const cellText = (v: unknown): string => (typeof v === 'string' ? v : v === null || v === undefined ? '' : JSON.stringify(v));
 
 /** Reads a W&B table file into group records. Throws when it is not a table we read. */
@@ -55,7 +61,8 @@ export async function readWandbTable(file: string, run: string | undefined): Pro
   const m = /_(\d+)_[0-9a-f]+\.table\.json$/i.exec(basename(file));
   const fileStep = m ? Number(m[1]) : 0;
   if (t.columns.includes('prompt') && t.columns.includes('completion')) {
-    const rows = t.data.map((row) => Object.fromEntries(t.columns.map((c, i) => [c, row[i]])));
+    // One row object at a time (a whole table of them cost several times the table's size).
+    const rows = { length: t.data.length, at: (r: number) => rowObject(t.columns, t.data[r]) };
     const after = t.columns.slice(t.columns.indexOf('completion') + 1).filter((c) => c !== 'advantage' && c !== 'images' && c !== 'image');
     const known = await rewardNamesNearTable(file);
     // TRL before 1.0 had no log_extra: every column between completion and advantage is a reward
@@ -66,16 +73,23 @@ export async function readWandbTable(file: string, run: string | undefined): Pro
     for (const r of records) if (r.kind === 'group') for (const ro of r.rollouts) (ro.source as { item?: number }).item = ci;
     return { records, rows: rows.length, rewardColumns: picked.columns, format: 'wandb', what: 'W&B completions table', notices };
   }
-  const inputs = t.columns.map((c, i) => [c, i] as const).filter(([c]) => /^input_\d+$/.test(c));
-  if (inputs.length && t.columns.includes('step')) {
-    const stepCol = t.columns.indexOf('step');
+  // Column positions looked up once (a lookup per cell made a wide table quadratic in its columns).
+  const colIndex = new Map<string, number>();
+  t.columns.forEach((c, i) => colIndex.has(c) || colIndex.set(c, i));
+  const inputs = t.columns
+    .map((c, i) => [c, i] as const)
+    .filter(([c]) => /^input_\d+$/.test(c))
+    .map(([c, i]) => {
+      const k = c.slice('input_'.length);
+      return { i, oi: colIndex.get(`output_${k}`) ?? -1, si: colIndex.get(`score_${k}`) ?? -1 };
+    });
+  if (inputs.length && colIndex.has('step')) {
+    const stepCol = colIndex.get('step')!;
     const records: ParsedRecord[] = [];
     t.data.forEach((row, r) => {
       const step = parseStep(row[stepCol]) ?? fileStep;
       const byPrompt = new Map<string, Extract<ParsedRecord, { kind: 'group' }>>();
-      for (const [c, i] of inputs) {
-        const k = c.slice('input_'.length);
-        const oi = t.columns.indexOf(`output_${k}`);
+      for (const { i, oi, si } of inputs) {
         if (oi < 0) continue;
         const prompt = cellText(row[i]);
         let g = byPrompt.get(prompt);
@@ -84,7 +98,6 @@ export async function readWandbTable(file: string, run: string | undefined): Pro
           byPrompt.set(prompt, g);
           records.push(g);
         }
-        const si = t.columns.indexOf(`score_${k}`);
         const score = si >= 0 && typeof row[si] === 'number' ? (row[si] as number) : null;
         g.rollouts.push({ response: cellText(row[oi]), meanLogprob: null, reward: null, source: { file, line: r + 1, offset: 0, length: 0, item: oi } as ParsedRecord['source'], extra: { score } });
       }

@@ -82,3 +82,17 @@ test('deep nesting, 100 KB answers and huge exponents are bounded', () => {
   assert.equal(canonicalOf('x'.repeat(100_000)).type, 'text');
   assert.equal(canonicalOf('2^{10^{10^{10}}}').readings.length > 0, true);
 });
+
+test('the last-number fallback is linear on a crafted thousands-grouped digit run', () => {
+  // A run of ",234" groups that fails at its end (a 4-digit group), then letters, so the tail
+  // window finds no number and the whole 32 KB is scanned: once quadratic (~900× normal text).
+  const crafted = (n: number) => ('1' + ',234'.repeat(n / 4)).slice(0, n - 2200) + ',2345' + 'x'.repeat(2195);
+  const normal = (n: number) => 'we compute the sum 12 then 345 and so on. '.repeat(n / 40).slice(0, n);
+  const c = [crafted(40_000), crafted(400_000)];
+  const n = [normal(40_000), normal(400_000)];
+  assert.equal(extractAnswer(c[0]!), '2345');
+  assert.equal(extractAnswer('it costs 1,234,567 dollars'), '1,234,567');
+  const tc = bestOfThree(() => c.forEach((s) => extractAnswer(s)));
+  const tn = bestOfThree(() => n.forEach((s) => extractAnswer(s)));
+  assert.ok(tc <= BUDGET * tn + 50, `crafted: ${tc.toFixed(0)} ms, normal text: ${tn.toFixed(0)} ms`);
+});

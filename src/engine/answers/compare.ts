@@ -1,5 +1,5 @@
 // The decision of docs/contract.md#answer-equivalence between two canonical answers (docs/answers.md "Decision rules").
-import { budget, EvalError, exactEval, numEval, parts, TimeoutError, type Num } from './evaluate';
+import { budget, BudgetError, EvalError, exactEval, numEval, parts, TimeoutError, type Num } from './evaluate';
 import type { Node } from './latex';
 import * as Q from './rational';
 import { canonicalise, freeVars, hasDecimal, type Canonical, type Iv, type Reading, type Value } from './typed';
@@ -97,6 +97,7 @@ function isFiniteNum(v: Num): boolean {
 }
 
 function hasInf(n: Node): boolean {
+  budget.check();
   if (n.k === 'const') return n.c === 'inf';
   if (n.k === 'neg') return hasInf(n.x);
   if (n.k === 'group') return n.items.some(hasInf);
@@ -609,8 +610,10 @@ export function compareCanonical(cx: Canonical, cy: Canonical): Comparison {
         // a crash of the scoring loop (the reason carries the message).
         return { equal: false, reason: `could not compare: ${(e as Error).message ?? String(e)}`, left, right };
       }
+      // A size bound is deterministic: no retry.
+      if (e instanceof BudgetError) return { equal: false, reason: `not decided (${e.message}): treated as not equal`, left, right, timedOut: true };
       if (attempt >= 1) {
-        return { equal: false, reason: `timed out after ${limits.timeBudgetMs} ms (twice): treated as not equal`, left, right, timedOut: true };
+        return { equal: false, reason: `timed out after ${limits.timeBudgetMs} ms (twice): not decided, treated as not equal`, left, right, timedOut: true };
       }
     } finally {
       budget.deadline = Infinity;

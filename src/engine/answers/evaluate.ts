@@ -22,20 +22,8 @@ import type { Node } from './latex';
 import * as Q from './rational';
 import type { Rational } from './rational';
 
-export class TimeoutError extends Error {}
-
-/** The per-comparison deadline (docs/contract.md#answer-equivalence time bound; docs/answers.md). */
-export const budget = {
-  deadline: Infinity,
-  ticks: 0,
-  start(ms: number): void {
-    this.deadline = performance.now() + ms;
-    this.ticks = 0;
-  },
-  check(): void {
-    if ((++this.ticks & 63) === 0 && performance.now() > this.deadline) throw new TimeoutError('time budget exceeded');
-  },
-};
+import { budget } from './budget';
+export { budget, BudgetError, TimeoutError } from './budget';
 
 export type Env = ReadonlyMap<string, Rational>;
 

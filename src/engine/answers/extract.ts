@@ -212,9 +212,11 @@ function choiceLetter(s: string): string | null {
  * Number-like tokens, longest forms first: LaTeX fraction, mixed number, a/b, thousands-grouped
  * (also with MATH's `,\!`, `\,` and `{,}` separators),
  * decimal comma (`2,74`: one comma, never three digits after it), decimal/integer.
+ * At most 20 thousands groups (10^63): an unbounded group run that fails at its end was retried
+ * from every group, quadratic on a crafted digit run (docs/answers.md, "Limits").
  */
 const NUMBER_RE =
-  /-?\\[dtc]?frac\s*\{\s*-?\d+\s*\}\s*\{\s*\d+\s*\}|-?\d+ +\d+ *\/ *\d+(?![\d.])|-?\d+(?:\.\d+)? *\/ *\d+(?:\.\d+)?|-?\d{1,3}(?:(?:,\\! ?|\\[,!] ?|\{ ?, ?\} ?|,)\d{3})+(?:\.\d+)?(?![\d,])|(?<![\d,.])-?\d+,(?:\d{1,2}|\d{4,})(?![\d,.])|-?\d*\.?\d+(?:[eE][-+]?\d+)?(?: ?\\?%)?/g;
+  /-?\\[dtc]?frac\s*\{\s*-?\d+\s*\}\s*\{\s*\d+\s*\}|-?\d+ +\d+ *\/ *\d+(?![\d.])|-?\d+(?:\.\d+)? *\/ *\d+(?:\.\d+)?|-?\d{1,3}(?:(?:,\\! ?|\\[,!] ?|\{ ?, ?\} ?|,)\d{3}){1,20}(?:\.\d+)?(?![\d,])|(?<![\d,.])-?\d+,(?:\d{1,2}|\d{4,})(?![\d,.])|-?\d*\.?\d+(?:[eE][-+]?\d+)?(?: ?\\?%)?/g;
 
 /** The last number in free text (docs/contract.md#answer-extraction fallback); mixed numbers become `a\frac{b}{c}`. */
 export function lastNumber(text: string): string | null {

@@ -2,6 +2,7 @@
 // Model output is untrusted: nothing here evaluates strings; unknown syntax throws ParseError
 // and the caller falls back to comparing the answer as text.
 import { exactEval } from './evaluate';
+import { budget, BudgetError, MAX_NODES, treeSize } from './budget';
 import { parseDecimal, type Rational } from './rational';
 
 export type RelOp = '=' | '<' | '<=' | '>' | '>=' | '!=' | 'in';
@@ -497,6 +498,9 @@ class Parser {
     if (!a || !b || a.d !== 1n || b.d !== 1n) throw new ParseError(`\\${op} with symbolic bounds`);
     if (b.n - a.n + 1n > BigInt(MAX_BIG_TERMS)) throw new ParseError(`\\${op} with too many terms`);
     if (b.n < a.n) return numNode(op === 'sum' ? '0' : '1'); // the empty sum and the empty product
+    // Every term is a copy of the body: nested sums multiply (budget.ts, MAX_NODES).
+    const copies = Number(b.n - a.n + 1n) * (treeSize(body) + 2);
+    if (copies > MAX_NODES) throw new BudgetError(`\\${op} expands to more than ${MAX_NODES} nodes`);
     let out: Node | null = null;
     for (let i = a.n; i <= b.n; i++) {
       const term = substitute(body, v, i < 0n ? { k: 'neg', x: numNode(`${-i}`) } : numNode(`${i}`));
@@ -616,6 +620,7 @@ const MAX_BIG_TERMS = 1000;
 
 /** `n` with every variable `name` replaced by `by` (a bound index of a sum or product). */
 function substitute(n: Node, name: string, by: Node): Node {
+  budget.check();
   if (n.k === 'var') return n.name === name ? by : n;
   if (n.k === 'const') return n.c === name ? by : n;
   const out: Record<string, unknown> = { ...n };

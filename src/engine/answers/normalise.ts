@@ -147,6 +147,9 @@ function applyUnicode(s: string): string {
   let out = s.replace(/[\u2070\u00b9\u00b2\u00b3\u2074-\u2079\u207a\u207b]+/g,
     (m) => `^{${[...m].map((c) => SUPERSCRIPTS[c]).join('')}}`);
   out = out.normalize('NFKC').replace(/\u2044/g, '/');
+  // Bidi and zero-width format controls: invisible, yet `\u202e12` would display as "21" and
+  // form its own class.
+  out = out.replace(/[\u061c\u200c-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g, '');
   out = out.replace(/[\u00a0\u2000-\u200b\u202f\u205f\u3000]/g, ' ');
   return out.replace(/[\u2212\u2012-\u2014\u00d7\u22c5\u00b7\u00f7\u03c0\u221e\u221a\u2264\u2265\u2260\u00b0\u222a\u2208\u00b1\uff0c\u2217\u2205\u2248]/g,
     (c) => UNICODE[c] ?? c);

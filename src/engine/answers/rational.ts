@@ -6,11 +6,23 @@ export interface Rational {
   readonly d: bigint;
 }
 
+import { budget, BudgetError, MAX_BITS } from './budget';
+
 function gcd(a: bigint, b: bigint): bigint {
   if (a < 0n) a = -a;
   if (b < 0n) b = -b;
-  while (b !== 0n) [a, b] = [b, a % b];
+  while (b !== 0n) {
+    budget.check();
+    [a, b] = [b, a % b];
+  }
   return a;
+}
+
+const LIMIT = 1n << BigInt(MAX_BITS);
+
+/** Operands above MAX_BITS are not reduced (the gcd would cost quadratic time): not decided. */
+function capped(x: bigint): void {
+  if (x >= LIMIT || -x >= LIMIT) throw new BudgetError(`an exact operand over ${MAX_BITS} bits`);
 }
 
 export function rat(n: bigint, d: bigint = 1n): Rational {
@@ -19,6 +31,8 @@ export function rat(n: bigint, d: bigint = 1n): Rational {
     n = -n;
     d = -d;
   }
+  capped(n);
+  capped(d);
   const g = gcd(n, d);
   return g > 1n ? { n: n / g, d: d / g } : { n, d };
 }
@@ -47,7 +61,7 @@ export function powInt(a: Rational, k: bigint): Rational | null {
     return inv === null ? null : powInt(inv, -k);
   }
   const bits = Math.max(bitLength(a.n), bitLength(a.d));
-  if (k > 100_000n || bits * Number(k) > 100_000) return null;
+  if (k > BigInt(MAX_BITS) || bits * Number(k) > MAX_BITS) return null;
   return rat(a.n ** k, a.d ** k);
 }
 

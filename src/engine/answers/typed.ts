@@ -3,6 +3,7 @@
 // An answer can have several READINGS when its notation is ambiguous ("(1,2)" is a tuple or an
 // open interval, "1,22" a decimal comma or a list, "28\%" is 28 or 0.28); two answers are equal
 // when some pair of readings is (docs/answers.md).
+import { budget, treeSize } from './budget';
 import { exactEval, numEval, parts, EvalError } from './evaluate';
 import { parseLatex, ParseError, nodeKey, numNode, type Node, type RelOp } from './latex';
 import { hasWord, normalise } from './normalise';
@@ -65,6 +66,7 @@ const NEG_INF: Node = { k: 'neg', x: INF };
 // ---------------------------------------------------------------- helpers on nodes
 
 export function freeVars(n: Node, out = new Set<string>()): Set<string> {
+  budget.check();
   switch (n.k) {
     case 'var':
       out.add(n.name);
@@ -107,6 +109,7 @@ export function freeVars(n: Node, out = new Set<string>()): Set<string> {
 }
 
 export function hasDecimal(n: Node): boolean {
+  budget.check();
   switch (n.k) {
     case 'num':
       return n.dec;
@@ -131,6 +134,7 @@ export function hasDecimal(n: Node): boolean {
 
 /** Is a scalar node one without any ± (those expand to sets)? */
 function hasPm(n: Node): boolean {
+  budget.check();
   switch (n.k) {
     case 'pm':
       return true;
@@ -358,6 +362,7 @@ function isIntervalEnd(n: Node): boolean {
 }
 
 function hasMatrix(n: Node): boolean {
+  budget.check();
   switch (n.k) {
     case 'matrix':
       return true;
@@ -380,6 +385,19 @@ const MAX_MATRIX_POWER = 8;
 
 /** The matrix a sum / difference / product / scalar multiple / small power of literal matrices is. */
 function matrixOf(n: Node): Node[][] {
+  const m = matrixEntries(n);
+  // Entries share subtrees: a product of k matrices is a DAG whose walks double with each factor.
+  for (const r of m) for (const x of r) treeSize(x);
+  return m;
+}
+
+function matrixEntries(n: Node): Node[][] {
+  budget.check();
+  const matrixOf = (x: Node): Node[][] => {
+    const m = matrixEntries(x);
+    for (const r of m) for (const e of r) treeSize(e);
+    return m;
+  };
   const scalar = (x: Node): boolean => !hasMatrix(x);
   switch (n.k) {
     case 'matrix':

@@ -13,7 +13,7 @@ import {
   invocation,
   invocationShell,
   parseGpuList,
-  quoteStyleFor,
+  probeQuoteStyle,
   resolveLaunch,
   trainingVariables,
   terminalProfile,
@@ -493,7 +493,7 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
     const tp = profile.terminal ? terminalProfile(terminalProfiles(), profile.terminal) : undefined;
     // Values are quoted for the shell that will parse the command (see invocation()).
     const shell = invocationShell(tp, defaultShell(), shellExists);
-    const style = quoteStyleFor(shell);
+    const style = await probeQuoteStyle(tp, defaultShell(), shellExists);
     if (!style) {
       const msg = `Consensus Lens: the profile "${profile.name}" runs its command in ${basename(shell)}, whose quoting the launcher does not implement (it quotes for POSIX shells, fish, PowerShell and cmd.exe). Use a terminal profile with one of those shells.`;
       log.warn(msg);

@@ -2,6 +2,7 @@
 // launch (command, cwd, env, log folder) and how the command is handed to a shell or a configured
 // terminal profile. Pure: no 'vscode'.
 import { basename, isAbsolute, resolve } from 'node:path';
+import { execFile } from 'node:child_process';
 import { defaultRunName, formatDate, formatParam, quotedVariables, substitute, type QuoteStyle, type TrainingVariables } from './quote';
 
 export interface TrainingProfile {
@@ -93,7 +94,8 @@ export function validateProfiles(raw: unknown, terminalProfiles: readonly string
     else if (!command.trim()) err('missing "command"');
     else {
       const quoted = quotedVariables(command);
-      if (quoted.length) err(`write ${quoted.map((v) => '${' + v + '}').join(', ')} without quotes in "command": values are shell-quoted when substituted`);
+      if (quoted.length)
+        err(`write ${quoted.map((v) => '${' + v + '}').join(', ')} without quotes or backquotes in "command" (for a command substitution use $(…)): values are shell-quoted when substituted`);
     }
     for (const f of ['cwd', 'terminal', 'logDir'] as const) if (p[f] !== undefined && typeof p[f] !== 'string') err(`"${f}" must be a string`);
     let env: Record<string, string> | undefined;
@@ -231,6 +233,59 @@ export function quoteStyleFor(shellPath: string): QuoteStyle | null {
   if (name === 'fish') return 'fish';
   if (REFUSED_SHELLS.has(name)) return null;
   return 'posix';
+}
+
+/**
+ * The probes that tell fish from a POSIX shell by how it parses, not by its name (fish started
+ * through `env`, or installed under another name, would otherwise get POSIX quoting, which fish
+ * reads differently): fish reads `\'` inside single quotes as an escaped quote, so the first
+ * prints `a'b`; a POSIX shell ends the quote there and fails on the unterminated one. The second
+ * checks the POSIX form (`'\''`) gives `a'b`.
+ */
+const FISH_PROBE = "printf %s 'a\\'b'";
+const POSIX_PROBE = "printf %s 'a'\\''b'";
+
+export interface ProbeResult {
+  code: number | null;
+  stdout: string;
+}
+
+/** Runs one probe invocation (at most 5 s, no input). */
+export function runProbe(inv: Invocation): Promise<ProbeResult> {
+  return new Promise((resolve) => {
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries({ ...process.env, ...inv.env })) if (typeof v === 'string') env[k] = v;
+    execFile(inv.file, inv.args, { env, timeout: 5000, windowsVerbatimArguments: inv.verbatim, maxBuffer: 1 << 16 }, (err, stdout) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : null) : 0;
+      resolve({ code, stdout: String(stdout) });
+    });
+  });
+}
+
+/**
+ * The quoting for the program that will parse the command, found by running it (module note at
+ * FISH_PROBE) when it is a shell started with a command flag: a POSIX shell name, fish, or any
+ * executable whose arguments end with `-c` (`env fish -c`, a renamed fish). PowerShell and cmd.exe
+ * go by name; a wrapper that is not run with a command flag (ssh host, srun …) is taken to run a
+ * POSIX shell, as before. A shell that passes neither probe gets null: the launch is refused.
+ */
+export async function probeQuoteStyle(
+  terminal: TerminalProfile | undefined,
+  defaultShell: string | undefined,
+  exists: (p: string) => boolean = () => true,
+  run: (inv: Invocation) => Promise<ProbeResult> = runProbe,
+): Promise<QuoteStyle | null> {
+  const shell = invocationShell(terminal, defaultShell, exists);
+  const byName = quoteStyleFor(shell);
+  if (byName !== 'posix' && byName !== 'fish') return byName;
+  const fishProbe = invocation(FISH_PROBE, terminal, defaultShell, exists);
+  const name = exeName(shell);
+  const flag = fishProbe.args[fishProbe.args.length - 2] ?? '';
+  if (!POSIX_SHELLS.has(name) && name !== 'fish' && !COMMAND_FLAGS.has(flag)) return byName;
+  const said = (r: ProbeResult): boolean => r.code === 0 && r.stdout.endsWith("a'b");
+  if (said(await run(fishProbe))) return 'fish';
+  if (said(await run(invocation(POSIX_PROBE, terminal, defaultShell, exists)))) return 'posix';
+  return null;
 }
 
 export interface Invocation {

@@ -28,7 +28,8 @@ const CMD_SAFE = /^[A-Za-z0-9_+:./\\-]+$/;
  */
 export function quotePosix(value: string): string {
   if (value === '') return "''";
-  if (POSIX_SAFE.test(value)) return value;
+  // A bare word starting with `=` is zsh's EQUALS expansion (`=ls` is /usr/bin/ls): quoted.
+  if (POSIX_SAFE.test(value) && value[0] !== '=') return value;
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
@@ -101,12 +102,14 @@ export function substitute(template: string, vars: TrainingVariables, style: Quo
 
 /**
  * Known variables that sit inside quotes in a POSIX command template (their quoted value would be
- * quoted twice). A small lexer: single quotes, double quotes, backslash escapes outside single
- * quotes.
+ * quoted twice), or inside backquotes (a command substitution re-reads its text after removing
+ * backslashes before `\`` `\\` `$`, so a quoted value's backslashes would change its quoting).
+ * A small lexer: single quotes, double quotes, backquotes, backslash escapes outside single quotes.
  */
 export function quotedVariables(template: string): TrainingVariable[] {
   const out: TrainingVariable[] = [];
   let state: 'none' | 'single' | 'double' = 'none';
+  let backquote = false;
   for (let i = 0; i < template.length; i++) {
     const c = template[i];
     if (state === 'single') {
@@ -114,10 +117,11 @@ export function quotedVariables(template: string): TrainingVariable[] {
     } else if (c === '\\') {
       i++;
       continue;
-    } else if (state === 'double' && c === '"') state = 'none';
+    } else if (c === '`') backquote = !backquote;
+    else if (state === 'double' && c === '"') state = 'none';
     else if (state === 'none' && c === "'") state = 'single';
     else if (state === 'none' && c === '"') state = 'double';
-    if (c === '$' && template[i + 1] === '{' && state !== 'none') {
+    if (c === '$' && template[i + 1] === '{' && (state !== 'none' || backquote)) {
       const m = /^\$\{([A-Za-z_][A-Za-z0-9_]*)\}/.exec(template.slice(i));
       if (m && KNOWN.has(m[1]) && !out.includes(m[1] as TrainingVariable)) out.push(m[1] as TrainingVariable);
     }

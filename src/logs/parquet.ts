@@ -1,0 +1,390 @@
+// Parquet decoding for the TRL reader (docs/log-formats.md, "Bounds"). Two defences, so one
+// hostile file (a few hundred bytes declaring 10^8 values in one RLE run) is an error and never a
+// crash of the thread that asked:
+// 1. `checkParquet` walks the footer and every page header of the columns to be read, and every
+//    RLE/bit-packed run of their levels and dictionary indices, before hyparquet allocates
+//    anything: declared counts are checked against the bytes present, the format's own limits
+//    (a flat column has one value per row; a run never passes its page's declared values; SNAPPY
+//    expands at most ~22×) and the reader's bounds (`PARQUET_LIMITS`); a column chunk or page
+//    pointing outside the file is an error.
+// 2. `readParquetColumns` parses in a worker thread with a heap limit (`resourceLimits`): what
+//    slips past the checks exhausts the worker's heap, not the caller's.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { parquetMetadata, snappyUncompress, type FileMetaData } from 'hyparquet';
+// hyparquet's page-header reader (not re-exported by its index)
+import { parquetHeader } from 'hyparquet/src/column.js';
+
+export const PARQUET_LIMITS = {
+  /** Largest parquet file read. */
+  maxFileBytes: 512 << 20,
+  /** Most rows in one file (a TRL completions file holds one step's roll-outs). */
+  maxRows: 1 << 20,
+  /** Most values declared over all pages read (nested columns have several per row). */
+  maxValues: 1 << 24,
+  /** The parse worker's heap (MB). */
+  workerHeapMb: 1536,
+};
+
+interface Reader {
+  view: DataView;
+  offset: number;
+}
+
+function fail(what: string): never {
+  throw new Error(`invalid parquet: ${what}`);
+}
+
+function readVarInt(r: Reader, end: number): number {
+  let result = 0;
+  let shift = 0;
+  for (;;) {
+    if (r.offset >= end) fail('a run header passes the end of its page');
+    const b = r.view.getUint8(r.offset++);
+    result += (b & 0x7f) * 2 ** shift;
+    if (!(b & 0x80)) return result;
+    shift += 7;
+    if (shift > 35) fail('a run header longer than 5 bytes');
+  }
+}
+
+/**
+ * Walks an RLE/bit-packed hybrid stream of `expected` values in bytes [r.offset, end), checking
+ * that no run passes `expected` (bit-packed groups pad to 8) and that runs fit the bytes present;
+ * counts the values equal to `countOf` when given.
+ */
+function walkHybrid(r: Reader, end: number, width: number, expected: number, countOf?: number): number {
+  let seen = 0;
+  let hits = 0;
+  const bytesPerValue = (width + 7) >> 3;
+  while (seen < expected) {
+    const header = readVarInt(r, end);
+    if (header & 1) {
+      const groups = Math.floor(header / 2);
+      const bytes = groups * width;
+      if (r.offset + bytes > end) fail(`a bit-packed run of ${groups * 8} values has ${end - r.offset} of its ${bytes} bytes`);
+      if (countOf !== undefined && width > 0) {
+        // count exact values within the declared ones (the rest is padding)
+        const n = Math.min(groups * 8, expected - seen);
+        let acc = 0;
+        let bits = 0;
+        let p = r.offset;
+        const mask = (1 << width) - 1;
+        for (let i = 0; i < n; i++) {
+          while (bits < width) {
+            acc |= r.view.getUint8(p++) << bits;
+            bits += 8;
+          }
+          if ((acc & mask) === countOf) hits++;
+          acc >>>= width;
+          bits -= width;
+        }
+      }
+      r.offset += bytes;
+      if (seen + groups * 8 > expected + 7) fail(`a bit-packed run passes the page's ${expected} declared values`);
+      seen += groups * 8;
+    } else {
+      const count = Math.floor(header / 2);
+      if (count > expected - seen) fail(`an RLE run of ${count} values passes the page's ${expected} declared values`);
+      if (r.offset + bytesPerValue > end) fail('an RLE run passes the end of its page');
+      let value = 0;
+      for (let i = 0; i < bytesPerValue; i++) value |= r.view.getUint8(r.offset++) << (8 * i);
+      if (countOf !== undefined && value === countOf) hits += count;
+      if (count === 0 && header === 0) fail('an empty RLE run');
+      seen += count;
+    }
+  }
+  return hits;
+}
+
+const bitWidth = (max: number): number => (max ? 32 - Math.clz32(max) : 0);
+const FIXED_WIDTH: Record<string, number> = { INT32: 4, INT64: 8, INT96: 12, FLOAT: 4, DOUBLE: 8 };
+
+interface ColumnShape {
+  maxDef: number;
+  maxRep: number;
+  type: string;
+  typeLength: number;
+}
+
+/** Max definition/repetition levels of each leaf column, by its dotted path. */
+function shapes(meta: FileMetaData): Map<string, ColumnShape> {
+  const out = new Map<string, ColumnShape>();
+  let i = 1;
+  const walk = (path: string[], def: number, rep: number): void => {
+    const el = meta.schema[i++];
+    if (!el) fail('the schema ends early');
+    const d = def + (el.repetition_type === 'REQUIRED' ? 0 : 1);
+    const r = rep + (el.repetition_type === 'REPEATED' ? 1 : 0);
+    const p = [...path, el.name];
+    const n = el.num_children ?? 0;
+    if (n > meta.schema.length) fail('a schema element declares more children than the schema holds');
+    if (n) for (let k = 0; k < n; k++) walk(p, d, r);
+    else out.set(p.join('.'), { maxDef: d, maxRep: r, type: el.type ?? 'BYTE_ARRAY', typeLength: el.type_length ?? 0 });
+  };
+  const top = meta.schema[0]?.num_children ?? 0;
+  for (let k = 0; k < top; k++) walk([], 0, 0);
+  return out;
+}
+
+/**
+ * Checks `file` (the whole parquet file) before decoding the top-level `columns` (all when
+ * undefined): throws an error saying what is wrong. Linear in the bytes of the checked pages.
+ */
+export function checkParquet(buf: ArrayBuffer, columns?: string[]): FileMetaData {
+  const size = buf.byteLength;
+  if (size < 12) fail(`${size} bytes, smaller than a parquet file's magic and footer`);
+  const meta = parquetMetadata(buf);
+  const rows = Number(meta.num_rows);
+  if (!(rows >= 0) || rows > PARQUET_LIMITS.maxRows) fail(`declares ${meta.num_rows} rows (at most ${PARQUET_LIMITS.maxRows.toLocaleString('en-US')} are read)`);
+  const footerStart = size - 8 - new DataView(buf).getUint32(size - 8, true);
+  const leaves = shapes(meta);
+  let groupRows = 0;
+  let values = 0;
+  const view = new DataView(buf);
+  for (const rg of meta.row_groups) {
+    const rgRows = Number(rg.num_rows);
+    groupRows += rgRows;
+    if (!(rgRows >= 0) || groupRows > rows) fail(`row groups declare more rows than the file's ${rows}`);
+    for (const cc of rg.columns) {
+      const md = cc.meta_data;
+      if (!md) fail('a column chunk without metadata');
+      const path = md.path_in_schema;
+      if (columns && !columns.includes(path[0])) continue;
+      const shape = leaves.get(path.join('.'));
+      if (!shape) fail(`column ${path.join('.')} is not in the schema`);
+      const start = Number(md.dictionary_page_offset ?? md.data_page_offset);
+      const dataStart = Number(md.data_page_offset);
+      const len = Number(md.total_compressed_size);
+      const end = start + len;
+      if (!(start >= 4) || !(dataStart >= start) || !(len >= 0) || end > footerStart) {
+        fail(`column ${path.join('.')}: its chunk (bytes ${start}–${end}) is outside the file's ${footerStart} bytes of pages`);
+      }
+      const flat = shape.maxRep === 0;
+      let seen = 0;
+      const r: Reader = { view, offset: start };
+      while (flat ? seen < rgRows : r.offset < end - 1) {
+        if (r.offset >= end) fail(`column ${path.join('.')}: its pages end after ${seen} of ${rgRows} rows`);
+        const sub: Reader = { view: new DataView(buf, r.offset, end - r.offset), offset: 0 };
+        const ph = parquetHeader(sub);
+        r.offset += sub.offset;
+        const csize = ph.compressed_page_size;
+        const usize = ph.uncompressed_page_size;
+        if (!(csize >= 0) || r.offset + csize > end) fail(`column ${path.join('.')}: a page of ${csize} bytes passes the end of its chunk`);
+        if (!(usize >= 0)) fail(`column ${path.join('.')}: a page declares ${usize} uncompressed bytes`);
+        const codec = md.codec;
+        if (codec === 'UNCOMPRESSED' && usize !== csize && ph.type !== 'DATA_PAGE_V2') fail(`column ${path.join('.')}: an uncompressed page of ${csize} bytes declares ${usize}`);
+        // SNAPPY's densest element is a 3-byte copy of 64 bytes
+        if (codec === 'SNAPPY' && usize > 22 * csize + 64) fail(`column ${path.join('.')}: a SNAPPY page of ${csize} bytes declares ${usize} (more than SNAPPY can expand to)`);
+        const pageStart = r.offset;
+        r.offset += csize;
+        if (ph.type === 'DICTIONARY_PAGE') {
+          const n = ph.dictionary_page_header?.num_values ?? 0;
+          const min = FIXED_WIDTH[shape.type] ?? (shape.type === 'FIXED_LEN_BYTE_ARRAY' ? Math.max(1, shape.typeLength) : shape.type === 'BOOLEAN' ? 1 / 8 : 4);
+          if (!(n >= 0) || n * min > usize) fail(`column ${path.join('.')}: a dictionary of ${n} values in ${usize} bytes`);
+          continue;
+        }
+        const v1 = ph.data_page_header;
+        const v2 = ph.data_page_header_v2;
+        if (!v1 && !v2) continue; // index pages: skipped by the decoder
+        const n = (v1 ?? v2)!.num_values;
+        if (!(n >= 0)) fail(`column ${path.join('.')}: a page declares ${n} values`);
+        values += n;
+        if (values > PARQUET_LIMITS.maxValues) fail(`more than ${PARQUET_LIMITS.maxValues.toLocaleString('en-US')} values declared`);
+        const pageRows = v2 ? v2.num_rows : n;
+        if (flat && pageRows > rgRows - seen) fail(`column ${path.join('.')}: a page declares ${pageRows} values where ${rgRows - seen} of the row group's ${rgRows} rows are left`);
+        seen += flat ? pageRows : 0;
+        checkPage(buf, pageStart, csize, usize, ph, codec, shape, path.join('.'));
+      }
+    }
+  }
+  if (groupRows !== rows) fail(`row groups hold ${groupRows} rows, the file declares ${rows}`);
+  return meta;
+}
+
+type Header = ReturnType<typeof parquetHeader>;
+
+/** The levels and dictionary indices of one data page: runs within the declared values and bytes. */
+function checkPage(buf: ArrayBuffer, at: number, csize: number, usize: number, ph: Header, codec: string, shape: ColumnShape, name: string): void {
+  const raw = new Uint8Array(buf, at, csize);
+  let page: Uint8Array;
+  let r: Reader;
+  let nulls = 0;
+  let encoding: string;
+  let n: number;
+  if (ph.data_page_header) {
+    const h = ph.data_page_header;
+    n = h.num_values;
+    encoding = h.encoding;
+    page = decompress(raw, usize, codec, name);
+    r = { view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: 0 };
+    const levels = (max: number, count: boolean): number => {
+      if (!max) return 0;
+      if (r.offset + 4 > page.length) fail(`column ${name}: levels pass the end of a page`);
+      const len = r.view.getUint32(r.offset, true);
+      r.offset += 4;
+      const end = r.offset + len;
+      if (end > page.length) fail(`column ${name}: levels of ${len} bytes in a page of ${page.length}`);
+      const hits = walkHybrid(r, end, bitWidth(max), n, count ? max : undefined);
+      r.offset = end;
+      return hits;
+    };
+    levels(shape.maxRep, false);
+    nulls = shape.maxDef ? n - levels(shape.maxDef, true) : 0;
+  } else {
+    const h = ph.data_page_header_v2!;
+    n = h.num_values;
+    encoding = h.encoding;
+    const rl = h.repetition_levels_byte_length;
+    const dl = h.definition_levels_byte_length;
+    if (!(rl >= 0 && dl >= 0) || rl + dl > csize) fail(`column ${name}: levels of ${rl + dl} bytes in a page of ${csize}`);
+    if (!(h.num_nulls >= 0 && h.num_nulls <= n)) fail(`column ${name}: ${h.num_nulls} nulls of ${n} values`);
+    const lv: Reader = { view: new DataView(buf, at, rl + dl), offset: 0 };
+    if (shape.maxRep) walkHybrid(lv, rl, bitWidth(shape.maxRep), n);
+    lv.offset = rl;
+    if (shape.maxDef) walkHybrid(lv, rl + dl, bitWidth(shape.maxDef), n);
+    nulls = h.num_nulls;
+    const rest = raw.subarray(rl + dl);
+    const usizeValues = usize - rl - dl;
+    if (usizeValues < 0) fail(`column ${name}: a page declares fewer bytes than its levels`);
+    if (codec === 'SNAPPY' && usizeValues > 22 * rest.length + 64) fail(`column ${name}: a SNAPPY page of ${rest.length} bytes declares ${usizeValues}`);
+    page = h.is_compressed !== false && usizeValues ? decompress(rest, usizeValues, codec, name) : rest;
+    r = { view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: 0 };
+  }
+  const present = n - nulls;
+  const left = page.length - r.offset;
+  if (encoding === 'PLAIN') {
+    const w = FIXED_WIDTH[shape.type];
+    const need = shape.type === 'BOOLEAN' ? Math.ceil(present / 8) : shape.type === 'FIXED_LEN_BYTE_ARRAY' ? present * shape.typeLength : w ? present * w : present * 4;
+    if (need > left) fail(`column ${name}: ${present} PLAIN values need ${need} bytes, the page has ${left}`);
+  } else if (encoding === 'RLE_DICTIONARY' || encoding === 'PLAIN_DICTIONARY' || (encoding === 'RLE' && shape.type !== 'BOOLEAN')) {
+    if (present && left < 1) fail(`column ${name}: dictionary indices missing`);
+    if (present) {
+      const width = r.view.getUint8(r.offset++);
+      if (width > 32) fail(`column ${name}: dictionary indices of ${width} bits`);
+      if (width) walkHybrid(r, page.length, width, present);
+    }
+  } else if (encoding === 'RLE') {
+    // booleans: a 4-byte length, then the hybrid stream (v1); the stream only (v2)
+    if (ph.data_page_header) {
+      if (left < 4) fail(`column ${name}: boolean values missing`);
+      r.offset += 4;
+    }
+    walkHybrid(r, page.length, 1, present);
+  } else if (encoding === 'BYTE_STREAM_SPLIT') {
+    const w = FIXED_WIDTH[shape.type] ?? shape.typeLength;
+    if (present * w > left) fail(`column ${name}: ${present} values need ${present * w} bytes, the page has ${left}`);
+  } else if (encoding.startsWith('DELTA')) {
+    // each value costs at least one bit of a miniblock; the block headers alone bound the rest
+    if (present > left * 8 + 64) fail(`column ${name}: ${present} delta-encoded values in ${left} bytes`);
+  }
+}
+
+function decompress(raw: Uint8Array, usize: number, codec: string, name: string): Uint8Array {
+  if (codec === 'UNCOMPRESSED') return raw;
+  if (codec === 'SNAPPY') {
+    const out = new Uint8Array(usize);
+    snappyUncompress(raw, out);
+    return out;
+  }
+  fail(`column ${name}: unsupported compression ${codec}`);
+}
+
+/** A column's values: `uniq[idx[row]]` (repeated strings sent once between threads). */
+export interface ParquetColumn {
+  uniq: unknown[];
+  idx: Int32Array;
+}
+
+export interface ParquetColumns {
+  names: string[];
+  rows: number;
+  columns: Record<string, ParquetColumn>;
+}
+
+/** Rows, one object at a time (shared strings stay shared). */
+export function rowsOf(t: ParquetColumns): { length: number; at(i: number): Record<string, unknown> } {
+  const cols = Object.entries(t.columns);
+  return {
+    length: t.rows,
+    at(i) {
+      const row: Record<string, unknown> = {};
+      for (const [name, c] of cols) row[name] = c.uniq[c.idx[i]];
+      return row;
+    },
+  };
+}
+
+interface Pending {
+  resolve: (v: ParquetColumns) => void;
+  reject: (e: Error) => void;
+}
+
+let worker: Worker | undefined;
+const pending = new Map<number, Pending>();
+let seq = 0;
+/** An idle parse thread is ended after this long (its heap is freed; the next read starts one). */
+const IDLE_MS = 30_000;
+let idle: NodeJS.Timeout | undefined;
+
+function workerOptions(): { script: string; eval: boolean } {
+  const js = join(__dirname, 'parquet-worker.js');
+  if (existsSync(js)) return { script: js, eval: false };
+  // Running from the TypeScript sources (tests through tsx): the thread registers tsx first.
+  const ts = join(__dirname, 'parquet-worker.ts');
+  return { script: `require('tsx/cjs/api').register(); require(${JSON.stringify(ts)});`, eval: true };
+}
+
+function getWorker(): Worker {
+  if (worker) return worker;
+  const o = workerOptions();
+  const w = new Worker(o.script, {
+    eval: o.eval,
+    resourceLimits: { maxOldGenerationSizeMb: PARQUET_LIMITS.workerHeapMb, maxYoungGenerationSizeMb: 64 },
+  });
+  worker = w;
+  w.on('message', (m: { seq: number; value?: ParquetColumns; error?: string }) => {
+    const p = pending.get(m.seq);
+    if (!p) return;
+    pending.delete(m.seq);
+    if (m.error !== undefined) p.reject(new Error(m.error));
+    else p.resolve(m.value!);
+    if (!pending.size) {
+      w.unref();
+      clearTimeout(idle);
+      idle = setTimeout(() => {
+        if (worker === w && !pending.size) {
+          worker = undefined;
+          void w.terminate();
+        }
+      }, IDLE_MS);
+      idle.unref();
+    }
+  });
+  const die = (why: string): void => {
+    if (worker === w) worker = undefined;
+    for (const p of pending.values()) p.reject(new Error(why));
+    pending.clear();
+  };
+  w.on('error', (e: Error & { code?: string }) =>
+    die(e.code === 'ERR_WORKER_OUT_OF_MEMORY' ? `decoding needs more than the parse thread's ${PARQUET_LIMITS.workerHeapMb} MB` : `the parse thread failed: ${e.message}`),
+  );
+  w.on('exit', (code) => die(`the parse thread exited (code ${code})`));
+  return w;
+}
+
+/**
+ * The top-level `columns` (all when undefined) of the parquet file at `file`, parsed and checked
+ * in a worker thread with a bounded heap (module header). Rejects with what is wrong.
+ */
+export function readParquetColumns(file: string, columns?: string[]): Promise<ParquetColumns> {
+  clearTimeout(idle);
+  const w = getWorker();
+  w.ref();
+  const id = seq++;
+  return new Promise((resolve, reject) => {
+    pending.set(id, { resolve, reject });
+    w.postMessage({ seq: id, file, columns });
+  });
+}
