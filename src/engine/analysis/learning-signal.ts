@@ -15,7 +15,7 @@ export type { LearningSignal, OperatorOutcome } from './health-types';
 export const SIGNAL_EPS = 1e-9;
 
 /**
- * Roll-outs whose effective GRPO advantage A_i · w_q is non-zero (A_i of eq. docs/contract.md#grpo-view, w_q the
+ * Roll-outs whose effective GRPO advantage A_i · w_q is non-zero (A_i of docs/contract.md#grpo-view, w_q the
  * loss weight: CoRE's / EC's gate, 1 for the voting operators).
  */
 export function signalRollouts(r: OperatorResult): number {
