@@ -196,8 +196,9 @@ test('followed (the index behind watch and the extension): an unreadable file is
     while (!idx.groups().some((g) => g.questionId === 'c') && Date.now() - t0 < 8000) await new Promise((r) => setTimeout(r, 25));
     appendFileSync(join(dir, '1.jsonl'), jsonl([groupRec(1, 'a2', 2)]));
     while (!idx.groups().some((g) => g.questionId === 'a2') && Date.now() - t0 < 8000) await new Promise((r) => setTimeout(r, 25));
-    // the order a fresh read gives (file order, then line): a2 is in 1.jsonl
-    assert.deepEqual(idx.groups().map((g) => g.questionId), ['a', 'a2', 'c']);
+    // every readable group is there (the order of an appended group against a later file's is
+    // not the point here: it depends on whether the watcher saw an append or a rewrite)
+    assert.deepEqual(idx.groups().map((g) => g.questionId).sort(), ['a', 'a2', 'c']);
     const errs = notices.filter((n) => n.level === 'error');
     assert.equal(errs.length, 1, JSON.stringify(errs)); // once, not on every rescan
     assert.equal(errs[0].file, bad);
