@@ -58,9 +58,12 @@ def test_wheel_in_a_fresh_venv_scores_without_a_checkout(wheel, tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     py = str(venv / "bin" / "python")
-    # The wheel and its pinned Node.js from the package index (pip's cache makes reruns quick).
+    # The wheel and its pinned Node.js from the package index (pip's cache makes reruns quick). No
+    # PYTHONPATH: the framework stage puts the checkout's python/ on it, whose build metadata would
+    # make pip take the package as installed already.
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
     r = subprocess.run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", wheel],
-                       capture_output=True, text=True, timeout=900)
+                       capture_output=True, text=True, timeout=900, env=clean)
     assert r.returncode == 0, r.stderr
     work = tmp_path / "elsewhere"
     work.mkdir()
