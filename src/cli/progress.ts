@@ -27,9 +27,9 @@ export class Progress {
     this.interval = tty ? 120 : 2000;
   }
 
-  /** One more group done. */
-  tick(): void {
-    this.groups++;
+  /** One more group done (or `k` more). */
+  tick(k = 1): void {
+    this.groups += k;
     const now = Date.now();
     if (now - this.last < this.interval) return;
     this.last = now;

@@ -10,10 +10,11 @@ import type { Group } from '../../engine/types.js';
 import { entryOfGroup, readRun, type ReadRunOptions } from '../read-run.js';
 import { listRunFiles } from '../walk.js';
 import type { Notice, NoticeSink } from '../types.js';
-import { CacheWriter, cacheDir, cacheKey, checkCache, replayCache } from './run-cache.js';
+import { CacheWriter, cacheDir, cacheKey, checkCache, replayCache, type Footer } from './run-cache.js';
 import { fileIdentity, sameIdentity, type FileIdentity } from './identity.js';
 
-export { cacheDir, cacheKey, checkCache, readCachedGroup, replayCache, CACHE_FORMAT, type Footer } from './run-cache.js';
+export { cacheDir, cacheKey, checkCache, readCachedGroup, replayCache, RecordReader, CACHE_FORMAT, type Footer } from './run-cache.js';
+export { decodeFeatures, type RecordFeatures } from './record.js';
 export { fileIdentity, type FileIdentity } from './identity.js';
 
 /** A group on its way through the CLI: `prepared` when its features are known (cached), `fillCache` while the cache is written. */
@@ -30,10 +31,12 @@ export interface CachedRun {
   groups: AsyncGenerator<CachedGroup>;
   /** Hands a group back once its work is done (in the run's order): its features go to the cache. */
   done(g: CachedGroup): void;
-  /** The run was read to its end: the cache is written (when every group was prepared, no read error, no file changed meanwhile). */
-  finish(): void;
+  /** The run was read to its end: the cache is written (when every group was prepared, no read error, no file changed meanwhile); its footer, or undefined. */
+  finish(): Footer | undefined;
   /** The cache file. */
   file: string;
+  /** A hit's footer (the groups, roll-outs and files it describes). */
+  footer?: Footer;
 }
 
 async function identities(path: string): Promise<{ list: FileIdentity[]; notices: Notice[] } | undefined> {
@@ -58,9 +61,16 @@ export async function openRunCache(path: string, onNotice: NoticeSink, read: Rea
     const c = checkCache(file, key, before.list);
     if (c.ok) {
       const footer = c.footer;
+      // the lines the first read counted and skipped: a hit exits as that read did (3 on skipped lines)
+      if (read.stats) {
+        read.stats.lines += footer.stats.lines;
+        read.stats.skipped += footer.stats.skipped;
+        for (const f of footer.files) read.stats.totalBytes += f.size;
+      }
       return {
         state: 'hit',
         file,
+        footer,
         groups: (async function* () {
           for (const n of footer.notices) onNotice(n);
           yield* replayCache(file, footer);
@@ -99,11 +109,11 @@ export async function openRunCache(path: string, onNotice: NoticeSink, read: Rea
       writer.add(e!, e ? g.prepared : undefined);
     },
     finish() {
-      if (!writer || !before) return;
+      if (!writer || !before) return undefined;
       const w = writer;
       writer = undefined;
-      // a run with skipped lines exits 3: a cache hit, which reads no line, must not hide them
-      if (errors > 0 || (read.stats && read.stats.skipped > 0)) w.abandon();
+      // a group not read or not scored: the cache would not hold the run
+      if (errors > 0) w.abandon();
       // a file that changed while it was read: its cache would not describe what was read
       const after = before.list.map((f) => {
         try {
@@ -114,9 +124,11 @@ export async function openRunCache(path: string, onNotice: NoticeSink, read: Rea
       });
       if (after.some((a, i) => !a || !sameIdentity(a, before.list[i]))) w.abandon();
       try {
-        w.commit(before.list, notices);
+        // the lines read and skipped are kept: a hit reports them (and exits 3) as this read does
+        return w.commit(before.list, notices, { lines: read.stats?.lines ?? 0, skipped: read.stats?.skipped ?? 0 });
       } catch (err) {
         onNotice({ level: 'info', message: `${file}: cannot write the cache (${(err as Error).message})`, file });
+        return undefined;
       }
     },
   };
