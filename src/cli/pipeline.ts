@@ -1,6 +1,6 @@
 // Per-group work of `score` and `sweep`, the same in-process and in a worker thread.
 
-import { RecordReader, decodeFeatures, preparedOf } from '../logs/cache';
+import { RecordReader, decodeFeatures, preparedOf, type CachedGroup } from '../logs/cache';
 import {
   answersEqual,
   configuredOperatorOf,
@@ -40,9 +40,15 @@ export function matchesTruth(label: string | null, truth: string | null | undefi
   return all.some((t) => answersEqual(label, t));
 }
 
-/** `done`: steps of the preparation already computed (see prepareGroup). */
+/**
+ * `done`: steps of the preparation already computed (see prepareGroup). A group read through the
+ * run's cache has its features (or gets them, all of them, while the cache is written): preparedOf.
+ */
 export function scoreWith(group: Group, job: ScoreJob, ctx: RunContext, done?: PreparedParts): GroupScore {
-  return scoreGroup(prepareGroup(group, { reasoning: reasoningFor(group, job), maxGroupSize: job.maxGroupSize }, done), { operators: job.operators, params: job.params, configuredOperator: job.configuredOperator }, ctx);
+  const c = group as CachedGroup;
+  const opts = { reasoning: reasoningFor(group, job), maxGroupSize: job.maxGroupSize };
+  const g = c.prepared || c.fillCache ? preparedOf(c, opts) : prepareGroup(group, opts, done);
+  return scoreGroup(g, { operators: job.operators, params: job.params, configuredOperator: job.configuredOperator }, ctx);
 }
 
 /** The reasoning cosines are needed by the operators asked for, or by the configured one (the mismatch check). */

@@ -312,13 +312,16 @@ export async function runScore(argv: string[], io: CliIO): Promise<number> {
   // functions twice, ~0.1 CPU s of a short run), and every operator's state stays on the main
   // thread. Without them there is nothing heavy to share: the worker scores whole groups.
   const split = needsReasoning(job.operators);
+  const noCache = flagBool(a, 'no-cache') || shard !== undefined;
   const { groups } = await forEachGroup(
     path,
     outcome.notice,
     jobsFrom(flagString(a, 'jobs')),
     (g) => scoreLine(g, job, ctx),
     (g): Remote<string> => {
-      if (!split) return { request: { kind: 'score', group: g, job } };
+      // a group with its features from the cache, or whose features go to the cache: a whole group
+      const c = g as CachedGroup;
+      if (!split || c.prepared || c.fillCache) return { request: { kind: 'score', group: g, job } };
       const answers = groupAnswers(g);
       return {
         request: { kind: 'cosines', texts: g.rollouts.map((r) => r.response ?? ''), members: answers.classes.map((c) => c.members) },
@@ -335,8 +338,11 @@ export async function runScore(argv: string[], io: CliIO): Promise<number> {
       maxGroupSize,
       backlog: split ? COSINES_BACKLOG : undefined,
       keep: shard?.keep,
-      // The cosines carry no state; whole groups do only with MS-TTRL (operators unset: all).
-      rescore: split || (job.operators !== undefined && !job.operators.includes('msttrl')),
+      // the same cache as report, sweep and health (never for stdin nor a shard: forEachGroup)
+      cache: noCache ? undefined : {},
+      // The cosines carry no state; whole groups (always through the cache) do only with MS-TTRL
+      // (operators unset: all).
+      rescore: (split && (noCache || path === '-')) || (job.operators !== undefined && !job.operators.includes('msttrl')),
     },
   );
   if (shard && groups > 0) io.stdout.write(shard.trailer() + '\n');
