@@ -13,8 +13,8 @@ import { Outcome } from './outcome';
 import { safeText } from '../logs/safe-text';
 
 export interface IndexResult {
-  /** 'hit': the cache was valid; 'built': written now; 'failed': not written (a read error, a group not prepared, the folder not writable). */
-  state: 'hit' | 'built' | 'failed';
+  /** 'hit': the cache was valid; 'built': written now; 'extended': the lines appended to the run's last file added; 'failed': not written (a read error, a group not prepared, the folder not writable). */
+  state: 'hit' | 'built' | 'extended' | 'failed';
   file: string;
   footer?: Footer;
   groups: number;
@@ -50,10 +50,13 @@ export async function indexRun(
     (g) => ({ request: { kind: 'index', group: g, maxGroupSize } }),
     () => opts.onGroup?.(),
     undefined,
-    { read: opts.read, maxGroupSize, cache: opts.cache, opened, rescore: true },
+    { read: opts.read, maxGroupSize, cache: opts.cache, opened, onlyNew: true, rescore: true },
   );
   const footer = cache?.footer;
-  return { state: footer ? 'built' : 'failed', file: opened.file, footer, groups, bytesRead: (opts.read.stats?.bytes ?? 0) - before, bytesReused: 0 };
+  const bytesRead = (opts.read.stats?.bytes ?? 0) - before;
+  // an extension read the appended bytes only: the rest of the run's bytes were reused
+  const bytesReused = opened.state === 'extend' && footer ? footer.files.reduce((a, f) => a + f.size, 0) - bytesRead : 0;
+  return { state: footer ? (opened.state === 'extend' ? 'extended' : 'built') : 'failed', file: opened.file, footer, groups: footer?.groups ?? groups, bytesRead, bytesReused };
 }
 
 const mib = (b: number): string => `${(b / 1048576).toFixed(b < 10 * 1048576 ? 1 : 0)} MiB`;
@@ -92,7 +95,7 @@ export async function runIndex(argv: string[], io: CliIO): Promise<number> {
   };
   if (flagBool(a, 'json')) io.stdout.write(JSON.stringify(summary) + '\n');
   else if (footer) {
-    const what = r.state === 'hit' ? 'unchanged, cache reused' : 'cache written';
+    const what = r.state === 'hit' ? 'unchanged, cache reused' : r.state === 'extended' ? 'appended lines added to the cache' : 'cache written';
     io.stdout.write(
       `${safeText(path)}: ${what}: ${plural(summary.files, 'file')}, ${plural(footer.groups, 'group')}, ${plural(footer.rollouts, 'roll-out')}; ${mib(r.bytesRead)} read, ${mib(r.bytesReused)} reused; cache ${mib(cacheBytes)} (${safeText(r.file)})\n`,
     );

@@ -110,8 +110,9 @@ export async function forEachGroup<T>(
      * shard, whose cache would hold only its own groups).
      */
     cache?: RunCacheOptions;
-    /** The run's cache, already opened (a miss) by the caller. */
+    /** The run's cache, already opened (a miss or an extension) by the caller; with `onlyNew`, only the groups read from the files are handled (building the cache). */
     opened?: CachedRun;
+    onlyNew?: boolean;
     /**
      * A worker keeps no per-question state for this work (no MS-TTRL, or only the cosines): the
      * groups a dead worker held are re-scored on the main thread and its questions move on.
@@ -119,7 +120,7 @@ export async function forEachGroup<T>(
      */
     rescore?: boolean;
   } = {},
-): Promise<{ groups: number; cache?: { state: 'hit' | 'miss'; file: string; footer?: Footer } }> {
+): Promise<{ groups: number; cache?: { state: CachedRun['state']; file: string; footer?: Footer } }> {
   const workers = jobs >= 2 ? jobs - 1 : jobs;
   // With one job the single worker takes every group; with more, the main thread scores too.
   const mainScores = jobs >= 2;
@@ -155,7 +156,7 @@ export async function forEachGroup<T>(
     onNotice(groupFailed(g, e));
     cached?.done(g as CachedGroup & { prepared?: undefined });
   };
-  if (cached?.state === 'miss') {
+  if (cached && cached.state !== 'hit') {
     // While the cache is written a worker computes the group's whole features and sends them back with the value.
     const userRemote = remote;
     remote = (g) => {
@@ -248,7 +249,7 @@ export async function forEachGroup<T>(
     } else enqueue(g, submit(i, g));
   };
   try {
-    const source = cached ? cached.groups : readRun(path, onNotice, stdin ? { ...readOpts, stdin: stdin as Readable } : readOpts);
+    const source = cached ? (opts.onlyNew && cached.fresh ? cached.fresh : cached.groups) : readRun(path, onNotice, stdin ? { ...readOpts, stdin: stdin as Readable } : readOpts);
     for await (const g of source) {
       groups++;
       if (opts.keep && !opts.keep(g)) continue;

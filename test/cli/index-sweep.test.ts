@@ -3,13 +3,15 @@
 // same totals as scoring the run group by group, on any number of threads.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { PassThrough, Writable } from 'node:stream';
 import { runIndex } from '../../src/cli/index-run.js';
-import { runSweep } from '../../src/cli/score.js';
+import { runScore, runSweep } from '../../src/cli/score.js';
+import { runReport } from '../../src/cli/report.js';
+import { runHealth } from '../../src/cli/health.js';
 import { ShardState, addStats, emptyStats, sweepGroup, type SweepJob } from '../../src/cli/pipeline.js';
 import { UsageError, commandHelp } from '../../src/cli/args.js';
 import { operatorSpec } from '../../src/engine/index.js';
@@ -169,3 +171,94 @@ test('sweep writes each setting as soon as it is done, not all settings at the e
   assert.equal(seen.length, 10);
   assert.deepEqual(seen, Array.from({ length: 10 }, (_, k) => 12 * (k + 1)), 'setting k written after its own 12 runs, before the next setting');
 });
+
+test('an appended file extends its cached index from where it stopped; other changes read the run again', async () => {
+  const dir = tmp('cl-append-run-');
+  const cache = tmp('cl-append-cache-');
+  const qs = (s: number, names: string[]) => jsonl(names.map((q, k) => group(s, q, ['1', '2', '1', String(k % 3), '1', '2'], '1')));
+  write(dir, 'step1.jsonl', qs(1, ['q1', 'q2', 'q3']));
+  write(dir, 'step2.jsonl', qs(2, ['q1', 'q2']));
+  const index = async (): Promise<Record<string, number | string>> => {
+    const r = await cli(runIndex, [dir, '--json', '--jobs', '0'], cache);
+    assert.equal(r.code, 0, r.err);
+    return JSON.parse(r.out) as Record<string, number | string>;
+  };
+  const size = (f: string) => statSync(join(dir, f)).size;
+  assert.equal((await index()).state, 'built');
+  const cacheFile = join(cache, readdirSync(cache)[0]);
+
+  // lines appended to the last file, the last of them not yet terminated
+  const before = size('step2.jsonl');
+  // (a writer half-way through a line: a complete JSON object without its newline would be read)
+  const partial = JSON.stringify(group(2, 'q5', ['1', '1'], '1'));
+  const added = qs(2, ['q3', 'q4']) + partial.slice(0, 40);
+  appendFileSync(join(dir, 'step2.jsonl'), added);
+  let s = await index();
+  assert.equal(s.state, 'extended');
+  assert.equal(s.groups, 7, 'the two complete new groups');
+  assert.equal(s.bytes_read, Buffer.byteLength(added), 'only the appended bytes are read');
+  assert.equal(s.bytes_reused, size('step1.jsonl') + before);
+  assert.equal(s.cache_file, cacheFile, 'the same cache file, extended in place');
+  await sameAsFresh(dir, cache);
+
+  // the unterminated line completed: read on from its start
+  appendFileSync(join(dir, 'step2.jsonl'), partial.slice(40) + '\n' + qs(3, ['q1']));
+  const grown = size('step2.jsonl');
+  s = await index();
+  assert.equal(s.state, 'extended');
+  assert.equal(s.groups, 9, 'q5 and step 3\'s q1');
+  assert.equal(s.bytes_read, grown - before - Buffer.byteLength(qs(2, ['q3', 'q4'])), 'from the incomplete line on');
+  await sameAsFresh(dir, cache);
+  assert.equal((await index()).state, 'hit');
+
+  // not an extension: an earlier file appended to, a duplicate group appended, the last file truncated or replaced
+  const total = () => size('step1.jsonl') + size('step2.jsonl');
+  const changes: Array<[string, () => void]> = [
+    ['an earlier file appended to', () => appendFileSync(join(dir, 'step1.jsonl'), qs(1, ['q9']))],
+    ['a group already cached, appended again', () => appendFileSync(join(dir, 'step2.jsonl'), qs(2, ['q1']))],
+    ['the last file truncated', () => truncateSync(join(dir, 'step2.jsonl'), size('step2.jsonl') - 10)],
+    ['the last file replaced by a longer one', () => writeFileSync(join(dir, 'step2.jsonl'), qs(2, ['q1', 'q2', 'q3', 'q4', 'q6']))],
+  ];
+  for (const [what, change] of changes) {
+    change();
+    s = await index();
+    assert.equal(s.state, 'built', what);
+    assert.equal(s.bytes_read, total(), `${what}: the whole run read`);
+    await sameAsFresh(dir, cache);
+  }
+});
+
+test('a foreign or corrupt cache under the run\'s name is rebuilt by index, never extended', async () => {
+  const dir = tmp('cl-append-run-');
+  const cache = tmp('cl-append-cache-');
+  write(dir, 'run.jsonl', jsonl([group(1, 'q1', ['1', '1', '2'], '1')]));
+  await cli(runIndex, [dir, '--jobs', '0'], cache);
+  const file = join(cache, readdirSync(cache)[0]);
+  const good = readFileSync(file);
+  appendFileSync(join(dir, 'run.jsonl'), jsonl([group(1, 'q2', ['3', '3', '2'], '3')]));
+  const flipped = Buffer.from(good);
+  flipped[40] ^= 0x10;
+  for (const bytes of [flipped, Buffer.from('not a cache at all'.repeat(10))]) {
+    writeFileSync(file, bytes);
+    const r = await cli(runIndex, [dir, '--json', '--jobs', '0'], cache);
+    assert.equal((JSON.parse(r.out) as { state: string }).state, 'built');
+    assert.match(r.err, /cache not used \((its records do not match their checksum \(corrupt\)|not a consensus-lens cache of this format)\)/);
+    await sameAsFresh(dir, cache);
+  }
+});
+
+/** score, report, sweep and health through the cache print what they print without it. */
+async function sameAsFresh(dir: string, cache: string): Promise<void> {
+  const commands: Array<[typeof runScore, string[]]> = [
+    [runScore, ['--operators', 'majority,ec,core']],
+    [runReport, []],
+    [runSweep, ['--kappa', '0.2,0.8', '--operators', 'core,majority']],
+    [runHealth, ['--json']],
+  ];
+  for (const [f, args] of commands) {
+    const cached = await cli(f, [dir, ...args, '--jobs', '0'], cache);
+    const fresh = await cli(f, [dir, ...args, '--jobs', '0', '--no-cache'], cache);
+    assert.equal(cached.code, fresh.code, `${f.name}: ${cached.err}`);
+    assert.equal(cached.out, fresh.out, `${f.name}: through the cache`);
+  }
+}

@@ -24,14 +24,15 @@
 // group, the SHA-1 of the records) and a fixed trailer. See ARCHITECTURE.md (Decisions) for why
 // not JSON lines or SQLite.
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync, mkdirSync, fstatSync } from 'node:fs';
+import { closeSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, rmSync, writeSync, mkdirSync, fstatSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { PreparedGroup } from '../../engine/prepare.js';
 import type { Group } from '../../engine/types.js';
 import type { GroupEntry } from '../entries.js';
 import { entryToGroup, rolloutsOf } from '../entries.js';
-import type { Notice } from '../types.js';
+import type { GroupKey, Notice } from '../types.js';
+import type { FileReadState } from '../read-run.js';
 import { fileIdentity, sameIdentity, type FileIdentity } from './identity.js';
 import { decodeEntry, decodeFeatures, encodeRecord, recordHeader } from './record.js';
 
@@ -52,9 +53,14 @@ export interface Footer {
   rollouts: number;
   /** Byte offset of each record (after MAGIC). */
   offsets: number[];
+  /** Each group's key (src/logs/types.ts groupKey), in the run's order: an appended line naming one of them means the run is read again. */
+  keys: GroupKey[];
+  /** Where the read of each file stopped (files[i]): an appended file is read on from there. */
+  reads: (FileReadState | null)[];
   /** End of the records. */
   end: number;
-  sha1: string;
+  /** The records in segments (the first write, then each extension), each with its SHA-1. */
+  segments: { end: number; sha1: string }[];
 }
 
 /** The cache folder: configurable by environment, outside every run folder. */
@@ -69,7 +75,8 @@ export function cacheKey(run: string, options: Record<string, unknown>): string 
   return createHash('sha256').update(JSON.stringify([CACHE_FORMAT, resolve(run), options])).digest('hex');
 }
 
-export type CacheCheck = { ok: true; footer: Footer } | { ok: false; why: string };
+/** `footer` with 'stale': a whole cache of other files (maybe the same files, one of them appended to). */
+export type CacheCheck = { ok: true; footer: Footer } | { ok: false; why: string; footer?: Footer };
 
 /** Reads and checks a cache file's footer, and that its records hash to it. */
 export function checkCache(file: string, key: string, files: FileIdentity[]): CacheCheck {
@@ -98,18 +105,33 @@ export function checkCache(file: string, key: string, files: FileIdentity[]): Ca
       return { ok: false, why: 'its footer is not JSON' };
     }
     if (footer.format !== CACHE_FORMAT || footer.key !== key) return { ok: false, why: 'written for another run or format' };
-    if (footer.end !== size - 12 - flen || !footer.stats || !Array.isArray(footer.offsets) || footer.offsets.length !== footer.groups) return { ok: false, why: 'its footer does not match its size' };
-    if (!sameFiles(footer.files, files)) return { ok: false, why: 'stale' };
-    // the records hash to the footer's SHA-1 (a flipped byte is a rebuild, never a wrong number)
-    const h = createHash('sha1');
+    const shaped =
+      footer.end === size - 12 - flen &&
+      footer.stats &&
+      Array.isArray(footer.offsets) &&
+      footer.offsets.length === footer.groups &&
+      Array.isArray(footer.keys) &&
+      footer.keys.length === footer.groups &&
+      Array.isArray(footer.reads) &&
+      Array.isArray(footer.files) &&
+      footer.reads.length === footer.files.length &&
+      Array.isArray(footer.segments) &&
+      footer.segments.at(-1)?.end === footer.end;
+    if (!shaped) return { ok: false, why: 'its footer does not match its size' };
+    // the records hash to the footer's SHA-1s (a flipped byte is a rebuild, never a wrong number)
     const buf = Buffer.alloc(1 << 20);
-    for (let pos = MAGIC.length; pos < footer.end; ) {
-      const n = readSync(fd, buf, 0, Math.min(buf.length, footer.end - pos), pos);
-      if (n <= 0) return { ok: false, why: 'truncated' };
-      h.update(buf.subarray(0, n));
-      pos += n;
+    let pos = MAGIC.length;
+    for (const seg of footer.segments) {
+      const h = createHash('sha1');
+      while (pos < seg.end) {
+        const n = readSync(fd, buf, 0, Math.min(buf.length, seg.end - pos), pos);
+        if (n <= 0) return { ok: false, why: 'truncated' };
+        h.update(buf.subarray(0, n));
+        pos += n;
+      }
+      if (h.digest('hex') !== seg.sha1) return { ok: false, why: 'its records do not match their checksum (corrupt)' };
     }
-    if (h.digest('hex') !== footer.sha1) return { ok: false, why: 'its records do not match their checksum (corrupt)' };
+    if (!sameFiles(footer.files, files)) return { ok: false, why: 'stale', footer };
     return { ok: true, footer };
   } finally {
     closeSync(fd);
@@ -217,29 +239,45 @@ export function readCachedGroup(file: string, footer: Footer, i: number): Group 
   }
 }
 
-/** Writes a run's cache as its groups are read; `commit` renames it into place. */
+/**
+ * Writes a run's cache as its groups are read; `commit` renames it into place. With `base` (a
+ * checked cache of the same run whose last file was appended to) it writes only the new groups,
+ * and `commit` appends them to that cache file as a new segment, with a new footer.
+ */
 export class CacheWriter {
   private fd: number;
   private readonly tmp: string;
-  private pos = MAGIC.length;
+  private pos: number;
   private readonly h = createHash('sha1');
-  private readonly offsets: number[] = [];
-  private rollouts = 0;
+  private readonly offsets: number[];
+  private readonly keys: GroupKey[];
+  private rollouts: number;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   private failed = false;
-  /** The cache file's size once committed. */
-  size = 0;
+  /** Where each file's read stopped, as readRun reports it. */
+  private readonly reads = new Map<string, FileReadState>();
 
   constructor(
     private readonly file: string,
     private readonly key: string,
     private readonly run: string,
+    private readonly base?: Footer,
   ) {
     mkdirSync(join(file, '..'), { recursive: true });
     this.tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
     this.fd = openSync(this.tmp, 'w', 0o600);
-    writeSync(this.fd, MAGIC);
+    if (!base) writeSync(this.fd, MAGIC);
+    this.pos = base ? base.end : MAGIC.length;
+    this.offsets = base ? [...base.offsets] : [];
+    this.keys = base ? [...base.keys] : [];
+    this.rollouts = base?.rollouts ?? 0;
+    if (base) base.files.forEach((f, i) => base.reads[i] && this.reads.set(f.path, base.reads[i]!));
+  }
+
+  /** A file's read ended here (ReadRunOptions.onFileRead). */
+  fileRead(s: FileReadState): void {
+    this.reads.set(s.file, s);
   }
 
   /** Appends one group (its entry and prepared features); null features: the cache will not be committed. */
@@ -249,6 +287,7 @@ export class CacheWriter {
     const { version: _v, ...entry } = e;
     const body = encodeRecord(entry, prepared!);
     this.offsets.push(this.pos);
+    this.keys.push(e.key);
     this.h.update(body);
     this.push(body);
     this.pos += body.length;
@@ -273,21 +312,63 @@ export class CacheWriter {
     this.failed = true;
   }
 
-  /** Writes the footer and renames the cache into place, unless abandoned; always closes. Returns the footer, or undefined. */
+  /**
+   * Writes the footer and puts the cache in place, unless abandoned; always closes. Returns the
+   * footer, or undefined. `notices` and `stats`: this read's (an extension adds them to the base's).
+   */
   commit(files: FileIdentity[], notices: Notice[], stats: Footer['stats']): Footer | undefined {
     try {
       if (this.failed) return undefined;
       this.flush();
-      const footer: Footer = { format: CACHE_FORMAT, key: this.key, run: this.run, files, notices, stats, groups: this.offsets.length, rollouts: this.rollouts, offsets: this.offsets, end: this.pos, sha1: this.h.digest('hex') };
+      const base = this.base;
+      const segments = [...(base?.segments ?? []), { end: this.pos, sha1: this.h.digest('hex') }];
+      const footer: Footer = {
+        format: CACHE_FORMAT,
+        key: this.key,
+        run: this.run,
+        files,
+        notices: [...(base?.notices ?? []), ...notices],
+        stats: { lines: (base?.stats.lines ?? 0) + stats.lines, skipped: (base?.stats.skipped ?? 0) + stats.skipped },
+        groups: this.offsets.length,
+        rollouts: this.rollouts,
+        offsets: this.offsets,
+        keys: this.keys,
+        reads: files.map((f) => this.reads.get(f.path) ?? null),
+        end: this.pos,
+        segments,
+      };
       const fb = Buffer.from(JSON.stringify(footer), 'utf8');
       const t = Buffer.alloc(4);
       t.writeUInt32LE(fb.length, 0);
-      writeSync(this.fd, Buffer.concat([fb, t, TRAILER]));
-      fsyncSync(this.fd);
+      const tail = Buffer.concat([fb, t, TRAILER]);
+      if (!base) {
+        writeSync(this.fd, tail);
+        fsyncSync(this.fd);
+        closeSync(this.fd);
+        this.fd = -1;
+        renameSync(this.tmp, this.file);
+        return footer;
+      }
+      // An extension: the new records go where the old footer was, then the new footer. A crash
+      // half-way leaves a cache whose footer is missing or does not hash: rebuilt, never trusted.
       closeSync(this.fd);
       this.fd = -1;
-      renameSync(this.tmp, this.file);
-      this.size = this.pos + fb.length + 12;
+      const src = openSync(this.tmp, 'r');
+      const dst = openSync(this.file, 'r+');
+      try {
+        const buf = Buffer.alloc(1 << 20);
+        let at = base.end;
+        for (let n = readSync(src, buf, 0, buf.length, null); n > 0; n = readSync(src, buf, 0, buf.length, null)) {
+          writeSync(dst, buf, 0, n, at);
+          at += n;
+        }
+        writeSync(dst, tail, 0, tail.length, at);
+        ftruncateSync(dst, at + tail.length);
+        fsyncSync(dst);
+      } finally {
+        closeSync(src);
+        closeSync(dst);
+      }
       return footer;
     } finally {
       if (this.fd >= 0) closeSync(this.fd);
