@@ -7,6 +7,7 @@ import { appendFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import Ajv2020 from 'ajv/dist/2020';
 import { PassThrough, Writable } from 'node:stream';
 import { runIndex } from '../../src/cli/index-run.js';
 import { runScore, runSweep } from '../../src/cli/score.js';
@@ -85,6 +86,8 @@ test('index builds the cache, then finds it unchanged: a summary line, --json, a
   const logBytes = ['step1.jsonl', 'step2.jsonl', 'rollout/3.jsonl'].reduce((a, f) => a + statSync(join(dir, f)).size, 0);
   assert.deepEqual({ ...s, cache_file: typeof s.cache_file, cache_bytes: typeof s.cache_bytes }, { run: dir, state: 'hit', files: 3, groups: 12, rollouts: 88, bytes_read: 0, bytes_reused: logBytes, cache_file: 'string', cache_bytes: 'number' });
   assert.equal(s.cache_bytes, statSync(s.cache_file as string).size);
+  const valid = new Ajv2020({ strict: false }).compile(JSON.parse(readFileSync(join(ROOT, 'docs/schemas/index.schema.json'), 'utf8')));
+  assert.ok(valid(s), JSON.stringify(valid.errors));
   // the progress line, asked for on a pipe
   const rebuilt = await cli(runIndex, [dir, '--progress', '--jobs', '0'], tmp('cl-index-cache-'));
   assert.match(rebuilt.err, /consensus-lens: 12 groups, .* \(done\)\n$/);
