@@ -422,7 +422,7 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
         }
         await sweepFeatures(ix.file, ix.footer, job, jobs, outcome, (k) => {
           operators.forEach((op, o) => io.stdout.write(sweepLine(settings[k], op, totals[k][o]) + '\n'));
-        }, totals);
+        }, totals, ix.state === 'hit');
         return outcome.finish();
       }
     } finally {
@@ -465,7 +465,7 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
  * On `jobs` worker threads, each a part of the groups (contiguous, or by question with MS-TTRL so
  * that its outcome cache sees each question's groups in order); in-process with `--jobs 0`.
  */
-async function sweepFeatures(file: string, footer: Footer, job: SweepJob, jobs: number, outcome: Outcome, onSetting: (k: number) => void, totals: SweepStats[][]): Promise<void> {
+async function sweepFeatures(file: string, footer: Footer, job: SweepJob, jobs: number, outcome: Outcome, onSetting: (k: number) => void, totals: SweepStats[][], countGroups: boolean): Promise<void> {
   const maxGroupSize = job.maxGroupSize ?? DEFAULT_MAX_GROUP_SIZE;
   const threads = Math.max(0, Math.min(jobs, footer.groups));
   const byQuestion = job.operators.includes('msttrl');
@@ -483,7 +483,12 @@ async function sweepFeatures(file: string, footer: Footer, job: SweepJob, jobs: 
     for (const r of results) {
       r.stats.forEach((st, o) => addStats([[totals[k][o]]], [[st]]));
       for (const f of r.failed) outcome.notice({ level: 'error', message: f.message, ...(f.file ? { file: f.file, line: f.line } : {}) });
-      outcome.progress?.tick(r.groups);
+      // the run's groups once (the first setting; unless the pass that built the cache counted them), then the settings done
+      if (k === 0 && countGroups) outcome.progress?.tick(r.groups);
+    }
+    if (outcome.progress) {
+      outcome.progress.settings = { done: k + 1, of: job.settings.length };
+      outcome.progress.tick(0);
     }
     // The gates summed in the run's order, as a group-by-group pass sums them: the same mean
     // whatever the number of threads.

@@ -63,12 +63,11 @@ export async function openRunCache(path: string, onNotice: NoticeSink, read: Rea
   const key = cacheKey(path, { groundTruth: read.groundTruth ?? 'auto' });
   const file = join(opts.dir ?? cacheDir(), `${key}.clc`);
   const before = await identities(path);
-  /** The first read's lines, skipped lines and bytes: a cached run exits as that read did (3 on skipped lines). */
+  /** The first read's lines and skipped lines: a cached run exits as that read did (3 on skipped lines). */
   const replayStats = (footer: Footer) => {
     if (!read.stats) return;
     read.stats.lines += footer.stats.lines;
     read.stats.skipped += footer.stats.skipped;
-    for (const f of footer.files) read.stats.totalBytes += f.size;
   };
   let extend: { base: Footer; last: string; from: FileReadState & { format: LogFormat } } | undefined;
   if (before) {
