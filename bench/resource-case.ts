@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   if (kind === 'score') {
     const out = new PassThrough();
     out.resume();
-    await runScore([path, '--jobs', '0', '--operators', 'majority'], { stdin: new PassThrough(), stdout: out, stderr: new PassThrough().resume() });
+    await runScore([path, '--jobs', '0', '--operators', 'majority', '--no-cache'], { stdin: new PassThrough(), stdout: out, stderr: new PassThrough().resume() });
   } else if (kind === 'index') {
     const idx = await RunIndex.open(path, { follow: false, onNotice: () => undefined });
     idx.close();

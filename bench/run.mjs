@@ -93,7 +93,7 @@ if (want('core')) {
         if (k === 0 || w.name !== 'long') base.sklearn.push(baseline('sklearn'));
         base.numpy.push(baseline('numpy'));
       }
-      for (let j = 0; j < (quick ? 2 : 3); j++) ours.push(timed(process.execPath, [CLI, 'score', file, '--operators', 'core']));
+      for (let j = 0; j < (quick ? 2 : 3); j++) ours.push(timed(process.execPath, [CLI, 'score', file, '--operators', 'core', '--no-cache']));
     }
     const best = (xs, f) => Math.min(...xs.map(f));
     const oursWall = best(ours, (o) => o.wall);
@@ -128,10 +128,11 @@ const coreGroups = quick ? 40 : 200;
 const coreFile = join(DIR, `core-${coreGroups}.jsonl`);
 if (want('sweep') || want('answers')) makeGroups(coreFile, coreGroups);
 
-// 2. An 11-point κ sweep against one scoring pass (both whole CLI processes).
+// 2. An 11-point κ sweep against one scoring pass (both whole CLI processes, from the texts:
+// --no-cache, so a repeat does not read the run's persisted cache instead).
 if (want('sweep')) {
-  const one = scoreWall ?? repeat(3, () => wall(process.execPath, [CLI, 'score', coreFile, '--operators', 'core']).s);
-  const sweep = repeat(quick ? 1 : 3, () => wall(process.execPath, [CLI, 'sweep', coreFile, '--kappa', '0:1:0.1', '--operators', 'core']).s);
+  const one = scoreWall ?? repeat(3, () => wall(process.execPath, [CLI, 'score', coreFile, '--operators', 'core', '--no-cache']).s);
+  const sweep = repeat(quick ? 1 : 3, () => wall(process.execPath, [CLI, 'sweep', coreFile, '--kappa', '0:1:0.1', '--operators', 'core', '--no-cache']).s);
   const ratio = sweep / one;
   results.figures.sweep = { scoreWallS: one, sweepWallS: sweep, ratio };
   row('11-point κ sweep vs one scoring pass', `${sweep.toFixed(2)} s`, `${one.toFixed(2)} s`, `${ratio.toFixed(2)}×`, '≤ 3×', ratio <= 3);
@@ -156,7 +157,7 @@ if (want('big')) {
     await new Promise((r) => out.end(r));
   }
   const rssFile = join(DIR, 'maxrss.txt');
-  const t = wall(process.execPath, ['--require', './bench/maxrss.cjs', CLI, 'score', bigFile, '--operators', 'majority,core'], { env: { CL_MAXRSS_FILE: rssFile } });
+  const t = wall(process.execPath, ['--require', './bench/maxrss.cjs', CLI, 'score', bigFile, '--operators', 'majority,core', '--no-cache'], { env: { CL_MAXRSS_FILE: rssFile } });
   const rssMb = Number(readFileSync(rssFile, 'utf8')) / 1024;
   const sizeMb = statSync(bigFile).size / 2 ** 20;
   results.figures.big = { fileMiB: sizeMb, wallS: t.s, peakRssMiB: rssMb };

@@ -18,7 +18,7 @@ export interface CliIO {
 export class UsageError extends Error {}
 
 /** The commands parsed by this table (equal and extract take answers that may start with "-"). */
-export type Command = 'score' | 'sweep' | 'report' | 'health' | 'compare' | 'watch' | 'serve';
+export type Command = 'score' | 'sweep' | 'report' | 'health' | 'index' | 'compare' | 'watch' | 'serve';
 
 export interface OptionDef {
   type: 'string' | 'boolean';
@@ -30,24 +30,24 @@ export interface OptionDef {
   commands: readonly Command[];
 }
 
-const READERS: readonly Command[] = ['score', 'sweep', 'report', 'health'];
+const READERS: readonly Command[] = ['score', 'sweep', 'report', 'health', 'index'];
 
 /** Every flag that is not an operator parameter: one line each. */
 export const OPTIONS: Readonly<Record<string, OptionDef>> = {
   operators: { type: 'string', value: 'LIST', help: `operators to run, comma-separated (${OPERATOR_IDS.join(',')})`, default: (c) => (c === 'sweep' ? 'core' : 'every operator the log allows'), commands: ['score', 'sweep', 'report', 'watch'] },
   'configured-operator': { type: 'string', value: 'OP', help: 'the operator the run trained with, for the reward-mismatch check', default: 'the one each group logs ("operator"), else majority', commands: ['score', 'report', 'health', 'compare', 'watch'] },
   'adv-scale': { type: 'string', value: 'group|none', help: 'GRPO advantage scaling (none: Dr. GRPO)', default: 'group', commands: ['score', 'report', 'health', 'watch', 'serve'] },
-  'ground-truth': { type: 'string', value: 'auto|ignore', help: 'logged ground truth: auto uses it unless it is the vote itself (TTRL), ignore drops it', default: 'auto', commands: ['score', 'sweep', 'report', 'watch'] },
-  'max-group-size': { type: 'string', value: 'N', help: 'larger groups are reported and skipped', default: '4096', commands: ['score', 'sweep', 'report', 'serve'] },
-  jobs: { type: 'string', value: 'N', help: 'scoring threads, 0 = in-process (0–64)', default: 'the number of cores, at most 4', commands: ['score', 'sweep', 'report', 'health', 'compare', 'serve'] },
+  'ground-truth': { type: 'string', value: 'auto|ignore', help: 'logged ground truth: auto uses it unless it is the vote itself (TTRL), ignore drops it', default: 'auto', commands: ['score', 'sweep', 'report', 'index', 'watch'] },
+  'max-group-size': { type: 'string', value: 'N', help: 'larger groups are reported and skipped', default: '4096', commands: ['score', 'sweep', 'report', 'index', 'serve'] },
+  jobs: { type: 'string', value: 'N', help: 'scoring threads, 0 = in-process (0–64)', default: 'the number of cores, at most 4', commands: ['score', 'sweep', 'report', 'health', 'index', 'compare', 'serve'] },
   shard: { type: 'string', value: 'i/K', help: 'only the questions whose id hashes to bucket i of K, output made to be merged (python -m consensus_lens.ray; docs/scale.md)', commands: ['score', 'sweep'] },
-  json: { type: 'boolean', help: 'print JSON (docs/schemas/) instead of text', commands: ['report', 'health', 'compare'] },
+  json: { type: 'boolean', help: 'print JSON (docs/schemas/) instead of text', commands: ['report', 'health', 'index', 'compare'] },
   'operator-a': { type: 'string', value: 'OP', help: 'the operator run A is read with', default: '--configured-operator, else majority', commands: ['compare'] },
   'operator-b': { type: 'string', value: 'OP', help: 'the operator run B is read with (RUN RUN with two operators compares them on one run)', default: '--configured-operator, else majority', commands: ['compare'] },
   html: { type: 'string', value: 'FILE', help: 'also write a self-contained report page', commands: ['report'] },
   title: { type: 'string', value: 'TEXT', help: 'the report page title', commands: ['report'] },
   progress: { type: 'boolean', help: 'a progress line on stderr even when it is not a terminal', default: 'on a terminal only', commands: READERS },
-  'no-cache': { type: 'boolean', help: 'read the run from its files and write no cache ($CONSENSUS_LENS_CACHE_DIR, $XDG_CACHE_HOME/consensus-lens or ~/.cache/consensus-lens)', commands: ['sweep', 'report', 'health'] },
+  'no-cache': { type: 'boolean', help: 'read the run from its files and write no cache ($CONSENSUS_LENS_CACHE_DIR, $XDG_CACHE_HOME/consensus-lens or ~/.cache/consensus-lens)', commands: ['score', 'sweep', 'report', 'health'] },
   'allow-skipped': { type: 'boolean', help: 'exit 0 even when input lines were skipped (else exit 3)', commands: READERS },
   poll: { type: 'boolean', help: 'poll files instead of file-system events (automatic on network file systems)', commands: ['watch'] },
   'poll-ms': { type: 'string', value: 'MS', help: 'polling interval (≥ 50)', commands: ['watch'] },
@@ -56,7 +56,7 @@ export const OPTIONS: Readonly<Record<string, OptionDef>> = {
   operator: { type: 'string', value: 'OP', help: 'the operator of requests that name none', commands: ['serve'] },
   timing: { type: 'boolean', help: 'add timings to each answer', commands: ['serve'] },
   'request-timeout': { type: 'string', value: 'S', help: 'answer every request within S seconds (worker threads), else an error', default: '300', commands: ['serve'] },
-  help: { type: 'boolean', help: 'print this help', commands: ['score', 'sweep', 'report', 'health', 'compare', 'watch', 'serve'] },
+  help: { type: 'boolean', help: 'print this help', commands: ['score', 'sweep', 'report', 'health', 'index', 'compare', 'watch', 'serve'] },
 };
 
 /** Commands that take the operator parameters (sweep: as lists). */
@@ -72,6 +72,7 @@ export const COMMAND_DEFS: Readonly<Record<Command, CommandDef>> = {
   sweep: { usage: 'sweep PATH --kappa 0:1:0.1 [--tau LIST] ...', summary: 're-score the run for every combination of parameter lists (a,b,c or start:stop:step): one JSON line per setting and operator' },
   report: { usage: 'report PATH [--json] [--html FILE]', summary: 'per-step summary of a run: regimes, flips against the vote, gates, accuracy; training and validation streams apart; each run of a folder on its own' },
   health: { usage: 'health PATH [--json]', summary: 'run health: timeline, change-point alarms, confidence premise, reward bugs, degenerate roll-outs' },
+  index: { usage: 'index PATH [--json]', summary: 'build or refresh the run\'s persisted cache (features score, report, sweep and health read instead of the texts); one summary line' },
   compare: { usage: 'compare RUN_A RUN_B [--json]', summary: 'two runs (or two operators on one run: --operator-a, --operator-b) side by side: per-step accuracy, reward accuracy, majority ratio, gate, learning signal, alarms; where the labels part' },
   watch: { usage: 'watch PATH', summary: 'follow a run (waiting for it to appear); one score line per newly completed group; Ctrl-C exits 130' },
   serve: { usage: 'serve --stdio', summary: 'the reward worker for training loops (one JSON request per line)' },

@@ -7,6 +7,7 @@ import { runExtract } from './extract';
 import { runReport } from './report';
 import { runWatch } from './watch';
 import { runHealth } from './health';
+import { runIndex } from './index-run';
 import { runCompare } from './compare';
 import { version } from '../../package.json';
 import { plainError } from './errors';
@@ -41,6 +42,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> =
   report: runReport,
   watch: runWatch,
   health: runHealth,
+  index: runIndex,
   compare: runCompare,
 };
 

@@ -13,7 +13,8 @@ function duration(s: number): string {
 
 export class Progress {
   groups = 0;
-  /** Settings done of all (sweep), when set. */
+  /** Settings done of all (sweep, from the run's cache), when set. */
+  settings?: { done: number; of: number };
   private shown = false;
   private last = 0;
   private readonly start = Date.now();
@@ -27,9 +28,9 @@ export class Progress {
     this.interval = tty ? 120 : 2000;
   }
 
-  /** One more group done. */
-  tick(): void {
-    this.groups++;
+  /** One more group done (or `k` more). */
+  tick(k = 1): void {
+    this.groups += k;
     const now = Date.now();
     if (now - this.last < this.interval) return;
     this.last = now;
@@ -41,6 +42,7 @@ export class Progress {
     const { bytes, totalBytes } = this.stats;
     const rate = s > 0 ? this.groups / s : 0;
     const parts = [`${this.groups} ${this.groups === 1 ? 'group' : 'groups'}`];
+    if (this.settings) parts.push(`setting ${this.settings.done} of ${this.settings.of}`);
     if (totalBytes > 0) parts.push(`${mib(bytes)} of ${mib(totalBytes)} (${Math.min(100, (100 * bytes) / totalBytes).toFixed(0)}%)`);
     else if (bytes > 0) parts.push(mib(bytes));
     parts.push(`${rate.toFixed(rate < 10 ? 1 : 0)} groups/s`);

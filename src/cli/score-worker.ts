@@ -1,9 +1,9 @@
 // Worker thread for `score`, `sweep`, `report`, `health` and `serve`: each question's groups all
 // come to one thread, in order, so MS-TTRL's cache stays correct.
 import { parentPort, workerData } from 'node:worker_threads';
-import type { CachedGroup } from '../logs/cache';
+import { preparedOf, type CachedGroup } from '../logs/cache';
 import { reasoningCosines, type Group } from '../engine';
-import { ShardState, scoreLine, sweepGroup, type ScoreJob, type SweepJob } from './pipeline';
+import { ShardState, scanSetting, scoreLine, sweepGroup, type ScanJob, type ScoreJob, type SweepJob } from './pipeline';
 import { reportRow } from './report';
 import { healthOf, type HealthJob } from './health';
 import { ngramsWasmAvailable } from '../engine/features/tfidf';
@@ -14,6 +14,8 @@ export type WorkerRequest =
   | { kind: 'sweep'; seq: number; group: Group; job: SweepJob }
   | { kind: 'report'; seq: number; group: Group; job: ScoreJob }
   | { kind: 'health'; seq: number; group: Group; job: HealthJob }
+  | { kind: 'index'; seq: number; group: Group; maxGroupSize: number }
+  | { kind: 'scan'; seq: number; job: ScanJob }
   | { kind: 'cosines'; seq: number; texts: string[]; members: number[][] };
 
 // Compile and instantiate the WebAssembly kernels now, while the main thread is still parsing
@@ -40,10 +42,16 @@ parentPort!.on('message', (m: WorkerRequest) => {
       if (m.kind === 'score') value = scoreLine(m.group, m.job, state.contextsFor(1)[0]);
       else if (m.kind === 'report') value = reportRow(m.group, m.job, state.contextsFor(1)[0]);
       else if (m.kind === 'health') value = healthOf(m.group, m.job, state.contextsFor(1)[0]);
+      else if (m.kind === 'index') {
+        // the features go back with the answer (fillCache, below)
+        preparedOf(m.group as CachedGroup, { reasoning: true, health: true, maxGroupSize: m.maxGroupSize });
+        value = null;
+      }
+      else if (m.kind === 'scan') value = scanSetting(m.job, state);
       else value = sweepGroup(m.group, m.job, state.contextsFor(m.job.settings.length));
       // While the run's cache is written, the group's features go back with the value (src/logs/cache).
-      const g = m.group as CachedGroup;
-      parentPort!.postMessage({ seq: m.seq, value: g.fillCache ? { value, prepared: g.prepared } : value });
+      const g = m.kind === 'scan' ? undefined : (m.group as CachedGroup);
+      parentPort!.postMessage({ seq: m.seq, value: g?.fillCache ? { value, prepared: g.prepared } : value });
     }
   } catch (e) {
     parentPort!.postMessage({ seq: m.seq, error: (e as Error).message ?? String(e) });

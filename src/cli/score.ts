@@ -1,12 +1,15 @@
 // `consensus-lens score` and `consensus-lens sweep` (docs/contract.md#command-line).
 
-import { statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { readRun, type Notice, type ReadRunOptions } from '../logs';
-import { openRunCache, type CachedGroup, type CachedRun, type RunCacheOptions } from '../logs/cache';
+import { openRunCache, type CachedGroup, type CachedRun, type Footer, type RunCacheOptions } from '../logs/cache';
 import { DEFAULT_MAX_GROUP_SIZE, PARAM_SPECS, checkGroupSize, groupAnswers, needsReasoning, operatorSpec, resolveParams, type Group, type OperatorId, type Params } from '../engine';
 import { CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand, parseInteger, parseList } from './args';
-import { ShardState, addStats, emptyStats, scoreLine, sweepGroup, type ScoreJob, type SweepJob, type SweepStats } from './pipeline';
+import { ShardState, addStats, emptyStats, scanSetting, scoreLine, sweepGroup, type ScanJob, type ScanResult, type ScoreJob, type SweepJob, type SweepStats } from './pipeline';
+import { indexRun } from './index-run';
 import { ShardedPool, WorkerDiedError, defaultJobs } from './pool';
 import { Outcome } from './outcome';
 import { SWEEP_PROGRESS_EVERY, ShardFilter, parseShard, shardScoreLine, shardSweepLine, sweepProgressLine } from './shard';
@@ -107,6 +110,9 @@ export async function forEachGroup<T>(
      * shard, whose cache would hold only its own groups).
      */
     cache?: RunCacheOptions;
+    /** The run's cache, already opened (a miss or an extension) by the caller; with `onlyNew`, only the groups read from the files are handled (building the cache). */
+    opened?: CachedRun;
+    onlyNew?: boolean;
     /**
      * A worker keeps no per-question state for this work (no MS-TTRL, or only the cosines): the
      * groups a dead worker held are re-scored on the main thread and its questions move on.
@@ -114,7 +120,7 @@ export async function forEachGroup<T>(
      */
     rescore?: boolean;
   } = {},
-): Promise<{ groups: number }> {
+): Promise<{ groups: number; cache?: { state: CachedRun['state']; file: string; footer?: Footer } }> {
   const workers = jobs >= 2 ? jobs - 1 : jobs;
   // With one job the single worker takes every group; with more, the main thread scores too.
   const mainScores = jobs >= 2;
@@ -136,7 +142,7 @@ export async function forEachGroup<T>(
     };
     return p;
   };
-  const cached: CachedRun | undefined = opts.cache && !opts.keep && path !== '-' ? await openRunCache(path, onNotice, readOpts, opts.cache) : undefined;
+  const cached: CachedRun | undefined = opts.opened ?? (opts.cache && !opts.keep && path !== '-' ? await openRunCache(path, onNotice, readOpts, opts.cache) : undefined);
   // From the cache nothing is parsed: the workers' early start would only be overhead.
   if (workers > 0 && path !== '-' && cached?.state !== 'hit' && fileSize(path) >= EAGER_WORKERS_BYTES) pool = newPool();
   const userSink = sink;
@@ -150,7 +156,7 @@ export async function forEachGroup<T>(
     onNotice(groupFailed(g, e));
     cached?.done(g as CachedGroup & { prepared?: undefined });
   };
-  if (cached?.state === 'miss') {
+  if (cached && cached.state !== 'hit') {
     // While the cache is written a worker computes the group's whole features and sends them back with the value.
     const userRemote = remote;
     remote = (g) => {
@@ -243,7 +249,7 @@ export async function forEachGroup<T>(
     } else enqueue(g, submit(i, g));
   };
   try {
-    const source = cached ? cached.groups : readRun(path, onNotice, stdin ? { ...readOpts, stdin: stdin as Readable } : readOpts);
+    const source = cached ? (opts.onlyNew && cached.fresh ? cached.fresh : cached.groups) : readRun(path, onNotice, stdin ? { ...readOpts, stdin: stdin as Readable } : readOpts);
     for await (const g of source) {
       groups++;
       if (opts.keep && !opts.keep(g)) continue;
@@ -269,7 +275,8 @@ export async function forEachGroup<T>(
     }
     for (const b of buffered) runLocal(b);
     await drain(0);
-    cached?.finish();
+    const footer = cached?.state === 'hit' ? cached.footer : cached?.finish();
+    if (cached) return { groups, cache: { state: cached.state, file: cached.file, footer } };
   } finally {
     // Also on an error (a worker's error, a read error): live workers would keep the process
     // from exiting.
@@ -306,13 +313,16 @@ export async function runScore(argv: string[], io: CliIO): Promise<number> {
   // functions twice, ~0.1 CPU s of a short run), and every operator's state stays on the main
   // thread. Without them there is nothing heavy to share: the worker scores whole groups.
   const split = needsReasoning(job.operators);
+  const noCache = flagBool(a, 'no-cache') || shard !== undefined;
   const { groups } = await forEachGroup(
     path,
     outcome.notice,
     jobsFrom(flagString(a, 'jobs')),
     (g) => scoreLine(g, job, ctx),
     (g): Remote<string> => {
-      if (!split) return { request: { kind: 'score', group: g, job } };
+      // a group with its features from the cache, or whose features go to the cache: a whole group
+      const c = g as CachedGroup;
+      if (!split || c.prepared || c.fillCache) return { request: { kind: 'score', group: g, job } };
       const answers = groupAnswers(g);
       return {
         request: { kind: 'cosines', texts: g.rollouts.map((r) => r.response ?? ''), members: answers.classes.map((c) => c.members) },
@@ -329,8 +339,11 @@ export async function runScore(argv: string[], io: CliIO): Promise<number> {
       maxGroupSize,
       backlog: split ? COSINES_BACKLOG : undefined,
       keep: shard?.keep,
-      // The cosines carry no state; whole groups do only with MS-TTRL (operators unset: all).
-      rescore: split || (job.operators !== undefined && !job.operators.includes('msttrl')),
+      // the same cache as report, sweep and health (never for stdin nor a shard: forEachGroup)
+      cache: noCache ? undefined : {},
+      // The cosines carry no state; whole groups (always through the cache) do only with MS-TTRL
+      // (operators unset: all).
+      rescore: (split && (noCache || path === '-')) || (job.operators !== undefined && !job.operators.includes('msttrl')),
     },
   );
   if (shard && groups > 0) io.stdout.write(shard.trailer() + '\n');
@@ -380,10 +393,48 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
   const totals: SweepStats[][] = settings.map(() => operators.map(emptyStats));
   const state = new ShardState();
   const outcome = new Outcome(io, a);
+  const jobs = jobsFrom(flagString(a, 'jobs'));
+  const groundTruth = groundTruthFromFlags(a);
+  const sweepLine = (s: Partial<Params>, op: OperatorId, t: SweepStats): string => {
+    const line: Record<string, unknown> = {
+      params: s,
+      operator: op,
+      groups: t.groups,
+      flips_vs_majority: t.flips,
+      mean_gate: t.groups ? t.gateSum / t.groups : null,
+    };
+    if (t.withTruth > 0) line.label_accuracy = t.correct / t.withTruth;
+    return JSON.stringify(line);
+  };
+  // Setting-major from the run's persisted features (src/logs/cache): the cache is built first
+  // when missing or stale (--no-cache: a private one, removed at the end), then each setting is one
+  // pass over the features and its lines are written as soon as it is done.
+  if (!shard) {
+    const noCache = flagBool(a, 'no-cache');
+    const own = noCache ? mkdtempSync(join(tmpdir(), 'consensus-lens-sweep-')) : undefined;
+    try {
+      const ix = await indexRun(path, outcome.notice, jobs, { read: { groundTruth, stats: outcome.stats }, cache: own ? { dir: own } : {}, maxGroupSize, onGroup: () => outcome.progress?.tick() });
+      if (ix.footer) {
+        if (ix.footer.groups === 0) {
+          outcome.finish();
+          io.stderr.write(`consensus-lens: nothing to sweep in ${path}\n`);
+          return 1;
+        }
+        await sweepFeatures(ix.file, ix.footer, job, jobs, outcome, (k) => {
+          operators.forEach((op, o) => io.stdout.write(sweepLine(settings[k], op, totals[k][o]) + '\n'));
+        }, totals, ix.state === 'hit');
+        return outcome.finish();
+      }
+    } finally {
+      if (own) rmSync(own, { recursive: true, force: true });
+    }
+    // No cache could be written (a file not read, a group not prepared, a folder not writable):
+    // the settings are scored group by group from the texts, read again; the notices were given.
+  }
   const { groups } = await forEachGroup(
     path,
-    outcome.notice,
-    jobsFrom(flagString(a, 'jobs')),
+    shard ? outcome.notice : () => undefined,
+    jobs,
     (g) => sweepGroup(g, job, state.contextsFor(settings.length)),
     (g) => ({ request: { kind: 'sweep', group: g, job } }),
     (stats) => {
@@ -392,7 +443,7 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
       outcome.progress?.tick();
     },
     undefined,
-    { read: { groundTruth: groundTruthFromFlags(a), stats: outcome.stats }, maxGroupSize, keep: shard?.keep, cache: flagBool(a, 'no-cache') || shard ? undefined : {} },
+    { read: { groundTruth, stats: shard ? outcome.stats : undefined }, maxGroupSize, keep: shard?.keep },
   );
   if (groups === 0) {
     outcome.finish();
@@ -400,22 +451,73 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
     return 1;
   }
   settings.forEach((s, k) => {
-    operators.forEach((op, o) => {
-      const t = totals[k][o];
-      if (shard) return void io.stdout.write(shardSweepLine(s, op, t) + '\n');
-      const line: Record<string, unknown> = {
-        params: s,
-        operator: op,
-        groups: t.groups,
-        flips_vs_majority: t.flips,
-        mean_gate: t.groups ? t.gateSum / t.groups : null,
-      };
-      if (t.withTruth > 0) line.label_accuracy = t.correct / t.withTruth;
-      io.stdout.write(JSON.stringify(line) + '\n');
-    });
+    operators.forEach((op, o) => io.stdout.write((shard ? shardSweepLine(s, op, totals[k][o]) : sweepLine(s, op, totals[k][o])) + '\n'));
   });
   if (shard) io.stdout.write(shard.trailer() + '\n');
   // As for score: totals over part of the run are not the run's totals.
   return outcome.finish();
 }
 
+
+/**
+ * Every setting of `job` over a cache file's features, setting-major: `onSetting(k)` is called as
+ * soon as setting k's totals are complete (in order), while the later settings are being scored.
+ * On `jobs` worker threads, each a part of the groups (contiguous, or by question with MS-TTRL so
+ * that its outcome cache sees each question's groups in order); in-process with `--jobs 0`.
+ */
+async function sweepFeatures(file: string, footer: Footer, job: SweepJob, jobs: number, outcome: Outcome, onSetting: (k: number) => void, totals: SweepStats[][], countGroups: boolean): Promise<void> {
+  const maxGroupSize = job.maxGroupSize ?? DEFAULT_MAX_GROUP_SIZE;
+  const threads = Math.max(0, Math.min(jobs, footer.groups));
+  const byQuestion = job.operators.includes('msttrl');
+  const parts: { from: number; to: number; part?: { index: number; of: number } }[] = [];
+  const n = Math.max(1, threads);
+  for (let w = 0; w < n; w++) {
+    if (byQuestion) parts.push({ from: footer.offsets[0] ?? footer.end, to: footer.end, ...(n > 1 ? { part: { index: w, of: n } } : {}) });
+    else {
+      const a = Math.floor((footer.groups * w) / n);
+      const b = Math.floor((footer.groups * (w + 1)) / n);
+      if (b > a) parts.push({ from: footer.offsets[a], to: b < footer.groups ? footer.offsets[b] : footer.end });
+    }
+  }
+  const take = (k: number, results: ScanResult[]) => {
+    for (const r of results) {
+      r.stats.forEach((st, o) => addStats([[totals[k][o]]], [[st]]));
+      for (const f of r.failed) outcome.notice({ level: 'error', message: f.message, ...(f.file ? { file: f.file, line: f.line } : {}) });
+      // the run's groups once (the first setting; unless the pass that built the cache counted them), then the settings done
+      if (k === 0 && countGroups) outcome.progress?.tick(r.groups);
+    }
+    if (outcome.progress) {
+      outcome.progress.settings = { done: k + 1, of: job.settings.length };
+      outcome.progress.tick(0);
+    }
+    // The gates summed in the run's order, as a group-by-group pass sums them: the same mean
+    // whatever the number of threads.
+    job.operators.forEach((_, o) => {
+      let order: Float64Array[] = results.map((r) => r.gates[o]);
+      if (results.some((r) => r.places)) {
+        const all = new Float64Array(footer.groups).fill(Number.NaN);
+        for (const r of results) r.places!.forEach((at, i) => (all[at] = r.gates[o][i]));
+        order = [all];
+      }
+      let sum = 0;
+      for (const g of order) for (let i = 0; i < g.length; i++) if (!Number.isNaN(g[i])) sum += g[i];
+      totals[k][o].gateSum = sum;
+    });
+    onSetting(k);
+  };
+  const request = (k: number, p: (typeof parts)[number]): ScanJob => ({ file, ...p, operators: job.operators, params: job.settings[k], setting: k, maxGroupSize });
+  if (threads === 0) {
+    const state = new ShardState();
+    for (let k = 0; k < job.settings.length; k++) take(k, parts.map((p) => scanSetting(request(k, p), state)));
+    return;
+  }
+  const pool = new ShardedPool(parts.length);
+  try {
+    // Every request is queued at once; each thread passes over its part setting after setting.
+    const pending = job.settings.map((_, k) => parts.map((p, w) => pool.submitTo<ScanResult>(w, { kind: 'scan', job: request(k, p) })));
+    for (const l of pending) for (const p of l) p.catch(() => undefined);
+    for (let k = 0; k < pending.length; k++) take(k, await Promise.all(pending[k]));
+  } finally {
+    await pool.close();
+  }
+}

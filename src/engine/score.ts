@@ -44,6 +44,18 @@ export interface GroupScore {
   loggedAdvantages?: (number | null)[];
 }
 
+/**
+ * One operator's result exactly as `scoreGroup` computes it (the same availability rule, the same
+ * run), without the theory read-outs, the framework's advantage formula and the mismatch check:
+ * what a re-score or a sweep reads (label, gate, rewards). undefined when the operator cannot run.
+ */
+export function runOperator(g: PreparedGroup, id: OperatorId, p: Params, ctx?: RunContext): OperatorResult | undefined {
+  const spec = operatorSpec(id);
+  if (!spec) throw new RangeError(`unknown operator "${id}"`);
+  if (g.n === 0 || spec.unavailable(g, ctx, p)) return undefined;
+  return spec.run(g, p, ctx);
+}
+
 export function scoreGroup(g: PreparedGroup, req: ScoreRequest = {}, ctx?: RunContext): GroupScore {
   const p = resolveParams(req.params);
   const ids = req.operators ?? OPERATORS.map((o) => o.id);

@@ -19,7 +19,7 @@ import { readRolloutText } from './texts.js';
 import { Change, GroupAssembler } from './assemble.js';
 import { describeGroup, notLogSummary } from './describe.js';
 import { entryToGroup, rolloutsOf, type GroupEntry } from './entries.js';
-import type { GroupKey, LogFormat, NoticeSink, ParsedRecord, RolloutSource } from './types.js';
+import { groupKey, type GroupKey, type LogFormat, type NoticeSink, type ParsedRecord, type RolloutSource } from './types.js';
 
 export { describeGroup, modalSize, notLogSummary } from './describe.js';
 export { orderRollouts } from './entries.js';
@@ -31,6 +31,16 @@ export interface ReadRunOptions {
   groundTruth?: 'auto' | 'ignore';
   /** Filled while reading: lines read and skipped (the command's exit code), bytes (its progress line). */
   stats?: ReadStats;
+  /** Told where each file's read stopped (the persisted cache keeps it, to read an appended file on from there). */
+  onFileRead?: (s: FileReadState) => void;
+}
+
+/** Where the one-shot read of a file stopped: after the last complete line (`consumed`), and the format it found. */
+export interface FileReadState {
+  file: string;
+  consumed: number;
+  nextLine: number;
+  format?: LogFormat;
 }
 
 export interface ReadStats {
@@ -161,6 +171,7 @@ export async function* readRun(path: string, onNotice: NoticeSink, opts: ReadRun
       stats.skipped += res.skipped ?? 0;
     }
     if (res.notLog) notLogs.push(file);
+    opts.onFileRead?.({ file, consumed: res.consumed ?? 0, nextLine: res.nextLine ?? 1, format: res.nextLine !== undefined ? res.format : undefined });
     one.asm.endOfFile(file, one.ch);
     yield* one.flush();
   }
@@ -169,6 +180,61 @@ export async function* readRun(path: string, onNotice: NoticeSink, opts: ReadRun
   one.asm.endOfInput(one.ch);
   yield* one.flush();
   one.asm.endOfInitialRead();
+}
+
+/**
+ * The groups of the lines appended to `file`, the last file of the run at `path`, since an earlier
+ * read stopped at `from` (line `line`), in that read's format: what readRun gives after the groups
+ * of the earlier read, when the new lines hold only new groups (the caller checks: `appendedKeys`).
+ */
+export async function* readAppended(path: string, file: string, from: { consumed: number; nextLine: number; format: LogFormat }, onNotice: NoticeSink, opts: ReadRunOptions = {}): AsyncGenerator<Group> {
+  const st = await stat(path);
+  const root = st.isDirectory() ? path : dirname(path);
+  const one = new OneShot(onNotice, opts.groundTruth === 'ignore', false);
+  const res: Partial<FileReadResult> = {};
+  const stats = opts.stats;
+  const size = await stat(file).then((s) => s.size, () => from.consumed);
+  if (stats) stats.totalBytes += size - from.consumed;
+  const before = stats?.bytes ?? 0;
+  try {
+    for await (const batch of readFileOnce(root, file, onNotice, res, new Set(), st.isDirectory(), { offset: from.consumed, line: from.nextLine, format: from.format })) {
+      for (const rec of batch) one.add(rec, res.format ?? from.format);
+      if (stats) stats.bytes = before + (res.consumed ?? from.consumed) - from.consumed;
+      yield* one.flush();
+    }
+  } catch (err) {
+    onNotice({ level: 'error', message: `${file}: ${(err as Error).message}; skipped`, file });
+  }
+  if (stats) {
+    stats.bytes = before + size - from.consumed;
+    stats.lines += res.lines ?? 0;
+    stats.skipped += res.skipped ?? 0;
+  }
+  opts.onFileRead?.({ file, consumed: res.consumed ?? from.consumed, nextLine: res.nextLine ?? from.nextLine, format: from.format });
+  one.asm.endOfFile(file, one.ch);
+  yield* one.flush();
+  one.asm.endOfInput(one.ch);
+  yield* one.flush();
+  one.asm.endOfInitialRead();
+}
+
+/**
+ * The group keys the lines appended to `file` since `from` name (undefined when a line is not a
+ * group record or the file cannot be read): a first, silent pass that decides whether the run's
+ * cache can be extended with them (only new groups in group records) or the run must be read again.
+ */
+export async function appendedKeys(path: string, file: string, from: { consumed: number; nextLine: number; format: LogFormat }): Promise<GroupKey[] | undefined> {
+  const st = await stat(path);
+  const root = st.isDirectory() ? path : dirname(path);
+  const keys: GroupKey[] = [];
+  let error = false;
+  for await (const batch of readFileOnce(root, file, (n) => void (error ||= n.level === 'error'), {}, new Set(), st.isDirectory(), { offset: from.consumed, line: from.nextLine, format: from.format })) {
+    for (const rec of batch) {
+      if (rec.kind !== 'group') return undefined;
+      keys.push(groupKey(rec.run, rec.step, rec.questionId));
+    }
+  }
+  return error ? undefined : keys;
 }
 
 async function* readStdin(input: Readable, onNotice: NoticeSink, ignoreTruth: boolean, stats?: ReadStats): AsyncGenerator<Group> {

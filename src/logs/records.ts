@@ -1,5 +1,5 @@
 // Reading one file's records in a single pass (the one-shot reader and the tail both use this).
-import { open } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, relative } from 'node:path';
 import { parseJsonLine } from './json.js';
 import { readLineBatches } from './lines.js';
@@ -86,6 +86,8 @@ export async function* readFileOnce(
   result: Partial<FileReadResult> = {},
   runOnce: Set<string> = new Set(),
   inFolder = false,
+  /** Read on from here (a JSON Lines file read before up to `offset`, in `format`): the lines appended since. */
+  resume?: { offset: number; line: number; format: LogFormat },
 ): AsyncGenerator<ParsedRecord[]> {
   let fh;
   try {
@@ -102,6 +104,10 @@ export async function* readFileOnce(
     if (block.length) {
       const { bytesRead } = await fh.read(block, 0, block.length, 0);
       if (bytesRead < block.length) block.fill(32, bytesRead);
+    }
+    if (resume) {
+      yield* readLines(fh, root, file, onNotice, result, runOnce, size, resume.offset, resume.line, resume.format);
+      return;
     }
     if (inFolder && isNotLogName(file)) {
       result.notLog = 'not a log file name';
@@ -136,52 +142,72 @@ export async function* readFileOnce(
       }
       return;
     }
-    const parser = new JsonlFileParser(root, file, onNotice, undefined, runOnce, quietOk ? (_f, why) => void (result.notLog = why) : undefined);
-    result.consumed = 0;
-    result.nextLine = 1;
-    try {
-      for await (const lines of readLineBatches(fh, 0, 1, size)) {
-        const out: ParsedRecord[] = [];
-        for (const l of lines) {
-          if (!l.terminated) {
-            let complete = false;
-            try {
-              complete = l.text.trim() === '' || typeof parseJsonLine(l.text).value === 'object';
-            } catch {
-              complete = false;
-            }
-            if (!complete) {
-              onNotice({ level: 'warning', message: `${file}:${l.line}: incomplete last line (no newline yet); not read`, file, line: l.line });
-              continue;
-            }
-          }
-          const rec = parser.line(l);
-          if (rec) out.push(rec);
-          result.consumed = l.end;
-          result.nextLine = l.line + 1;
-          if (parser.unsupported) break;
-        }
-        result.format = parser.format;
-        if (out.length) yield out;
-        if (parser.unsupported) break;
-      }
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-      onNotice({ level: 'error', message: `${file}: read error after line ${(result.nextLine ?? 1) - 1} (${code}); the rest of this file is skipped`, file, line: result.nextLine });
-      result.format = parser.format;
-      return;
-    }
-    parser.finish();
-    result.format = parser.format;
-    if (!parser.unsupported) {
-      result.lines = parser.lines;
-      result.skipped = parser.skipped;
-    }
+    yield* readLines(fh, root, file, onNotice, result, runOnce, size, 0, 1, undefined, quietOk ? (_f, why) => void (result.notLog = why) : undefined);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
     onNotice({ level: 'error', message: `${file}: cannot read (${code}); skipped`, file });
   } finally {
     await fh.close().catch(() => undefined);
+  }
+}
+
+/** The JSON Lines records of `file` from byte `start` (line `firstLine`) to `size`. */
+async function* readLines(
+  fh: FileHandle,
+  root: string,
+  file: string,
+  onNotice: NoticeSink,
+  result: Partial<FileReadResult>,
+  runOnce: Set<string>,
+  size: number,
+  start: number,
+  firstLine: number,
+  only?: LogFormat,
+  quiet?: (file: string, reason: string) => void,
+): AsyncGenerator<ParsedRecord[]> {
+  const parser = new JsonlFileParser(root, file, onNotice, only, runOnce, quiet);
+  // read on after an earlier read: the format it found (the first lines, which tell, are not read again)
+  if (start > 0 && only) parser.format = only;
+  result.consumed = start;
+  result.nextLine = firstLine;
+  try {
+    for await (const lines of readLineBatches(fh, start, firstLine, size)) {
+      const out: ParsedRecord[] = [];
+      for (const l of lines) {
+        if (!l.terminated) {
+          let complete = false;
+          try {
+            complete = l.text.trim() === '' || typeof parseJsonLine(l.text).value === 'object';
+          } catch {
+            complete = false;
+          }
+          if (!complete) {
+            onNotice({ level: 'warning', message: `${file}:${l.line}: incomplete last line (no newline yet); not read`, file, line: l.line });
+            continue;
+          }
+        }
+        const rec = parser.line(l);
+        if (rec) out.push(rec);
+        result.consumed = l.end;
+        result.nextLine = l.line + 1;
+        if (parser.unsupported) break;
+      }
+      result.format = parser.format;
+      if (out.length) yield out;
+      if (parser.unsupported) break;
+    }
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    onNotice({ level: 'error', message: `${file}: read error after line ${(result.nextLine ?? 1) - 1} (${code}); the rest of this file is skipped`, file, line: result.nextLine });
+    result.format = parser.format;
+    return;
+  }
+  // the file's summary notices ("empty", "k lines skipped in total") belong to a read of the whole file
+  if (start === 0) parser.finish();
+  result.format = parser.format;
+  if (!parser.unsupported) {
+    result.lines = parser.lines;
+    result.skipped = parser.skipped;
   }
 }
 

@@ -21,7 +21,7 @@ test('a misspelled flag is a usage error with "did you mean", not the default ou
 test('a flag the command does not take is a usage error naming the commands that do', () => {
   const r = cli(['health', '--max-group-size', '20', 'examples/demo-run']);
   assert.equal(r.code, 2);
-  assert.match(r.err, /health does not take --max-group-size \(score, sweep, report, serve do\)/);
+  assert.match(r.err, /health does not take --max-group-size \(score, sweep, report, index, serve do\)/);
   assert.equal(cli(['score', 'examples/demo-run', '--json']).code, 2);
 });
 

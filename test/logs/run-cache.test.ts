@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { runReport } from '../../src/cli/report.js';
-import { runSweep } from '../../src/cli/score.js';
+import { runScore, runSweep } from '../../src/cli/score.js';
 import { runHealth } from '../../src/cli/health.js';
 import { openRunCache, checkCache, cacheKey, fileIdentity, readCachedGroup } from '../../src/logs/cache/index.js';
 import { listRunFiles, readRun } from '../../src/logs/index.js';
@@ -42,7 +42,7 @@ function writeRun(dir: string): void {
   write(dir, 'rollout/3.jsonl', jsonl(['a', 'b'].flatMap((p) => [0, 1, 2].map((i) => ({ input: p, output: `${p} ${i} \\boxed{${i % 2}}`, score: i % 2, step: 3 })))));
 }
 
-async function run(cmd: 'report' | 'sweep' | 'health', args: string[], env: string): Promise<{ code: number; out: string; err: string }> {
+async function run(cmd: 'score' | 'report' | 'sweep' | 'health', args: string[], env: string): Promise<{ code: number; out: string; err: string }> {
   const stdout = new PassThrough();
   const stderr = new PassThrough();
   let out = '';
@@ -53,7 +53,7 @@ async function run(cmd: 'report' | 'sweep' | 'health', args: string[], env: stri
   const before = process.env.CONSENSUS_LENS_CACHE_DIR;
   process.env.CONSENSUS_LENS_CACHE_DIR = env;
   try {
-    const f = cmd === 'report' ? runReport : cmd === 'sweep' ? runSweep : runHealth;
+    const f = cmd === 'score' ? runScore : cmd === 'report' ? runReport : cmd === 'sweep' ? runSweep : runHealth;
     const code = await f([...args, '--jobs', '0'], io);
     return { code, out, err };
   } finally {
@@ -62,7 +62,9 @@ async function run(cmd: 'report' | 'sweep' | 'health', args: string[], env: stri
   }
 }
 
-const COMMANDS: Array<['report' | 'sweep' | 'health', string[]]> = [
+const COMMANDS: Array<['score' | 'report' | 'sweep' | 'health', string[]]> = [
+  ['score', ['--operators', 'majority,ec,core']],
+  ['score', []],
   ['report', ['--operators', 'majority,ec,core']],
   ['sweep', ['--kappa', '0.1,1', '--operators', 'core']],
   ['health', ['--json']],
@@ -189,4 +191,26 @@ test('no cache is written for a run read with an error, nor for stdin; --no-cach
   assert.equal(r.code, 1);
   assert.equal(cacheFiles(cache).length, 0);
   assert.equal(readdirSync(cache).length, 0, 'no temporary file left behind');
+});
+
+test('score reads and writes the same cache as report, sweep and health; --no-cache bypasses it', async () => {
+  const dir = tmp('cl-cache-run-');
+  const cache = tmp('cl-cache-');
+  writeRun(dir);
+  const bypass = await run('score', [dir, '--no-cache'], cache);
+  assert.equal(bypass.code, 0);
+  assert.equal(readdirSync(cache).length, 0, '--no-cache writes no cache');
+  const first = await run('score', [dir], cache);
+  assert.equal(first.out, bypass.out);
+  assert.equal(cacheFiles(cache).length, 1, 'score wrote the run cache');
+  // the cache score wrote is the one report reads (one file: the same key)
+  assert.equal((await openRunCache(dir, () => undefined, {}, { dir: cache })).state, 'hit');
+  await run('report', [dir], cache);
+  assert.equal(cacheFiles(cache).length, 1);
+  // from the cache: the same lines, every operator (reasoning cosines and all)
+  const second = await run('score', [dir], cache);
+  assert.equal(second.out, bypass.out);
+  const lines = second.out.trim().split('\n').map((l) => JSON.parse(l) as { results: Record<string, unknown> });
+  assert.equal(lines.length, 6);
+  assert.ok(lines.every((l) => 'core' in l.results && 'ec' in l.results));
 });

@@ -38,3 +38,29 @@ export function fileIdentity(path: string): FileIdentity {
 export function sameIdentity(a: FileIdentity, b: FileIdentity): boolean {
   return a.path === b.path && a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs && a.head === b.head && a.tail === b.tail;
 }
+
+/**
+ * Is the file at `was.path` now `was` with bytes added at its end? Its first and its last
+ * IDENTITY_BYTES of then hash as they did (the bytes between are taken on trust, as for
+ * `sameIdentity`).
+ */
+export function grewFrom(was: FileIdentity): boolean {
+  let fd: number;
+  try {
+    fd = openSync(was.path, 'r');
+  } catch {
+    return false;
+  }
+  try {
+    if (fstatSync(fd).size < was.size) return false;
+    const hash = (pos: number, n: number) => {
+      const b = Buffer.alloc(n);
+      const got = n > 0 ? readSync(fd, b, 0, n, pos) : 0;
+      return createHash('sha1').update(b.subarray(0, got)).digest('hex');
+    };
+    const n = Math.min(IDENTITY_BYTES, was.size);
+    return hash(0, n) === was.head && hash(was.size - n, n) === was.tail;
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -7,13 +7,14 @@
 import { join } from 'node:path';
 import { checkGroupSize, prepareGroup, type PrepareOptions, type PreparedGroup } from '../../engine/prepare.js';
 import type { Group } from '../../engine/types.js';
-import { entryOfGroup, readRun, type ReadRunOptions } from '../read-run.js';
+import { appendedKeys, entryOfGroup, readAppended, readRun, type FileReadState, type ReadRunOptions } from '../read-run.js';
 import { listRunFiles } from '../walk.js';
-import type { Notice, NoticeSink } from '../types.js';
-import { CacheWriter, cacheDir, cacheKey, checkCache, replayCache } from './run-cache.js';
-import { fileIdentity, sameIdentity, type FileIdentity } from './identity.js';
+import type { LogFormat, Notice, NoticeSink } from '../types.js';
+import { CacheWriter, cacheDir, cacheKey, checkCache, replayCache, type Footer } from './run-cache.js';
+import { fileIdentity, grewFrom, sameIdentity, type FileIdentity } from './identity.js';
 
-export { cacheDir, cacheKey, checkCache, readCachedGroup, replayCache, CACHE_FORMAT, type Footer } from './run-cache.js';
+export { cacheDir, cacheKey, checkCache, readCachedGroup, replayCache, RecordReader, CACHE_FORMAT, type Footer } from './run-cache.js';
+export { decodeFeatures, type RecordFeatures } from './record.js';
 export { fileIdentity, type FileIdentity } from './identity.js';
 
 /** A group on its way through the CLI: `prepared` when its features are known (cached), `fillCache` while the cache is written. */
@@ -25,15 +26,23 @@ export interface RunCacheOptions {
 }
 
 export interface CachedRun {
-  /** 'hit': every group from the cache; 'miss': read from the files, the cache being written. */
-  state: 'hit' | 'miss';
+  /**
+   * 'hit': every group from the cache; 'miss': read from the files, the cache being written;
+   * 'extend': the cached groups, then those of the lines appended to the run's last file (read from
+   * where the cache stopped), which are added to the cache.
+   */
+  state: 'hit' | 'miss' | 'extend';
   groups: AsyncGenerator<CachedGroup>;
+  /** A miss's or an extension's groups read from the files only (the cached ones not replayed): what building the cache needs. */
+  fresh?: AsyncGenerator<CachedGroup>;
   /** Hands a group back once its work is done (in the run's order): its features go to the cache. */
   done(g: CachedGroup): void;
-  /** The run was read to its end: the cache is written (when every group was prepared, no read error, no file changed meanwhile). */
-  finish(): void;
+  /** The run was read to its end: the cache is written (when every group was prepared, no read error, no file changed meanwhile); its footer, or undefined. */
+  finish(): Footer | undefined;
   /** The cache file. */
   file: string;
+  /** A hit's footer (the groups, roll-outs and files it describes). */
+  footer?: Footer;
 }
 
 async function identities(path: string): Promise<{ list: FileIdentity[]; notices: Notice[] } | undefined> {
@@ -54,13 +63,22 @@ export async function openRunCache(path: string, onNotice: NoticeSink, read: Rea
   const key = cacheKey(path, { groundTruth: read.groundTruth ?? 'auto' });
   const file = join(opts.dir ?? cacheDir(), `${key}.clc`);
   const before = await identities(path);
+  /** The first read's lines and skipped lines: a cached run exits as that read did (3 on skipped lines). */
+  const replayStats = (footer: Footer) => {
+    if (!read.stats) return;
+    read.stats.lines += footer.stats.lines;
+    read.stats.skipped += footer.stats.skipped;
+  };
+  let extend: { base: Footer; last: string; from: FileReadState & { format: LogFormat } } | undefined;
   if (before) {
     const c = checkCache(file, key, before.list);
     if (c.ok) {
       const footer = c.footer;
+      replayStats(footer);
       return {
         state: 'hit',
         file,
+        footer,
         groups: (async function* () {
           for (const n of footer.notices) onNotice(n);
           yield* replayCache(file, footer);
@@ -69,11 +87,12 @@ export async function openRunCache(path: string, onNotice: NoticeSink, read: Rea
         finish: () => undefined,
       };
     }
-    if (c.why !== 'none' && c.why !== 'stale') onNotice({ level: 'info', message: `${file}: cache not used (${c.why}); the run is read again and the cache rebuilt`, file });
+    if (c.why === 'stale' && c.footer) extend = await appendPlan(path, c.footer, before.list);
+    else if (c.why !== 'none') onNotice({ level: 'info', message: `${file}: cache not used (${c.why}); the run is read again and the cache rebuilt`, file });
   }
   let writer: CacheWriter | undefined;
   try {
-    writer = before ? new CacheWriter(file, key, path) : undefined;
+    writer = before ? new CacheWriter(file, key, path, extend?.base) : undefined;
   } catch (err) {
     onNotice({ level: 'info', message: `${file}: cannot write the cache (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); reading without it`, file });
   }
@@ -84,26 +103,47 @@ export async function openRunCache(path: string, onNotice: NoticeSink, read: Rea
     if (n.level === 'error') errors++;
     onNotice(n);
   };
+  const reading: ReadRunOptions = { ...read, onFileRead: (s) => writer?.fileRead(s) };
+  // An extension's own lines and skipped lines (the footer adds the first read's).
+  let counted = { lines: 0, skipped: 0 };
+  const fresh = async function* (): AsyncGenerator<CachedGroup> {
+    const source = extend ? readAppended(path, extend.last, extend.from, sink, reading) : readRun(path, sink, reading);
+    for await (const g of source) {
+      if (writer) (g as CachedGroup).fillCache = true;
+      yield g as CachedGroup;
+    }
+  };
+  /** An extension: the first read's notices and statistics, as a read of the whole run gives them first. */
+  const replayBase = (base: Footer) => {
+    for (const n of base.notices) onNotice(n);
+    replayStats(base);
+    counted = { lines: read.stats?.lines ?? 0, skipped: read.stats?.skipped ?? 0 };
+  };
   return {
-    state: 'miss',
+    state: extend ? 'extend' : 'miss',
     file,
     groups: (async function* () {
-      for await (const g of readRun(path, sink, read)) {
-        if (writer) (g as CachedGroup).fillCache = true;
-        yield g as CachedGroup;
+      if (extend) {
+        replayBase(extend.base);
+        yield* replayCache(file, extend.base);
       }
+      yield* fresh();
+    })(),
+    fresh: (async function* () {
+      if (extend) replayBase(extend.base);
+      yield* fresh();
     })(),
     done(g) {
-      if (!writer) return;
+      if (!writer || !g.fillCache) return;
       const e = entryOfGroup(g);
       writer.add(e!, e ? g.prepared : undefined);
     },
     finish() {
-      if (!writer || !before) return;
+      if (!writer || !before) return undefined;
       const w = writer;
       writer = undefined;
-      // a run with skipped lines exits 3: a cache hit, which reads no line, must not hide them
-      if (errors > 0 || (read.stats && read.stats.skipped > 0)) w.abandon();
+      // a group not read or not scored: the cache would not hold the run
+      if (errors > 0) w.abandon();
       // a file that changed while it was read: its cache would not describe what was read
       const after = before.list.map((f) => {
         try {
@@ -114,12 +154,46 @@ export async function openRunCache(path: string, onNotice: NoticeSink, read: Rea
       });
       if (after.some((a, i) => !a || !sameIdentity(a, before.list[i]))) w.abandon();
       try {
-        w.commit(before.list, notices);
+        // the lines read and skipped are kept: a hit reports them (and exits 3) as this read does
+        return w.commit(before.list, notices, { lines: (read.stats?.lines ?? 0) - counted.lines, skipped: (read.stats?.skipped ?? 0) - counted.skipped });
       } catch (err) {
         onNotice({ level: 'info', message: `${file}: cannot write the cache (${(err as Error).message})`, file });
+        return undefined;
       }
     },
   };
+}
+
+/**
+ * Can the cache `base` be extended to the run's files `now`? Only when every file is as it was
+ * but the last, which grew from the size it had (the same device and inode, its first and its
+ * last 64 KiB of then unchanged), holds native JSON Lines, and whose new lines are all group
+ * records of new groups: then the run's groups are the cached ones followed by those of the new
+ * lines, as a fresh read gives them. Anything else (a roll-out record, which may belong to a
+ * cached group; a group already cached, which a fresh read reports as a duplicate) is a full read.
+ */
+async function appendPlan(path: string, base: Footer, now: FileIdentity[]): Promise<{ base: Footer; last: string; from: FileReadState & { format: LogFormat } } | undefined> {
+  const last = now.length - 1;
+  if (last < 0 || base.files.length !== now.length) return undefined;
+  for (let i = 0; i < last; i++) if (!sameIdentity(base.files[i], now[i])) return undefined;
+  const was = base.files[last];
+  const is = now[last];
+  const from = base.reads[last];
+  if (was.path !== is.path || was.dev !== is.dev || was.ino !== is.ino || is.size <= was.size || !from || from.format !== 'native' || from.consumed > was.size) return undefined;
+  if (!grewFrom(was)) return undefined;
+  const at = { ...from, format: from.format };
+  let keys: string[] | undefined;
+  try {
+    keys = await appendedKeys(path, was.path, at);
+  } catch {
+    return undefined;
+  }
+  if (!keys) return undefined;
+  const known = new Set(base.keys);
+  if (keys.some((k) => known.has(k))) return undefined;
+  // the first read's warning that the last line was incomplete: that line is read now
+  const notices = base.notices.filter((n) => !(n.file === was.path && n.line !== undefined && n.line >= from.nextLine && /incomplete last line/.test(n.message)));
+  return { base: { ...base, notices }, last: was.path, from: at };
 }
 
 /**
