@@ -140,6 +140,8 @@ export class RunIndex {
   private readonly history: Notice[] = [];
   /** What a persisted index gave at open. */
   persisted: PersistedOpen = { state: 'none', trusted: 0, reread: 0 };
+  /** Log bytes read by the initial read (0: everything came from a persisted index). */
+  bytesReadAtOpen = 0;
   /** Per-group data saved with the index, for the groups restored as they were (see `restoredExtras`). */
   private restored?: { tag: string | null; extras: Map<GroupKey, { version: number; value: unknown }> };
 
@@ -248,6 +250,7 @@ export class RunIndex {
       if (!this.opts.follow) this.asm.endOfInput(ch);
       this.asm.endOfInitialRead();
       this.tick(0, true);
+      this.bytesReadAtOpen = this.progress?.bytesRead ?? 0;
       this.progress = undefined;
     });
     if (aborted) throw aborted;
