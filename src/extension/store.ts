@@ -382,8 +382,14 @@ export class RunStore {
           for (const k of keys) {
             if (this.disposed || generation !== this.summaryGeneration || this.runs.get(run.id) !== run) return;
             const e = run.index.group(k);
-            if (!e || !e.complete) continue;
-            if (run.summaries.has(k) && !(mark > 0 && e.outcomeChecks?.length)) continue;
+            if (!e || !e.complete || (run.summaries.has(k) && !(mark > 0 && e.outcomeChecks?.length))) {
+              // a run restored with its summaries is walked without scoring: still in slices
+              if (performance.now() - slice > 12) {
+                await new Promise((r) => setImmediate(r));
+                slice = performance.now();
+              }
+              continue;
+            }
             const g = await this.prepare(run, k);
             if (!g) continue;
             try {

@@ -236,7 +236,6 @@ export class RunIndex {
       this.watcher = w;
       await w.start();
       this.mode = w.mode;
-      w.every(Math.max(50, Math.min(500, this.opts.idleMs / 4)), () => void this.enqueue(async (ch) => this.completeIdle(ch)));
     }
     let aborted: Error | undefined;
     await this.enqueue(async (ch) => {
@@ -256,6 +255,23 @@ export class RunIndex {
     if (aborted) throw aborted;
   }
 
+  private idleTimer?: NodeJS.Timeout;
+
+  /**
+   * The idle check (groups completed by idleness, a parquet file that keeps failing) runs only
+   * while there is something for it: a followed run whose groups are all complete sets no timer.
+   */
+  private armIdle(): void {
+    if (!this.opts.follow || this.closed || this.idleTimer) return;
+    let pending = this.asm.lastUpdate.size > 0;
+    if (!pending) for (const fs of this.files.values()) if (fs.parquetPending && !fs.parquetPending.reported) pending = true;
+    if (!pending) return;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      void this.enqueue(async (ch) => this.completeIdle(ch));
+    }, Math.max(50, Math.min(500, this.opts.idleMs / 4)));
+  }
+
   /** Runs one update at a time; emits its changes. */
   private enqueue(fn: (ch: Change) => Promise<void>): Promise<void> {
     const run = async () => {
@@ -269,6 +285,7 @@ export class RunIndex {
       // a file re-read, or a new file that sorts before others: the order of a fresh read
       if (ch.added.size || ch.changed.size) this.asm.reorder();
       if (!ch.empty && !this.closed) this.emit(ch);
+      this.armIdle();
     };
     this.chain = this.chain.then(run, run);
     return this.chain;
@@ -600,6 +617,7 @@ export class RunIndex {
 
   close(): void {
     this.closed = true;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
     this.watcher?.close();
   }
 }
