@@ -574,11 +574,14 @@ export class RunIndex {
   /**
    * Per-group data saved with the index by `save` (with `tag`), for the groups restored at open
    * and unchanged since (the same version). Empty when the tag differs or nothing was restored.
+   * Given once: the index lets go of them.
    */
   restoredExtras(tag: string): Map<GroupKey, unknown> {
     const out = new Map<GroupKey, unknown>();
-    if (!this.restored || this.restored.tag !== tag) return out;
-    for (const [k, x] of this.restored.extras) if (this.asm.entries.get(k)?.version === x.version) out.set(k, x.value);
+    const r = this.restored;
+    this.restored = undefined;
+    if (!r || r.tag !== tag) return out;
+    for (const [k, x] of r.extras) if (this.asm.entries.get(k)?.version === x.version) out.set(k, x.value);
     return out;
   }
 
@@ -594,7 +597,12 @@ export class RunIndex {
     const run = async () => {
       if (this.closed) return;
       const files: SavedFile[] = [];
+      let slice = performance.now();
       for (const fs of this.files.values()) {
+        if (performance.now() - slice > 8) {
+          await new Promise((r) => setImmediate(r));
+          slice = performance.now();
+        }
         let identity: SavedFile['identity'];
         try {
           // the bytes as they were read (size, times): a change since is seen at the next open
