@@ -6,6 +6,7 @@
 import * as vscode from 'vscode';
 import type { ConsensusLensApi } from './api';
 import { RunStore } from './store';
+import { safeText } from '../logs/safe-text';
 import { WhatIfController } from './whatif';
 import { registerTraining } from './training';
 import { RunDiscovery, pickQuestion, pickRun } from './runs/discovery';
@@ -31,6 +32,7 @@ export function activate(context: vscode.ExtensionContext): ConsensusLensApi {
     configuredOperator,
     params: configuredParams,
     log: (m) => out.warn(m),
+    info: (m) => out.info(safeText(m)),
     groundTruth: groundTruthSetting,
     prepare: (entry, questionId) => whatIf.engine.prepare({ entry, questionId }, maxGroupSize()),
     // a run reopened (in this window or another) reads its saved index, not its logs

@@ -51,6 +51,8 @@ export interface StoreOptions {
   configuredOperator: () => OperatorId | undefined;
   params: () => Record<string, number>;
   log?: (message: string) => void;
+  /** Information for the output (how a run was opened). */
+  info?: (message: string) => void;
   /** Passed to RunIndex (tests use small values). */
   pollMs?: number;
   idleMs?: number;
@@ -175,6 +177,8 @@ export class RunStore {
       this.rebuild(run);
       // the summaries saved with the index, for its groups restored unchanged (same settings)
       for (const [k, v] of index.restoredExtras(this.summaryTag())) run.summaries.set(k, v as QuestionSummary);
+      const p = index.persisted;
+      if (p.state === 'restored') this.opts.info?.(`${run.label}: opened from its saved index (${p.trusted} files as saved or appended to, ${p.reread} read again; ${index.bytesReadAtOpen} log bytes read, ${run.summaries.size} of ${index.size} questions' summaries restored)`);
       run.error = run.steps.size === 0 ? (run.notices.find((n) => n.level === 'error')?.message ?? null) : null;
     } catch (err) {
       run.error = (err as Error).message;
