@@ -482,17 +482,30 @@ export class GroupAssembler {
 
   /**
    * Puts back a snapshot's state and its groups (in order) into an empty assembler. Every group
-   * takes a new version: versions belong to a process, and a restored group is new to it.
+   * takes a new version: versions belong to a process, and a restored group is new to it. A
+   * generator: it yields every few thousand items, so that the caller can give the event loop a turn.
    */
-  restore(s: AssemblerState, entries: Iterable<GroupEntry>): void {
+  *restore(s: AssemblerState, entries: Iterable<GroupEntry>): Generator<void> {
+    let i = 0;
     for (const e of entries) {
       e.version = nextVersion();
       this.entries.set(e.key, e);
+      if (++i % 4096 === 0) yield;
     }
-    for (const [f, keys, maxStep] of s.files) this.files.set(f, { keys: new Set(keys), maxStep });
+    for (const [f, keys, maxStep] of s.files) {
+      const set = new Set<GroupKey>();
+      for (const k of keys) {
+        set.add(k);
+        if (++i % 4096 === 0) yield;
+      }
+      this.files.set(f, { keys: set, maxStep });
+    }
     for (const [k, t] of s.lastUpdate) this.lastUpdate.set(k, t);
     for (const [st, h] of s.sizeHist) this.sizeHist.set(st, new Map(h));
-    for (const [k, n] of s.countedSize) this.countedSize.set(k, n);
+    for (const [k, n] of s.countedSize) {
+      this.countedSize.set(k, n);
+      if (++i % 4096 === 0) yield;
+    }
     for (const k of s.reopened) this.reopened.add(k);
     for (const [st, n] of s.streamStep) this.streamStep.set(st, n);
     for (const [key, sessions] of s.turns) {

@@ -391,7 +391,12 @@ export class RunIndex {
         slice = performance.now();
       }
     }
-    this.asm.restore(header.asm, entries);
+    for (const _ of this.asm.restore(header.asm, entries)) {
+      if (performance.now() - slice > 8) {
+        await new Promise((res) => setImmediate(res));
+        slice = performance.now();
+      }
+    }
     const scratch = new Change();
     for (const [path] of header.asm.files) if (!trusted.has(path)) this.asm.dropFile(path, scratch);
     for (const f of header.files) {

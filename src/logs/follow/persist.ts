@@ -14,7 +14,7 @@
 // Format, for the access pattern (written whole from time to time, read back whole in order at
 // open, on the extension host): one header record (the files' identities and reading state, the
 // assembler's state, the notices to replay), then the groups in chunks of CHUNK, each a V8
-// structured-clone record (typed arrays as raw bytes), so that writing and reading yield to the
+// structured-clone record (the chunk's packed columns in one typed array, raw bytes), so that writing and reading yield to the
 // event loop between chunks; then a trailer (SHA-1, chunk count, magic). Texts are never stored.
 import { createHash, randomBytes, type Hash } from 'node:crypto';
 import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
@@ -28,10 +28,10 @@ import type { ParserState } from '../parse.js';
 import type { GroupKey, Notice } from '../types.js';
 import type { FileState } from './files.js';
 
-const MAGIC = Buffer.from('CLINDEX\u0001', 'latin1');
+const MAGIC = Buffer.from('CLINDEX\u0002', 'latin1');
 const TRAILER = Buffer.from('CLIFOOT\u0001', 'latin1');
-/** Groups per record: one record's (de)serialisation is a few milliseconds of the host's time. */
-const CHUNK = 256;
+/** Groups per record: one record's (de)serialisation is about a millisecond of the host's time. */
+const CHUNK = 64;
 /** Longest stretch of work between two yields to the event loop (ms). */
 const SLICE_MS = 8;
 
@@ -66,6 +66,58 @@ export interface SavedIndex {
 interface Chunk {
   e: Array<Omit<GroupEntry, 'version'>>;
   x: unknown[];
+  /**
+   * The packed columns (mean log-prob, reward, sample_idx) of the chunk's groups end to end: one
+   * typed array per record instead of three per group (Node decodes each typed array through a
+   * JavaScript callback; one per group is most of a record's decoding time). In the entries each
+   * column is then its [start, length] in `cols`.
+   */
+  cols: Float64Array;
+}
+
+type Span = [number, number];
+const COLUMNS = ['ml', 'rw', 'si'] as const;
+
+/** The entries of a chunk with their packed columns moved into one array. */
+function packChunk(entries: GroupEntry[], extraOf?: (e: GroupEntry) => unknown): Chunk {
+  let total = 0;
+  for (const e of entries) if (e.packed) for (const c of COLUMNS) total += e.packed[c]?.length ?? 0;
+  const cols = new Float64Array(total);
+  let at = 0;
+  const c: Chunk = { e: [], x: [], cols };
+  for (const e of entries) {
+    const { version: _v, ...rest } = e;
+    if (e.packed) {
+      const p: Record<string, unknown> = { ...e.packed };
+      for (const k of COLUMNS) {
+        const a = e.packed[k];
+        if (!a) continue;
+        cols.set(a, at);
+        p[k] = [at, a.length] satisfies Span;
+        at += a.length;
+      }
+      rest.packed = p as unknown as GroupEntry['packed'];
+    }
+    c.e.push(rest);
+    c.x.push(extraOf?.(e));
+  }
+  return c;
+}
+
+/** A chunk's entry (decoded, changed in place) with its columns back in typed arrays of their own (a worker thread gets a group's numbers, not the chunk's). */
+function unpackEntry(e: Omit<GroupEntry, 'version'>, cols: Float64Array): GroupEntry {
+  const out = e as GroupEntry;
+  out.version = 0;
+  const p = e.packed as unknown as Record<string, unknown> | undefined;
+  if (p) {
+    for (const k of COLUMNS) {
+      const span = p[k] as Span | null;
+      if (!span) continue;
+      if (!Array.isArray(span) || span[0] < 0 || span[0] + span[1] > cols.length) throw new Error('a column outside its record');
+      p[k] = cols.slice(span[0], span[0] + span[1]);
+    }
+  }
+  return out;
 }
 
 const pause = async (t: { at: number }): Promise<void> => {
@@ -107,13 +159,7 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
     await record({ ...header, format: CACHE_FORMAT, groups: entries.length } satisfies IndexHeader);
     let chunks = 0;
     for (let i = 0; i < entries.length; i += CHUNK) {
-      const c: Chunk = { e: [], x: [] };
-      for (const e of entries.slice(i, i + CHUNK)) {
-        const { version: _v, ...rest } = e;
-        c.e.push(rest);
-        c.x.push(extraOf?.(e));
-      }
-      await record(c);
+      await record(packChunk(entries.slice(i, i + CHUNK), extraOf));
       chunks++;
       await pause(t);
     }
@@ -202,15 +248,14 @@ export async function readIndex(file: string, key: string): Promise<ReadIndex> {
     for (let i = 0; i < chunks; i++) {
       const b = await next();
       if (!b) return { ok: false, why: 'truncated' };
-      let c: Chunk;
       try {
-        c = deserialize(b) as Chunk;
+        const c = deserialize(b) as Chunk;
+        for (let j = 0; j < c.e.length; j++) {
+          entries.push(unpackEntry(c.e[j], c.cols));
+          extras.push(c.x[j]);
+        }
       } catch {
         return { ok: false, why: 'a record does not decode (corrupt)' };
-      }
-      for (let j = 0; j < c.e.length; j++) {
-        entries.push({ ...c.e[j], version: 0 } as GroupEntry);
-        extras.push(c.x[j]);
       }
       await pause(t);
     }
