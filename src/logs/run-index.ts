@@ -397,6 +397,11 @@ export class RunIndex {
         slice = performance.now();
       }
     }
+    // the versions as restored: a group that a dropped file (or the scan after) changes has another
+    const kept = new Map<GroupKey, { version: number; value: unknown }>();
+    entries.forEach((e, i) => {
+      if (extras[i] !== undefined && this.asm.entries.get(e.key) === e) kept.set(e.key, { version: e.version, value: extras[i] });
+    });
     const scratch = new Change();
     for (const [path] of header.asm.files) if (!trusted.has(path)) this.asm.dropFile(path, scratch);
     for (const f of header.files) {
@@ -410,10 +415,6 @@ export class RunIndex {
     for (const k of header.runOnce) this.runOnce.add(k);
     this.notLogsReported = this.notLogs.size;
     for (const n of header.notices) if (!n.file || trusted.has(n.file) || !header.files.some((f) => f.identity.path === n.file)) this.notice(n);
-    const kept = new Map<GroupKey, { version: number; value: unknown }>();
-    entries.forEach((e, i) => {
-      if (extras[i] !== undefined && this.asm.entries.get(e.key) === e) kept.set(e.key, { version: e.version, value: extras[i] });
-    });
     this.restored = { tag: header.extraTag, extras: kept };
     this.persisted = { state: 'restored', trusted: trusted.size, reread: header.files.length - trusted.size };
   }

@@ -147,3 +147,27 @@ test('a persisted index: unchanged → no log read, appended → only the new by
     cleanStore();
   }
 });
+
+test('a group fed by two files, one of them rewritten under the saved index: its saved extras are not given, its roll-outs are fresh', async () => {
+  const { dir, cleanup } = tempDir();
+  const { dir: store, cleanup: cleanStore } = tempDir('cl-index-store-');
+  const file = join(store, 'run.cli');
+  try {
+    write(dir, 'rank0.jsonl', jsonl([0, 1].map((i) => rollout(1, 'q', i))));
+    const r1 = write(dir, 'rank1.jsonl', jsonl([2, 3].map((i) => rollout(1, 'q', i))));
+    const first = await open(dir, file);
+    assert.equal(first.idx.groups()[0].n, 4);
+    await first.idx.save({ tag: 't', of: () => 'saved' });
+    first.idx.close();
+    writeFileSync(r1, jsonl([rollout(1, 'q', 2, { mean_logprob: -9 })]));
+    const second = await open(dir, file);
+    assert.deepEqual(second.idx.persisted, { state: 'restored', trusted: 1, reread: 1 });
+    assert.equal(second.idx.restoredExtras('t').size, 0, 'the group changed: its saved extra is stale');
+    assert.deepEqual(await content(second.idx), await freshContent(dir));
+    assert.deepEqual(rolloutsOf(second.idx.groups()[0]).map((r) => r.meanLogprob), [-0.1, -0.2, -9]);
+    second.idx.close();
+  } finally {
+    cleanup();
+    cleanStore();
+  }
+});
