@@ -13,6 +13,8 @@
 //   assemble.ts      group assembly: identity, versions, completion ('followed' policy: size,
 //                    step moved on, idleness; 'one-shot' for a static index), duplicates;
 //   entries.ts       packing: a group record's roll-outs in columns, `rolloutsOf`.
+//   follow/persist.ts  the saved index: restored at open (files unchanged or appended to are not
+//                    read again), written by `save`.
 // This module runs them: one update at a time, and the change events.
 //
 // Modes. `static` (follow: false): one read, groups completed as in readRun. `watch` / `poll`: see
