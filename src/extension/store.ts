@@ -185,10 +185,14 @@ export class RunStore {
     }
     run.loading = false;
     run.version++;
-    // restored as saved (nothing re-read, every summary back): nothing new to save
-    if (run.index?.persisted.state === 'restored' && run.index.persisted.reread === 0 && run.index.bytesReadAtOpen === 0 && run.summaries.size === run.index.size) run.savedVersion = run.version;
+    // Restored as saved (nothing read from the logs, every complete question's summary back, under
+    // these settings): nothing to score again — not even the questions with outcome checks, whose
+    // summaries were scored in step order over these very groups — and nothing new to save.
+    const p = run.index?.persisted;
+    const asSaved = p?.state === 'restored' && p.reread === 0 && run.index!.bytesReadAtOpen === 0 && run.index!.groups().every((e) => !e.complete || run.summaries.has(e.key));
+    if (asSaved) run.savedVersion = run.version;
     this.emit({ kind: 'run', runId: run.id, changed: [] });
-    this.markForRescore(run.id);
+    if (!asSaved) this.markForRescore(run.id);
     this.scheduleSummaries();
   }
 

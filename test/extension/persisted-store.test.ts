@@ -159,3 +159,40 @@ test('a run reopened in a new store reads its saved index and summaries; a rewri
   assert.equal(r5.index!.bytesReadAtOpen, 0);
   fifth.dispose();
 });
+
+test('a run with outcome checks (MS-TTRL) restored as saved is not scored again, nor saved again', async () => {
+  const storage = temp('cl-persist-storage-');
+  const demo = join(import.meta.dirname, '../../examples/demo-run');
+  let prepared = 0;
+  const make = () => {
+    const s = new RunStore({
+      configuredOperator: () => undefined,
+      params: defaultParams,
+      pollMs: 60_000,
+      idleMs: 100,
+      saveDelayMs: 10,
+      persistDir: () => storage,
+      prepare: undefined,
+    });
+    cleanup.push(() => s.dispose());
+    return s;
+  };
+  const first = make();
+  const r1 = await opened(first, demo);
+  assert.ok(r1.index!.groups().some((e) => e.outcomeChecks?.length), 'the demo run has outcome checks');
+  const shown = explorer(first, r1.id);
+  first.dispose();
+  const second = make();
+  const run = second.add(demo, 'opened');
+  const prepare = (second as unknown as { prepare: (...a: unknown[]) => unknown }).prepare.bind(second);
+  (second as unknown as { prepare: (...a: unknown[]) => unknown }).prepare = (...a: unknown[]) => {
+    prepared++;
+    return prepare(...a);
+  };
+  await second.summariesDone();
+  assert.equal(run.index!.persisted.state, 'restored');
+  assert.equal(prepared, 0, 'nothing scored again');
+  assert.equal(run.savedVersion, run.version, 'nothing to save');
+  assert.deepEqual(explorer(second, run.id), shown);
+  second.dispose();
+});
