@@ -5,6 +5,8 @@
 //   - prepared groups (features computed once, texts read back from disk on demand), cached;
 //   - per-question summaries (regime, overturn, gate, mismatches) scored in the background, in
 //     slices, in step order (MS-TTRL's outcome cache follows the steps).
+// With `persistDir` (the extension's global storage) each run's index and summaries are saved once
+// it is scored and quiet, and a reopened run is restored from them (src/logs/follow/persist.ts).
 // Pure Node: no 'vscode', so unit tests drive it directly.
 import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
