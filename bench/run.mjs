@@ -2,7 +2,7 @@
 // (these machines are 2 cores and noisy: ratios, not absolute times, are what we record).
 // Figures go to stdout as a Markdown table and to .bench/results.json; BENCHMARKS.md records them.
 //
-//   node bench/run.mjs [--quick] [--only core,sweep,big,answers,logs,serve,extension,whatif,cache,compare,tokens]
+//   node bench/run.mjs [--quick] [--only core,sweep,big,answers,logs,serve,extension,whatif,cache,reopen,compare,tokens]
 //
 // --quick uses smaller inputs (a smoke run of the harness, not figures to record).
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -209,6 +209,15 @@ if (want('cache') && existsSync('bench/cache-bench.ts')) {
   const out = execFileSync(process.execPath, ['--import', 'tsx', 'bench/cache-bench.ts', '--rollouts', quick ? '64000' : '2000000'], { encoding: 'utf8', maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'] });
   const r = JSON.parse(out.trim().split('\n').pop());
   results.figures.cache = r;
+  for (const [what, ours, base, ratio, target, ok] of r.rows ?? []) row(what, ours, base, ratio, target, ok);
+}
+
+// 9b. A run reopened in the editor (reopen-bench.ts): the second open of an unchanged run from its
+//     saved index against the first open, host heap, event-loop lag, idle CPU, the index's size.
+if (want('reopen') && existsSync('bench/reopen-bench.ts')) {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', 'bench/reopen-bench.ts', '--rollouts', quick ? '64000' : '2000000'], { encoding: 'utf8', maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'] });
+  const r = JSON.parse(out.trim().split('\n').pop());
+  results.figures.reopen = r;
   for (const [what, ours, base, ratio, target, ok] of r.rows ?? []) row(what, ours, base, ratio, target, ok);
 }
 

@@ -6,6 +6,7 @@
 import * as vscode from 'vscode';
 import type { ConsensusLensApi } from './api';
 import { RunStore } from './store';
+import { safeText } from '../logs/safe-text';
 import { WhatIfController } from './whatif';
 import { registerTraining } from './training';
 import { RunDiscovery, pickQuestion, pickRun } from './runs/discovery';
@@ -19,7 +20,7 @@ import { DashboardFeature } from './dashboard/dashboard';
 import { registerWhatIfCommands } from './whatif-commands';
 import { registerTokenConfidence } from './tokens';
 import { registerCompare } from './compare';
-import { affectsRuns, affectsScores, configuredOperator, configuredParams, groundTruthSetting, maxGroupSize } from './settings';
+import { affectsRuns, affectsScores, configuredOperator, configuredParams, groundTruthSetting, indexFolder, maxGroupSize } from './settings';
 
 export function activate(context: vscode.ExtensionContext): ConsensusLensApi {
   const out = vscode.window.createOutputChannel('Consensus Lens', { log: true });
@@ -31,8 +32,11 @@ export function activate(context: vscode.ExtensionContext): ConsensusLensApi {
     configuredOperator,
     params: configuredParams,
     log: (m) => out.warn(m),
+    info: (m) => out.info(safeText(m)),
     groundTruth: groundTruthSetting,
     prepare: (entry, questionId) => whatIf.engine.prepare({ entry, questionId }, maxGroupSize()),
+    // a run reopened (in this window or another) reads its saved index, not its logs
+    persistDir: () => indexFolder(vscode.Uri.joinPath(context.globalStorageUri, 'indexes').fsPath),
   });
   const discovery = new RunDiscovery(store, out);
   const question = (): Promise<ReturnType<RunStore['firstQuestion']>> => pickQuestion(store, discovery.ready);

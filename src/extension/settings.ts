@@ -43,6 +43,17 @@ export function groundTruthSetting(): 'auto' | 'ignore' {
   return config().get<string>('groundTruth', 'auto') === 'ignore' ? 'ignore' : 'auto';
 }
 
+/**
+ * The folder of saved run indexes (consensusLens.persistIndex, consensusLens.indexFolder; user
+ * settings only): `storage` (VS Code's global storage for the extension) unless another is named;
+ * undefined when off.
+ */
+export function indexFolder(storage: string): string | undefined {
+  if (!config().get<boolean>('persistIndex', true)) return undefined;
+  const f = config().get<string>('indexFolder', '');
+  return typeof f === 'string' && f.trim() ? f.trim() : storage;
+}
+
 /** Whether runs found in the workspace are followed (and there is a workspace). */
 export function scanningWorkspace(): boolean {
   return config().get<boolean>('scanWorkspace', true) && !!vscode.workspace.workspaceFolders?.length;

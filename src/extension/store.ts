@@ -5,13 +5,17 @@
 //   - prepared groups (features computed once, texts read back from disk on demand), cached;
 //   - per-question summaries (regime, overturn, gate, mismatches) scored in the background, in
 //     slices, in step order (MS-TTRL's outcome cache follows the steps).
+// With `persistDir` (the extension's global storage) each run's index and summaries are saved once
+// it is scored and quiet, and a reopened run is restored from them (src/logs/follow/persist.ts).
 // Pure Node: no 'vscode', so unit tests drive it directly.
-import { resolve } from 'node:path';
+import { createHash } from 'node:crypto';
+import { join, resolve } from 'node:path';
 import { createRunContext, type OperatorId, type PreparedGroup, type RunContext } from '../engine';
 import { RunIndex, entryToGroup, rolloutsOf, runLabel, type GroupEntry, type GroupKey, type Notice, type RunChange } from '../logs';
 import type { QuestionKey } from '../protocol/messages';
 import { score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
 import { safeText } from '../logs/safe-text';
+import { cacheKey } from '../logs/cache/index';
 
 export interface RunEntry {
   id: string;
@@ -38,6 +42,8 @@ export interface RunEntry {
   /** The store's growth clock when groups were last added to the run after it was first read
    * (0: it has not grown since). The run with the highest is the one being written. */
   grownAt: number;
+  /** `version` when the run's index was last saved or restored as it is (see StoreOptions.persistDir). */
+  savedVersion?: number;
 }
 
 export type StoreEvent = { kind: 'runs' } | { kind: 'run'; runId: string; changed: string[] } | { kind: 'summaries'; runId: string };
@@ -47,6 +53,8 @@ export interface StoreOptions {
   configuredOperator: () => OperatorId | undefined;
   params: () => Record<string, number>;
   log?: (message: string) => void;
+  /** Information for the output (how a run was opened). */
+  info?: (message: string) => void;
   /** Passed to RunIndex (tests use small values). */
   pollMs?: number;
   idleMs?: number;
@@ -59,6 +67,14 @@ export interface StoreOptions {
    * prepared in-process (tests).
    */
   prepare?: (entry: GroupEntry, questionId: string) => Promise<{ prepared: PreparedGroup; previews: string[] }>;
+  /**
+   * The folder of persisted indexes (VS Code's storage; undefined: none): a run's index and its
+   * questions' summaries are saved there once scored, and a second open of the run reads them
+   * instead of its logs (src/logs/follow/persist.ts).
+   */
+  persistDir?: () => string | undefined;
+  /** Quiet time after the last change before a run's index is saved again (ms; default 5000). */
+  saveDelayMs?: number;
 }
 
 /** How many prepared groups (features, previews; no texts) a run keeps. */
@@ -127,9 +143,26 @@ export class RunStore {
     return run;
   }
 
+  /** The persisted index of a run, when persisting (one file per run and ground-truth setting). */
+  private persistFile(run: RunEntry): { file: string; key: string } | undefined {
+    const dir = this.opts.persistDir?.();
+    if (!dir) return undefined;
+    const key = cacheKey(run.path, { groundTruth: this.opts.groundTruth?.() ?? 'auto', index: 'followed' });
+    return { file: join(dir, `${key}.cli`), key };
+  }
+
+  /** What the summaries were scored with: saved with them, they are restored only for the same. */
+  private summaryTag(): string {
+    return createHash('sha1')
+      .update(JSON.stringify([this.opts.configuredOperator() ?? null, Object.entries(this.opts.params()).sort()]))
+      .digest('hex');
+  }
+
   private async open(run: RunEntry): Promise<void> {
     try {
+      const persist = this.persistFile(run);
       const index = await RunIndex.open(run.path, {
+        persist,
         follow: this.opts.follow ?? true,
         onNotice: (n) => {
           run.notices.push(n);
@@ -144,14 +177,24 @@ export class RunStore {
       run.index = index;
       index.onDidChange((ch) => this.onIndexChange(run, ch));
       this.rebuild(run);
+      // the summaries saved with the index, for its groups restored unchanged (same settings)
+      for (const [k, v] of index.restoredExtras(this.summaryTag())) run.summaries.set(k, v as QuestionSummary);
+      const p = index.persisted;
+      if (p.state === 'restored') this.opts.info?.(`${run.label}: opened from its saved index (${p.trusted} files as saved or appended to, ${p.reread} read again; ${index.bytesReadAtOpen} log bytes read, ${run.summaries.size} of ${index.size} questions' summaries restored)`);
       run.error = run.steps.size === 0 ? (run.notices.find((n) => n.level === 'error')?.message ?? null) : null;
     } catch (err) {
       run.error = (err as Error).message;
     }
     run.loading = false;
     run.version++;
+    // Restored as saved (nothing read from the logs, every complete question's summary back, under
+    // these settings): nothing to score again — not even the questions with outcome checks, whose
+    // summaries were scored in step order over these very groups — and nothing new to save.
+    const p = run.index?.persisted;
+    const asSaved = p?.state === 'restored' && p.reread === 0 && run.index!.bytesReadAtOpen === 0 && run.index!.groups().every((e) => !e.complete || run.summaries.has(e.key));
+    if (asSaved) run.savedVersion = run.version;
     this.emit({ kind: 'run', runId: run.id, changed: [] });
-    this.markForRescore(run.id);
+    if (!asSaved) this.markForRescore(run.id);
     this.scheduleSummaries();
   }
 
@@ -349,8 +392,14 @@ export class RunStore {
           for (const k of keys) {
             if (this.disposed || generation !== this.summaryGeneration || this.runs.get(run.id) !== run) return;
             const e = run.index.group(k);
-            if (!e || !e.complete) continue;
-            if (run.summaries.has(k) && !(mark > 0 && e.outcomeChecks?.length)) continue;
+            if (!e || !e.complete || (run.summaries.has(k) && !(mark > 0 && e.outcomeChecks?.length))) {
+              // a run restored with its summaries is walked without scoring: still in slices
+              if (performance.now() - slice > 12) {
+                await new Promise((r) => setImmediate(r));
+                slice = performance.now();
+              }
+              continue;
+            }
             const g = await this.prepare(run, k);
             if (!g) continue;
             try {
@@ -376,6 +425,7 @@ export class RunStore {
           run.version++;
           this.emit({ kind: 'summaries', runId: run.id });
         }
+        if (run.savedVersion !== run.version) this.scheduleSave(run);
       }
     };
     setImmediate(() => {
@@ -391,8 +441,49 @@ export class RunStore {
     });
   }
 
+  private readonly saveTimers = new Map<string, NodeJS.Timeout>();
+  private readonly saving = new Set<Promise<number>>();
+
+  /** Saves the run's index and summaries once it has been quiet for `saveDelayMs`. */
+  private scheduleSave(run: RunEntry): void {
+    if (!run.index || !this.persistFile(run) || this.disposed) return;
+    clearTimeout(this.saveTimers.get(run.id));
+    const t = setTimeout(() => {
+      this.saveTimers.delete(run.id);
+      const p = this.save(run);
+      this.saving.add(p);
+      void p.finally(() => this.saving.delete(p));
+    }, this.opts.saveDelayMs ?? 5000);
+    t.unref?.();
+    this.saveTimers.set(run.id, t);
+  }
+
+  /** Saves a run's index now, with the summaries of its scored questions. Resolves to the bytes written. */
+  async save(run: RunEntry): Promise<number> {
+    const index = run.index;
+    if (!index || this.disposed || this.runs.get(run.id) !== run) return 0;
+    const version = run.version;
+    const bytes = await index.save({ tag: this.summaryTag(), of: (e) => run.summaries.get(e.key) });
+    if (bytes > 0 && run.version === version) run.savedVersion = version;
+    return bytes;
+  }
+
+  /** Resolves when no save is waiting (tests). */
+  async savesDone(): Promise<void> {
+    await this.summariesDone();
+    for (const id of [...this.saveTimers.keys()]) {
+      clearTimeout(this.saveTimers.get(id));
+      this.saveTimers.delete(id);
+      const run = this.runs.get(id);
+      if (run) await this.save(run);
+    }
+    await Promise.all([...this.saving]);
+  }
+
   dispose(): void {
     this.disposed = true;
+    for (const t of this.saveTimers.values()) clearTimeout(t);
+    this.saveTimers.clear();
     for (const run of this.runs.values()) run.index?.close();
     this.listeners.clear();
   }

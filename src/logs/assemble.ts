@@ -64,6 +64,18 @@ export interface AssemblerOptions {
   order?: (a: string, b: string) => number;
 }
 
+/** A followed assembler's state without its groups (see `GroupAssembler.snapshot`). */
+export interface AssemblerState {
+  files: Array<[string, GroupKey[], number]>;
+  lastUpdate: Array<[GroupKey, number]>;
+  sizeHist: Array<[string, Array<[number, number]>]>;
+  countedSize: Array<[GroupKey, number]>;
+  reopened: GroupKey[];
+  streamStep: Array<[string, number]>;
+  turns: Array<[GroupKey, Array<[string, number, number]>]>;
+  sizeWarned: number;
+}
+
 export class GroupAssembler {
   /** Groups held, in first-record order. */
   readonly entries = new Map<GroupKey, GroupEntry>();
@@ -441,6 +453,68 @@ export class GroupAssembler {
       else h?.delete(was);
     }
     this.countedSize.delete(key);
+  }
+
+  /**
+   * The assembler's state as plain data, for a persisted index (follow/persist.ts): the groups in
+   * order, and the completion and size rules' data. A followed assembler only (a one-shot one
+   * releases its groups). Multi-turn sessions name their kept roll-out by its index in the list.
+   */
+  snapshot(): AssemblerState {
+    const turns: AssemblerState['turns'] = [];
+    for (const [key, m] of this.turns) {
+      const list = this.entries.get(key)?.list ?? [];
+      const sessions: Array<[string, number, number]> = [];
+      for (const [s, t] of m) sessions.push([s, t.output, list.findIndex((r) => r.source === t.source)]);
+      turns.push([key, sessions]);
+    }
+    return {
+      files: [...this.files].map(([f, g]) => [f, [...g.keys], g.maxStep]),
+      lastUpdate: [...this.lastUpdate],
+      sizeHist: [...this.sizeHist].map(([s, h]) => [s, [...h]]),
+      countedSize: [...this.countedSize],
+      reopened: [...this.reopened],
+      streamStep: [...this.streamStep],
+      turns,
+      sizeWarned: this.sizeWarned,
+    };
+  }
+
+  /**
+   * Puts back a snapshot's state and its groups (in order) into an empty assembler. Every group
+   * takes a new version: versions belong to a process, and a restored group is new to it. A
+   * generator: it yields every few thousand items, so that the caller can give the event loop a turn.
+   */
+  *restore(s: AssemblerState, entries: Iterable<GroupEntry>): Generator<void> {
+    let i = 0;
+    for (const e of entries) {
+      e.version = nextVersion();
+      this.entries.set(e.key, e);
+      if (++i % 4096 === 0) yield;
+    }
+    for (const [f, keys, maxStep] of s.files) {
+      const set = new Set<GroupKey>();
+      for (const k of keys) {
+        set.add(k);
+        if (++i % 4096 === 0) yield;
+      }
+      this.files.set(f, { keys: set, maxStep });
+    }
+    for (const [k, t] of s.lastUpdate) this.lastUpdate.set(k, t);
+    for (const [st, h] of s.sizeHist) this.sizeHist.set(st, new Map(h));
+    for (const [k, n] of s.countedSize) {
+      this.countedSize.set(k, n);
+      if (++i % 4096 === 0) yield;
+    }
+    for (const k of s.reopened) this.reopened.add(k);
+    for (const [st, n] of s.streamStep) this.streamStep.set(st, n);
+    for (const [key, sessions] of s.turns) {
+      const list = this.entries.get(key)?.list ?? [];
+      const m = new Map<string, { output: number; source: RolloutSource }>();
+      for (const [session, output, i] of sessions) if (list[i]) m.set(session, { output, source: list[i].source });
+      this.turns.set(key, m);
+    }
+    this.sizeWarned = s.sizeWarned;
   }
 
   /** One-shot: the group was handed out; only its identity is kept (duplicates and late roll-outs are still recognised). */

@@ -13,8 +13,9 @@
 // (a workspace scan can use it to recognise every format below without reading whole files).
 //
 // Followable index (extension, `watch`):
-//   RunIndex.open(path, { follow, poll?, pollMs?, idleMs?, safetyScanMs?, onNotice, onProgress?, signal? })
-//     → RunIndex (after the initial read; onProgress reports it, signal cancels it: AbortError)
+//   RunIndex.open(path, { follow, poll?, pollMs?, idleMs?, safetyScanMs?, onNotice, onProgress?, signal?, persist? })
+//     → RunIndex (after the initial read; onProgress reports it, signal cancels it: AbortError;
+//     persist: a saved index, follow/persist.ts — .save(), .persisted, .restoredExtras(tag))
 //     .mode 'watch' | 'poll' | 'static'    (an info notice says which, and why polling)
 //     .groups(): GroupEntry[]              first-record order; per group (entries.ts): key, run, step,
 //                                          questionId, prompt, groundTruth (diagnostic; groundTruthForms),

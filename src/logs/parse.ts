@@ -93,6 +93,17 @@ export function lineStart(l: RawLine): number {
   return l.line === 1 && l.bytes.length >= 3 && l.bytes[0] === 0xef && l.bytes[1] === 0xbb && l.bytes[2] === 0xbf ? 3 : 0;
 }
 
+export interface ParserState {
+  format: LogFormat | undefined;
+  unsupported: boolean;
+  skipped: number;
+  records: number;
+  nonBlank: number;
+  lineNotices: number;
+  early: Array<{ line: number; message: string }>;
+  verl: ReturnType<VerlFileContext['state']>;
+}
+
 export class JsonlFileParser {
   format: LogFormat | undefined;
   unsupported = false;
@@ -245,6 +256,23 @@ export class JsonlFileParser {
       this.onNotice({ level: 'error', message: `${this.file}: unsupported file (${UNSUPPORTED_HINT}: no record in its first ${DETECT_LINES} lines); skipped`, file: this.file });
     }
     return undefined;
+  }
+
+  /** What the parser learnt of its file so far, as plain data (a persisted index resumes the file from it). */
+  state(): ParserState {
+    return { format: this.format, unsupported: this.unsupported, skipped: this.skipped, records: this.records, nonBlank: this.nonBlank, lineNotices: this.lineNotices, early: this.early, verl: this.verl.state() };
+  }
+
+  /** Resumes from `state()` of a parser of the same file. */
+  restoreState(s: ParserState): void {
+    this.format = s.format;
+    this.unsupported = s.unsupported;
+    this.skipped = s.skipped;
+    this.records = s.records;
+    this.nonBlank = s.nonBlank;
+    this.lineNotices = s.lineNotices;
+    this.early = s.early;
+    this.verl.restoreState(s.verl);
   }
 
   /** At the end of a one-shot read (or when a followed file is settled): summary notices. */

@@ -13,6 +13,8 @@
 //   assemble.ts      group assembly: identity, versions, completion ('followed' policy: size,
 //                    step moved on, idleness; 'one-shot' for a static index), duplicates;
 //   entries.ts       packing: a group record's roll-outs in columns, `rolloutsOf`.
+//   follow/persist.ts  the saved index: restored at open (files unchanged or appended to are not
+//                    read again), written by `save`.
 // This module runs them: one update at a time, and the change events.
 //
 // Modes. `static` (follow: false): one read, groups completed as in readRun. `watch` / `poll`: see
@@ -35,8 +37,10 @@ import { readRolloutText as readText } from './texts.js';
 import { Change, GroupAssembler } from './assemble.js';
 import { confidentCount, entryToGroup, rolloutsOf, type GroupEntry } from './entries.js';
 import { fileChange, newFileState, type FileState } from './follow/files.js';
-import { readFileIncrement, type ReadContext } from './follow/read.js';
+import { parserFor, readFileIncrement, type ReadContext } from './follow/read.js';
 import { RunWatcher } from './follow/watch.js';
+import { readIndex, savedFileNow, writeIndex, type SavedFile } from './follow/persist.js';
+import { fileIdentity } from './cache/identity.js';
 import type { GroupKey, LogFormat, Notice, ParsedRecord, RolloutSource } from './types.js';
 import { compareRunPaths, listRunFiles } from './walk.js';
 
@@ -64,6 +68,21 @@ export interface RunIndexOptions {
   signal?: AbortSignal;
   /** 'ignore': logged ground truth is dropped as it is read. Default 'auto'. */
   groundTruth?: 'auto' | 'ignore';
+  /**
+   * A persisted index (follow/persist.ts; a followed run only): restored at open when valid (files
+   * unchanged or appended to are not read again), written by `save`. `key`: see cacheKey.
+   */
+  persist?: { file: string; key: string };
+}
+
+/** How the persisted index served the open. */
+export interface PersistedOpen {
+  state: 'none' | 'restored' | 'rebuilt';
+  /** Files taken from it (unchanged or appended to), and read again from scratch. */
+  trusted: number;
+  reread: number;
+  /** Why it was not used ('rebuilt'). */
+  why?: string;
 }
 
 export interface RunProgress {
@@ -107,7 +126,7 @@ export class RunIndex {
   private readonly files = new Map<string, FileState>();
   private readonly listeners: Array<(e: RunChange) => void> = [];
   private readonly notice: (n: Notice) => void;
-  private readonly opts: { follow: boolean; poll: boolean; pollMs: number; idleMs: number; safetyScanMs: number };
+  private readonly opts: { follow: boolean; poll: boolean; pollMs: number; idleMs: number; safetyScanMs: number; persist?: { file: string; key: string } };
   private readonly notLogs = new Set<string>();
   private notLogsReported = 0;
   private readonly onProgress?: (p: RunProgress) => void;
@@ -119,13 +138,27 @@ export class RunIndex {
   private closed = false;
   private readonly runOnce = new Set<string>();
   private readonly ctx: ReadContext;
+  /** Warnings and errors so far (a persisted index replays them), the last 500. */
+  private readonly history: Notice[] = [];
+  /** What a persisted index gave at open. */
+  persisted: PersistedOpen = { state: 'none', trusted: 0, reread: 0 };
+  /** Log bytes read by the initial read (0: everything came from a persisted index). */
+  bytesReadAtOpen = 0;
+  /** Per-group data saved with the index, for the groups restored as they were (see `restoredExtras`). */
+  private restored?: { tag: string | null; extras: Map<GroupKey, { version: number; value: unknown }> };
 
   private constructor(root: string, isDir: boolean, opts: RunIndexOptions) {
     this.root = root;
     this.isDir = isDir;
     this.folderRoot = isDir ? root : dirname(root);
-    this.notice = opts.onNotice;
-    this.opts = { follow: opts.follow, poll: opts.poll ?? false, pollMs: opts.pollMs ?? 1000, idleMs: opts.idleMs ?? 2000, safetyScanMs: opts.safetyScanMs ?? 10_000 };
+    this.notice = (n) => {
+      if (n.level !== 'info') {
+        this.history.push(n);
+        if (this.history.length > 500) this.history.shift();
+      }
+      opts.onNotice(n);
+    };
+    this.opts = { follow: opts.follow, poll: opts.poll ?? false, pollMs: opts.pollMs ?? 1000, idleMs: opts.idleMs ?? 2000, safetyScanMs: opts.safetyScanMs ?? 10_000, persist: opts.follow ? opts.persist : undefined };
     this.onProgress = opts.onProgress;
     this.signal = opts.signal;
     this.asm = new GroupAssembler({ policy: opts.follow ? 'followed' : 'one-shot', onNotice: this.notice, ignoreTruth: opts.groundTruth === 'ignore', order: compareRunPaths });
@@ -205,11 +238,11 @@ export class RunIndex {
       this.watcher = w;
       await w.start();
       this.mode = w.mode;
-      w.every(Math.max(50, Math.min(500, this.opts.idleMs / 4)), () => void this.enqueue(async (ch) => this.completeIdle(ch)));
     }
     let aborted: Error | undefined;
     await this.enqueue(async (ch) => {
       try {
+        if (this.opts.persist) await this.restoreSaved(this.opts.persist);
         await this.scan(ch, true);
       } catch (err) {
         if ((err as Error).name === 'AbortError') return void (aborted = err as Error);
@@ -218,9 +251,27 @@ export class RunIndex {
       if (!this.opts.follow) this.asm.endOfInput(ch);
       this.asm.endOfInitialRead();
       this.tick(0, true);
+      this.bytesReadAtOpen = this.progress?.bytesRead ?? 0;
       this.progress = undefined;
     });
     if (aborted) throw aborted;
+  }
+
+  private idleTimer?: NodeJS.Timeout;
+
+  /**
+   * The idle check (groups completed by idleness, a parquet file that keeps failing) runs only
+   * while there is something for it: a followed run whose groups are all complete sets no timer.
+   */
+  private armIdle(): void {
+    if (!this.opts.follow || this.closed || this.idleTimer) return;
+    let pending = this.asm.lastUpdate.size > 0;
+    if (!pending) for (const fs of this.files.values()) if (fs.parquetPending && !fs.parquetPending.reported) pending = true;
+    if (!pending) return;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      void this.enqueue(async (ch) => this.completeIdle(ch));
+    }, Math.max(50, Math.min(500, this.opts.idleMs / 4)));
   }
 
   /** Runs one update at a time; emits its changes. */
@@ -236,6 +287,7 @@ export class RunIndex {
       // a file re-read, or a new file that sorts before others: the order of a fresh read
       if (ch.added.size || ch.changed.size) this.asm.reorder();
       if (!ch.empty && !this.closed) this.emit(ch);
+      this.armIdle();
     };
     this.chain = this.chain.then(run, run);
     return this.chain;
@@ -317,6 +369,58 @@ export class RunIndex {
     if (!initial) this.asm.sizeSummary();
   }
 
+  /**
+   * Takes what a persisted index knows (follow/persist.ts) before the initial scan: the files that
+   * are unchanged or were appended to keep their reading state (the scan then reads nothing, or
+   * their new bytes); the groups of every other file are dropped and the file read from scratch.
+   */
+  private async restoreSaved(p: { file: string; key: string }): Promise<void> {
+    const r = await readIndex(p.file, p.key);
+    if (!r.ok) {
+      if (r.why !== 'none') {
+        this.persisted = { state: 'rebuilt', trusted: 0, reread: 0, why: r.why };
+        this.notice({ level: 'info', message: `${p.file}: saved index not used (${r.why}); the run is read from its logs and the index saved again`, file: p.file });
+      }
+      return;
+    }
+    const { header, entries, extras } = r.saved;
+    const trusted = new Set<string>();
+    let slice = performance.now();
+    for (const f of header.files) {
+      if (savedFileNow(f.identity) !== 'changed') trusted.add(f.identity.path);
+      if (performance.now() - slice > 8) {
+        await new Promise((res) => setImmediate(res));
+        slice = performance.now();
+      }
+    }
+    for (const _ of this.asm.restore(header.asm, entries)) {
+      if (performance.now() - slice > 8) {
+        await new Promise((res) => setImmediate(res));
+        slice = performance.now();
+      }
+    }
+    // the versions as restored: a group that a dropped file (or the scan after) changes has another
+    const kept = new Map<GroupKey, { version: number; value: unknown }>();
+    entries.forEach((e, i) => {
+      if (extras[i] !== undefined && this.asm.entries.get(e.key) === e) kept.set(e.key, { version: e.version, value: extras[i] });
+    });
+    const scratch = new Change();
+    for (const [path] of header.asm.files) if (!trusted.has(path)) this.asm.dropFile(path, scratch);
+    for (const f of header.files) {
+      if (!trusted.has(f.identity.path)) continue;
+      const { parser, ...rest } = f.state;
+      const fs: FileState = { ...rest };
+      if (parser) (fs.parser = parserFor(this.ctx, fs)).restoreState(parser);
+      this.files.set(fs.path, fs);
+      if (fs.notLog) this.notLogs.add(fs.path);
+    }
+    for (const k of header.runOnce) this.runOnce.add(k);
+    this.notLogsReported = this.notLogs.size;
+    for (const n of header.notices) if (!n.file || trusted.has(n.file) || !header.files.some((f) => f.identity.path === n.file)) this.notice(n);
+    this.restored = { tag: header.extraTag, extras: kept };
+    this.persisted = { state: 'restored', trusted: trusted.size, reread: header.files.length - trusted.size };
+  }
+
   private fileFailed(path: string, err: Error): void {
     const fs = this.files.get(path);
     const code = (err as NodeJS.ErrnoException).code ?? err.message;
@@ -346,6 +450,7 @@ export class RunIndex {
   /** Drops what a file gave (its groups, its roll-outs in other groups); 'deleted' forgets the file too. */
   private dropFile(path: string, ch: Change, why: 'deleted' | 'replaced' | 'truncated' | 'rewritten'): void {
     if (why === 'deleted') this.files.delete(path);
+    for (let i = this.history.length - 1; i >= 0; i--) if (this.history[i].file === path) this.history.splice(i, 1);
     const dropped = this.asm.dropFile(path, ch);
     if (why === 'deleted' || dropped > 0) {
       const what = why === 'deleted' ? 'deleted' : `${why}; re-reading it from the start`;
@@ -474,8 +579,61 @@ export class RunIndex {
     return readText(source, version);
   }
 
+  /**
+   * Per-group data saved with the index by `save` (with `tag`), for the groups restored at open
+   * and unchanged since (the same version). Empty when the tag differs or nothing was restored.
+   * Given once: the index lets go of them.
+   */
+  restoredExtras(tag: string): Map<GroupKey, unknown> {
+    const out = new Map<GroupKey, unknown>();
+    const r = this.restored;
+    this.restored = undefined;
+    if (!r || r.tag !== tag) return out;
+    for (const [k, x] of r.extras) if (this.asm.entries.get(k)?.version === x.version) out.set(k, x.value);
+    return out;
+  }
+
+  /**
+   * Saves the index (follow/persist.ts), between two updates (none runs meanwhile); `extra` adds
+   * per-group data under a tag. Resolves to the bytes written (0: nothing to persist to, or failed:
+   * a notice says why).
+   */
+  save(extra?: { tag: string; of: (e: GroupEntry) => unknown }): Promise<number> {
+    const p = this.opts.persist;
+    if (!p) return Promise.resolve(0);
+    let bytes = 0;
+    const run = async () => {
+      if (this.closed) return;
+      const files: SavedFile[] = [];
+      let slice = performance.now();
+      for (const fs of this.files.values()) {
+        if (performance.now() - slice > 8) {
+          await new Promise((r) => setImmediate(r));
+          slice = performance.now();
+        }
+        let identity: SavedFile['identity'];
+        try {
+          // the bytes as they were read (size, times): a change since is seen at the next open
+          identity = { ...fileIdentity(fs.path, fs.size), mtimeMs: fs.mtimeMs, ctimeMs: fs.ctimeMs };
+        } catch {
+          continue; // gone: read again (or dropped) at the next open
+        }
+        const { parser, ...rest } = fs;
+        files.push({ identity, state: parser ? { ...rest, parser: parser.state() } : rest });
+      }
+      try {
+        bytes = await writeIndex(p.file, { key: p.key, files, asm: this.asm.snapshot(), notices: [...this.history], extraTag: extra?.tag ?? null, runOnce: [...this.runOnce] }, [...this.asm.entries.values()], extra?.of);
+      } catch (err) {
+        this.notice({ level: 'info', message: `${p.file}: cannot save the index (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, file: p.file });
+      }
+    };
+    this.chain = this.chain.then(run, run);
+    return this.chain.then(() => bytes);
+  }
+
   close(): void {
     this.closed = true;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
     this.watcher?.close();
   }
 }

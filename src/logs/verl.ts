@@ -89,6 +89,17 @@ export class VerlFileContext {
     this.validationFolder = /^(val|valid|validation|val_generations|validation_data)$/i.test(basename(dirname(file)));
   }
 
+  /** The question ids given to uid groups so far (a persisted index resumes the file from them). */
+  state(): { ttrl: boolean; uidIds: Map<string, string>; idCount: Map<string, number> } {
+    return { ttrl: this.ttrl, uidIds: this.uidIds, idCount: this.idCount };
+  }
+
+  restoreState(s: { ttrl: boolean; uidIds: Map<string, string>; idCount: Map<string, number> }): void {
+    this.ttrl = s.ttrl;
+    this.uidIds = s.uidIds;
+    this.idCount = s.idCount;
+  }
+
   convert(o: Obj, source: RecordSource): Conversion {
     const dropped: string[] = [];
     if (typeof o.output !== 'string') return { ok: false, error: `field "output" must be a string, got ${o.output === null ? 'null' : typeof o.output}` };

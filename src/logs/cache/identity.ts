@@ -18,11 +18,15 @@ export interface FileIdentity {
 
 const IDENTITY_BYTES = 64 * 1024;
 
-/** The identity of `path` now (throws when it cannot be read). */
-export function fileIdentity(path: string): FileIdentity {
+/**
+ * The identity of `path` now (throws when it cannot be read). `upTo`: hash the file as if it ended
+ * there (a file appended to since has the head and tail hashes of its identity then).
+ */
+export function fileIdentity(path: string, upTo?: number): FileIdentity {
   const fd = openSync(path, 'r');
   try {
     const st = fstatSync(fd);
+    if (upTo !== undefined && upTo <= st.size) st.size = upTo;
     const hash = (pos: number, n: number) => {
       const b = Buffer.alloc(n);
       const got = n > 0 ? readSync(fd, b, 0, n, pos) : 0;

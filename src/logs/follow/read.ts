@@ -46,6 +46,15 @@ export interface ReadContext {
   progress?(bytes: number): void;
 }
 
+/** The parser of a JSON-lines file of the run (a file of a folder not named *.jsonl may quietly turn out not to be a log). */
+export function parserFor(c: ReadContext, fs: FileState): JsonlFileParser {
+  const quietOk = c.isDir && !isJsonlName(fs.path);
+  return new JsonlFileParser(c.folderRoot, fs.path, c.notice, undefined, c.runOnce, quietOk ? () => {
+    fs.notLog = true;
+    c.notLogs.add(fs.path);
+  } : undefined);
+}
+
 /** Reads `fs`'s file from `fs.consumed` to its end (or the whole of it, preloaded when small). */
 export async function readFileIncrement(c: ReadContext, fs: FileState, st: Stats, ch: Change, preloaded?: Buffer): Promise<void> {
   let fh: FileLike;
@@ -100,10 +109,7 @@ export async function readFileIncrement(c: ReadContext, fs: FileState, st: Stats
       }
       if (k === 'parquet' || k === 'table') fs.format = k === 'table' ? 'wandb' : 'trl';
       else
-        fs.parser = new JsonlFileParser(c.folderRoot, fs.path, c.notice, undefined, c.runOnce, quietOk ? () => {
-          fs.notLog = true;
-          c.notLogs.add(fs.path);
-        } : undefined);
+        fs.parser = parserFor(c, fs);
     }
     settle();
     if (fs.format === 'trl' || fs.format === 'wandb') return void (await readTable(c, fs, ch));

@@ -3,7 +3,9 @@
 // Modes. `watch`: fs.watch events on every folder of the run (one non-recursive watcher per folder:
 // Node 20's recursive mode on Linux loses events after a file is renamed over) or on the parent
 // folder of a single-file run, debounced into a check of the named files, plus a full rescan every
-// `safetyScanMs` as a safety net. `poll`: a full rescan every `pollMs`; chosen with `poll: true`,
+// `safetyScanMs` as a safety net — an interval that doubles after each rescan with no file event
+// since the last one, up to SAFETY_BACKOFF times, and is back to `safetyScanMs` at the next event: a
+// finished run left open wakes the host a few times an hour, not every few seconds. `poll`: a full rescan every `pollMs`; chosen with `poll: true`,
 // when fs.watch is unavailable, or when the run lives on a network or cluster file system that
 // delivers no events (NFS, Lustre, GPFS, BeeGFS, CephFS, CIFS/SMB, FUSE such as sshfs, 9p) —
 // detected with statfs. An info notice says which mode, and why polling.
@@ -11,6 +13,9 @@ import { watch, type FSWatcher } from 'node:fs';
 import { statfs } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Notice } from '../types.js';
+
+/** The safety rescan's interval grows to at most this many times `safetyScanMs` while no event comes. */
+const SAFETY_BACKOFF = 32;
 
 const REMOTE_FS: Record<number, string> = {
   0x6969: 'NFS',
@@ -49,6 +54,10 @@ export class RunWatcher {
   private closed = false;
   /** Events failed or were never available. */
   private polling = false;
+  /** watch mode: the safety rescan's timer, its interval now, and whether an event came since the last rescan. */
+  private safety?: NodeJS.Timeout;
+  private safetyMs = 0;
+  private eventSince = false;
 
   constructor(private readonly o: WatchOptions) {}
 
@@ -77,8 +86,9 @@ export class RunWatcher {
     }
     if (watching) {
       this.mode = 'watch';
-      o.notice({ level: 'info', message: `following ${o.root} with file-system events (and a full rescan every ${o.safetyScanMs / 1000} s)` });
-      this.startPolling(o.safetyScanMs);
+      o.notice({ level: 'info', message: `following ${o.root} with file-system events (and a full rescan after ${o.safetyScanMs / 1000} s, less often while nothing changes)` });
+      this.safetyMs = o.safetyScanMs;
+      this.armSafety();
     } else {
       this.mode = 'poll';
       this.polling = true;
@@ -91,6 +101,19 @@ export class RunWatcher {
   /** Runs `fn` every `ms` until closed. */
   every(ms: number, fn: () => void): void {
     this.timers.push(setInterval(fn, ms));
+  }
+
+  /** The next safety rescan (watch mode), after the current interval; a quiet one doubles it. */
+  private armSafety(): void {
+    if (this.closed || this.polling) return;
+    this.safety = setTimeout(() => {
+      this.safety = undefined;
+      if (!this.eventSince) this.safetyMs = Math.min(this.safetyMs * 2, this.o.safetyScanMs * SAFETY_BACKOFF);
+      this.eventSince = false;
+      this.dirtyAll = true;
+      this.schedule(0);
+      this.armSafety();
+    }, this.safetyMs);
   }
 
   private watchDir(dir: string): void {
@@ -129,6 +152,7 @@ export class RunWatcher {
     this.polling = true;
     this.o.notice({ level: 'warning', message: `${this.o.root}: file events failed (${err.message}); falling back to polling every ${this.o.pollMs / 1000} s` });
     this.closeWatchers();
+    if (this.safety) clearTimeout(this.safety);
     this.mode = 'poll';
     this.startPolling(this.o.pollMs);
   }
@@ -142,6 +166,13 @@ export class RunWatcher {
 
   private onEvent(file: string | undefined): void {
     if (this.closed) return;
+    this.eventSince = true;
+    if (this.safetyMs > this.o.safetyScanMs && this.safety) {
+      // activity again: back to the short safety interval
+      clearTimeout(this.safety);
+      this.safetyMs = this.o.safetyScanMs;
+      this.armSafety();
+    }
     if (file === undefined) this.dirtyAll = true;
     else this.dirtyFiles.add(file);
     this.schedule(30);
@@ -171,6 +202,7 @@ export class RunWatcher {
     this.closeWatchers();
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
+    if (this.safety) clearTimeout(this.safety);
     if (this.debounce) clearTimeout(this.debounce);
   }
 }

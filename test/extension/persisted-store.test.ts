@@ -1,0 +1,198 @@
+// The store over a persisted index (StoreOptions.persistDir, the extension's global storage): a run
+// reopened in a new store (a new window) reads its saved index and summaries, not its logs, and
+// shows exactly what a fresh read shows; a file rewritten under the saved index gives fresh values
+// in the explorer's summaries, a prepared group and the dashboard; a corrupt saved index is rebuilt.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RunStore } from '../../src/extension/store';
+import { storeSource } from '../../src/extension/rescore';
+import { WhatIfEngine } from '../../src/extension/whatif/engine';
+import { defaultParams } from '../../src/extension/params';
+
+const dirs: string[] = [];
+const cleanup: (() => unknown)[] = [];
+after(async () => {
+  for (const c of cleanup) await c();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+const temp = (p: string) => {
+  const d = mkdtempSync(join(tmpdir(), p));
+  dirs.push(d);
+  return d;
+};
+
+function step(s: number, answers: string[][]): string {
+  return answers
+    .map((as, q) =>
+      JSON.stringify({
+        kind: 'group',
+        step: s,
+        question_id: `q${q}`,
+        ground_truth: '3',
+        rollouts: as.map((a, i) => ({ response: `reasoning so the answer is \\boxed{${a}}.`, mean_logprob: -0.1 - 0.01 * i, reward: a === '3' ? 1 : 0 })),
+      }),
+    )
+    .join('\n')
+    .concat('\n');
+}
+
+function newStore(persist: string | undefined, engine?: WhatIfEngine): RunStore {
+  const store = new RunStore({
+    configuredOperator: () => 'core',
+    params: defaultParams,
+    pollMs: 60_000,
+    idleMs: 100,
+    saveDelayMs: 10,
+    persistDir: () => persist,
+    prepare: engine ? (entry, questionId) => engine.prepare({ entry, questionId }) : undefined,
+  });
+  cleanup.push(() => store.dispose());
+  return store;
+}
+
+/** What the explorer shows: steps, questions, and each question's summary. */
+function explorer(store: RunStore, runId: string) {
+  const run = store.runs.get(runId)!;
+  return [...run.steps].map(([s, keys]) => [s, keys.map((k) => [store.keyOf(run, k)!.questionId, run.summaries.get(k)])]);
+}
+
+async function opened(store: RunStore, dir: string) {
+  const run = store.add(dir, 'opened');
+  await store.savesDone();
+  return run;
+}
+
+test('a run reopened in a new store reads its saved index and summaries; a rewrite gives fresh values; corruption is rebuilt', async () => {
+  const engine = new WhatIfEngine({ workers: 1, script: join(import.meta.dirname, 'whatif-worker.mjs') });
+  cleanup.push(() => engine.dispose());
+  const dir = temp('cl-persist-run-');
+  const storage = temp('cl-persist-storage-');
+  const a = join(dir, 'step-1.jsonl');
+  writeFileSync(a, step(1, [['3', '3', '3', '5'], ['4', '4', '3'], ['3', '3']]));
+  writeFileSync(join(dir, 'step-2.jsonl'), step(2, [['1', '2', '2'], ['3']]));
+
+  const first = newStore(storage, engine);
+  const r1 = await opened(first, dir);
+  assert.equal(r1.index!.persisted.state, 'none');
+  assert.ok(r1.index!.bytesReadAtOpen > 0);
+  const shown = explorer(first, r1.id);
+  assert.equal(shown.flatMap(([, qs]) => qs as unknown[]).length, 5);
+  assert.ok((shown[0][1] as [string, unknown][]).every(([, s]) => s !== undefined), 'every question scored');
+  assert.equal(readdirSync(storage).filter((f) => f.endsWith('.cli')).length, 1, 'one saved index');
+  first.dispose();
+
+  // a new window: nothing read from the logs, nothing prepared, the same explorer content
+  let prepared = 0;
+  const second = new RunStore({
+    configuredOperator: () => 'core',
+    params: defaultParams,
+    pollMs: 60_000,
+    idleMs: 100,
+    saveDelayMs: 10,
+    persistDir: () => storage,
+    prepare: (entry, questionId) => {
+      prepared++;
+      return engine.prepare({ entry, questionId });
+    },
+  });
+  cleanup.push(() => second.dispose());
+  const r2 = await opened(second, dir);
+  assert.equal(r2.index!.persisted.state, 'restored');
+  assert.equal(r2.index!.bytesReadAtOpen, 0, 'no log byte read');
+  assert.equal(prepared, 0, 'no group prepared: the summaries came with the index');
+  assert.deepEqual(explorer(second, r2.id), shown);
+  assert.equal(r2.savedVersion, r2.version, 'nothing new to save');
+  // the same as a store without a saved index
+  const plain = newStore(undefined, engine);
+  const rp = await opened(plain, dir);
+  assert.deepEqual(explorer(plain, rp.id), shown);
+  plain.dispose();
+  second.dispose();
+
+  // another setting: the index is used, the summaries are scored again
+  const other = new RunStore({ configuredOperator: () => 'majority', params: defaultParams, pollMs: 60_000, idleMs: 100, saveDelayMs: 10, persistDir: () => storage });
+  cleanup.push(() => other.dispose());
+  const ro = await opened(other, dir);
+  assert.equal(ro.index!.bytesReadAtOpen, 0);
+  assert.equal([...ro.summaries.values()].length, 5, 'scored again for the other setting');
+  other.dispose();
+
+  // step 1 rewritten under the saved index (same length, times put back): fresh values everywhere
+  const t = readFileSync(a, 'utf8');
+  const u = t.replace(/boxed\{3\}/g, 'boxed{7}');
+  assert.equal(u.length, t.length);
+  const st = statSync(a);
+  writeFileSync(a, u);
+  utimesSync(a, st.atime, st.mtime);
+  const third = newStore(storage, engine);
+  const r3 = await opened(third, dir);
+  assert.deepEqual(r3.index!.persisted, { state: 'restored', trusted: 1, reread: 1 });
+  const fresh = newStore(undefined, engine);
+  const rf = await opened(fresh, dir);
+  assert.deepEqual(explorer(third, r3.id), explorer(fresh, rf.id));
+  assert.notDeepEqual(explorer(third, r3.id), shown, 'the rewritten step scores differently');
+  const q0 = (await third.get({ runId: r3.id, step: 1, questionId: 'q0' }))!;
+  assert.deepEqual(q0.prepared.answers.slice(0, 3), ['7', '7', '7']);
+  const d3 = await engine.dashboard(storeSource(third, r3), defaultParams(), 'core');
+  const df = await engine.dashboard(storeSource(fresh, rf), defaultParams(), 'core');
+  assert.deepEqual({ ...d3, ms: 0, at: 0 }, { ...df, ms: 0, at: 0 });
+  third.dispose();
+  fresh.dispose();
+
+  // a corrupt saved index: rebuilt from the logs, the same content, saved again whole
+  const saved = join(storage, readdirSync(storage).find((f) => f.endsWith('.cli'))!);
+  const bytes = readFileSync(saved);
+  bytes[bytes.length >> 1] ^= 0xff;
+  writeFileSync(saved, bytes);
+  const fourth = newStore(storage, engine);
+  const r4 = await opened(fourth, dir);
+  assert.equal(r4.index!.persisted.state, 'rebuilt');
+  assert.ok(r4.index!.bytesReadAtOpen > 0);
+  assert.deepEqual(explorer(fourth, r4.id), explorer(third, r3.id));
+  fourth.dispose();
+  const fifth = newStore(storage, engine);
+  const r5 = await opened(fifth, dir);
+  assert.equal(r5.index!.persisted.state, 'restored', 'the rebuilt index is whole again');
+  assert.equal(r5.index!.bytesReadAtOpen, 0);
+  fifth.dispose();
+});
+
+test('a run with outcome checks (MS-TTRL) restored as saved is not scored again, nor saved again', async () => {
+  const storage = temp('cl-persist-storage-');
+  const demo = join(import.meta.dirname, '../../examples/demo-run');
+  let prepared = 0;
+  const make = () => {
+    const s = new RunStore({
+      configuredOperator: () => undefined,
+      params: defaultParams,
+      pollMs: 60_000,
+      idleMs: 100,
+      saveDelayMs: 10,
+      persistDir: () => storage,
+      prepare: undefined,
+    });
+    cleanup.push(() => s.dispose());
+    return s;
+  };
+  const first = make();
+  const r1 = await opened(first, demo);
+  assert.ok(r1.index!.groups().some((e) => e.outcomeChecks?.length), 'the demo run has outcome checks');
+  const shown = explorer(first, r1.id);
+  first.dispose();
+  const second = make();
+  const run = second.add(demo, 'opened');
+  const prepare = (second as unknown as { prepare: (...a: unknown[]) => unknown }).prepare.bind(second);
+  (second as unknown as { prepare: (...a: unknown[]) => unknown }).prepare = (...a: unknown[]) => {
+    prepared++;
+    return prepare(...a);
+  };
+  await second.summariesDone();
+  assert.equal(run.index!.persisted.state, 'restored');
+  assert.equal(prepared, 0, 'nothing scored again');
+  assert.equal(run.savedVersion, run.version, 'nothing to save');
+  assert.deepEqual(explorer(second, run.id), shown);
+  second.dispose();
+});

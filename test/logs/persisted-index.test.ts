@@ -1,0 +1,173 @@
+// The persisted index of a followed run (src/logs/follow/persist.ts): a second open of an unchanged
+// run reads no log byte and gives the groups of a fresh read; an appended file is read from where
+// it stopped; a rewritten, truncated or replaced file is read again with new versions and fresh
+// values; a corrupt or foreign index file is rebuilt, never trusted.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { RunIndex, rolloutsOf, type RunProgress } from '../../src/logs/index.js';
+import { cacheKey } from '../../src/logs/cache/index.js';
+import { groupRec, jsonl, rollout, tempDir, write } from './helpers.js';
+
+async function open(dir: string, file: string, key = cacheKey(dir, { groundTruth: 'auto', index: 'followed' })) {
+  let read = 0;
+  const notices: string[] = [];
+  const idx = await RunIndex.open(dir, {
+    follow: true,
+    poll: true,
+    pollMs: 60_000,
+    idleMs: 50,
+    onNotice: (n) => notices.push(n.message),
+    onProgress: (p: RunProgress) => (read = p.bytesRead),
+    persist: { file, key },
+  });
+  await new Promise((r) => setTimeout(r, 150)); // roll-out groups complete by idleness
+  await idx.settled();
+  return { idx, read: () => read, notices };
+}
+
+/** What a group is, for comparison: numbers, sources and texts (no version). */
+async function content(idx: RunIndex) {
+  const out = [];
+  for (const e of idx.groups()) {
+    const g = await idx.loadGroup(e.key);
+    out.push({ key: e.key, n: e.n, truth: e.groundTruth, rollouts: rolloutsOf(e).map((r) => [r.reward, r.meanLogprob, r.sampleIdx, r.source.file, r.source.line, r.source.item ?? -1]), texts: g.rollouts.map((r) => r.response) });
+  }
+  return out;
+}
+
+async function freshContent(dir: string) {
+  const { dir: other, cleanup } = tempDir('cl-index-fresh-');
+  try {
+    const f = await open(dir, join(other, 'none.cli'), 'fresh');
+    try {
+      return await content(f.idx);
+    } finally {
+      f.idx.close();
+    }
+  } finally {
+    cleanup();
+  }
+}
+
+test('a persisted index: unchanged → no log read, appended → only the new bytes, rewritten → fresh values, corrupt → rebuilt', async () => {
+  const { dir, cleanup } = tempDir();
+  const { dir: store, cleanup: cleanStore } = tempDir('cl-index-store-');
+  const file = join(store, 'run.cli');
+  try {
+    const a = write(dir, 'a.jsonl', jsonl([groupRec(1, 'q1', 4), groupRec(1, 'q2', 4)]));
+    const b = write(dir, 'b.jsonl', jsonl([0, 1, 2].map((i) => rollout(2, 'r', i))));
+    const first = await open(dir, file);
+    assert.ok(first.read() > 0);
+    assert.equal(first.idx.persisted.state, 'none');
+    const saved = await first.idx.save({ tag: 't', of: (e) => `extra ${e.key}` });
+    assert.ok(saved > 0 && statSync(file).size === saved);
+    const firstContent = await content(first.idx);
+    const firstVersions = new Map(first.idx.groups().map((e) => [e.key, e.version]));
+    first.idx.close();
+
+    // unchanged: nothing read from the logs, the same groups as a fresh read, new versions
+    const second = await open(dir, file);
+    assert.equal(second.read(), 0, 'no log byte read');
+    assert.deepEqual(second.idx.persisted, { state: 'restored', trusted: 2, reread: 0 });
+    assert.deepEqual(await content(second.idx), firstContent);
+    assert.deepEqual(await content(second.idx), await freshContent(dir));
+    for (const e of second.idx.groups()) assert.ok(e.version > firstVersions.get(e.key)!, 'a restored group is new to the process');
+    const restored = second.idx.restoredExtras('t');
+    assert.equal(restored.size, 3);
+    assert.equal(restored.get(second.idx.groups()[0].key), `extra ${second.idx.groups()[0].key}`);
+    assert.equal(second.idx.restoredExtras('t').size, 0, 'given once');
+    await second.idx.save();
+    second.idx.close();
+
+    // appended: only the new bytes are read; the groups are those of a fresh read
+    const before = statSync(b).size;
+    appendFileSync(b, jsonl([rollout(2, 'r', 3), rollout(3, 's', 0)]));
+    const third = await open(dir, file);
+    assert.equal(third.read(), statSync(b).size - before, 'only the appended bytes are read');
+    assert.deepEqual(third.idx.persisted, { state: 'restored', trusted: 2, reread: 0 });
+    assert.deepEqual(await content(third.idx), await freshContent(dir));
+    assert.equal(third.idx.group(third.idx.groups().find((e) => e.step === 2)!.key)!.n, 4);
+    await third.idx.save({ tag: 't', of: () => 'x' });
+    third.idx.close();
+
+    // rewritten in place, the same length, and the times put back: re-read, fresh values
+    const t = readFileSync(a, 'utf8');
+    const u = t.replace('"reward":1', '"reward":0');
+    assert.equal(u.length, t.length);
+    const st = statSync(a);
+    writeFileSync(a, u);
+    const { utimesSync } = await import('node:fs');
+    utimesSync(a, st.atime, st.mtime);
+    const other = await open(dir, file);
+    assert.equal(other.idx.restoredExtras('other').size, 0, 'extras of another tag are not given');
+    other.idx.close();
+    const fourth = await open(dir, file);
+    assert.deepEqual(fourth.idx.persisted, { state: 'restored', trusted: 1, reread: 1 });
+    assert.equal(fourth.read(), statSync(a).size, 'the rewritten file alone is read');
+    const fresh = await freshContent(dir);
+    assert.deepEqual(await content(fourth.idx), fresh);
+    const q1 = fourth.idx.groups().find((e) => e.questionId === 'q1')!;
+    assert.equal(rolloutsOf(q1)[1].reward, 0, 'the new value, never the saved one');
+    const extras = fourth.idx.restoredExtras('t');
+    assert.ok(!extras.has(q1.key), "a re-read group's saved extras are not given");
+    assert.equal(extras.size, 2, 'the unchanged file keeps its extras (its two groups)');
+    await fourth.idx.save();
+    fourth.idx.close();
+
+    // replaced by another file (renamed over) and truncated
+    write(dir, 'b.part', jsonl([rollout(2, 'r', 0)]));
+    renameSync(join(dir, 'b.part'), b);
+    const fifth = await open(dir, file);
+    assert.deepEqual(fifth.idx.persisted, { state: 'restored', trusted: 1, reread: 1 });
+    assert.deepEqual(await content(fifth.idx), await freshContent(dir));
+    assert.equal(fifth.idx.groups().length, 3);
+    await fifth.idx.save();
+    fifth.idx.close();
+
+    // corrupt (one byte flipped), foreign (another key), truncated: never trusted, rebuilt
+    const good = readFileSync(file);
+    for (const [what, bytes, key] of [
+      ['a flipped byte', Buffer.from(good.map((x, i) => (i === Math.floor(good.length / 2) ? x ^ 1 : x))), undefined],
+      ['truncated', good.subarray(0, good.length - 10), undefined],
+      ['not ours', Buffer.from('hello'), undefined],
+      ['another run', good, 'another key'],
+    ] as const) {
+      writeFileSync(file, bytes);
+      const r = await open(dir, file, key);
+      assert.equal(r.idx.persisted.state, 'rebuilt', what);
+      assert.ok(r.read() > 0, `${what}: the logs are read`);
+      assert.ok(r.notices.some((m) => m.includes('saved index not used')), what);
+      assert.deepEqual(await content(r.idx), await freshContent(dir), what);
+      r.idx.close();
+    }
+  } finally {
+    cleanup();
+    cleanStore();
+  }
+});
+
+test('a group fed by two files, one of them rewritten under the saved index: its saved extras are not given, its roll-outs are fresh', async () => {
+  const { dir, cleanup } = tempDir();
+  const { dir: store, cleanup: cleanStore } = tempDir('cl-index-store-');
+  const file = join(store, 'run.cli');
+  try {
+    write(dir, 'rank0.jsonl', jsonl([0, 1].map((i) => rollout(1, 'q', i))));
+    const r1 = write(dir, 'rank1.jsonl', jsonl([2, 3].map((i) => rollout(1, 'q', i))));
+    const first = await open(dir, file);
+    assert.equal(first.idx.groups()[0].n, 4);
+    await first.idx.save({ tag: 't', of: () => 'saved' });
+    first.idx.close();
+    writeFileSync(r1, jsonl([rollout(1, 'q', 2, { mean_logprob: -9 })]));
+    const second = await open(dir, file);
+    assert.deepEqual(second.idx.persisted, { state: 'restored', trusted: 1, reread: 1 });
+    assert.equal(second.idx.restoredExtras('t').size, 0, 'the group changed: its saved extra is stale');
+    assert.deepEqual(await content(second.idx), await freshContent(dir));
+    assert.deepEqual(rolloutsOf(second.idx.groups()[0]).map((r) => r.meanLogprob), [-0.1, -0.2, -9]);
+    second.idx.close();
+  } finally {
+    cleanup();
+    cleanStore();
+  }
+});
