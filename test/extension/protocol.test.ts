@@ -44,5 +44,6 @@ test('question keys and host messages are recognised', () => {
   assert.ok(isQuestionKey({ runId: 'a', step: 0, questionId: 'b' }));
   assert.ok(!isQuestionKey({ runId: 'a', step: '0', questionId: 'b' }));
   assert.ok(isHostMessage({ type: 'select', index: 1 }));
+  assert.ok(isHostMessage({ type: 'tokenCurves', key: { runId: 'r', step: 1, questionId: 'q' }, rows: [], note: null }));
   assert.ok(!isHostMessage({ type: 'ready' }));
 });

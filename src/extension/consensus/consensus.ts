@@ -12,10 +12,14 @@ import { affectsScores, configuredOperator, configuredParams } from '../settings
 import { runPremise } from '../status/health';
 import { mayFollowAgain } from '../runs/restore';
 import type { Node } from '../explorer/tree';
-import type { SensitivityRange } from '../../protocol/messages';
+import type { SensitivityRange, TokenCurve } from '../../protocol/messages';
+import { readRolloutObject, rolloutSourceOf } from '../../logs';
+import { tokenCurveOf, tokenDataOf, tokenNote, type TokenData } from '../tokens/confidence';
 import { ConsensusPanel, PANEL_VIEW_TYPE, type PanelHost } from './panel';
 
 const STATE_KEY = 'consensusLens.panel';
+/** Roll-outs of a group whose token curves the panel draws. */
+const MAX_CURVES = 256;
 
 export interface ConsensusHooks {
   /** Waits until the followed runs are read, following `runId` again first when given (a panel
@@ -57,6 +61,7 @@ export class ConsensusFeature implements vscode.Disposable {
       remember: (state) => void context.workspaceState.update(STATE_KEY, state),
       remembered: () => context.workspaceState.get<PanelState>(STATE_KEY),
       sensitivity: hooks.sensitivity,
+      tokenCurves: (key) => this.tokenCurves(key),
     };
     this.disposables.push(
       { dispose: () => ConsensusPanel.instance?.dispose() },
@@ -132,6 +137,26 @@ export class ConsensusFeature implements vscode.Disposable {
       if (!g) throw new Error(`${key.questionId} (step ${key.step}) is not in the open runs`);
       return this.withRunPremise(buildView(g, params, configuredOperator()));
     })();
+  }
+
+  /**
+   * The roll-outs' token log-probs by position, read back from their records (the index keeps only
+   * the mean): the first MAX_CURVES roll-outs, one read of a group record's line for all of them.
+   */
+  private async tokenCurves(key: QuestionKey): Promise<{ rows: TokenCurve[]; note: string | null } | null> {
+    const e = this.store.entry(key);
+    if (!e) return null;
+    const datas: (TokenData | null)[] = [];
+    const rows: TokenCurve[] = [];
+    for (let i = 0; i < Math.min(e.n, MAX_CURVES); i++) {
+      const src = rolloutSourceOf(e, i);
+      if (!src) continue; // read from a pipe: nothing on disk to read back
+      const o = await readRolloutObject(src, e.version);
+      const d = o ? tokenDataOf(o) : null;
+      datas.push(d);
+      if (d) rows.push(tokenCurveOf(i, d));
+    }
+    return { rows, note: tokenNote(datas) };
   }
 
   dispose(): void {

@@ -228,22 +228,28 @@ export function tokenAt(layout: TokenLayout, off: number): number {
 
 const BLOCKS = '▁▂▃▄▅▆▇█';
 
-/** Per-position curve: `width` buckets' mean log-prob as block characters (low = unsure). */
-export function sparkline(logprobs: readonly (number | null)[] | Float64Array, width = 64): string {
+/** Per-position curve: the mean log-prob of `width` equal buckets of positions (null: none in the bucket has one). */
+export function positionCurve(logprobs: readonly (number | null)[] | Float64Array, width = 64): (number | null)[] {
   const xs = Array.from(logprobs as ArrayLike<number | null>, (x) => (x === null ? NaN : x));
-  if (!xs.length) return '';
   const buckets = Math.min(width, xs.length);
-  const vals: number[] = [];
+  const vals: (number | null)[] = [];
   for (let b = 0; b < buckets; b++) {
     const lo = Math.floor((b * xs.length) / buckets);
     const hi = Math.floor(((b + 1) * xs.length) / buckets);
     let s = 0;
     let c = 0;
     for (let i = lo; i < hi; i++) if (Number.isFinite(xs[i])) (s += xs[i]), c++;
-    vals.push(c ? s / c : NaN);
+    vals.push(c ? s / c : null);
   }
+  return vals;
+}
+
+/** The same curve as block characters (low = unsure). */
+export function sparkline(logprobs: readonly (number | null)[] | Float64Array, width = 64): string {
   // Scale: probability of the bucket's mean log-prob, so 0 (certain) is the full block.
-  return vals.map((v) => (Number.isFinite(v) ? BLOCKS[Math.max(0, Math.min(7, Math.round(Math.exp(v) * 7)))] : ' ')).join('');
+  return positionCurve(logprobs, width)
+    .map((v) => (v !== null ? BLOCKS[Math.max(0, Math.min(7, Math.round(Math.exp(v) * 7)))] : ' '))
+    .join('');
 }
 
 const f = (x: number, d = 2) => (x < 0 ? '\u2212' : '') + Math.abs(x).toFixed(d);
@@ -307,4 +313,38 @@ export function tokenReadout(text: string, data: TokenData, answer: [number, num
     });
   }
   return { lines, layout, spans, spanLines };
+}
+
+/** Points of a roll-out row's curve in the consensus panel. */
+export const CURVE_POINTS = 48;
+
+/** A roll-out's per-position curve for the consensus panel (src/protocol/messages.ts TokenCurve). */
+export function tokenCurveOf(index: number, data: TokenData): { index: number; kind: TokenData['kind']; tokens: number; curve: (number | null)[] } {
+  if (data.kind === 'tokens' || data.kind === 'logprobs') return { index, kind: data.kind, tokens: data.logprobs.length, curve: positionCurve(data.logprobs, CURVE_POINTS) };
+  return { index, kind: data.kind, tokens: 0, curve: [] };
+}
+
+/**
+ * The consensus panel's line about a group's token log-probs: what is shown, what is missing and
+ * how to log it. `datas`: the roll-outs read back (null: no record to read).
+ */
+export function tokenNote(datas: readonly (TokenData | null)[]): string | null {
+  const read = datas.filter((d): d is TokenData => d !== null);
+  const how = `To see it on the text, ${HOW_TO_LOG}; the TRL and verl integrations do it when the sampler’s log-probs reach them (docs/training-loop.md).`;
+  if (!datas.length) return null;
+  if (!read.length) return `Token confidence — this log’s rows (a TRL completions table, a W&B table) hold no per-token log-probs. ${how}`;
+  const count = (k: TokenData['kind']) => read.filter((d) => d.kind === k).length;
+  const [tokens, lps, mean] = [count('tokens'), count('logprobs'), count('mean')];
+  const of = (k: number) => (k === read.length ? 'every roll-out' : `${k} of ${read.length} roll-outs`);
+  if (tokens === read.length) return 'Per-token log-probs and the tokens’ text are logged: the curve is each roll-out’s probability by position; open a roll-out (Enter) to see it on the text.';
+  const parts: string[] = [];
+  if (tokens) parts.push(`${of(tokens)}: log-probs and text (open one to see it on the text)`);
+  if (lps) {
+    const d = read.find((x) => x.kind === 'logprobs') as Extract<TokenData, { kind: 'logprobs' }>;
+    parts.push(`${of(lps)}: per-token log-probs (${d.field}${d.ids ? ', with token ids' : ''}) without the tokens’ text — the curve shows them by position, not on the text`);
+  }
+  if (mean) parts.push(`${of(mean)}: only the mean log-prob — no curve`);
+  const none = read.length - tokens - lps - mean;
+  if (none) parts.push(`${of(none)}: no log-probs`);
+  return `Token confidence — ${parts.join('; ')}. ${how}`;
 }
