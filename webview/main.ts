@@ -439,7 +439,7 @@ function curveOf(v: QuestionView, index: number): TokenCurve | undefined {
   if (!curves || !sameKey(curves.key, v.key)) return undefined;
   if (index < 0) return [...curves.rows.values()].find((c) => c.curve.length > 0);
   const c = curves.rows.get(index);
-  return c && c.curve.length ? c : undefined;
+  return c?.curve.length ? c : undefined;
 }
 
 function renderTokenNote(): void {
