@@ -3,7 +3,7 @@
 // tokens, and the lines that say what is missing — figures computed by hand.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { binOf, binRanges, layoutTokens, lowestSpans, positionCurve, spanConfidence, sparkline, tokenAt, tokenCurveOf, tokenDataOf, tokenNote, tokenReadout } from '../../src/extension/tokens/confidence';
+import { binOf, binRanges, layoutTokens, lowestSpans, positionCurve, spanConfidence, sparkline, tokenAt, tokenCurveOf, tokenDataOf, tokenNote, tokenReadout, type TokenData } from '../../src/extension/tokens/confidence';
 
 const ln = Math.log;
 
@@ -101,9 +101,9 @@ test('positionCurve and tokenCurveOf: bucket means by position for the panel\u20
 });
 
 test('tokenNote: says what the group logs, what is missing and how to log it', () => {
-  const tok = { kind: 'tokens', tokens: ['a'], logprobs: [-1], field: 'token_logprobs' } as const;
-  const lps = { kind: 'logprobs', logprobs: [-1, -2], field: 'generation_logprobs', ids: true } as const;
-  const mean = { kind: 'mean', mean: -1 } as const;
+  const tok: TokenData = { kind: 'tokens', tokens: ['a'], logprobs: [-1], field: 'token_logprobs' };
+  const lps: TokenData = { kind: 'logprobs', logprobs: [-1, -2], field: 'generation_logprobs', ids: true };
+  const mean: TokenData = { kind: 'mean', mean: -1 };
   assert.match(tokenNote([tok, tok])!, /^Per-token log-probs and the tokens’ text are logged/);
   const mixed = tokenNote([lps, lps, mean, { kind: 'none' }])!;
   assert.match(mixed, /2 of 4 roll-outs: per-token log-probs \(generation_logprobs, with token ids\) without the tokens’ text — the curve shows them by position/);
