@@ -9,12 +9,15 @@
 // - A table group: format 'trl', a group record from a *.parquet file under a `completions`
 //   folder, not evaluation. A log group: format 'native', framework 'trl', not validation.
 // - Matched by step, prompt text (as both write it) and occurrence within the step (`#n` of the
-//   question id), and the log's file must be inside the table's output_dir.
+//   question id), within one run folder: the log's file is inside the table's output_dir
+//   (`output_dir/consensus`), or inside the folder that holds the output_dir (`run/trl` beside
+//   `run/consensus`) when that folder holds no other TRL output_dir with the same step and prompt
+//   (then nothing is joined: which run the log belongs to is not known). The nearest folder wins.
 // - Joined only when the log group is complete, has as many roll-outs as the table group, and,
 //   where the table has the log's own reward column (`consensus_<operator>`), the rewards agree
 //   row by row (1e-6, TRL keeps float32): roll-outs are matched by position (both are in TRL's
 //   batch order). Otherwise both stay, with a warning naming the step and question.
-import { sep } from 'node:path';
+import { dirname, sep } from 'node:path';
 import { nextVersion, type GroupEntry } from './entries.js';
 import type { GroupKey, NoticeSink } from './types.js';
 
@@ -45,6 +48,8 @@ function roleOf(e: GroupEntry): 'table' | 'log' | undefined {
 export class TableJoin {
   /** `${output_dir}\0${matchKey}` → the table group. */
   private readonly tables = new Map<string, GroupKey>();
+  /** `${the folder holding output_dir}\0${matchKey}` → the table groups. */
+  private readonly byParent = new Map<string, Set<GroupKey>>();
   /** matchKey → the log groups. */
   private readonly logs = new Map<string, Set<GroupKey>>();
   private readonly warned = new Set<string>();
@@ -66,9 +71,13 @@ export class TableJoin {
     if (role === 'table') {
       const root = tableRoot(e.firstSource.file)!;
       this.tables.set(`${root}\0${mk}`, e.key);
+      const pk = `${dirname(root)}\0${mk}`;
+      let s = this.byParent.get(pk);
+      if (!s) this.byParent.set(pk, (s = new Set()));
+      s.add(e.key);
       for (const k of this.logs.get(mk) ?? []) {
         const l = this.entries.get(k);
-        if (l?.complete && l.firstSource.file.startsWith(root + sep) && this.join(l, e, ch)) return;
+        if (l?.complete && this.tableFor(l, mk) === e && this.join(l, e, ch)) return;
       }
       return;
     }
@@ -76,13 +85,22 @@ export class TableJoin {
     if (!s) this.logs.set(mk, (s = new Set()));
     s.add(e.key);
     if (!e.complete) return;
-    // The log's folders from the innermost out: the nearest output_dir with a matching table group.
-    const parts = e.firstSource.file.split(/[\\/]/);
+    const table = this.tableFor(e, mk);
+    if (table) this.join(e, table, ch);
+  }
+
+  /** The table group of a log group's run: from the log's folder outwards, the first output_dir it is in or beside. */
+  private tableFor(log: GroupEntry, mk: string): GroupEntry | undefined {
+    const parts = log.firstSource.file.split(/[\\/]/);
     for (let i = parts.length - 1; i > 0; i--) {
-      const t = this.tables.get(`${parts.slice(0, i).join(sep)}\0${mk}`);
-      const table = t === undefined ? undefined : this.entries.get(t);
-      if (table && this.join(e, table, ch)) return;
+      const dir = parts.slice(0, i).join(sep);
+      const inside = this.tables.get(`${dir}\0${mk}`);
+      if (inside !== undefined) return this.entries.get(inside);
+      const beside = this.byParent.get(`${dir}\0${mk}`);
+      if (beside?.size === 1) return this.entries.get([...beside][0]);
+      if (beside && beside.size > 1) return undefined; // several runs' tables: not this one's to guess
     }
+    return undefined;
   }
 
   private join(log: GroupEntry, table: GroupEntry, ch: JoinChange): boolean {
@@ -115,18 +133,19 @@ export class TableJoin {
     if (!ch.added.has(log.key) && !ch.completed.has(log.key)) ch.changed.add(log.key);
     // The table group goes: it is the log's group.
     this.forget(table.key);
-    this.tables.delete(`${tableRoot(table.firstSource.file)}\0${matchKey(table)}`);
+    const root = tableRoot(table.firstSource.file)!;
+    this.tables.delete(`${root}\0${matchKey(table)}`);
+    this.byParent.get(`${dirname(root)}\0${matchKey(table)}`)?.delete(table.key);
     if (ch.added.has(table.key)) {
       ch.added.delete(table.key);
       ch.completed.delete(table.key);
     } else ch.removed.add(table.key);
     this.joined++;
-    const root = tableRoot(table.firstSource.file)!;
     if (!this.told.has(root)) {
       this.told.add(root);
       this.onNotice({
         level: 'info',
-        message: `${root}: TRL's completions table and the consensus_lens.trl log in it are one run: their groups are joined by step and prompt, with TRL's logged advantages beside ours`,
+        message: `${root}: TRL's completions table and the consensus_lens.trl log of the same run are one run: their groups are joined by step and prompt, with TRL's logged advantages beside ours`,
       });
     }
     return true;

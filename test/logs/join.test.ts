@@ -84,7 +84,7 @@ test('score reads TRL\u2019s table and the log under its output_dir as one run: 
       );
       assert.equal(g.loggedOperator, 'majority');
     }
-    assert.equal(notices.filter((n) => /are one run: their groups are joined by step and prompt/.test(n.message)).length, 1);
+    assert.equal(notices.filter((n) => /of the same run are one run: their groups are joined by step and prompt/.test(n.message)).length, 1);
     assert.ok(!notices.some((n) => n.level === 'warning' && /TRL's table/.test(n.message)));
   } finally {
     cleanup();
@@ -186,6 +186,26 @@ test('the log\u2019s own reward column in the table (consensus_<operator>) must 
     assert.equal(bad.groups.length, 2);
     assert.equal(bad.groups.find((g) => g.run === undefined)!.rollouts[0].advantage, undefined);
     assert.ok(bad.notices.some((n) => /roll-out 0 has reward 1 in the table's consensus_majority and 0 in the log: shown as two groups/.test(n.message)));
+  } finally {
+    cleanup();
+  }
+});
+
+test('the log beside the output_dir in one run folder joins too; a folder of several runs\u2019 tables joins nothing it would have to guess', async () => {
+  const { dir, cleanup } = tempDir('cl-join-');
+  try {
+    cpSync(FX, join(dir, 'run/trl'), { recursive: true });
+    const { lines, adv } = await logOf(join(dir, 'run/trl'));
+    lines.forEach((l, k) => write(dir, `run/consensus/step_00000${k + 1}.rank0.jsonl`, l.join('\n') + '\n'));
+    const one = await collect(join(dir, 'run'));
+    assert.equal(one.groups.length, adv.size);
+    assert.ok(one.groups.every((g) => g.run === undefined && g.rollouts.every((r) => typeof r.advantage === 'number')));
+    // runs/a and runs/b are two TRL runs of one dataset; runs/a-log could be either's.
+    cpSync(FX, join(dir, 'runs/a'), { recursive: true });
+    cpSync(FX, join(dir, 'runs/b'), { recursive: true });
+    lines.forEach((l, k) => write(dir, `runs/a-log/step_00000${k + 1}.rank0.jsonl`, l.join('\n') + '\n'));
+    const many = await collect(join(dir, 'runs'));
+    assert.equal(many.groups.length, 3 * adv.size);
   } finally {
     cleanup();
   }
