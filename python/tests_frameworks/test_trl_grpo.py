@@ -257,3 +257,32 @@ def test_logging_never_blocks_the_trainer(tmp_path):
         release.set()
         s = lg.close()
         assert s["steps_written"] == 2
+
+
+def test_the_table_and_our_log_in_one_output_dir_are_one_run(tmp_path):
+    """One run, two logs: our log inside TRL's output_dir; score reads them as one run — one group
+    per step and prompt, TRL's logged advantages on our log's roll-outs beside its confidence."""
+    tok = tiny_tokenizer()
+    out = str(tmp_path / "run")
+    reward = consensus_reward("core", log_dir=os.path.join(out, "consensus"))
+    rollouts = KnownAnswers(tok, seed=5)
+    trainer = GRPOTrainer(model=tiny_model(tok), reward_funcs=[reward], args=config(out, steps=2), train_dataset=dataset(),
+                          processing_class=tok, rollout_func=with_logprobs(rollouts))
+    trainer.train()
+    trainer.save_state()
+    reward.logger.close()
+    reward.worker.close()
+    _, df = parquet_rows(out)
+    proc = subprocess.run(["node", CLI, "score", out, "--operators", "core"], check=True, capture_output=True, text=True, timeout=120)
+    groups = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert "are one run: their groups are joined by step and prompt" in proc.stderr
+    assert "TRL's table and the log" not in proc.stderr  # no group left unjoined
+    assert len(groups) == len(df) // N == 2 * 2
+    assert [(g["step"], g["question_id"]) for g in groups] == [(s, prompt_id(p)) for s, p in zip(df["step"][::N], df["prompt"][::N])]
+    assert all("run" not in g for g in groups)
+    shown = [a for g in groups for a in g["logged_advantages"]]
+    assert max(abs(a - b) for a, b in zip(shown, df["advantage"])) <= 1e-9
+    # Our log's confidence reached the joined group: core used it, and its rewards are TRL's.
+    assert {g["results"]["core"].get("confidence") for g in groups} == {"used"}
+    got = [r for g in groups for r in g["results"]["core"]["rewards"]]
+    assert max(abs(a - b) for a, b in zip(got, df["consensus_core"])) < 1e-6

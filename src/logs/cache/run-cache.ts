@@ -34,7 +34,7 @@ import type { Notice } from '../types.js';
 import { fileIdentity, sameIdentity, type FileIdentity } from './identity.js';
 
 /** Bump when the records' shape or anything prepareGroup computes changes. */
-export const CACHE_FORMAT = 1;
+export const CACHE_FORMAT = 2; // 2: TRL tables joined with the consensus_lens.trl log of their run (src/logs/join.ts)
 const MAGIC = Buffer.from('CLCACHE\u0001', 'latin1');
 const TRAILER = Buffer.from('CLCFOOT\u0001', 'latin1');
 
