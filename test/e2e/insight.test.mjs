@@ -254,12 +254,13 @@ test('dashboard: Compare with… opens the runs side by side; the x axis aligns 
   const select = dash.locator('#run-select');
   await retry(async () => assert.ok((await select.locator('option', { hasText: 'compare-a' }).count()) > 0));
   await select.selectOption({ label: 'compare-a' });
+  await retry(async () => assert.equal(await dash.locator('.stat[data-stat="groups"] .value').textContent(), '120'), { timeout: 120_000 });
   // The picker offers the other runs and this run under another operator, never the run itself.
   const offered = await dash.locator('#compare-select option').allTextContents();
   assert.equal(offered[0], 'Compare with…');
   assert.ok(offered.includes('compare-b') && !offered.includes('compare-a') && offered.includes('this run under another operator…'), offered.join(', '));
   await dash.locator('#compare-select').evaluate((el) => el.scrollIntoView({ block: 'center' }));
-  await page.screenshot({ path: join(SHOTS, 'compare-with-light.png') });
+  await page.screenshot({ path: join(SHOTS, 'compare-with-picker-light.png') });
   await dash.locator('#compare-select').selectOption({ label: 'compare-b' });
   const view = await webviewWith(page, '#parting', { timeout: 60_000 });
   await retry(async () => assert.equal(await view.locator('#app').getAttribute('data-state'), 'ready'), { timeout: 120_000 });
@@ -272,6 +273,8 @@ test('dashboard: Compare with… opens the runs side by side; the x axis aligns 
   await retry(async () => assert.equal(await view.locator('#series').getAttribute('data-align'), 'rollouts'));
   assert.match((await view.locator('#series h2').first().textContent()) ?? '', /aligned by roll-outs seen/);
   await view.locator('#chart-series-label_accuracy').waitFor();
+  await page.waitForTimeout(500);
+  await page.screenshot({ path: join(SHOTS, 'compare-with-light.png') });
   await theme(page, 'Dark Modern', view);
   await page.screenshot({ path: join(SHOTS, 'compare-with-dark.png') });
   await theme(page, 'Light Modern', view);
