@@ -15,6 +15,7 @@ import type { Node } from '../explorer/tree';
 import type { SensitivityRange, TokenCurve } from '../../protocol/messages';
 import { readRolloutObject, rolloutSourceOf } from '../../logs';
 import { tokenCurveOf, tokenDataOf, tokenNote, type TokenData } from '../tokens/confidence';
+import { configuredDecoder } from '../tokens';
 import { ConsensusPanel, PANEL_VIEW_TYPE, type PanelHost } from './panel';
 
 const STATE_KEY = 'consensusLens.panel';
@@ -148,11 +149,12 @@ export class ConsensusFeature implements vscode.Disposable {
     if (!e) return null;
     const datas: (TokenData | null)[] = [];
     const rows: TokenCurve[] = [];
+    const { decode } = await configuredDecoder();
     for (let i = 0; i < Math.min(e.n, MAX_CURVES); i++) {
       const src = rolloutSourceOf(e, i);
       if (!src) continue; // read from a pipe: nothing on disk to read back
       const o = await readRolloutObject(src, e.version);
-      const d = o ? tokenDataOf(o) : null;
+      const d = o ? tokenDataOf(o, decode) : null;
       datas.push(d);
       if (d) rows.push(tokenCurveOf(i, d));
     }

@@ -7,6 +7,7 @@
 //
 // Bounded: one pass over the tokens and one over the text; a record with more than MAX_TOKENS
 // tokens is not laid out (said in the header).
+import { looksNemo, nemoGenerated, nemoGeneratedIds } from '../../logs/nemo';
 
 /** Natural-log probability thresholds of the decoration bins: p < 0.9, 0.5, 0.2, 0.05. */
 export const BIN_THRESHOLDS = [Math.log(0.9), Math.log(0.5), Math.log(0.2), Math.log(0.05)] as const;
@@ -25,8 +26,21 @@ export type TokenData =
 
 const num = (x: unknown): number | null => (typeof x === 'number' && Number.isFinite(x) ? x : null);
 
-/** What a roll-out's record (native roll-out item, verl dump line, NeMo RL message) holds. */
-export function tokenDataOf(o: Record<string, unknown>): TokenData {
+/**
+ * What a roll-out's record (native roll-out item, verl dump line, NeMo RL line) holds. `decode`:
+ * each token id's text (a tokenizer file, ./tokenizer.ts), for logs that hold ids, not strings.
+ */
+export function tokenDataOf(o: Record<string, unknown>, decode?: (ids: readonly number[]) => string[]): TokenData {
+  if (looksNemo(o)) {
+    // NeMo RL: per position over prompt and response (a micro-batch of one: [[...]]); the
+    // generated positions are the mask's, else the reader's rule (src/logs/nemo.ts).
+    const g = nemoGenerated(o);
+    if (g && g.logprobs.length) {
+      const ids = nemoGeneratedIds(o, g.positions);
+      if (ids && decode) return { kind: 'tokens', tokens: decode(ids), logprobs: g.logprobs, field: 'generation_logprobs' };
+      return { kind: 'logprobs', logprobs: g.logprobs, field: 'generation_logprobs', ids: ids !== null };
+    }
+  }
   for (const field of ['token_logprobs', 'rollout_log_probs', 'generation_logprobs']) {
     const lp = o[field];
     if (!Array.isArray(lp) || !lp.length) continue;
@@ -35,7 +49,12 @@ export function tokenDataOf(o: Record<string, unknown>): TokenData {
     if (Array.isArray(tokens) && tokens.length === lp.length && tokens.every((t) => typeof t === 'string')) return { kind: 'tokens', tokens: tokens as string[], logprobs, field };
     // NeMo RL logs the prompt's positions too; its mask marks the generated tokens.
     const mask = o.token_loss_mask;
-    if (Array.isArray(mask) && mask.length === lp.length) logprobs = logprobs.filter((_, i) => mask[i] === 1);
+    let ids = Array.isArray(o.token_ids) && o.token_ids.length === lp.length ? (o.token_ids as unknown[]) : null;
+    if (Array.isArray(mask) && mask.length === lp.length) {
+      logprobs = logprobs.filter((_, i) => mask[i] === 1);
+      ids = ids && ids.filter((_, i) => mask[i] === 1);
+    }
+    if (ids && decode && ids.every((x) => typeof x === 'number' && Number.isInteger(x))) return { kind: 'tokens', tokens: decode(ids as number[]), logprobs, field };
     return { kind: 'logprobs', logprobs, field, ids: Array.isArray(o.token_ids) };
   }
   const m = num(o.mean_logprob);
