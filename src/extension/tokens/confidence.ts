@@ -35,7 +35,7 @@ export function tokenDataOf(o: Record<string, unknown>, decode?: (ids: readonly 
     // NeMo RL: per position over prompt and response (a micro-batch of one: [[...]]); the
     // generated positions are the mask's, else the reader's rule (src/logs/nemo.ts).
     const g = nemoGenerated(o);
-    if (g && g.logprobs.length) {
+    if (g?.logprobs.length) {
       const ids = nemoGeneratedIds(o, g.positions);
       if (ids && decode) return { kind: 'tokens', tokens: decode(ids), logprobs: g.logprobs, field: 'generation_logprobs' };
       return { kind: 'logprobs', logprobs: g.logprobs, field: 'generation_logprobs', ids: ids !== null };
