@@ -13,14 +13,11 @@ import { runPremise } from '../status/health';
 import { mayFollowAgain } from '../runs/restore';
 import type { Node } from '../explorer/tree';
 import type { SensitivityRange, TokenCurve } from '../../protocol/messages';
-import { readRolloutObject, rolloutSourceOf } from '../../logs';
-import { tokenCurveOf, tokenDataOf, tokenNote, type TokenData } from '../tokens/confidence';
+import { readTokenCurves } from '../tokens/curves';
 import { configuredDecoder } from '../tokens';
 import { ConsensusPanel, PANEL_VIEW_TYPE, type PanelHost } from './panel';
 
 const STATE_KEY = 'consensusLens.panel';
-/** Roll-outs of a group whose token curves the panel draws. */
-const MAX_CURVES = 256;
 
 export interface ConsensusHooks {
   /** Waits until the followed runs are read, following `runId` again first when given (a panel
@@ -140,25 +137,10 @@ export class ConsensusFeature implements vscode.Disposable {
     })();
   }
 
-  /**
-   * The roll-outs' token log-probs by position, read back from their records (the index keeps only
-   * the mean): the first MAX_CURVES roll-outs, one read of a group record's line for all of them.
-   */
+  /** The roll-outs' token log-probs by position, read back from their records (../tokens/curves.ts). */
   private async tokenCurves(key: QuestionKey): Promise<{ rows: TokenCurve[]; note: string | null } | null> {
     const e = this.store.entry(key);
-    if (!e) return null;
-    const datas: (TokenData | null)[] = [];
-    const rows: TokenCurve[] = [];
-    const { decode } = await configuredDecoder();
-    for (let i = 0; i < Math.min(e.n, MAX_CURVES); i++) {
-      const src = rolloutSourceOf(e, i);
-      if (!src) continue; // read from a pipe: nothing on disk to read back
-      const o = await readRolloutObject(src, e.version);
-      const d = o ? tokenDataOf(o, decode) : null;
-      datas.push(d);
-      if (d) rows.push(tokenCurveOf(i, d));
-    }
-    return { rows, note: tokenNote(datas) };
+    return e ? readTokenCurves(e, (await configuredDecoder()).decode) : null;
   }
 
   dispose(): void {
