@@ -52,7 +52,7 @@ export function tokenDataOf(o: Record<string, unknown>, decode?: (ids: readonly 
     let ids = Array.isArray(o.token_ids) && o.token_ids.length === lp.length ? (o.token_ids as unknown[]) : null;
     if (Array.isArray(mask) && mask.length === lp.length) {
       logprobs = logprobs.filter((_, i) => mask[i] === 1);
-      ids = ids && ids.filter((_, i) => mask[i] === 1);
+      ids = ids?.filter((_, i) => mask[i] === 1) ?? null;
     }
     if (ids && decode && ids.every((x) => typeof x === 'number' && Number.isInteger(x))) return { kind: 'tokens', tokens: decode(ids as number[]), logprobs, field };
     return { kind: 'logprobs', logprobs, field, ids: Array.isArray(o.token_ids) };
