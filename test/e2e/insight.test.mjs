@@ -242,6 +242,9 @@ test('token curves: the consensus panel draws each roll-out\u2019s probability b
   await panel.locator('#token-note').evaluate((el) => el.scrollIntoView({ block: 'start' }));
   await page.screenshot({ path: join(SHOTS, 'token-curves-light.png') });
   await theme(page, 'Dark Modern', panel);
+  // The workbench repaints after the webview under load: wait for its dark sidebar.
+  await retry(async () => assert.notEqual(await page.locator('.sidebar').evaluate((el) => getComputedStyle(el).backgroundColor), 'rgb(255, 255, 255)'), { timeout: 10_000 });
+  await page.waitForTimeout(1000);
   await page.screenshot({ path: join(SHOTS, 'token-curves-dark.png') });
   await theme(page, 'Light Modern', panel);
 });
