@@ -4,8 +4,9 @@ import './main.css';
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import { OPERATOR_LABELS } from '../src/protocol/messages';
 import { Latest } from '../src/protocol/channel';
-import type { HostMessage, OperatorId, PanelState, ParamSpec, QuestionView, RolloutRow, SensitivityRange, WebviewMessage } from '../src/protocol/messages';
+import type { HostMessage, OperatorId, PanelState, ParamSpec, QuestionKey, QuestionView, RolloutRow, SensitivityRange, TokenCurve, WebviewMessage } from '../src/protocol/messages';
 import { h, clear, fmt, showLabel } from './dom';
+import { lowestPoint, tokenSparkline } from './sparkline';
 import { RolloutGraph } from './graph';
 
 const vscode = acquireVsCodeApi<PanelState>();
@@ -23,6 +24,9 @@ let selected = -1;
 let sortCol: string = 'index';
 let sortDir = 1;
 const sliderValues: Record<string, number> = {};
+/** The token curves of the question shown (they arrive after its view; a re-score keeps them). */
+let curves: { key: QuestionKey; rows: Map<number, TokenCurve>; note: string | null } | null = null;
+const sameKey = (a: QuestionKey, b: QuestionKey): boolean => a.runId === b.runId && a.step === b.step && a.questionId === b.questionId;
 
 const app = document.getElementById('app')!;
 clear(app);
@@ -39,6 +43,7 @@ const graphLegend = h(
 );
 const classTable = h('table', { id: 'class-table', class: 'grid' });
 const rolloutTable = h('table', { id: 'rollout-table', class: 'grid', role: 'grid', 'aria-label': 'Roll-outs' });
+const tokenNote = h('p', { id: 'token-note', class: 'muted small', hidden: true });
 const message = h('div', { id: 'message', class: 'message', role: 'status' });
 app.append(
   message,
@@ -48,6 +53,7 @@ app.append(
   h('h3', {}, 'Answer classes'),
   h('div', { class: 'scroll' }, classTable),
   h('h3', {}, 'Roll-outs'),
+  tokenNote,
   h('div', { class: 'scroll rollouts' }, rolloutTable),
 );
 app.dataset.state = 'waiting';
@@ -98,6 +104,13 @@ window.addEventListener('message', (e: MessageEvent<HostMessage>) => {
     case 'sensitivity':
       // The read-out of the view shown, else of one already replaced: dropped.
       if (shown.current(m.seq)) renderSensitivity(m.params, m.ranges);
+      return;
+    case 'tokenCurves':
+      curves = { key: m.key, rows: new Map(m.rows.map((r) => [r.index, r])), note: m.note };
+      if (view && sameKey(view.key, m.key)) {
+        renderTokenNote();
+        renderRollouts(view);
+      }
       return;
   }
 });
@@ -226,6 +239,7 @@ function renderView(v: QuestionView): void {
   }
   for (const k of Object.keys(sliderValues)) if (v.params[k] !== undefined) sliderValues[k] = v.params[k];
   message.textContent = '';
+  renderTokenNote();
   app.dataset.state = 'ready';
   app.dataset.questionId = v.key.questionId;
   app.dataset.step = String(v.key.step);
@@ -369,6 +383,17 @@ function columns(v: QuestionView): Column[] {
     { id: 'index', title: '#', value: (r) => r.index, text: (r) => String(r.index) },
     { id: 'answer', title: 'answer', value: (r) => r.answer ?? '', text: (r) => (r.answer === null ? '(no answer)' : showLabel(r.answer)) },
     { id: 'confidence', title: 'conf. c', tip: 'mean token log-prob', value: (r) => r.confidence, text: (r) => fmt(r.confidence, 3) },
+    ...(curveOf(v, -1) !== undefined
+      ? [
+          {
+            id: 'curve',
+            title: 'by position',
+            tip: 'token probability by position, certain at the top (sorts by the least confident stretch)',
+            value: (r: RolloutRow) => lowestPoint(curveOf(v, r.index)?.curve ?? [])?.logprob ?? null,
+            text: () => '',
+          },
+        ]
+      : []),
     { id: 'weight', title: 'weight w', tip: 'CoRE confidence weight exp((c − max c)/τ)', value: (r) => r.weight, text: (r) => fmt(r.weight, 3) },
     { id: 'mass', title: 'x*', tip: 'equilibrium mass; ● dominant set', value: (r) => r.mass, text: (r) => `${fmt(r.mass, 4)}${r.inSupport ? ' ●' : ''}` },
     ...ops.map((op) => ({
@@ -407,6 +432,20 @@ function columns(v: QuestionView): Column[] {
     },
     { id: 'preview', title: 'text', value: (r) => r.preview, text: (r) => r.preview },
   ];
+}
+
+/** Roll-out `index`'s token curve for this view; index -1: whether any roll-out has one (else undefined). */
+function curveOf(v: QuestionView, index: number): TokenCurve | undefined {
+  if (!curves || !sameKey(curves.key, v.key)) return undefined;
+  if (index < 0) return [...curves.rows.values()].find((c) => c.curve.length > 0);
+  const c = curves.rows.get(index);
+  return c?.curve.length ? c : undefined;
+}
+
+function renderTokenNote(): void {
+  const note = view && curves && sameKey(curves.key, view.key) ? curves.note : null;
+  tokenNote.textContent = note ?? '';
+  tokenNote.hidden = !note;
 }
 
 function sortedRows(v: QuestionView, cols: Column[]): RolloutRow[] {
@@ -450,7 +489,12 @@ function renderRollouts(v: QuestionView): void {
     });
     for (const c of cols) {
       const val = c.value(r);
-      tr.append(h('td', { 'data-col': c.id, 'data-value': val === null ? '' : String(val), class: c.id === 'preview' ? 'preview' : c.id === 'answer' ? 'answer' : 'num' }, c.text(r)));
+      const td = h('td', { 'data-col': c.id, 'data-value': val === null ? '' : String(val), class: c.id === 'preview' ? 'preview' : c.id === 'answer' ? 'answer' : 'num' }, c.text(r));
+      if (c.id === 'curve') {
+        const tc = curveOf(v, r.index);
+        if (tc) td.append(tokenSparkline(tc));
+      }
+      tr.append(td);
     }
     const log = h('button', { class: 'link', title: 'Reveal in log file', 'aria-label': `Reveal roll-out ${r.index} in the log file`, disabled: !r.hasSource, 'data-action': 'reveal' }, 'log');
     log.addEventListener('click', (e) => {

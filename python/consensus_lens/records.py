@@ -28,7 +28,7 @@ confidence is missing runs CoRE as EC (docs/contract.md#ec-and-core) rather than
 import math
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
-__all__ = ["group_record", "finite_or_none", "mean_of", "strip_ground_truth", "RecordError"]
+__all__ = ["group_record", "finite_or_none", "mean_of", "strip_ground_truth", "token_texts", "RecordError"]
 
 
 class RecordError(ValueError):
@@ -103,6 +103,42 @@ def _outcome_checks(checks: Any) -> List[Dict[str, Any]]:
         if not isinstance(passed, int) or not isinstance(trials, int) or trials <= 0 or not 0 <= passed <= trials:
             raise RecordError("outcome check for %r needs integers 0 <= passed <= trials, trials > 0" % (c["answer"],))
         out.append({"answer": str(c["answer"]), "passed": passed, "trials": trials})
+    return out
+
+
+def token_texts(tokenizer: Any, ids: Any, cache: Optional[Dict[int, str]] = None) -> List[str]:
+    """Each token's text, one string per id, as the tokenizer decodes the sequence (special tokens
+    skipped, as the trainers decode completions), for ``tokens`` beside ``token_logprobs``.
+
+    A token decodes alone to the same text wherever it stands, so ``cache`` (id -> text, shared
+    across calls) makes a batch one decode per distinct id. A token that is part of a UTF-8
+    character (byte-level BPE) decodes alone to U+FFFD: it is decoded with the tokens that complete
+    the character, the text on the last of them and "" on the others."""
+    if hasattr(ids, "tolist"):
+        ids = ids.tolist()
+    memo: Dict[int, str] = {} if cache is None else cache
+    out: List[str] = []
+    pending: List[int] = []
+    for i in ids:
+        i = int(i)
+        if not pending:
+            s = memo.get(i)
+            if s is None:
+                s = memo[i] = tokenizer.decode([i], skip_special_tokens=True)
+            if "\ufffd" not in s:
+                out.append(s)
+                continue
+        pending.append(i)
+        s = tokenizer.decode(pending, skip_special_tokens=True)
+        # A UTF-8 character is at most 4 bytes: after 4 tokens the text is what it is.
+        if s.endswith("\ufffd") and len(pending) < 4:
+            continue
+        out.extend([""] * (len(pending) - 1))
+        out.append(s)
+        pending = []
+    if pending:
+        out.extend([""] * (len(pending) - 1))
+        out.append(tokenizer.decode(pending, skip_special_tokens=True))
     return out
 
 

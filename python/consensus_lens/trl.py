@@ -32,6 +32,11 @@ slice of the generation batch, whose ``num_generations`` completions per prompt 
   ``rollout_func`` returns; ``with_logprobs(rollout_func)`` copies its ``logprobs`` into
   ``cl_logprobs`` (``logprob_key``), whose per-token values are averaged. Without it ``core``
   runs as ``ec`` (the worker says confidence "missing").
+- Confidence on the text: with those per-token log-probs, the log keeps them (``token_logprobs``)
+  and each token's text (``tokens``), decoded from TRL's ``completion_ids`` by the trainer's
+  ``processing_class``, so the extension shows the model's confidence on each roll-out's text
+  (``token_logprobs=False``: the mean only, a smaller log). Log-probs that do not match the
+  completion's token count are kept without the text (the panel then draws them as a curve).
 - ``log_extra`` (when TRL passes it) adds ``cl_label`` (the pseudo-label), ``cl_gate`` (CoRE's
   question gate) and ``cl_advantage`` columns to TRL's completions table.
 - A ``ground_truth``/``answer``/``solution`` column is logged as a diagnostic, never sent.
@@ -44,6 +49,7 @@ import os
 import sys
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
+from .records import token_texts
 from .reward import RewardWorker
 
 __all__ = ["consensus_reward", "with_logprobs", "prompt_text", "prompt_id", "GroupError"]
@@ -144,6 +150,7 @@ def consensus_reward(
     question_key: str = "question_id",
     num_generations: Optional[int] = None,
     logprob_key: str = "cl_logprobs",
+    token_logprobs: bool = True,
     log_extra_columns: bool = True,
     command: Union[None, str, Sequence[str]] = None,
     worker: Optional[RewardWorker] = None,
@@ -158,6 +165,7 @@ def consensus_reward(
     ``num_generations_eval`` in evaluation). ``gather``: collects a list from every process in
     rank order (default ``accelerate.utils.gather_object`` when the trainer runs on several).
     ``logger``: a ``RunLogger`` to log to instead of one made for ``log_dir`` (rank 0 only).
+    ``token_logprobs``: log the per-token log-probs (``logprob_key``) and each token's text.
     """
     w = worker if worker is not None else RewardWorker(command, operator=operator, params=params)
     r = int(os.environ.get("RANK", "0")) if rank is None else rank
@@ -171,11 +179,13 @@ def consensus_reward(
             me = rank if rank is not None else _rank(trainer, r)
             if me == 0:
                 from .logger import RunLogger
-                state["logger"] = RunLogger(log_dir, rank=0, file_template="step_{step:06d}.rank{rank}.jsonl", records="rollout")
+                state["logger"] = RunLogger(log_dir, rank=0, file_template="step_{step:06d}.rank{rank}.jsonl", records="rollout",
+                                            keep_token_logprobs=token_logprobs)
             reward.logger = state["logger"]  # type: ignore[attr-defined]
         return state["logger"]
 
     calls = itertools.count(1)
+    decoded: Dict[int, str] = {}  # token id -> text, shared across steps (token_texts)
 
     def reward(prompts: Sequence[Any], completions: Sequence[Any], **kwargs: Any) -> List[float]:
         call = next(calls)
@@ -200,6 +210,7 @@ def consensus_reward(
 
         ids = kwargs.get(question_key)
         lps = kwargs.get(logprob_key)
+        cids = kwargs.get("completion_ids") if token_logprobs and lps is not None else None
         truths = next((kwargs[c] for c in _TRUTH_COLUMNS if kwargs.get(c) is not None), None)
         local = [{
             "prompt": prompts[i],
@@ -207,6 +218,9 @@ def consensus_reward(
             "qid": str(ids[i]) if ids is not None and ids[i] is not None else None,
             "lp": _mean(lps[i]) if lps is not None else None,
             "truth": str(truths[i]) if truths is not None and truths[i] is not None else None,
+            # Per-token values travel only when they are logged (rank 0 decodes the ids).
+            "tlp": [float(x) for x in lps[i]] if token_logprobs and lps is not None and lps[i] is not None and not isinstance(lps[i], (int, float)) else None,
+            "ids": [int(x) for x in cids[i]] if cids is not None and cids[i] is not None else None,
         } for i in range(n)]
 
         world = _world(trainer)
@@ -256,8 +270,16 @@ def consensus_reward(
         # whose roll-outs the log already holds under the same step and question ids.
         lg = get_logger(trainer) if training else None
         if lg is not None:
+            tok = getattr(trainer, "processing_class", None)
+            tok = tok if hasattr(tok, "decode") else getattr(tok, "tokenizer", None)
             for g, res, (lo, hi) in zip(groups, results, blocks):
                 g["rewards"] = [float(x) for x in res["rewards"]]
+                it = items[lo:hi]
+                if any(x["tlp"] is not None for x in it):
+                    g["token_logprobs"] = [x["tlp"] for x in it]
+                    if tok is not None:
+                        g["tokens"] = [token_texts(tok, x["ids"], decoded) if x["tlp"] is not None and x["ids"] is not None
+                                       and len(x["ids"]) == len(x["tlp"]) else None for x in it]
                 truth = items[lo]["truth"]
                 if truth is not None:
                     g["ground_truth"] = truth

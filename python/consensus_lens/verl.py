@@ -17,10 +17,17 @@ Where verl keeps what the operators need, in ``data.batch`` / ``data.non_tensor_
   a stable question id across steps), ``reward_model["ground_truth"]`` (diagnostics only).
 - ``token_level_scores`` [B, L]: the reward the reward function gave (its row sum), after the
   reward stage.
+
+Confidence on the text: with per-token log-probs in the batch, the groups carry them
+(``token_logprobs``, the response mask's tokens) and each token's text (``tokens``, decoded one id
+at a time by the tokenizer, cached per id), and the loggers the hook and the reward manager make
+keep them (``token_logprobs=False``: the mean only; they add about 8 bytes per token to the log).
 """
 
 import math
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from .records import token_texts
 
 __all__ = [
     "groups_from_batch", "mean_logprobs", "response_texts", "ConsensusRewardManager", "register_with_verl",
@@ -98,6 +105,19 @@ def mean_logprobs(data: Any, key: Optional[str] = None) -> Optional[List[Optiona
     return out
 
 
+def token_logprob_rows(data: Any, key: Optional[str] = None) -> Optional[List[List[float]]]:
+    """Per row, the log-probs of its real response tokens (``key`` as in ``mean_logprobs``), rounded
+    to 1e-4 (they are for display; the mean CoRE uses is computed exactly); None without any."""
+    keys = _keys(data.batch)
+    if key is None:
+        key = next((k for k in ("rollout_log_probs", "old_log_probs") if k in keys), None)
+    if key is None or key not in keys:
+        return None
+    lp = _tolist(data.batch[key])
+    mask = _tolist(_response_mask(data))
+    return [[round(float(v), 4) for v, m in zip(row, mr) if m] for row, mr in zip(lp, mask)]
+
+
 def _nt(data: Any, key: str) -> Optional[List[Any]]:
     ntb = getattr(data, "non_tensor_batch", None) or {}
     if key not in ntb:
@@ -116,6 +136,8 @@ def groups_from_batch(
     logprob_key: Optional[str] = None,
     include_prompt: bool = True,
     rewards_key: Optional[str] = "token_level_scores",
+    token_logprobs: bool = False,
+    token_cache: Optional[Dict[int, str]] = None,
 ) -> Tuple[List[Dict[str, Any]], List[List[int]]]:
     """The batch's groups as group specs (for ``RunLogger.log_step`` and ``RewardWorker.score``),
     and, per group, the batch rows it came from (in batch order).
@@ -123,6 +145,8 @@ def groups_from_batch(
     question_id: ``"{data_source}/{extra_info['index']}"`` when the dataset has an index (stable
     across steps, as MS-TTRL's cache and the extension's per-question view need), else the
     ``group_key`` value (verl's ``uid`` is fresh every step).
+    ``token_logprobs``: also each roll-out's per-token log-probs and tokens' text (``token_cache``:
+    the id -> text memo of ``records.token_texts``, kept across steps).
     """
     keys = _tolist(_nt(data, group_key) or [])
     n = len(data.batch["responses"])
@@ -131,6 +155,9 @@ def groups_from_batch(
     lengths = response_lengths(data)
     texts = response_texts(data, tokenizer, lengths)
     means = mean_logprobs(data, logprob_key)
+    per_token = token_logprob_rows(data, logprob_key) if token_logprobs else None
+    resp = data.batch["responses"] if per_token is not None else None
+    memo: Dict[int, str] = {} if token_cache is None else token_cache
     sources = _nt(data, data_source_key) or [None] * n
     extras = _nt(data, "extra_info") or [None] * n
     rms = _nt(data, "reward_model") or [None] * n
@@ -164,6 +191,11 @@ def groups_from_batch(
         g["framework"] = "verl"
         if means is not None:
             g["mean_logprobs"] = [means[i] for i in idx]
+        if per_token is not None:
+            g["token_logprobs"] = [per_token[i] for i in idx]
+            # The response mask's tokens are a prefix (right padding), as response_texts decodes them.
+            g["tokens"] = [token_texts(tokenizer, _tolist(resp[i][: lengths[i]]), memo)
+                           if len(per_token[i]) == lengths[i] else None for i in idx]
         if scores is not None:
             g["rewards"] = [scores[i] for i in idx]
         if prompts is not None:
@@ -184,7 +216,8 @@ class ConsensusRewardManager:
     Constructor arguments follow verl's reward managers (tokenizer, num_examine, compute_score,
     reward_fn_key) plus: operator, params, group_key ("uid"), logprob_key (None: rollout, else
     old log-probs; without either, core runs as ec and the results say confidence "missing"),
-    log_dir (also log every step there with RunLogger), worker (a RewardWorker to share),
+    log_dir (also log every step there with RunLogger), token_logprobs (that log keeps per-token
+    log-probs and tokens' text, default True), worker (a RewardWorker to share),
     num_actors (> 1: a ``consensus_lens.ray.RewardPool`` of that many Ray actors instead of one
     local worker; ``+reward_model.reward_kwargs.num_actors=8``).
     ``__call__(data, return_dict=False)`` returns the reward tensor (the reward on each
@@ -196,7 +229,7 @@ class ConsensusRewardManager:
     def __init__(self, tokenizer: Any, num_examine: int = 0, compute_score: Any = None, reward_fn_key: str = "data_source",
                  *, operator: str = "core", params: Optional[Mapping[str, Any]] = None, group_key: str = "uid",
                  logprob_key: Optional[str] = None, log_dir: Optional[str] = None, worker: Any = None, num_actors: int = 1,
-                 **unused: Any) -> None:
+                 token_logprobs: bool = True, **unused: Any) -> None:
         from .reward import RewardWorker
         self.tokenizer = tokenizer
         self.num_examine = num_examine
@@ -212,9 +245,11 @@ class ConsensusRewardManager:
         self.worker = worker if worker is not None else RewardWorker(operator=operator, params=self.params)
         self.steps = 0
         self.logger = None
+        self.token_logprobs = token_logprobs
+        self._tokens: Dict[int, str] = {}
         if log_dir:
             from .logger import RunLogger
-            self.logger = RunLogger(log_dir)
+            self.logger = RunLogger(log_dir, keep_token_logprobs=token_logprobs)
 
     def __call__(self, data: Any, return_dict: bool = False) -> Any:
         if "rm_scores" in _keys(data.batch):
@@ -223,7 +258,8 @@ class ConsensusRewardManager:
         self.steps += 1
         step = int(data.meta_info.get("global_steps", self.steps)) if isinstance(getattr(data, "meta_info", None), Mapping) else self.steps
         groups, rows = groups_from_batch(data, self.tokenizer, step=step, group_key=self.group_key,
-                                         data_source_key=self.reward_fn_key, logprob_key=self.logprob_key, rewards_key=None)
+                                         data_source_key=self.reward_fn_key, logprob_key=self.logprob_key, rewards_key=None,
+                                         token_logprobs=self.token_logprobs and self.logger is not None, token_cache=self._tokens)
         results = self.worker.score(groups, self.operator, self.params, step=step)
         n = len(data.batch["responses"])
         rewards = [0.0] * n
@@ -291,13 +327,14 @@ class ConsensusHook:
     ``cl_confidence``; the step logged is the trainer's ``global_steps``.
 
     ``n``: the group size (``actor_rollout_ref.rollout.n``); a uid with another count is a
-    ``GroupError`` naming that setting, never a reward.
+    ``GroupError`` naming that setting, never a reward. ``token_logprobs`` (default True): the log
+    keeps each roll-out's per-token log-probs and tokens' text (module doc).
     """
 
     def __init__(self, tokenizer: Any, *, operator: str = "majority", params: Optional[Mapping[str, Any]] = None,
                  mode: str = "reward", n: Optional[int] = None, worker: Any = None, log_dir: Optional[str] = None,
                  logger: Any = None, compute_score: Any = None, group_key: str = "uid", logprob_key: Optional[str] = None,
-                 data_source_key: str = "data_source") -> None:
+                 data_source_key: str = "data_source", token_logprobs: bool = True) -> None:
         if mode not in ("reward", "ttrl"):
             raise ValueError('mode must be "reward" or "ttrl", got %r' % (mode,))
         from .reward import RewardWorker
@@ -309,8 +346,10 @@ class ConsensusHook:
         self.worker = worker if worker is not None else RewardWorker(operator=operator, params=self.params)
         if logger is None and log_dir:
             from .logger import RunLogger
-            logger = RunLogger(log_dir)
+            logger = RunLogger(log_dir, keep_token_logprobs=token_logprobs)
         self.logger = logger
+        self.token_logprobs = token_logprobs
+        self._tokens: Dict[int, str] = {}
         self.compute_score = compute_score or _verl_compute_score
         self.group_key = group_key
         self.logprob_key = logprob_key
@@ -321,7 +360,8 @@ class ConsensusHook:
         import torch
 
         groups, rows = groups_from_batch(data, self.tokenizer, step=step, group_key=self.group_key,
-                                         data_source_key=self.data_source_key, logprob_key=self.logprob_key, rewards_key=None)
+                                         data_source_key=self.data_source_key, logprob_key=self.logprob_key, rewards_key=None,
+                                         token_logprobs=self.token_logprobs and self.logger is not None, token_cache=self._tokens)
         if self.n is not None:
             for g, idx in zip(groups, rows):
                 if len(idx) != self.n:
@@ -397,9 +437,9 @@ def _hook_from_config(trainer: Any) -> ConsensusHook:
     cfg = trainer.config
     opts = dict(cfg.get("consensus_lens", None) or {})
     params = opts.pop("params", None)
-    unknown = set(opts) - {"operator", "mode", "log_dir", "logprob_key", "group_key"}
+    unknown = set(opts) - {"operator", "mode", "log_dir", "logprob_key", "group_key", "token_logprobs"}
     if unknown:
-        raise ValueError("unknown consensus_lens.* keys: %s (known: operator, mode, params, log_dir, logprob_key, group_key)"
+        raise ValueError("unknown consensus_lens.* keys: %s (known: operator, mode, params, log_dir, logprob_key, group_key, token_logprobs)"
                          % ", ".join(sorted(unknown)))
     return ConsensusHook(trainer.tokenizer, params=dict(params) if params else None,
                          n=int(cfg.actor_rollout_ref.rollout.n), **opts)
@@ -460,6 +500,7 @@ def apply_consensus_gt(batch: Any, gen_batch_output: Any, n: int, tokenizer: Any
     operator's pseudo-label, the dataset's is kept as ``original_gt``. The operator's graded
     reward, gate and label go into ``gen_batch_output.non_tensor_batch`` as ``cl_reward``,
     ``cl_gate``, ``cl_label`` (they reach the training batch with TTRL's ``batch.union``).
+    A ``logger`` made with ``keep_token_logprobs=True`` also gets per-token log-probs and text.
     A batch whose size is not ``n`` × prompts is a ``GroupError`` naming ``ttrl.n_votes_per_prompt``."""
     import numpy as np
 
@@ -485,6 +526,18 @@ def apply_consensus_gt(batch: Any, gen_batch_output: Any, n: int, tokenizer: Any
         if means is not None:
             g["mean_logprobs"] = means[p * n:(p + 1) * n]
         groups.append(g)
+    if logger is not None and getattr(logger, "keep_token_logprobs", False):
+        # What the logger keeps: the roll-outs' per-token log-probs and tokens' text.
+        per_token = token_logprob_rows(gen_batch_output)
+        if per_token is not None:
+            lengths = response_lengths(gen_batch_output)
+            resp = gen_batch_output.batch["responses"]
+            memo: Dict[int, str] = {}
+            for p, g in enumerate(groups):
+                rows = range(p * n, (p + 1) * n)
+                g["token_logprobs"] = [per_token[i] for i in rows]
+                g["tokens"] = [token_texts(tokenizer, _tolist(resp[i][: lengths[i]]), memo) if len(per_token[i]) == lengths[i] else None
+                               for i in rows]
     w = worker if worker is not None else get_worker(None, operator=operator, params=params)
     results = w.score(groups, operator, params, step=st)
     new_rm = []

@@ -117,6 +117,7 @@ def test_our_log_and_trls_table_name_the_same_steps_and_questions(majority_run):
     # The known answer distribution's log-probs reached the log through rollout_func? Not here
     # (no with_logprobs): the log says nothing rather than a made-up confidence.
     assert all(r.get("mean_logprob") is None for r in recs)
+    assert not any("token_logprobs" in r or "tokens" in r for r in recs)
 
 
 def test_log_extra_columns_carry_label_and_gate(majority_run):
@@ -199,6 +200,39 @@ def test_core_with_confidence_from_rollout_func(tmp_path):
     assert {g["results"]["core"].get("confidence") for g in groups} == {"used"}
 
 
+def test_token_logprobs_and_their_text_reach_the_log(tmp_path):
+    """Confidence on the text: the log keeps the sampler's per-token log-probs and each token's
+    text, decoded from TRL's completion_ids by the trainer's processing_class, token for token."""
+    tok = tiny_tokenizer()
+    out, log = str(tmp_path / "trl"), str(tmp_path / "consensus")
+    reward = consensus_reward("majority", log_dir=log)
+    rollouts = KnownAnswers(tok, seed=3)
+    trainer = GRPOTrainer(model=tiny_model(tok), reward_funcs=[reward], args=config(out, steps=2), train_dataset=dataset(),
+                          processing_class=tok, rollout_func=with_logprobs(rollouts))
+    trainer.train()
+    reward.logger.close()
+    reward.worker.close()
+    recs = log_records(log)
+    want = [lp for c in rollouts.calls for lp in c["logprobs"]]
+    texts = [t for c in rollouts.calls for t in c["texts"]]
+    assert len(recs) == len(want) == 2 * 2 * N
+    for r, lp, text in zip(recs, want, texts):
+        assert r["token_logprobs"] == lp
+        assert r["response"] == text
+        # One string per log-prob, laid end to end they are the text (the eos token is "").
+        assert len(r["tokens"]) == len(lp) and "".join(r["tokens"]) == text and r["tokens"][-1] == ""
+    # token_logprobs=False: the mean only.
+    log2 = str(tmp_path / "mean-only")
+    reward2 = consensus_reward("majority", log_dir=log2, token_logprobs=False)
+    trainer = GRPOTrainer(model=tiny_model(tok), reward_funcs=[reward2], args=config(str(tmp_path / "trl2"), steps=1),
+                          train_dataset=dataset(), processing_class=tok, rollout_func=with_logprobs(KnownAnswers(tok, seed=3)))
+    trainer.train()
+    reward2.logger.close()
+    reward2.worker.close()
+    recs2 = log_records(log2)
+    assert recs2 and all("tokens" not in r and "token_logprobs" not in r and r["mean_logprob"] is not None for r in recs2)
+
+
 def test_logging_never_blocks_the_trainer(tmp_path):
     """The logger's writer is stuck (a disk that never answers): training still finishes, the
     steps that do not fit the queue are dropped and counted."""
@@ -223,3 +257,32 @@ def test_logging_never_blocks_the_trainer(tmp_path):
         release.set()
         s = lg.close()
         assert s["steps_written"] == 2
+
+
+def test_the_table_and_our_log_in_one_output_dir_are_one_run(tmp_path):
+    """One run, two logs: our log inside TRL's output_dir; score reads them as one run — one group
+    per step and prompt, TRL's logged advantages on our log's roll-outs beside its confidence."""
+    tok = tiny_tokenizer()
+    out = str(tmp_path / "run")
+    reward = consensus_reward("core", log_dir=os.path.join(out, "consensus"))
+    rollouts = KnownAnswers(tok, seed=5)
+    trainer = GRPOTrainer(model=tiny_model(tok), reward_funcs=[reward], args=config(out, steps=2), train_dataset=dataset(),
+                          processing_class=tok, rollout_func=with_logprobs(rollouts))
+    trainer.train()
+    trainer.save_state()
+    reward.logger.close()
+    reward.worker.close()
+    _, df = parquet_rows(out)
+    proc = subprocess.run(["node", CLI, "score", out, "--operators", "core"], check=True, capture_output=True, text=True, timeout=120)
+    groups = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+    assert "are one run: their groups are joined by step and prompt" in proc.stderr
+    assert "TRL's table and the log" not in proc.stderr  # no group left unjoined
+    assert len(groups) == len(df) // N == 2 * 2
+    assert [(g["step"], g["question_id"]) for g in groups] == [(s, prompt_id(p)) for s, p in zip(df["step"][::N], df["prompt"][::N])]
+    assert all("run" not in g for g in groups)
+    shown = [a for g in groups for a in g["logged_advantages"]]
+    assert max(abs(a - b) for a, b in zip(shown, df["advantage"])) <= 1e-9
+    # Our log's confidence reached the joined group: core used it, and its rewards are TRL's.
+    assert {g["results"]["core"].get("confidence") for g in groups} == {"used"}
+    got = [r for g in groups for r in g["results"]["core"]["rewards"]]
+    assert max(abs(a - b) for a, b in zip(got, df["consensus_core"])) < 1e-6

@@ -184,3 +184,33 @@ def test_ttrl_mode_labels_ground_truth_and_the_stock_verifier_rewards(worker):
     assert got == want
     # TTRL's majority: the verifier's reward against the vote equals the majority reward
     assert got == [float(x) for x in data.non_tensor_batch["cl_reward"]]
+
+
+def test_the_log_keeps_token_logprobs_and_their_text(tmp_path, worker):
+    """Confidence on the text: each logged roll-out has the sampler's rollout_log_probs over its
+    response mask and each token's text from the tokenizer, after balance_batch reordered the rows."""
+    tok = tiny_tokenizer()
+    data, out, _ = make_batch(tok, seed=4)
+    balance(data)
+    by_text = {}
+    for ids, lp in zip(out["completion_ids"], out["logprobs"]):
+        by_text[tok.decode(ids, skip_special_tokens=True)] = (ids, lp)
+    hook = ConsensusHook(tok, operator="majority", n=N, worker=worker, log_dir=str(tmp_path / "log"))
+    hook(data, step=5)
+    hook.logger.close()
+    with open(os.path.join(str(tmp_path / "log"), "step_000005.jsonl")) as f:
+        recs = [json.loads(line) for line in f]
+    rollouts = [r for rec in recs for r in rec["rollouts"]]
+    assert len(rollouts) == len(data)
+    for r in rollouts:
+        ids, lp = by_text[r["response"]]
+        assert r["token_logprobs"] == [round(x, 4) for x in torch.tensor(lp, dtype=torch.float32).tolist()]
+        assert len(r["tokens"]) == len(ids) and "".join(r["tokens"]) == r["response"] and r["tokens"][-1] == ""
+        assert r["mean_logprob"] == pytest.approx(sum(lp) / len(lp), abs=1e-6)
+    # token_logprobs=False: the mean only.
+    hook2 = ConsensusHook(tok, operator="majority", n=N, worker=worker, log_dir=str(tmp_path / "mean"), token_logprobs=False)
+    hook2(make_batch(tok, seed=4)[0], step=5)
+    hook2.logger.close()
+    with open(os.path.join(str(tmp_path / "mean"), "step_000005.jsonl")) as f:
+        rs = [r for line in f for r in json.loads(line)["rollouts"]]
+    assert rs and all("tokens" not in r and "token_logprobs" not in r and r["mean_logprob"] is not None for r in rs)

@@ -4,6 +4,7 @@
 import * as vscode from 'vscode';
 import { DEFAULT_MAX_GROUP_SIZE, isOperatorId, type OperatorId } from '../engine';
 import { ALL_PARAMS, sanitizeParams } from './params';
+import { isAbsolute, join } from 'node:path';
 
 export const CONFIG = 'consensusLens';
 
@@ -75,6 +76,14 @@ export function affectsScores(e: vscode.ConfigurationChangeEvent): boolean {
 /** Whether it changes which runs are followed. */
 export function affectsRuns(e: vscode.ConfigurationChangeEvent): boolean {
   return e.affectsConfiguration(`${CONFIG}.runs`) || e.affectsConfiguration(`${CONFIG}.scanWorkspace`);
+}
+
+/** consensusLens.tokenConfidence.tokenizerFile: the path, resolved against the first workspace folder; undefined when unset. */
+export function tokenizerFile(): string | undefined {
+  const p = config().get<string>('tokenConfidence.tokenizerFile', '').trim();
+  if (!p) return undefined;
+  const root = workspaceRoot();
+  return isAbsolute(p) || !root ? p : join(root, p);
 }
 
 /** The first workspace folder, the base of relative run paths. */

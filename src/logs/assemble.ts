@@ -20,12 +20,15 @@
 // Duplicates: a second group record for an identity, or a roll-out record for an identity that came
 // as a group record, is skipped with a warning; a W&B table re-logged whole (each file repeats the
 // earlier rows) is skipped silently.
+// One run, two logs: a TRL completions-table group joins the consensus_lens.trl log's group of the
+// same step and prompt when both are complete (join.ts states the rules).
 // Streams: groups of one format, run folder and stream (training or validation) share a usual size
 // (`streamOf`). Size warnings: a group of roll-out records of a per-step format whose size differs
 // from its stream's usual size is reported; at most 10 one by one, then one line counting the rest.
 import { describeGroup, modalSize } from './describe.js';
 import { insertOrdered, nextVersion, pack, toRolloutEntry, type GroupEntry } from './entries.js';
 import { groupKey, type GroupKey, type LogFormat, type NoticeSink, type ParsedRecord, type RolloutSource } from './types.js';
+import { TableJoin } from './join.js';
 
 export type CompletionPolicy = 'one-shot' | 'followed';
 
@@ -98,7 +101,12 @@ export class GroupAssembler {
   private sizeWarned = 0;
   private sizeOver = 0;
 
-  constructor(private readonly opts: AssemblerOptions) {}
+  /** TRL's completions table joined with the consensus_lens.trl log of the same run (join.ts). */
+  readonly join: TableJoin;
+
+  constructor(private readonly opts: AssemblerOptions) {
+    this.join = new TableJoin(this.entries, opts.onNotice, (key) => this.forget(key));
+  }
 
   get size(): number {
     return this.entries.size;
@@ -290,6 +298,7 @@ export class GroupAssembler {
     h.set(e.n, (h.get(e.n) ?? 0) + 1);
     this.countedSize.set(e.key, e.n);
     ch.completed.add(e.key);
+    this.join.seen(e, ch);
     if (e.origin === 'rollouts' && perStep(e.format)) {
       const s = e.firstSource;
       if (this.sizeRecords) this.sizeRecords.push({ label: describeGroup(e), n: e.n, file: s.file, line: s.line, stream });

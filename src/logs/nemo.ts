@@ -53,15 +53,18 @@ function messageText(m: unknown): string {
   return m === null || m === undefined ? '' : JSON.stringify(m);
 }
 
-/** Mean log-prob over the generated tokens (see the header), or null when not logged. */
-export function nemoMeanLogprob(o: Obj): number | null {
+/**
+ * The generated tokens of a NeMo RL line (see the header): their positions in `generation_logprobs`
+ * (and `token_ids`), and their log-probs; null when not logged or a value is not a finite number.
+ */
+export function nemoGenerated(o: Obj): { positions: number[]; logprobs: number[] } | null {
   const lp = listField(o, 'generation_logprobs');
   if (!lp || lp.length === 0) return null;
   const il = one(o.input_lengths);
   const len = typeof il === 'number' && Number.isInteger(il) ? Math.min(il, lp.length) : lp.length;
   const mask = listField(o, 'token_loss_mask');
-  let s = 0;
-  let n = 0;
+  const positions: number[] = [];
+  const logprobs: number[] = [];
   let started = mask !== null;
   for (let i = 0; i < len; i++) {
     const x = lp[i];
@@ -72,10 +75,33 @@ export function nemoMeanLogprob(o: Obj): number | null {
       if (x === 0) continue;
       started = true;
     }
-    s += x;
-    n++;
+    positions.push(i);
+    logprobs.push(x);
   }
-  return n ? s / n : null;
+  return { positions, logprobs };
+}
+
+/** Mean log-prob over the generated tokens (see the header), or null when not logged. */
+export function nemoMeanLogprob(o: Obj): number | null {
+  const g = nemoGenerated(o);
+  if (!g || !g.logprobs.length) return null;
+  let s = 0;
+  for (const x of g.logprobs) s += x;
+  return s / g.logprobs.length;
+}
+
+/** The token ids at the generated positions, when the line logs `token_ids` over the same positions. */
+export function nemoGeneratedIds(o: Obj, positions: readonly number[]): number[] | null {
+  const ids = listField(o, 'token_ids');
+  const lp = listField(o, 'generation_logprobs');
+  if (!ids || !lp || ids.length !== lp.length) return null;
+  const out: number[] = [];
+  for (const i of positions) {
+    const v = ids[i];
+    if (typeof v !== 'number' || !Number.isInteger(v)) return null;
+    out.push(v);
+  }
+  return out;
 }
 
 export class NemoFileContext {

@@ -20,6 +20,7 @@ import { Change, GroupAssembler } from './assemble.js';
 import { describeGroup, notLogSummary } from './describe.js';
 import { entryToGroup, rolloutsOf, type GroupEntry } from './entries.js';
 import { groupKey, type GroupKey, type LogFormat, type NoticeSink, type ParsedRecord, type RolloutSource } from './types.js';
+import { tableRoot } from './join.js';
 
 export { describeGroup, modalSize, notLogSummary } from './describe.js';
 export { orderRollouts } from './entries.js';
@@ -145,7 +146,10 @@ export async function* readRun(path: string, onNotice: NoticeSink, opts: ReadRun
     throw new Error(code === 'ENOENT' ? `${path}: no such file or folder` : `${path}: cannot read (${code ?? (err as Error).message})`);
   }
   const root = st.isDirectory() ? path : dirname(path);
-  const files = await listRunFiles(path, onNotice);
+  // TRL's completions tables after the other files: a table group joins the consensus_lens.trl
+  // log's group of the same step and prompt (join.ts), which must not have been handed out yet.
+  const listed = await listRunFiles(path, onNotice);
+  const files = [...listed.filter((f) => tableRoot(f) === undefined), ...listed.filter((f) => tableRoot(f) !== undefined)];
   if (st.isDirectory() && files.length === 0) onNotice({ level: 'error', message: `${path}: no log files in this folder`, file: path });
   const one = new OneShot(onNotice, opts.groundTruth === 'ignore', false);
   const runOnce = new Set<string>();

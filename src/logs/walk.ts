@@ -9,6 +9,7 @@ import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, parse, resolve } from 'node:path';
 import type { NoticeSink } from './types.js';
+import { tableRoot } from './join.js';
 
 /** Natural order: "2.jsonl" before "10.jsonl" (verl names files by step). */
 export const naturalCompare = new Intl.Collator('en', { numeric: true, sensitivity: 'variant' }).compare;
@@ -150,12 +151,15 @@ export async function listRunFiles(root: string, onNotice: NoticeSink, stats?: M
 }
 
 /**
- * The order in which `listRunFiles` lists two files of one run (a folder's files by natural name
- * order, then its sub-folders, depth first): the followed index keeps its groups in the order of a
- * fresh read with it.
+ * The order in which a run's files are read (`listRunFiles`' order — a folder's files by natural
+ * name order, then its sub-folders, depth first — with TRL's completions tables last, as readRun
+ * reads them): the followed index keeps its groups in the order of a fresh read with it.
  */
 export function compareRunPaths(a: string, b: string): number {
   if (a === b) return 0;
+  // TRL's completions tables after every other file: their groups join the log beside them (join.ts).
+  const ta = tableRoot(a) !== undefined;
+  if (ta !== (tableRoot(b) !== undefined)) return ta ? 1 : -1;
   const pa = a.split(/[\\/]/);
   const pb = b.split(/[\\/]/);
   let k = 0;

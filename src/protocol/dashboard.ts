@@ -104,7 +104,9 @@ export type DashWebviewMessage =
   | { type: 'openQuestion'; step: number; questionId: string }
   | { type: 'runSweep'; operator: OperatorId }
   | { type: 'rescore' }
-  | { type: 'export'; format: 'jsonl' | 'csv' };
+  | { type: 'export'; format: 'jsonl' | 'csv' }
+  /** Opens the runs side by side: the dashboard's run (A) and `runId` (B; the same run: two operators). */
+  | { type: 'compareWith'; runId: string };
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const OPS = new Set(['majority', 'cisc', 'ec', 'core', 't3rl', 'msttrl']);
@@ -124,6 +126,8 @@ export function parseDashMessage(v: unknown): DashWebviewMessage | null {
       return typeof v.operator === 'string' && OPS.has(v.operator) ? { type: 'runSweep', operator: v.operator as OperatorId } : null;
     case 'export':
       return v.format === 'jsonl' || v.format === 'csv' ? { type: 'export', format: v.format } : null;
+    case 'compareWith':
+      return typeof v.runId === 'string' ? { type: 'compareWith', runId: v.runId } : null;
   }
   return null;
 }

@@ -173,6 +173,17 @@ export interface SensitivityRange {
   affects: boolean;
 }
 
+/** A roll-out's token log-probs by position (read back from its record after the view is shown). */
+export interface TokenCurve {
+  /** RolloutRow.index. */
+  index: number;
+  /** What the record holds: log-probs with the tokens' text, log-probs only, only a mean, nothing. */
+  kind: 'tokens' | 'logprobs' | 'mean' | 'none';
+  tokens: number;
+  /** Mean log-prob of equal buckets of positions, first to last (null: none logged there). */
+  curve: (number | null)[];
+}
+
 // ---- host → webview ----------------------------------------------------------------------
 
 export type HostMessage =
@@ -183,7 +194,9 @@ export type HostMessage =
   | { type: 'error'; seq: number; message: string }
   | { type: 'select'; index: number }
   /** The κ/τ intervals of view `seq` (at its parameters): shown only while that view is. */
-  | { type: 'sensitivity'; seq: number; params: Record<string, number>; ranges: SensitivityRange[] };
+  | { type: 'sensitivity'; seq: number; params: Record<string, number>; ranges: SensitivityRange[] }
+  /** The roll-outs' token curves of the question `key` and a line on what is logged (null: nothing to say). */
+  | { type: 'tokenCurves'; key: QuestionKey; rows: TokenCurve[]; note: string | null };
 
 // ---- webview → host ----------------------------------------------------------------------
 
@@ -203,7 +216,7 @@ export interface PanelState {
   params: Record<string, number> | null;
 }
 
-const HOST_TYPES = new Set(['init', 'view', 'empty', 'error', 'select', 'sensitivity']);
+const HOST_TYPES = new Set(['init', 'view', 'empty', 'error', 'select', 'sensitivity', 'tokenCurves']);
 const WEBVIEW_TYPES = new Set(['ready', 'setParams', 'resetParams', 'openRollout', 'revealInLog', 'rendered']);
 
 function isRecord(v: unknown): v is Record<string, unknown> {

@@ -212,3 +212,73 @@ test('learning signal on the dashboard: the chart per operator and the accuracy 
   await page.screenshot({ path: join(SHOTS, 'signal-dark.png') });
   await theme(page, 'Light Modern', dash);
 });
+
+test('token curves: the consensus panel draws each roll-out\u2019s probability by position and says what is missing', async () => {
+  const { page } = ctx;
+  await runCommand(page, 'View: Close All Editors');
+  await runCommand(page, 'Consensus Lens: Show Consensus');
+  await pick(page, 'tok/1');
+  const panel = await webviewWith(page, '#rollout-table', { timeout: 60_000 });
+  await retry(async () => assert.equal(await panel.locator('#app').getAttribute('data-question-id'), 'tok/1'), { timeout: 60_000 });
+  // Roll-outs 0 (log-probs with text) and 1 (log-probs only) have a curve; 2 and 3 log only a mean.
+  const curve = (i) => panel.locator(`#rollout-table tbody tr[data-index="${i}"] td[data-col="curve"] svg.sparkline`);
+  await retry(async () => assert.equal(await panel.locator('#rollout-table svg.sparkline').count(), 2), { timeout: 30_000 });
+  for (const i of [0, 1]) {
+    assert.equal(await curve(i).getAttribute('data-points'), '48'); // 57 tokens in 48 buckets
+    assert.ok((await curve(i).locator('polyline').count()) >= 1);
+  }
+  for (const i of [2, 3]) assert.equal(await curve(i).count(), 0);
+  // The hesitation is roll-out 0's least confident stretch (its title says where, as text).
+  assert.match((await curve(0).locator('title').textContent()) ?? '', /^57 tokens, probability by position \(48 buckets\); least confident around token (2[89]|3[0-6]) /);
+  const note = (await panel.locator('#token-note').textContent()) ?? '';
+  assert.match(note, /1 of 4 roll-outs: log-probs and text/);
+  assert.match(note, /1 of 4 roll-outs: per-token log-probs \(token_logprobs\) without the tokens’ text — the curve shows them by position/);
+  assert.match(note, /2 of 4 roll-outs: only the mean log-prob — no curve/);
+  assert.match(note, /keep_token_logprobs=True/);
+  // Sorting by the column puts the least confident roll-out first.
+  await panel.locator('button.sort[data-col="curve"]').click();
+  await panel.locator('button.sort[data-col="curve"]').click();
+  await retry(async () => assert.equal(await panel.locator('#rollout-table tbody tr').first().getAttribute('data-index'), '0'));
+  await panel.locator('#token-note').evaluate((el) => el.scrollIntoView({ block: 'start' }));
+  await page.screenshot({ path: join(SHOTS, 'token-curves-light.png') });
+  await theme(page, 'Dark Modern', panel);
+  // The workbench repaints after the webview under load: wait for its dark sidebar.
+  await retry(async () => assert.notEqual(await page.locator('.sidebar').evaluate((el) => getComputedStyle(el).backgroundColor), 'rgb(255, 255, 255)'), { timeout: 10_000 });
+  await page.waitForTimeout(1000);
+  await page.screenshot({ path: join(SHOTS, 'token-curves-dark.png') });
+  await theme(page, 'Light Modern', panel);
+});
+
+test('dashboard: Compare with… opens the runs side by side; the x axis aligns them by roll-outs seen', async () => {
+  const { page } = ctx;
+  await runCommand(page, 'View: Close All Editors');
+  await runCommand(page, 'Consensus Lens: Show Run Dashboard');
+  const dash = await webviewWith(page, '#compare-select', { timeout: 60_000 });
+  const select = dash.locator('#run-select');
+  await retry(async () => assert.ok((await select.locator('option', { hasText: 'compare-a' }).count()) > 0));
+  await select.selectOption({ label: 'compare-a' });
+  await retry(async () => assert.equal(await dash.locator('.stat[data-stat="groups"] .value').textContent(), '120'), { timeout: 120_000 });
+  // The picker offers the other runs and this run under another operator, never the run itself.
+  const offered = await dash.locator('#compare-select option').allTextContents();
+  assert.equal(offered[0], 'Compare with…');
+  assert.ok(offered.includes('compare-b') && !offered.includes('compare-a') && offered.includes('this run under another operator…'), offered.join(', '));
+  await dash.locator('#compare-select').evaluate((el) => el.scrollIntoView({ block: 'center' }));
+  await page.screenshot({ path: join(SHOTS, 'compare-with-picker-light.png') });
+  await dash.locator('#compare-select').selectOption({ label: 'compare-b' });
+  const view = await webviewWith(page, '#parting', { timeout: 60_000 });
+  await retry(async () => assert.equal(await view.locator('#app').getAttribute('data-state'), 'ready'), { timeout: 120_000 });
+  assert.equal(await view.locator('#app').getAttribute('data-runs'), '2');
+  const stats = await view.locator('.side-stat .muted').allTextContents();
+  assert.deepEqual(stats.map((s) => s.replace(/^[AB]: /, '')).map((s) => s.split(/[\\/]/).pop()), ['compare-a', 'compare-b']);
+  // Aligned by step, then by roll-outs seen (both runs have 6 groups of 8 a step: 48 more each step).
+  assert.equal(await view.locator('#series').getAttribute('data-align'), 'step');
+  await view.locator('#align-by').selectOption('rollouts');
+  await retry(async () => assert.equal(await view.locator('#series').getAttribute('data-align'), 'rollouts'));
+  assert.match((await view.locator('#series h2').first().textContent()) ?? '', /aligned by roll-outs seen/);
+  await view.locator('#chart-series-label_accuracy').waitFor();
+  await page.waitForTimeout(500);
+  await page.screenshot({ path: join(SHOTS, 'compare-with-light.png') });
+  await theme(page, 'Dark Modern', view);
+  await page.screenshot({ path: join(SHOTS, 'compare-with-dark.png') });
+  await theme(page, 'Light Modern', view);
+});

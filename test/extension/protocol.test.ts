@@ -44,5 +44,13 @@ test('question keys and host messages are recognised', () => {
   assert.ok(isQuestionKey({ runId: 'a', step: 0, questionId: 'b' }));
   assert.ok(!isQuestionKey({ runId: 'a', step: '0', questionId: 'b' }));
   assert.ok(isHostMessage({ type: 'select', index: 1 }));
+  assert.ok(isHostMessage({ type: 'tokenCurves', key: { runId: 'r', step: 1, questionId: 'q' }, rows: [], note: null }));
   assert.ok(!isHostMessage({ type: 'ready' }));
+});
+
+test('the dashboard\u2019s Compare with… message names a run, nothing else', async () => {
+  const { parseDashMessage } = await import('../../src/protocol/dashboard');
+  assert.deepEqual(parseDashMessage({ type: 'compareWith', runId: '/runs/b' }), { type: 'compareWith', runId: '/runs/b' });
+  assert.equal(parseDashMessage({ type: 'compareWith' }), null);
+  assert.equal(parseDashMessage({ type: 'compareWith', runId: 3 }), null);
 });

@@ -3,7 +3,7 @@
 // tokens, and the lines that say what is missing — figures computed by hand.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { binOf, binRanges, layoutTokens, lowestSpans, spanConfidence, sparkline, tokenAt, tokenDataOf, tokenReadout } from '../../src/extension/tokens/confidence';
+import { binOf, binRanges, layoutTokens, lowestSpans, positionCurve, spanConfidence, sparkline, tokenAt, tokenCurveOf, tokenDataOf, tokenNote, tokenReadout, type TokenData } from '../../src/extension/tokens/confidence';
 
 const ln = Math.log;
 
@@ -83,6 +83,35 @@ test('sparkline: buckets of the mean log-prob as block characters', () => {
   assert.equal(sparkline([0, 0, ln(0.5), ln(0.5)], 2), '█▅');
   assert.equal(sparkline([null, -1], 2), ' ▄');
   assert.equal(sparkline([]), '');
+});
+
+test('positionCurve and tokenCurveOf: bucket means by position for the panel\u2019s roll-out rows', () => {
+  assert.deepEqual(positionCurve([-1, -3, -0.5, null, null, -2], 3), [-2, -0.5, -2]);
+  assert.deepEqual(positionCurve([null, null], 2), [null, null]);
+  // Fewer tokens than points: one point per token.
+  assert.deepEqual(positionCurve([-1, -2], 48), [-1, -2]);
+  const lp = Array.from({ length: 100 }, (_, i) => -i / 100);
+  const c = tokenCurveOf(3, { kind: 'logprobs', logprobs: lp, field: 'rollout_log_probs', ids: false });
+  assert.equal(c.index, 3);
+  assert.equal(c.tokens, 100);
+  assert.equal(c.curve.length, 48);
+  // Bucket 0 holds positions 0 and 1 (floor(100/48) = 2): mean −0.005.
+  assert.ok(Math.abs((c.curve[0] as number) + 0.005) < 1e-12);
+  assert.deepEqual(tokenCurveOf(0, { kind: 'mean', mean: -0.3 }), { index: 0, kind: 'mean', tokens: 0, curve: [] });
+});
+
+test('tokenNote: says what the group logs, what is missing and how to log it', () => {
+  const tok: TokenData = { kind: 'tokens', tokens: ['a'], logprobs: [-1], field: 'token_logprobs' };
+  const lps: TokenData = { kind: 'logprobs', logprobs: [-1, -2], field: 'generation_logprobs', ids: true };
+  const mean: TokenData = { kind: 'mean', mean: -1 };
+  assert.match(tokenNote([tok, tok])!, /^Per-token log-probs and the tokens’ text are logged/);
+  const mixed = tokenNote([lps, lps, mean, { kind: 'none' }])!;
+  assert.match(mixed, /2 of 4 roll-outs: per-token log-probs \(generation_logprobs, with token ids\) without the tokens’ text — the curve shows them by position/);
+  assert.match(mixed, /1 of 4 roll-outs: only the mean log-prob — no curve; 1 of 4 roll-outs: no log-probs/);
+  assert.match(mixed, /keep_token_logprobs=True/);
+  assert.match(tokenNote([mean])!, /every roll-out: only the mean log-prob/);
+  assert.match(tokenNote([null, null])!, /rows \(a TRL completions table, a W&B table\) hold no per-token log-probs/);
+  assert.equal(tokenNote([]), null);
 });
 
 test('a native group record read back from disk: the roll-out item with its tokens', async () => {

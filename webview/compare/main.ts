@@ -10,11 +10,13 @@ import { h, clear, fmt, showLabel } from '../dom';
 
 Chart.register(CategoryScale, Legend, LineController, LineElement, LinearScale, PointElement, Title, Tooltip);
 
-const vscode = acquireVsCodeApi<unknown>();
+const vscode = acquireVsCodeApi<{ alignBy?: 'step' | 'rollouts' } | undefined>();
 const post = (m: CompareWebviewMessage): void => vscode.postMessage(m);
 const charts = new Map<string, Chart>();
 let model: RunViewModel | null = null;
 let pair: { index: number; sides: [PairSide | null, PairSide | null] } | null = null;
+/** The series' x axis: the step, or the roll-outs each run has seen by then (runs of other batch sizes line up). */
+let alignBy: 'step' | 'rollouts' = vscode.getState()?.alignBy === 'rollouts' ? 'rollouts' : 'step';
 
 const app = document.getElementById('app')!;
 clear(app);
@@ -90,10 +92,19 @@ function render(): void {
       ),
     );
 
-  // Series: one chart per read-out, each run a line on the common step axis.
+  // Series: one chart per read-out, each run a line on the common step axis (or roll-outs seen).
   clear(seriesBox);
+  const byRollouts = alignBy === 'rollouts';
+  seriesBox.dataset.align = alignBy;
+  const align = h('select', { id: 'align-by', 'aria-label': 'Align the runs by' });
+  align.append(h('option', { value: 'step', selected: !byRollouts }, 'step'), h('option', { value: 'rollouts', selected: byRollouts }, 'roll-outs seen'));
+  align.addEventListener('change', () => {
+    alignBy = align.value === 'rollouts' ? 'rollouts' : 'step';
+    vscode.setState({ alignBy });
+    render();
+  });
   seriesBox.append(
-    h('h2', {}, two ? 'Per step, aligned by step' : 'Per step'),
+    h('div', { class: 'row' }, h('h2', {}, two ? `Per step, aligned by ${byRollouts ? 'roll-outs seen' : 'step'}` : 'Per step'), h('label', { class: 'inline small' }, 'x axis: ', align)),
     h(
       'p',
       { class: 'muted small', id: 'accuracy-definitions' },
@@ -109,12 +120,14 @@ function render(): void {
     chart(`series-${s.id}`, box, {
       type: 'line',
       data: {
-        labels,
+        labels: byRollouts ? undefined : labels,
         datasets: m.runs.map((r, k) => {
           const c = cssVar(SIDE_COLORS[k]);
+          const seen = r.series.rollouts_seen;
           return {
             label: `${two ? `${TAGS[k]} ` : ''}${r.name} (${r.operator})`,
-            data: r.series[s.id],
+            // By roll-outs seen: each run's own points at its cumulative roll-out count.
+            data: byRollouts ? r.series[s.id].flatMap((y, i) => (seen[i] === null ? [] : [{ x: seen[i] as number, y }])) : r.series[s.id],
             borderColor: c,
             backgroundColor: c,
             borderDash: k ? [6, 3] : undefined,
@@ -127,9 +140,12 @@ function render(): void {
       options: {
         maintainAspectRatio: false,
         plugins: { title: { display: true, text: s.label }, legend: { display: two, labels: { boxWidth: 12 } } },
-        scales: { x: { title: { display: true, text: 'step' } }, y: s.unit ? { min: 0, max: 1 } : { beginAtZero: true } },
+        scales: {
+          x: byRollouts ? { type: 'linear', title: { display: true, text: 'roll-outs seen' } } : { title: { display: true, text: 'step' } },
+          y: s.unit ? { min: 0, max: 1 } : { beginAtZero: true },
+        },
       },
-    });
+    } as ChartConfiguration);
   }
 
   clear(alarmsBox);

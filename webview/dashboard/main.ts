@@ -56,7 +56,25 @@ clear(app);
 const status = h('div', { id: 'status', class: 'status', role: 'status', 'aria-live': 'polite' });
 const header = h('header', { class: 'header' });
 const runSelect = h('select', { id: 'run-select', 'aria-label': 'Run' });
-runSelect.addEventListener('change', () => post({ type: 'selectRun', runId: runSelect.value }));
+runSelect.addEventListener('change', () => {
+  post({ type: 'selectRun', runId: runSelect.value });
+  fillCompare();
+});
+/** Compare with…: another open run, or this run under another operator (opens the runs side by side). */
+const compareSelect = h('select', { id: 'compare-select', 'aria-label': 'Compare with another run' });
+compareSelect.addEventListener('change', () => {
+  const runId = compareSelect.value;
+  compareSelect.selectedIndex = 0;
+  if (runId) post({ type: 'compareWith', runId });
+});
+let runList: { id: string; label: string }[] = [];
+function fillCompare(): void {
+  clear(compareSelect);
+  const current = runSelect.value;
+  compareSelect.append(h('option', { value: '', selected: true }, 'Compare with…'));
+  for (const r of runList) if (r.id !== current) compareSelect.append(h('option', { value: r.id }, r.label));
+  if (current) compareSelect.append(h('option', { value: current }, 'this run under another operator…'));
+}
 const summary = h('div', { id: 'summary', class: 'summary' });
 const sections = {
   steps: section(
@@ -124,6 +142,8 @@ window.addEventListener('message', (e: MessageEvent<DashHostMessage>) => {
       operators = m.operators;
       clear(runSelect);
       for (const r of m.runs) runSelect.append(h('option', { value: r.id, selected: r.id === m.runId }, r.label));
+      runList = m.runs.map((r) => ({ id: r.id, label: r.label }));
+      fillCompare();
       renderHeader();
       vscode.setState({ runId: m.runId });
       return;
@@ -156,7 +176,7 @@ function renderHeader(): void {
   clear(header);
   const rescore = h('button', { id: 'rescore', class: 'button' }, 'Re-score run…');
   rescore.addEventListener('click', () => post({ type: 'rescore' }));
-  header.append(h('h1', {}, 'Run dashboard'), h('label', { class: 'inline' }, 'Run ', runSelect), rescore);
+  header.append(h('h1', {}, 'Run dashboard'), h('label', { class: 'inline' }, 'Run ', runSelect), compareSelect, rescore);
 }
 
 function renderAll(): void {

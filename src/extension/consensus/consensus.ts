@@ -12,7 +12,9 @@ import { affectsScores, configuredOperator, configuredParams } from '../settings
 import { runPremise } from '../status/health';
 import { mayFollowAgain } from '../runs/restore';
 import type { Node } from '../explorer/tree';
-import type { SensitivityRange } from '../../protocol/messages';
+import type { SensitivityRange, TokenCurve } from '../../protocol/messages';
+import { readTokenCurves } from '../tokens/curves';
+import { configuredDecoder } from '../tokens';
 import { ConsensusPanel, PANEL_VIEW_TYPE, type PanelHost } from './panel';
 
 const STATE_KEY = 'consensusLens.panel';
@@ -57,6 +59,7 @@ export class ConsensusFeature implements vscode.Disposable {
       remember: (state) => void context.workspaceState.update(STATE_KEY, state),
       remembered: () => context.workspaceState.get<PanelState>(STATE_KEY),
       sensitivity: hooks.sensitivity,
+      tokenCurves: (key) => this.tokenCurves(key),
     };
     this.disposables.push(
       { dispose: () => ConsensusPanel.instance?.dispose() },
@@ -132,6 +135,12 @@ export class ConsensusFeature implements vscode.Disposable {
       if (!g) throw new Error(`${key.questionId} (step ${key.step}) is not in the open runs`);
       return this.withRunPremise(buildView(g, params, configuredOperator()));
     })();
+  }
+
+  /** The roll-outs' token log-probs by position, read back from their records (../tokens/curves.ts). */
+  private async tokenCurves(key: QuestionKey): Promise<{ rows: TokenCurve[]; note: string | null } | null> {
+    const e = this.store.entry(key);
+    return e ? readTokenCurves(e, (await configuredDecoder()).decode) : null;
   }
 
   dispose(): void {

@@ -12,6 +12,7 @@ import {
   type QuestionKey,
   type QuestionView,
   type SensitivityRange,
+  type TokenCurve,
 } from '../../protocol/messages';
 import { Latest } from '../../protocol/channel';
 import { errorMessage } from '../errors';
@@ -36,6 +37,8 @@ export interface PanelHost {
   log(message: string): void;
   /** The question's CoRE label intervals in κ and τ at these parameters (computed off the host thread). */
   sensitivity?(key: QuestionKey, params: Record<string, number>): Promise<SensitivityRange[] | null>;
+  /** The roll-outs' token log-probs by position, read back from their records. */
+  tokenCurves?(key: QuestionKey): Promise<{ rows: TokenCurve[]; note: string | null } | null>;
 }
 
 export class ConsensusPanel implements vscode.Disposable {
@@ -170,6 +173,8 @@ export class ConsensusPanel implements vscode.Disposable {
         if (reason === 'open') this.openSeqs.add(seq);
         this.post({ type: 'view', seq, request, view, reason });
         this.scheduleSensitivity(key, seq);
+        // The curves depend on the records, not the sliders: read when the question opens or grows.
+        if (reason !== 'rescore') this.sendTokenCurves(key);
       };
       if (v instanceof Promise) v.then(deliver, fail);
       else deliver(v);
@@ -197,6 +202,17 @@ export class ConsensusPanel implements vscode.Disposable {
         (e) => this.host.log(`sensitivity of ${key.questionId}: ${errorMessage(e)}`),
       );
     }, 600);
+  }
+
+  private sendTokenCurves(key: QuestionKey): void {
+    this.host.tokenCurves?.(key).then(
+      (r) => {
+        // Dropped when the panel moved to another question since (a slider's re-score keeps them).
+        const k = this.key;
+        if (r && k && k.runId === key.runId && k.step === key.step && k.questionId === key.questionId) this.post({ type: 'tokenCurves', key, rows: r.rows, note: r.note });
+      },
+      (e) => this.host.log(`token log-probs of ${key.questionId}: ${errorMessage(e)}`),
+    );
   }
 
   private post(m: HostMessage): void {

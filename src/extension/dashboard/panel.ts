@@ -241,6 +241,10 @@ export class DashboardPanel implements vscode.Disposable {
       case 'export':
         if (this.runId) void this.host.whatIf.exportLast(this.runId);
         return;
+      case 'compareWith':
+        // Only runs the store has (the webview's word names no path); the same run asks for two operators.
+        if (this.runId && this.host.store.runs.has(m.runId)) void vscode.commands.executeCommand('consensusLens.compareRuns', this.runId, m.runId);
+        return;
     }
   }
 

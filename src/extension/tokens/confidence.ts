@@ -7,6 +7,7 @@
 //
 // Bounded: one pass over the tokens and one over the text; a record with more than MAX_TOKENS
 // tokens is not laid out (said in the header).
+import { looksNemo, nemoGenerated, nemoGeneratedIds } from '../../logs/nemo';
 
 /** Natural-log probability thresholds of the decoration bins: p < 0.9, 0.5, 0.2, 0.05. */
 export const BIN_THRESHOLDS = [Math.log(0.9), Math.log(0.5), Math.log(0.2), Math.log(0.05)] as const;
@@ -25,8 +26,21 @@ export type TokenData =
 
 const num = (x: unknown): number | null => (typeof x === 'number' && Number.isFinite(x) ? x : null);
 
-/** What a roll-out's record (native roll-out item, verl dump line, NeMo RL message) holds. */
-export function tokenDataOf(o: Record<string, unknown>): TokenData {
+/**
+ * What a roll-out's record (native roll-out item, verl dump line, NeMo RL line) holds. `decode`:
+ * each token id's text (a tokenizer file, ./tokenizer.ts), for logs that hold ids, not strings.
+ */
+export function tokenDataOf(o: Record<string, unknown>, decode?: (ids: readonly number[]) => string[]): TokenData {
+  if (looksNemo(o)) {
+    // NeMo RL: per position over prompt and response (a micro-batch of one: [[...]]); the
+    // generated positions are the mask's, else the reader's rule (src/logs/nemo.ts).
+    const g = nemoGenerated(o);
+    if (g?.logprobs.length) {
+      const ids = nemoGeneratedIds(o, g.positions);
+      if (ids && decode) return { kind: 'tokens', tokens: decode(ids), logprobs: g.logprobs, field: 'generation_logprobs' };
+      return { kind: 'logprobs', logprobs: g.logprobs, field: 'generation_logprobs', ids: ids !== null };
+    }
+  }
   for (const field of ['token_logprobs', 'rollout_log_probs', 'generation_logprobs']) {
     const lp = o[field];
     if (!Array.isArray(lp) || !lp.length) continue;
@@ -35,7 +49,12 @@ export function tokenDataOf(o: Record<string, unknown>): TokenData {
     if (Array.isArray(tokens) && tokens.length === lp.length && tokens.every((t) => typeof t === 'string')) return { kind: 'tokens', tokens: tokens as string[], logprobs, field };
     // NeMo RL logs the prompt's positions too; its mask marks the generated tokens.
     const mask = o.token_loss_mask;
-    if (Array.isArray(mask) && mask.length === lp.length) logprobs = logprobs.filter((_, i) => mask[i] === 1);
+    let ids = Array.isArray(o.token_ids) && o.token_ids.length === lp.length ? (o.token_ids as unknown[]) : null;
+    if (Array.isArray(mask) && mask.length === lp.length) {
+      logprobs = logprobs.filter((_, i) => mask[i] === 1);
+      ids = ids?.filter((_, i) => mask[i] === 1) ?? null;
+    }
+    if (ids && decode && ids.every((x) => typeof x === 'number' && Number.isInteger(x))) return { kind: 'tokens', tokens: decode(ids as number[]), logprobs, field };
     return { kind: 'logprobs', logprobs, field, ids: Array.isArray(o.token_ids) };
   }
   const m = num(o.mean_logprob);
@@ -228,22 +247,28 @@ export function tokenAt(layout: TokenLayout, off: number): number {
 
 const BLOCKS = '▁▂▃▄▅▆▇█';
 
-/** Per-position curve: `width` buckets' mean log-prob as block characters (low = unsure). */
-export function sparkline(logprobs: readonly (number | null)[] | Float64Array, width = 64): string {
+/** Per-position curve: the mean log-prob of `width` equal buckets of positions (null: none in the bucket has one). */
+export function positionCurve(logprobs: readonly (number | null)[] | Float64Array, width = 64): (number | null)[] {
   const xs = Array.from(logprobs as ArrayLike<number | null>, (x) => (x === null ? NaN : x));
-  if (!xs.length) return '';
   const buckets = Math.min(width, xs.length);
-  const vals: number[] = [];
+  const vals: (number | null)[] = [];
   for (let b = 0; b < buckets; b++) {
     const lo = Math.floor((b * xs.length) / buckets);
     const hi = Math.floor(((b + 1) * xs.length) / buckets);
     let s = 0;
     let c = 0;
     for (let i = lo; i < hi; i++) if (Number.isFinite(xs[i])) (s += xs[i]), c++;
-    vals.push(c ? s / c : NaN);
+    vals.push(c ? s / c : null);
   }
+  return vals;
+}
+
+/** The same curve as block characters (low = unsure). */
+export function sparkline(logprobs: readonly (number | null)[] | Float64Array, width = 64): string {
   // Scale: probability of the bucket's mean log-prob, so 0 (certain) is the full block.
-  return vals.map((v) => (Number.isFinite(v) ? BLOCKS[Math.max(0, Math.min(7, Math.round(Math.exp(v) * 7)))] : ' ')).join('');
+  return positionCurve(logprobs, width)
+    .map((v) => (v !== null ? BLOCKS[Math.max(0, Math.min(7, Math.round(Math.exp(v) * 7)))] : ' '))
+    .join('');
 }
 
 const f = (x: number, d = 2) => (x < 0 ? '\u2212' : '') + Math.abs(x).toFixed(d);
@@ -307,4 +332,38 @@ export function tokenReadout(text: string, data: TokenData, answer: [number, num
     });
   }
   return { lines, layout, spans, spanLines };
+}
+
+/** Points of a roll-out row's curve in the consensus panel. */
+export const CURVE_POINTS = 48;
+
+/** A roll-out's per-position curve for the consensus panel (src/protocol/messages.ts TokenCurve). */
+export function tokenCurveOf(index: number, data: TokenData): { index: number; kind: TokenData['kind']; tokens: number; curve: (number | null)[] } {
+  if (data.kind === 'tokens' || data.kind === 'logprobs') return { index, kind: data.kind, tokens: data.logprobs.length, curve: positionCurve(data.logprobs, CURVE_POINTS) };
+  return { index, kind: data.kind, tokens: 0, curve: [] };
+}
+
+/**
+ * The consensus panel's line about a group's token log-probs: what is shown, what is missing and
+ * how to log it. `datas`: the roll-outs read back (null: no record to read).
+ */
+export function tokenNote(datas: readonly (TokenData | null)[]): string | null {
+  const read = datas.filter((d): d is TokenData => d !== null);
+  const how = `To see it on the text, ${HOW_TO_LOG}; the TRL and verl integrations do it when the sampler’s log-probs reach them (docs/training-loop.md).`;
+  if (!datas.length) return null;
+  if (!read.length) return `Token confidence — this log’s rows (a TRL completions table, a W&B table) hold no per-token log-probs. ${how}`;
+  const count = (k: TokenData['kind']) => read.filter((d) => d.kind === k).length;
+  const [tokens, lps, mean] = [count('tokens'), count('logprobs'), count('mean')];
+  const of = (k: number) => (k === read.length ? 'every roll-out' : `${k} of ${read.length} roll-outs`);
+  if (tokens === read.length) return 'Per-token log-probs and the tokens’ text are logged: the curve is each roll-out’s probability by position; open a roll-out (Enter) to see it on the text.';
+  const parts: string[] = [];
+  if (tokens) parts.push(`${of(tokens)}: log-probs and text (open one to see it on the text)`);
+  if (lps) {
+    const d = read.find((x) => x.kind === 'logprobs') as Extract<TokenData, { kind: 'logprobs' }>;
+    parts.push(`${of(lps)}: per-token log-probs (${d.field}${d.ids ? ', with token ids' : ''}) without the tokens’ text — the curve shows them by position, not on the text`);
+  }
+  if (mean) parts.push(`${of(mean)}: only the mean log-prob — no curve`);
+  const none = read.length - tokens - lps - mean;
+  if (none) parts.push(`${of(none)}: no log-probs`);
+  return `Token confidence — ${parts.join('; ')}. ${how}`;
 }

@@ -5,11 +5,44 @@
 // come from ./confidence.ts; the roll-out documents (../rolloutDocs.ts) call `readout` while
 // they build a document and `decorate` when it is shown.
 import * as vscode from 'vscode';
+import { readFile, stat } from 'node:fs/promises';
 import { readRolloutObject, type RolloutSource } from '../../logs';
+import { tokenizerFile } from '../settings';
+import { tokenTexts, type TokenTexts } from './tokenizer';
 import { BIN_LABELS, binRanges, tokenAt, tokenDataOf, tokenReadout, type TokenLayout, type TokenReadout } from './confidence';
 
 export const TOKEN_SCHEME = 'consensus-lens-rollout';
 const SETTING = 'consensusLens.tokenConfidence.show';
+/** A tokenizer.json larger than this is not read (the largest vocabularies are ~30 MB). */
+const MAX_TOKENIZER_BYTES = 64 << 20;
+let tokenizer: { key: string; texts: TokenTexts | null; error?: string } | undefined;
+
+/**
+ * The decoder of the configured tokenizer file (consensusLens.tokenConfidence.tokenizerFile), read
+ * once per version of the file; undefined when unset; an error names the file.
+ */
+export async function configuredDecoder(): Promise<{ decode?: (ids: readonly number[]) => string[]; error?: string }> {
+  const file = tokenizerFile();
+  if (!file) return {};
+  try {
+    const st = await stat(file);
+    const key = `${file}\0${st.size}\0${st.mtimeMs}`;
+    if (tokenizer?.key !== key) {
+      if (st.size > MAX_TOKENIZER_BYTES) throw new Error(`larger than ${MAX_TOKENIZER_BYTES >> 20} MB`);
+      tokenizer = { key, texts: null };
+      try {
+        tokenizer.texts = tokenTexts(JSON.parse(await readFile(file, 'utf8')));
+      } catch (e) {
+        tokenizer.error = (e as Error).message;
+      }
+    }
+    if (tokenizer.error) throw new Error(tokenizer.error);
+    const t = tokenizer.texts!;
+    return { decode: (ids) => t.decode(ids) };
+  } catch (e) {
+    return { error: `the tokenizer file ${file} (consensusLens.tokenConfidence.tokenizerFile) could not be read: ${(e as Error).message}` };
+  }
+}
 /** Roll-out documents whose token layout is kept. */
 const MAX_DOCS = 32;
 const COLORS = ['consensusLens.tokenConfidence.p90', 'consensusLens.tokenConfidence.p50', 'consensusLens.tokenConfidence.p20', 'consensusLens.tokenConfidence.p05'];
@@ -50,7 +83,9 @@ export class TokenConfidence implements vscode.HoverProvider, vscode.DocumentLin
       this.docs.delete(uri.toString());
       return [`# token confidence: the record could not be read back (${(e as Error).message})`];
     }
-    const r = tokenReadout(text, o ? tokenDataOf(o) : { kind: 'none' }, answer);
+    const dec = await configuredDecoder();
+    const r = tokenReadout(text, o ? tokenDataOf(o, dec.decode) : { kind: 'none' }, answer);
+    if (dec.error) r.lines.push(`# ${dec.error}`);
     const key = uri.toString();
     this.docs.delete(key);
     this.docs.set(key, { text, readout: r, firstLine: 0, headerLine: 0 });
