@@ -6,6 +6,7 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { answersEqual, explainEquality } from '../engine/answers/index';
 import { plainError } from './errors';
+import { errorMessage } from '../util/errors';
 
 export interface AnswerCliIO {
   stdin: NodeJS.ReadableStream;
@@ -62,7 +63,7 @@ async function runJsonl(source: string, explain: boolean, io: AnswerCliIO): Prom
         b = answerField(rec as Record<string, unknown>, 'b');
       } catch (e) {
         bad++;
-        const msg = (e as Error).message;
+        const msg = errorMessage(e);
         io.stderr.write(`consensus-lens equal: ${name}:${no}: ${msg}\n`);
         write(io.stdout, { equal: false, error: msg });
         continue;

@@ -7,6 +7,7 @@ import { createReadStream } from 'node:fs';
 import { extractAnswer } from '../engine/answers/index';
 import { readLines, type AnswerCliIO } from './equal';
 import { plainError } from './errors';
+import { errorMessage } from '../util/errors';
 
 const USAGE = 'usage: consensus-lens extract [FILE|-] [--no-last-number] | extract --jsonl FILE|-';
 
@@ -31,7 +32,7 @@ async function runJsonl(source: string, lastNumber: boolean, io: AnswerCliIO): P
         response = r;
       } catch (e) {
         bad++;
-        const msg = (e as Error).message;
+        const msg = errorMessage(e);
         io.stderr.write(`consensus-lens extract: ${name}:${no}: ${msg}\n`);
         io.stdout.write(JSON.stringify({ answer: null, error: msg }) + '\n');
         continue;

@@ -11,6 +11,7 @@ import { runCompare } from './compare';
 import { version } from '../../package.json';
 import { plainError } from './errors';
 import { safeText } from '../logs/safe-text';
+import { errorStack } from '../util/errors';
 
 /** equal and extract read answers, which may start with "-": they parse their own arguments. */
 const ANSWER_COMMANDS: Record<string, { usage: string; summary: string }> = {
@@ -102,7 +103,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (e) => {
-    process.stderr.write(`consensus-lens: ${(e as Error).stack ?? String(e)}\n`);
+    process.stderr.write(`consensus-lens: ${errorStack(e)}\n`);
     process.exitCode = 1;
   },
 );

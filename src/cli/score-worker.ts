@@ -8,6 +8,7 @@ import { reportRow } from './report';
 import { healthOf, type HealthJob } from './health';
 import { ngramsWasmAvailable } from '../engine/features/tfidf';
 import { replicatorWasmAvailable } from '../engine/dynamics/replicator';
+import { errorMessage } from '../util/errors';
 
 export type WorkerRequest =
   | { kind: 'score'; seq: number; group: Group; job: ScoreJob }
@@ -46,7 +47,7 @@ parentPort!.on('message', (m: WorkerRequest) => {
       parentPort!.postMessage({ seq: m.seq, value: g.fillCache ? { value, prepared: g.prepared } : value });
     }
   } catch (e) {
-    parentPort!.postMessage({ seq: m.seq, error: (e as Error).message ?? String(e) });
+    parentPort!.postMessage({ seq: m.seq, error: errorMessage(e) });
   }
   Atomics.add(done, index, 1);
 });

@@ -11,6 +11,7 @@ import { ShardedPool, WorkerDiedError, defaultJobs } from './pool';
 import { Outcome } from './outcome';
 import { SWEEP_PROGRESS_EVERY, ShardFilter, parseShard, shardScoreLine, shardSweepLine, sweepProgressLine } from './shard';
 import { safeText } from '../logs/safe-text';
+import { errorMessage } from '../util/errors';
 
 /** How many groups may be in flight (read, not yet written): bounds memory on huge runs. */
 const IN_FLIGHT = 16;
@@ -53,7 +54,7 @@ export function maxGroupSizeFrom(flag: string | undefined): number {
 /** A group that could not be scored, as an error notice at its first record. */
 function groupFailed(g: Group, e: unknown): Notice {
   const src = g.rollouts[0]?.source;
-  const msg = (e as Error)?.message ?? String(e);
+  const msg = errorMessage(e);
   const who = `step ${g.step}, question ${g.questionId}`;
   return { level: 'error', message: msg.startsWith(who) ? msg : `${who}: not scored: ${msg}`, ...(src ? { file: src.file, line: src.line } : {}) };
 }
@@ -369,7 +370,7 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
     try {
       resolveParams({ ...base, ...s });
     } catch (e) {
-      throw new UsageError((e as Error).message);
+      throw new UsageError(errorMessage(e));
     }
   }
   const maxGroupSize = maxGroupSizeFrom(flagString(a, 'max-group-size'));

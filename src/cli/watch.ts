@@ -22,6 +22,7 @@ import { RunIndex, type GroupKey } from '../logs';
 import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand, parseInteger } from './args';
 import { scoreLine, type ScoreJob } from './pipeline';
 import { noticePrinter } from './score';
+import { errorMessage } from '../util/errors';
 
 export interface WatchOptions {
   /** Stops watching (tests; the CLI stops on SIGINT/SIGTERM). */
@@ -80,7 +81,7 @@ export async function runWatch(argv: string[], io: CliIO, opts: WatchOptions = {
         printed.set(key, e.version);
         io.stdout.write(line + '\n');
       } catch (err) {
-        notice({ level: 'warning', message: `step ${e.step} question ${e.questionId}: ${(err as Error).message}` });
+        notice({ level: 'warning', message: `step ${e.step} question ${e.questionId}: ${errorMessage(err)}` });
       }
     }));
   index.onDidChange((ev) => {

@@ -12,6 +12,7 @@ import { RunIndex, entryToGroup, rolloutsOf, runLabel, type GroupEntry, type Gro
 import type { QuestionKey } from '../protocol/messages';
 import { score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
 import { safeText } from '../logs/safe-text';
+import { errorMessage } from '../util/errors';
 
 export interface RunEntry {
   id: string;
@@ -93,7 +94,7 @@ export class RunStore {
       try {
         fn(e);
       } catch (err) {
-        this.opts.log?.(`listener failed: ${(err as Error).message}`);
+        this.opts.log?.(`listener failed: ${errorMessage(err)}`);
       }
     }
   }
@@ -146,7 +147,7 @@ export class RunStore {
       this.rebuild(run);
       run.error = run.steps.size === 0 ? (run.notices.find((n) => n.level === 'error')?.message ?? null) : null;
     } catch (err) {
-      run.error = (err as Error).message;
+      run.error = errorMessage(err);
     }
     run.loading = false;
     run.version++;
@@ -287,7 +288,7 @@ export class RunStore {
         group = storeGroup({ ...entryToGroup(e, texts, rollouts), questionId: displayQuestionId(e) }, run.id, run.label);
       }
     } catch (err) {
-      this.opts.log?.(`${run.label}: ${(err as Error).message}`);
+      this.opts.log?.(`${run.label}: ${errorMessage(err)}`);
       return undefined;
     }
     run.prepared.delete(k);
@@ -357,7 +358,7 @@ export class RunStore {
               run.summaries.set(k, summarize(g, score(g, this.opts.params(), this.opts.configuredOperator(), ctx, summaryOperators(this.opts.configuredOperator()))));
               changed = true;
             } catch (err) {
-              this.opts.log?.(`scoring ${g.key.questionId} (step ${g.key.step}) failed: ${(err as Error).message}`);
+              this.opts.log?.(`scoring ${g.key.questionId} (step ${g.key.step}) failed: ${errorMessage(err)}`);
             }
             if (performance.now() - slice > 12) {
               await new Promise((r) => setImmediate(r));
@@ -380,7 +381,7 @@ export class RunStore {
     };
     setImmediate(() => {
       void work()
-        .catch((err) => this.opts.log?.(`background scoring failed: ${(err as Error).message}`))
+        .catch((err) => this.opts.log?.(`background scoring failed: ${errorMessage(err)}`))
         .finally(() => {
           this.summaryRunning = false;
           if (this.summaryAgain && !this.disposed) {

@@ -11,6 +11,7 @@ import { ELIDED_OUTPUT, isBlankLine, type Skeleton } from './skeleton.js';
 import type { LogFormat, NoticeSink, ParsedRecord } from './types.js';
 import { looksVerl, VerlFileContext } from './verl.js';
 import { looksNemo, NemoFileContext } from './nemo.js';
+import { errorMessage } from '../util/errors';
 
 /** Lines without a recognisable record after which a file is declared unsupported. */
 const DETECT_LINES = 5;
@@ -161,7 +162,7 @@ export class JsonlFileParser {
     try {
       p = parseJsonLine(text);
     } catch (err) {
-      this.problem(l.line, `malformed JSON (${(err as Error).message.replace(/\s+/g, ' ').slice(0, 120)})`);
+      this.problem(l.line, `malformed JSON (${errorMessage(err).replace(/\s+/g, ' ').slice(0, 120)})`);
       return this.checkDetect();
     }
     return this.record(l, p);

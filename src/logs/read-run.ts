@@ -20,6 +20,7 @@ import { Change, GroupAssembler } from './assemble.js';
 import { describeGroup, notLogSummary } from './describe.js';
 import { entryToGroup, rolloutsOf, type GroupEntry } from './entries.js';
 import type { GroupKey, LogFormat, NoticeSink, ParsedRecord, RolloutSource } from './types.js';
+import { errnoCode, errorMessage } from '../util/errors';
 
 export { describeGroup, modalSize, notLogSummary } from './describe.js';
 export { orderRollouts } from './entries.js';
@@ -102,7 +103,7 @@ class OneShot {
           try {
             t = await readRolloutText(r.source);
           } catch (err) {
-            this.onNotice({ level: 'error', message: `${(err as Error).message}; roll-out dropped from ${describeGroup(e)}`, file: r.source.file, line: r.source.line });
+            this.onNotice({ level: 'error', message: `${errorMessage(err)}; roll-out dropped from ${describeGroup(e)}`, file: r.source.file, line: r.source.line });
             continue;
           }
         }
@@ -131,8 +132,8 @@ export async function* readRun(path: string, onNotice: NoticeSink, opts: ReadRun
   try {
     st = await stat(path);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new Error(code === 'ENOENT' ? `${path}: no such file or folder` : `${path}: cannot read (${code ?? (err as Error).message})`);
+    const code = errnoCode(err);
+    throw new Error(code === 'ENOENT' ? `${path}: no such file or folder` : `${path}: cannot read (${code ?? errorMessage(err)})`);
   }
   const root = st.isDirectory() ? path : dirname(path);
   const files = await listRunFiles(path, onNotice);
@@ -153,7 +154,7 @@ export async function* readRun(path: string, onNotice: NoticeSink, opts: ReadRun
       }
     } catch (err) {
       // one unreadable file never loses the run: name it, keep everything else
-      onNotice({ level: 'error', message: `${file}: ${(err as Error).message}; skipped`, file });
+      onNotice({ level: 'error', message: `${file}: ${errorMessage(err)}; skipped`, file });
     }
     if (stats) {
       stats.bytes = before + (res.size ?? 0);

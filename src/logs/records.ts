@@ -10,6 +10,7 @@ import { looksVerl } from './verl.js';
 import { looksNemo } from './nemo.js';
 import { readTrlFile } from './trl.js';
 import type { LogFormat, NoticeSink, ParsedRecord } from './types.js';
+import { errnoCode, errorMessage, errorName } from '../util/errors';
 
 /** The run name of a file in a folder run: its folder relative to the root ('' → undefined). */
 export function runOfFile(root: string, file: string): string | undefined {
@@ -91,7 +92,7 @@ export async function* readFileOnce(
   try {
     fh = await open(file, 'r');
   } catch (err) {
-    onNotice({ level: 'error', message: `${file}: cannot open (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); skipped`, file });
+    onNotice({ level: 'error', message: `${file}: cannot open (${errnoCode(err) ?? errorMessage(err)}); skipped`, file });
     return;
   }
   const quietOk = inFolder && !isJsonlName(file);
@@ -131,8 +132,8 @@ export async function* readFileOnce(
         }
         yield r.records;
       } catch (err) {
-        if (quietOk && kind === 'table' && (err as Error).name === 'NotALog') result.notLog = (err as Error).message;
-        else onNotice({ level: 'error', message: `${file}: unsupported or unreadable ${kind === 'parquet' ? 'parquet' : 'W&B table'} file (${(err as Error).message}); skipped`, file });
+        if (quietOk && kind === 'table' && errorName(err) === 'NotALog') result.notLog = errorMessage(err);
+        else onNotice({ level: 'error', message: `${file}: unsupported or unreadable ${kind === 'parquet' ? 'parquet' : 'W&B table'} file (${errorMessage(err)}); skipped`, file });
       }
       return;
     }
@@ -166,7 +167,7 @@ export async function* readFileOnce(
         if (parser.unsupported) break;
       }
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+      const code = errnoCode(err) ?? errorMessage(err);
       onNotice({ level: 'error', message: `${file}: read error after line ${(result.nextLine ?? 1) - 1} (${code}); the rest of this file is skipped`, file, line: result.nextLine });
       result.format = parser.format;
       return;
@@ -178,7 +179,7 @@ export async function* readFileOnce(
       result.skipped = parser.skipped;
     }
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    const code = errnoCode(err) ?? errorMessage(err);
     onNotice({ level: 'error', message: `${file}: cannot read (${code}); skipped`, file });
   } finally {
     await fh.close().catch(() => undefined);

@@ -39,6 +39,7 @@ import { readFileIncrement, type ReadContext } from './follow/read.js';
 import { RunWatcher } from './follow/watch.js';
 import type { GroupKey, LogFormat, Notice, ParsedRecord, RolloutSource } from './types.js';
 import { compareRunPaths, listRunFiles } from './walk.js';
+import { asError, errnoCode, errorMessage, errorName } from '../util/errors';
 
 export type { GroupEntry } from './entries.js';
 export { entryToGroup, orderRollouts, rolloutsOf } from './entries.js';
@@ -173,8 +174,8 @@ export class RunIndex {
     try {
       st = await stat(root);
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      throw new Error(code === 'ENOENT' ? `${path}: no such file or folder` : `${path}: cannot read (${code ?? (err as Error).message})`);
+      const code = errnoCode(err);
+      throw new Error(code === 'ENOENT' ? `${path}: no such file or folder` : `${path}: cannot read (${code ?? errorMessage(err)})`);
     }
     const idx = new RunIndex(root, st.isDirectory(), opts);
     try {
@@ -212,7 +213,7 @@ export class RunIndex {
       try {
         await this.scan(ch, true);
       } catch (err) {
-        if ((err as Error).name === 'AbortError') return void (aborted = err as Error);
+        if (errorName(err) === 'AbortError') return void (aborted = asError(err));
         throw err;
       }
       if (!this.opts.follow) this.asm.endOfInput(ch);
@@ -231,7 +232,7 @@ export class RunIndex {
       try {
         await fn(ch);
       } catch (err) {
-        this.notice({ level: 'error', message: `${this.root}: ${(err as Error).message}` });
+        this.notice({ level: 'error', message: `${this.root}: ${errorMessage(err)}` });
       }
       // a file re-read, or a new file that sorts before others: the order of a fresh read
       if (ch.added.size || ch.changed.size) this.asm.reorder();
@@ -255,7 +256,7 @@ export class RunIndex {
       try {
         l(e);
       } catch (err) {
-        this.notice({ level: 'error', message: `change listener failed: ${(err as Error).message}` });
+        this.notice({ level: 'error', message: `change listener failed: ${errorMessage(err)}` });
       }
     }
   }
@@ -269,7 +270,7 @@ export class RunIndex {
       list = await listRunFiles(this.root, initial ? this.notice : () => undefined, stats, dirs);
       this.watcher?.syncDirs(dirs);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') list = [];
+      if (errnoCode(err) === 'ENOENT') list = [];
       else throw err;
     }
     if (initial && this.isDir && list.length === 0 && !this.opts.follow) {
@@ -301,9 +302,9 @@ export class RunIndex {
         try {
           await this.checkFile(slice[j], stats.get(slice[j]), ch, pre[j]);
         } catch (err) {
-          if ((err as Error).name === 'AbortError') throw err;
+          if (errorName(err) === 'AbortError') throw err;
           // one unreadable file (EIO, ESTALE) never stops the others: name it, skip it, keep going
-          this.fileFailed(slice[j], err as Error);
+          this.fileFailed(slice[j], asError(err));
         }
         if (!this.opts.follow) this.asm.endOfFile(slice[j], ch);
         if (this.progress) this.progress.filesRead++;
@@ -319,7 +320,7 @@ export class RunIndex {
 
   private fileFailed(path: string, err: Error): void {
     const fs = this.files.get(path);
-    const code = (err as NodeJS.ErrnoException).code ?? err.message;
+    const code = errnoCode(err) ?? err.message;
     if (fs?.failed === code) return; // reported once until it changes
     this.notice({ level: 'error', message: `${path}: read error (${code}); skipped, the rest of the run is read`, file: path });
     if (fs) fs.failed = code;

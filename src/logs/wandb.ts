@@ -17,6 +17,7 @@ import { parseStep } from './native.js';
 import { pickRewardColumns, rewardNamesNearTable, trlRecords, type TrlRead } from './trl.js';
 import type { Notice, ParsedRecord } from './types.js';
 import { promptId } from './verl.js';
+import { errorMessage } from '../util/errors';
 
 /** Tables larger than this are not read (a W&B table is capped far below it). */
 const MAX_TABLE_BYTES = 512 << 20;
@@ -39,7 +40,7 @@ async function loadTable(file: string): Promise<Table> {
   try {
     v = JSON.parse(await readFile(file, 'utf8'));
   } catch (err) {
-    throw new Error(`not JSON (${(err as Error).message.slice(0, 80)})`);
+    throw new Error(`not JSON (${errorMessage(err).slice(0, 80)})`);
   }
   const t = v as Partial<Table>;
   if (!t || typeof t !== 'object' || !Array.isArray(t.columns) || !Array.isArray(t.data)) throw notALog('not a W&B table ({"columns", "data"})');

@@ -16,6 +16,7 @@ import { buildView } from '../scoring';
 import type { WhatIfController } from '../whatif';
 import { pairSide, runViewModel, sideOf } from './model';
 import type { QuestionKey } from '../../protocol/messages';
+import { errorMessage } from '../../util/errors';
 
 export const COMPARE_VIEW_TYPE = 'consensusLens.compare';
 export const LOG_EDITOR_VIEW_TYPE = 'consensusLens.logFile';
@@ -149,7 +150,7 @@ export class RunView implements vscode.Disposable {
       this.post({ type: 'model', model: this.model });
       this.panel.title = this.title();
     } catch (e) {
-      this.post({ type: 'error', message: (e as Error).message });
+      this.post({ type: 'error', message: errorMessage(e) });
     } finally {
       this.computing = false;
       this.post({ type: 'busy', what: null });

@@ -14,7 +14,7 @@ import {
   type SensitivityRange,
 } from '../../protocol/messages';
 import { Latest } from '../../protocol/channel';
-import { errorMessage } from '../errors';
+import { errorMessage } from '../../util/errors';
 import { makeNonce, panelHtml } from '../html';
 
 export const PANEL_VIEW_TYPE = 'consensusLens.consensus';

@@ -10,6 +10,7 @@ import type { Node } from '../explorer/tree';
 import { configuredOperator, configuredParams } from '../settings';
 import { DashboardPanel, DASHBOARD_VIEW_TYPE, type DashboardHost } from './panel';
 import { parseSweepFile } from './sweep-file';
+import { errorMessage } from '../../util/errors';
 
 export interface DashboardHooks {
   /** The run to show when the command names none. */
@@ -53,7 +54,7 @@ export class DashboardFeature implements vscode.Disposable {
           DashboardPanel.show(context.extensionUri, this.host, runId).showSweep({ ...result.sweep, runId });
           return runId;
         } catch (e) {
-          void vscode.window.showErrorMessage(`Consensus Lens: ${(e as Error).message}`);
+          void vscode.window.showErrorMessage(`Consensus Lens: ${errorMessage(e)}`);
         }
       }),
       vscode.window.registerWebviewPanelSerializer(DASHBOARD_VIEW_TYPE, {

@@ -12,7 +12,7 @@ import type { RunStore } from '../store';
 import { storeSource } from '../rescore';
 import type { WhatIfController } from '../whatif';
 import { dashboardModel } from './model';
-import { errorMessage } from '../errors';
+import { errorMessage } from '../../util/errors';
 
 export const DASHBOARD_VIEW_TYPE = 'consensusLens.dashboard';
 

@@ -7,6 +7,7 @@
 import * as vscode from 'vscode';
 import { readRolloutObject, type RolloutSource } from '../../logs';
 import { BIN_LABELS, binRanges, tokenAt, tokenDataOf, tokenReadout, type TokenLayout, type TokenReadout } from './confidence';
+import { errorMessage } from '../../util/errors';
 
 export const TOKEN_SCHEME = 'consensus-lens-rollout';
 const SETTING = 'consensusLens.tokenConfidence.show';
@@ -48,7 +49,7 @@ export class TokenConfidence implements vscode.HoverProvider, vscode.DocumentLin
       o = source ? await readRolloutObject(source) : null;
     } catch (e) {
       this.docs.delete(uri.toString());
-      return [`# token confidence: the record could not be read back (${(e as Error).message})`];
+      return [`# token confidence: the record could not be read back (${errorMessage(e)})`];
     }
     const r = tokenReadout(text, o ? tokenDataOf(o) : { kind: 'none' }, answer);
     const key = uri.toString();

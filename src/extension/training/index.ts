@@ -28,6 +28,7 @@ import { JobPty } from './runner';
 import { UnquotableError } from './quote';
 import { ignoredUserValue, readText, settingsFiles } from './settings-files';
 import { OPERATOR_IDS } from '../../protocol/messages';
+import { errnoCode } from '../../util/errors';
 
 export type { WhatIf } from './profile';
 
@@ -167,13 +168,10 @@ function queryGpus(): Promise<GpuQuery> {
   const path = userSetting<string>('consensusLens.training', 'nvidiaSmi').value || 'nvidia-smi';
   return new Promise((resolve) => {
     execFile(path, NVIDIA_SMI_ARGS, { timeout: 5000, maxBuffer: 1 << 20, encoding: 'utf8' }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as NodeJS.ErrnoException & { code?: unknown }).code === 'number' ? (err as unknown as { code: number }).code : null) : 0;
-      const spawnError =
-        err && typeof (err as NodeJS.ErrnoException).code === 'string'
-          ? `${(err as NodeJS.ErrnoException).code}: ${err.message}`
-          : err && (err as { killed?: boolean }).killed
-            ? 'timed out'
-            : undefined;
+      // execFile's error carries the exit status as a number, a spawn failure's errno as a string
+      const status: unknown = err ? (err as { code?: unknown }).code : 0;
+      const code = typeof status === 'number' ? status : null;
+      const spawnError = err && errnoCode(err) !== undefined ? `${errnoCode(err)}: ${err.message}` : err && (err as { killed?: boolean }).killed ? 'timed out' : undefined;
       resolve(interpretNvidiaSmi({ code, stdout: stdout ?? '', stderr: stderr ?? '', error: spawnError }));
     });
   });

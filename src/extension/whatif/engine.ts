@@ -21,6 +21,7 @@ import { emptyAgreement, emptyComparison, mergeAgreement, mergeComparison, runAc
 import { OPERATOR_IDS } from '../../engine';
 import { WhatIfShard, type DashboardRow, type FailedItem, type Setting, type ShardReply, type ShardRequest, type SweepCell, type WhatIfItem } from './shard';
 import { changedParams } from '../params';
+import { errorMessage } from '../../util/errors';
 
 /** One group of a run as the engine needs it: identity, version (src/logs/entries.ts), and how to load it when a worker lacks it. */
 export interface RunItem {
@@ -266,7 +267,7 @@ export class WhatIfEngine {
                     accept(await this.send(slot, request([it])), [it], [part[j].index]);
                   } catch (e) {
                     slot.holds.delete(it.key);
-                    if (!cancelled) failed.push({ key: it.key, step: it.step, questionId: it.questionId, message: (e as Error)?.message ?? String(e) });
+                    if (!cancelled) failed.push({ key: it.key, step: it.step, questionId: it.questionId, message: errorMessage(e) });
                   }
                 }
               },

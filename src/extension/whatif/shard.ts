@@ -33,6 +33,7 @@ import { sensitivity, type SensitivityInterval } from '../../engine/analysis/sen
 import { engineParams, preview } from '../scoring';
 import { groupHealth, rolloutWhatIf, type GroupHealth } from '../../engine/analysis/health';
 import { hashString } from '../../engine/analysis/health-random';
+import { errorMessage } from '../../util/errors';
 
 /**
  * One group of a request: its key (unique per run), version (src/logs/entries.ts: never reused, so
@@ -257,7 +258,7 @@ export class WhatIfShard {
       if (!c) missing.push(item.key);
       return c;
     } catch (e) {
-      failed.push({ key: item.key, step: item.step, questionId: item.questionId, message: (e as Error)?.message ?? String(e) });
+      failed.push({ key: item.key, step: item.step, questionId: item.questionId, message: errorMessage(e) });
       return undefined;
     }
   }

@@ -3,6 +3,7 @@
 import { parentPort } from 'node:worker_threads';
 import { WhatIfShard, type ShardRequest } from './shard';
 import { lowerThreadPriority } from './priority';
+import { errorMessage } from '../../util/errors';
 
 // Background work: the editor's thread gets a core first (priority.ts).
 lowerThreadPriority();
@@ -14,7 +15,7 @@ parentPort!.on('message', (m: { seq: number; req: ShardRequest }) => {
     try {
       parentPort!.postMessage({ seq: m.seq, value: await shard.handle(m.req) });
     } catch (e) {
-      parentPort!.postMessage({ seq: m.seq, error: (e as Error)?.message ?? String(e) });
+      parentPort!.postMessage({ seq: m.seq, error: errorMessage(e) });
     }
   });
 });

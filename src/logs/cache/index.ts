@@ -12,6 +12,7 @@ import { listRunFiles } from '../walk.js';
 import type { Notice, NoticeSink } from '../types.js';
 import { CacheWriter, cacheDir, cacheKey, checkCache, replayCache } from './run-cache.js';
 import { fileIdentity, sameIdentity, type FileIdentity } from './identity.js';
+import { errnoCode, errorMessage } from '../../util/errors';
 
 export { cacheDir, cacheKey, checkCache, readCachedGroup, replayCache, CACHE_FORMAT, type Footer } from './run-cache.js';
 export { fileIdentity, type FileIdentity } from './identity.js';
@@ -75,7 +76,7 @@ export async function openRunCache(path: string, onNotice: NoticeSink, read: Rea
   try {
     writer = before ? new CacheWriter(file, key, path) : undefined;
   } catch (err) {
-    onNotice({ level: 'info', message: `${file}: cannot write the cache (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); reading without it`, file });
+    onNotice({ level: 'info', message: `${file}: cannot write the cache (${errnoCode(err) ?? errorMessage(err)}); reading without it`, file });
   }
   const notices: Notice[] = [];
   let errors = 0;
@@ -116,7 +117,7 @@ export async function openRunCache(path: string, onNotice: NoticeSink, read: Rea
       try {
         w.commit(before.list, notices);
       } catch (err) {
-        onNotice({ level: 'info', message: `${file}: cannot write the cache (${(err as Error).message})`, file });
+        onNotice({ level: 'info', message: `${file}: cannot write the cache (${errorMessage(err)})`, file });
       }
     },
   };

@@ -23,6 +23,7 @@ import { readWandbTable } from '../wandb.js';
 import type { Notice, ParsedRecord } from '../types.js';
 import type { Change } from '../assemble.js';
 import { bufferHandle, HEAD, type FileLike, type FileState } from './files.js';
+import { errnoCode, errorMessage } from '../../util/errors';
 
 /** Lines at least this long are scanned as bytes, their texts left out (skeleton.ts). */
 const SKELETON_MIN = 64 * 1024;
@@ -52,8 +53,8 @@ export async function readFileIncrement(c: ReadContext, fs: FileState, st: Stats
   try {
     fh = preloaded ? bufferHandle(preloaded, st) : await open(fs.path, 'r');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return void c.drop(fs.path, ch, 'deleted');
-    c.notice({ level: 'error', message: `${fs.path}: cannot open (${(err as NodeJS.ErrnoException).code}); skipped`, file: fs.path });
+    if (errnoCode(err) === 'ENOENT') return void c.drop(fs.path, ch, 'deleted');
+    c.notice({ level: 'error', message: `${fs.path}: cannot open (${errnoCode(err)}); skipped`, file: fs.path });
     fs.unsupported = true;
     return;
   }
@@ -196,7 +197,7 @@ async function readTable(c: ReadContext, fs: FileState, ch: Change): Promise<voi
     for (const rec of r.records) c.add(rec, fs, ch);
     if (r.rows === 0 && !c.follow) c.notice({ level: 'warning', message: `${fs.path}: ${r.what} with no rows`, file: fs.path });
   } catch (err) {
-    const message = `${fs.path}: unsupported or unreadable parquet file (${(err as Error).message}); skipped`;
+    const message = `${fs.path}: unsupported or unreadable parquet file (${errorMessage(err)}); skipped`;
     if (!c.follow) {
       c.notice({ level: 'error', message, file: fs.path });
       fs.unsupported = true;

@@ -11,6 +11,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { statfs } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Notice } from '../types.js';
+import { errorMessage } from '../../util/errors';
 
 const REMOTE_FS: Record<number, string> = {
   0x6969: 'NFS',
@@ -72,7 +73,7 @@ export class RunWatcher {
         }
         watching = true;
       } catch (err) {
-        o.notice({ level: 'info', message: `${o.root}: file events unavailable (${(err as Error).message})` });
+        o.notice({ level: 'info', message: `${o.root}: file events unavailable (${errorMessage(err)})` });
       }
     }
     if (watching) {
