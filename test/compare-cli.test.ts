@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createRunContext, prepareGroup, scoreGroup, answersEqual } from '../src/engine';
 import { readRun } from '../src/logs';
-import type { RunsComparison } from '../src/engine/analysis/runs-compare';
+import type { RunsComparison } from '../src/engine';
 
 const A = 'test/fixtures/compare/run-a';
 const B = 'test/fixtures/compare/run-b';

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, normalize, relative } from 'node:path';
 import { asError, errnoCode, errorMessage, errorName, errorStack } from '../src/util/errors';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -53,4 +53,45 @@ test('no thrown value is cast to Error (src/util/errors.ts reads it)', () => {
       });
   }
   assert.deepEqual(found, [], 'use errorMessage / errnoCode / errorName / asError from src/util/errors.ts');
+});
+
+// The engine's entry points. Its own tests (test/engine, test/answers, test/fuzz) and the
+// benchmarks of its kernels (bench/) may reach behind them; nothing else may.
+const ENTRY = new Set(['src/engine', 'src/engine/index', 'src/engine/browser']);
+const BROWSER_ONLY = ['webview/', 'src/protocol/'];
+const MAY_REACH_IN = ['src/engine/', 'test/engine/', 'test/answers/', 'test/fuzz/', 'bench/'];
+
+const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)'([^']+)'/gm;
+
+/** Every module a file imports or re-exports, statically or with import(), resolved from the root (no extension). */
+function importsOf(file: string): string[] {
+  return specifiers(readFileSync(join(ROOT, file), 'utf8'), file);
+}
+
+function specifiers(text: string, file: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(IMPORT)) {
+    if (m[1].startsWith('.')) out.push(normalize(join(dirname(file), m[1])).replace(/\.(js|ts)$/, ''));
+  }
+  return out;
+}
+
+test('outside src/engine, the engine is imported through src/engine/index.ts or browser.ts only', () => {
+  const deep: string[] = [];
+  for (const f of ALL) {
+    if (MAY_REACH_IN.some((d) => f.startsWith(d))) continue;
+    for (const target of importsOf(f)) {
+      if (!target.startsWith('src/engine')) continue;
+      if (!ENTRY.has(target)) deep.push(`${f} → ${target}`);
+      else if (BROWSER_ONLY.some((d) => f.startsWith(d)) && target !== 'src/engine/browser') deep.push(`${f} → ${target} (a webview bundle: src/engine/browser.ts)`);
+    }
+  }
+  assert.deepEqual(deep, [], 'export the name from src/engine/index.ts (or browser.ts for the webviews) and import it from there');
+});
+
+test('the import scan sees every form of import', () => {
+  // the rule above is only as good as this reader: a deep import in each form is found
+  assert.ok(importsOf(SELF).includes('src/util/errors'), 'a named import');
+  const forms = ["import { x } from '../src/engine/hash';", "export { x } from '../src/engine/hash.js';", "const m = await import('../src/engine/hash');", "import '../src/engine/hash';", "import {\n  a,\n  b,\n} from '../src/engine/hash';"];
+  for (const form of forms) assert.deepEqual(specifiers(form, 'test/x.ts'), ['src/engine/hash'], form);
 });

@@ -4,7 +4,7 @@
 // stderr message naming the file and line, and the exit code is 1 at the end (docs/answers.md).
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { answersEqual, explainEquality } from '../engine/answers/index';
+import { answersEqual, explainEquality } from '../engine';
 import { plainError } from './errors';
 import { errorMessage } from '../util/errors';
 

@@ -4,7 +4,7 @@
 // a stderr message naming file and line, exit code 1 at the end). `--no-last-number` turns off
 // the last-number fallback.
 import { createReadStream } from 'node:fs';
-import { extractAnswer } from '../engine/answers/index';
+import { extractAnswer } from '../engine';
 import { readLines, type AnswerCliIO } from './equal';
 import { plainError } from './errors';
 import { errorMessage } from '../util/errors';

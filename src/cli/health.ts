@@ -13,7 +13,7 @@ import {
   WHATIF_OPERATORS,
   type GroupHealth,
   type RunHealth,
-} from '../engine/analysis/health';
+} from '../engine';
 import { preparedOf, type RunCacheOptions } from '../logs/cache';
 import { createRunContext, scoreGroup, type Group, type OperatorId, type Params, type RunContext } from '../engine';
 import type { Notice, ReadStats } from '../logs';

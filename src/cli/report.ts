@@ -35,16 +35,17 @@ import { matchesTruth, reasoningFor, type ScoreJob } from './pipeline';
 import { needsReasoning, scoreGroup } from '../engine';
 import { preparedOf, type RunCacheOptions } from '../logs/cache';
 import { lookupResults } from '../logs/cache/results';
-import { analyseRun, groupHealth, stripTruth, type GroupHealth, type RunHealth } from '../engine/analysis/health';
+import { analyseRun, groupHealth, stripTruth, type GroupHealth, type RunHealth } from '../engine';
 import { Outcome } from './outcome';
 import { snakeKeys } from './json';
 import { mismatchLine, mismatchSummary, plural, renderHealthSummary } from './health';
 import { SERIES_COLOURS, SERIES_COLOURS_DARK, type ReportGroup, type ReportStep, type RunReport, type RunSection, type StreamReport } from './report-types';
 import type { RunContext } from '../engine';
 import { defaultJobs } from './pool';
-import { accuracyOf, countAccuracy, emptyAccuracy, formatAccuracy, type AccuracyCount } from '../engine/analysis/accuracy';
+import { accuracyOf, countAccuracy, emptyAccuracy, formatAccuracy, type AccuracyCount } from '../engine';
 import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand } from './args';
 import { safeText } from '../logs/safe-text';
+import { escapeHtml } from '../util/html';
 
 export type { ReportGroup, ReportStep, StreamReport, RunSection, RunReport } from './report-types';
 
@@ -376,8 +377,6 @@ function validationTable(v: StreamReport, ops: string[]): string[] {
 export function embedJson(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
 }
-
-const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /**
  * The page's script: webview/report/main.ts, bundled by scripts/build.mjs beside the CLI

@@ -6,8 +6,8 @@ import { reasoningCosines, type Group } from '../engine';
 import { ShardState, scoreLine, sweepGroup, type ScoreJob, type SweepJob } from './pipeline';
 import { reportRow } from './report';
 import { healthOf, type HealthJob } from './health';
-import { ngramsWasmAvailable } from '../engine/features/tfidf';
-import { replicatorWasmAvailable } from '../engine/dynamics/replicator';
+import { ngramsWasmAvailable } from '../engine';
+import { replicatorWasmAvailable } from '../engine';
 import { errorMessage } from '../util/errors';
 
 export type WorkerRequest =

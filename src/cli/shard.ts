@@ -10,7 +10,7 @@
 
 import type { Group } from '../engine';
 import { UsageError } from './args';
-import { fnv1a } from '../engine/hash';
+import { fnv1a } from '../engine';
 import type { SweepStats } from './pipeline';
 
 export interface Shard {

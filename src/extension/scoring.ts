@@ -15,7 +15,7 @@ import {
   type PreparedGroup,
   type RunContext,
 } from '../engine';
-import { FLAG, FLAG_NAMES, groupHealth, type GroupHealth } from '../engine/analysis/health';
+import { FLAG, FLAG_NAMES, groupHealth, type GroupHealth } from '../engine';
 import type { ClassRow, GraphEdge, OperatorOutcome, QuestionKey, QuestionView, Regime, RolloutRow } from '../protocol/messages';
 
 /** A group as the store keeps it: prepared features, no response texts. */

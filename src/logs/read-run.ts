@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
-import type { Group } from '../engine/types.js';
+import type { Group } from '../engine';
 import { listRunFiles } from './walk.js';
 import { readFileOnce, type FileReadResult } from './records.js';
 import { JsonlFileParser } from './parse.js';

@@ -28,7 +28,7 @@
 import type { Stats } from 'node:fs';
 import { readFile as readFileFs, stat } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
-import type { Group } from '../engine/types.js';
+import type { Group } from '../engine';
 import { isJsonlName, isNotLogName, PROBE_BYTES } from './parse.js';
 import { notLogSummary } from './describe.js';
 import { readRolloutText as readText } from './texts.js';

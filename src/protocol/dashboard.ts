@@ -1,7 +1,7 @@
 // Typed messages between the extension host and the run dashboard (webview). Imported by
 // both sides; no 'vscode', no DOM. The webview draws what the host computed; it never scores.
 import type { OperatorId } from './messages';
-import type { RunHealth } from '../engine/analysis/health-types';
+import type { RunHealth } from '../engine/browser';
 
 export const DASHBOARD_PROTOCOL = 1;
 

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRunContext } from '../../src/engine';
-import { analyseRun } from '../../src/engine/analysis/health';
+import { analyseRun } from '../../src/engine';
 import { buildView, score, storeGroup, summarize, type QuestionSummary } from '../../src/extension/scoring';
 import { filterQuestions } from '../../src/extension/explorer/filters';
 import { questionDescription } from '../../src/extension/format';

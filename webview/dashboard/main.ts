@@ -26,7 +26,7 @@ import type { DashHistogram, DashHostMessage, DashModel, DashRecoveryPoint, Dash
 import type { OperatorId } from '../../src/protocol/messages';
 import { h, clear, fmt, showLabel } from '../dom';
 import { renderHealth } from './health';
-import { formatAccuracy } from '../../src/engine/analysis/accuracy';
+import { formatAccuracy } from '../../src/engine/browser';
 import { OPERATOR_STYLES } from './style';
 import { placeBar, recoveryAxis } from './recovery';
 

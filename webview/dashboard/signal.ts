@@ -1,7 +1,7 @@
 // The dashboard's learning-signal chart (docs/health.md §6): per step, the share of groups whose
 // GRPO advantage is non-zero under each operator, the saturated share, and the one-line
 // definitions of label and reward accuracy. Draws RunHealth.learningSignal as the host computed it.
-import type { RunHealth } from '../../src/engine/analysis/health-types';
+import type { RunHealth } from '../../src/engine/browser';
 import { h } from '../dom';
 import type { HealthDeps } from './health';
 

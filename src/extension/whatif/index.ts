@@ -6,7 +6,7 @@
 import * as vscode from 'vscode';
 import { writeFile } from 'node:fs/promises';
 import { OPERATOR_IDS, type OperatorId } from '../../engine';
-import { diffsToCsv, diffsToJsonl } from '../../engine/analysis/compare';
+import { diffsToCsv, diffsToJsonl } from '../../engine';
 import type { QuestionKey, SensitivityRange } from '../../protocol/messages';
 import { sensitivityRange } from './range';
 import type { DashWhatIf } from '../../protocol/dashboard';

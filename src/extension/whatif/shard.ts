@@ -14,6 +14,7 @@
 // outcome cache (one RunContext per job and setting) sees them as the training did.
 import {
   OPERATOR_IDS,
+  fnv1a,
   answersEqual,
   operatorSpec,
   resolveParams,
@@ -28,11 +29,10 @@ import {
   type RunContext,
 } from '../../engine';
 import { entryToGroup, readRolloutText, rolloutsOf, type GroupEntry } from '../../logs';
-import { addAgreement, addGroup, diffGroup, emptyAgreement, emptyComparison, type AgreementMatrix, type ComparisonStats, type GroupDiff, type LabelRow } from '../../engine/analysis/compare';
-import { sensitivity, type SensitivityInterval } from '../../engine/analysis/sensitivity';
+import { addAgreement, addGroup, diffGroup, emptyAgreement, emptyComparison, type AgreementMatrix, type ComparisonStats, type GroupDiff, type LabelRow } from '../../engine';
+import { sensitivity, type SensitivityInterval } from '../../engine';
 import { engineParams, preview } from '../scoring';
-import { groupHealth, rolloutWhatIf, type GroupHealth } from '../../engine/analysis/health';
-import { hashString } from '../../engine/analysis/health-random';
+import { groupHealth, rolloutWhatIf, type GroupHealth } from '../../engine';
 import { errorMessage } from '../../util/errors';
 
 /**
@@ -327,7 +327,7 @@ export class WhatIfShard {
       if (truth) row.correct = correct;
       row.health = groupHealth(c.g, s, { configuredOperator: req.configured, ctx });
       // "How many roll-outs" on a sample of about 256 groups, picked by key (the same on every shard).
-      if (req.whatifEvery && hashString(item.key) % req.whatifEvery === 0) {
+      if (req.whatifEvery && fnv1a(item.key) % req.whatifEvery === 0) {
         const w = rolloutWhatIf(c.g, s, params);
         if (w) row.health.whatif = w;
       }

@@ -5,8 +5,8 @@
 // cache is being written, computed with everything a later command may need and kept on the group).
 // The cache's rules and format: run-cache.ts.
 import { join } from 'node:path';
-import { checkGroupSize, prepareGroup, type PrepareOptions, type PreparedGroup } from '../../engine/prepare.js';
-import type { Group } from '../../engine/types.js';
+import { checkGroupSize, prepareGroup, type PrepareOptions, type PreparedGroup } from '../../engine';
+import type { Group } from '../../engine';
 import { entryOfGroup, readRun, type ReadRunOptions } from '../read-run.js';
 import { listRunFiles } from '../walk.js';
 import type { Notice, NoticeSink } from '../types.js';

@@ -26,8 +26,8 @@ import { closeSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { deserialize, serialize } from 'node:v8';
-import type { PreparedGroup } from '../../engine/prepare.js';
-import type { Group } from '../../engine/types.js';
+import type { PreparedGroup } from '../../engine';
+import type { Group } from '../../engine';
 import type { GroupEntry } from '../entries.js';
 import { entryToGroup, rolloutsOf } from '../entries.js';
 import type { Notice } from '../types.js';
