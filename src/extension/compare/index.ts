@@ -17,6 +17,7 @@ import type { WhatIfController } from '../whatif';
 import { pairSide, runViewModel, sideOf } from './model';
 import type { QuestionKey } from '../../protocol/messages';
 import { errorMessage } from '../../util/errors';
+import { LatestJob } from '../util/latest-job';
 
 export const COMPARE_VIEW_TYPE = 'consensusLens.compare';
 export const LOG_EDITOR_VIEW_TYPE = 'consensusLens.logFile';
@@ -44,9 +45,7 @@ export class RunView implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private ready = false;
   private queue: CompareHostMessage[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private computing = false;
-  private again = false;
+  private readonly job = new LatestJob(() => this.compute());
   private disposed = false;
   /** The last model sent (the e2e tests read it through the extension's API). */
   model: RunViewModel | null = null;
@@ -111,19 +110,10 @@ export class RunView implements vscode.Disposable {
   }
 
   private schedule(ms: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.compute();
-    }, ms);
+    this.job.schedule(ms);
   }
 
   private async compute(): Promise<void> {
-    if (this.computing) {
-      this.again = true;
-      return;
-    }
-    this.computing = true;
     const sides = this.sides;
     this.post({ type: 'busy', what: sides.length > 1 ? 'scoring both runs' : 'scoring the run' });
     try {
@@ -152,12 +142,7 @@ export class RunView implements vscode.Disposable {
     } catch (e) {
       this.post({ type: 'error', message: errorMessage(e) });
     } finally {
-      this.computing = false;
       this.post({ type: 'busy', what: null });
-      if (this.again) {
-        this.again = false;
-        this.schedule(0);
-      }
     }
   }
 
@@ -208,7 +193,7 @@ export class RunView implements vscode.Disposable {
     if (this.disposed) return;
     this.disposed = true;
     RunView.views.delete(this);
-    if (this.timer) clearTimeout(this.timer);
+    this.job.dispose();
     for (const d of this.disposables.splice(0)) d.dispose();
   }
 }
