@@ -95,3 +95,27 @@ test('the import scan sees every form of import', () => {
   const forms = ["import { x } from '../src/engine/hash';", "export { x } from '../src/engine/hash.js';", "const m = await import('../src/engine/hash');", "import '../src/engine/hash';", "import {\n  a,\n  b,\n} from '../src/engine/hash';"];
   for (const form of forms) assert.deepEqual(specifiers(form, 'test/x.ts'), ['src/engine/hash'], form);
 });
+
+// An operator's id is written in its registry (src/engine/operators/ids.ts, registry.ts), its
+// module, its tests, its docs and package.json's settings enum; everything else derives lists and
+// labels from OPERATOR_IDS / OPERATOR_LABELS / OPERATORS. A line naming three or more operators is
+// a hand-written list (it would miss a new operator); the declared subsets below are choices, not
+// the list.
+const OPERATOR_SUBSETS = new Set(['src/protocol/dashboard.ts']);
+
+test('no hand-written operator lists outside the registry', async () => {
+  const { OPERATOR_IDS } = await import('../src/engine');
+  const named = (line: string) => OPERATOR_IDS.filter((id) => new RegExp(`['"]${id}['"]|\\b${id}\\s*:`).test(line));
+  assert.equal(named("const order = ['majority', 'cisc', 'ec', 'core'];").length, 4, 'the scan sees a list');
+  assert.equal(named("{ majority: 'foreground', cisc: 'charts-orange', ec: 'charts-red' }").length, 3, 'and a map');
+  const lists: string[] = [];
+  for (const f of ALL.filter((x) => x.startsWith('src/') || x.startsWith('webview/'))) {
+    if (OPERATOR_SUBSETS.has(f)) continue;
+    readFileSync(join(ROOT, f), 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        if (named(line).length >= 3) lists.push(`${f}:${i + 1}: ${line.trim().slice(0, 120)}`);
+      });
+  }
+  assert.deepEqual(lists, [], 'derive the list from OPERATOR_IDS (src/engine/operators/ids.ts) or the registry');
+});

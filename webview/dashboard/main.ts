@@ -23,7 +23,8 @@ import {
   type ChartDataset,
 } from 'chart.js';
 import type { DashHistogram, DashHostMessage, DashModel, DashRecoveryPoint, DashSweep, DashWebviewMessage, DashWhatIf } from '../../src/protocol/dashboard';
-import type { OperatorId } from '../../src/protocol/messages';
+import { SWEEP_OPERATORS } from '../../src/protocol/dashboard';
+import { OPERATOR_LABELS, type OperatorId } from '../../src/protocol/messages';
 import { h, clear, fmt, showLabel } from '../dom';
 import { renderHealth } from './health';
 import { formatAccuracy } from '../../src/engine/browser';
@@ -35,7 +36,7 @@ Chart.register(BarController, BarElement, CategoryScale, Filler, Legend, LineCon
 
 const vscode = acquireVsCodeApi<{ runId: string | null }>();
 const post = (m: DashWebviewMessage): void => vscode.postMessage(m);
-const OP_LABELS = Object.fromEntries(Object.entries(OPERATOR_STYLES).map(([o, s]) => [o, s.label])) as Record<OperatorId, string>;
+const OP_LABELS: Record<OperatorId, string> = OPERATOR_LABELS;
 /** An operator's line: its colour, dash and point style (never colour alone). */
 function opLine(o: OperatorId) {
   const st = OPERATOR_STYLES[o];
@@ -438,7 +439,7 @@ function renderSweep(): void {
   const body = sections.sweep.body;
   clear(body);
   const opSelect = h('select', { id: 'sweep-operator', 'aria-label': 'Operator to sweep' });
-  for (const o of ['core', 'ec', 'cisc'] as OperatorId[]) opSelect.append(h('option', { value: o, selected: (sweep?.operator ?? 'core') === o }, OP_LABELS[o]));
+  for (const o of SWEEP_OPERATORS) opSelect.append(h('option', { value: o, selected: (sweep?.operator ?? 'core') === o }, OP_LABELS[o]));
   const run = h('button', { id: 'run-sweep', class: 'button' }, 'Run 6 × 6 sweep');
   run.addEventListener('click', () => post({ type: 'runSweep', operator: opSelect.value as OperatorId }));
   body.append(h('div', { class: 'row' }, opSelect, run));

@@ -4,8 +4,8 @@
 import type { RunHealth } from '../../src/engine/browser';
 import { h } from '../dom';
 import type { HealthDeps } from './health';
-
-const COLORS: Record<string, string> = { majority: 'foreground', cisc: 'charts-orange', ec: 'charts-yellow', core: 'charts-green', t3rl: 'charts-purple', msttrl: 'charts-blue' };
+import { OPERATOR_STYLES } from './style';
+import type { OperatorId } from '../../src/protocol/messages';
 
 export function renderLearningSignal(body: HTMLElement, health: RunHealth, deps: HealthDeps): void {
   const ls = health.learningSignal;
@@ -33,7 +33,7 @@ export function renderLearningSignal(body: HTMLElement, health: RunHealth, deps:
       labels: health.steps.map(String),
       datasets: [
         ...ls.operators.map((op) => {
-          const c = deps.cssVar(COLORS[op] ?? 'charts-blue');
+          const c = deps.cssVar(OPERATOR_STYLES[op as OperatorId]?.color ?? 'charts-blue');
           return {
             label: op === ls.configured ? `${op} (configured)` : op,
             data: ls.groups[op]!,

@@ -6,7 +6,7 @@
 import type { PreparedGroup } from '../prepare';
 import type { GroupScore } from '../score';
 import { resolveParams, type Params } from '../params';
-import { configuredOperatorOf, operatorSpec, type RunContext } from '../operators/registry';
+import { configuredOperatorOf, OPERATORS, operatorSpec, type RunContext } from '../operators/registry';
 import type { OperatorId } from '../operators/result';
 import type { AurocCounts, FlagName, GroupHealth } from './health-types';
 import { answersEqual, type AnswerClass } from '../answers';
@@ -306,7 +306,8 @@ export function subsampleSizes(n: number): number[] {
   return out;
 }
 
-export const WHATIF_OPERATORS: readonly OperatorId[] = ['majority', 'cisc', 'ec', 'core'];
+/** The operators a subsample can re-run: those that need only the roll-outs (texts, confidences), not verifications or outcome checks. */
+export const WHATIF_OPERATORS: readonly OperatorId[] = OPERATORS.filter((o) => o.needs.every((n) => n === 'text' || n === 'confidence')).map((o) => o.id);
 export const WHATIF_DRAWS = 5;
 
 /**
