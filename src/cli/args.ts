@@ -7,8 +7,8 @@
 // generates each command's --help (flags, defaults, ranges).
 
 import { parseArgs as nodeParseArgs } from 'node:util';
-import { DEFAULT_PARAMS, OPERATOR_IDS, PARAM_SPECS, checkValue, parseOperatorList, type OperatorId, type ParamSpec, type Params } from '../engine';
 import { errnoCode, errorMessage } from '../util/errors';
+import { DEFAULT_PARAMS, OPERATOR_IDS, PARAM_SPECS, checkValue, parseOperatorList, type OperatorId, type ParamSpec, type Params } from '../engine';
 
 export interface CliIO {
   stdin: NodeJS.ReadableStream;

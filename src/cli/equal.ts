@@ -3,10 +3,10 @@
 // aligned with inputs; a malformed line gets `{"equal":false,"error":"..."}` plus a one-line
 // stderr message naming the file and line, and the exit code is 1 at the end (docs/answers.md).
 import { createReadStream } from 'node:fs';
+import { errorMessage } from '../util/errors';
 import { createInterface } from 'node:readline';
 import { answersEqual, explainEquality } from '../engine';
 import { plainError } from './errors';
-import { errorMessage } from '../util/errors';
 
 export interface AnswerCliIO {
   stdin: NodeJS.ReadableStream;

@@ -1,5 +1,4 @@
 // Errors as the command prints them: one plain line naming the file, never Node's raw errno text.
-
 import { errorMessage } from '../util/errors';
 
 const ERRNO: Record<string, string> = {

@@ -4,10 +4,10 @@
 // a stderr message naming file and line, exit code 1 at the end). `--no-last-number` turns off
 // the last-number fallback.
 import { createReadStream } from 'node:fs';
+import { errorMessage } from '../util/errors';
 import { extractAnswer } from '../engine';
 import { readLines, type AnswerCliIO } from './equal';
 import { plainError } from './errors';
-import { errorMessage } from '../util/errors';
 
 const USAGE = 'usage: consensus-lens extract [FILE|-] [--no-last-number] | extract --jsonl FILE|-';
 

@@ -1,5 +1,6 @@
 // consensus-lens: the engine, headless (docs/contract.md#command-line).
 import { COMMAND_DEFS, type CliIO, EXIT_CODES_HELP, UsageError, commandHelp, suggest, type Command } from './args';
+import { errorStack } from '../util/errors';
 import { runScore, runSweep } from './score';
 import { runServe } from './serve';
 import { runEqual } from './equal';
@@ -11,7 +12,6 @@ import { runCompare } from './compare';
 import { version } from '../../package.json';
 import { plainError } from './errors';
 import { safeText } from '../logs/safe-text';
-import { errorStack } from '../util/errors';
 
 /** equal and extract read answers, which may start with "-": they parse their own arguments. */
 const ANSWER_COMMANDS: Record<string, { usage: string; summary: string }> = {

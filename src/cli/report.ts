@@ -24,6 +24,7 @@
 // Also accepts the score flags (--operators, --kappa, ...), --configured-operator, --ground-truth
 // and --title.
 import { readFileSync } from 'node:fs';
+import { escapeHtml } from '../util/html';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -41,7 +42,6 @@ import { SERIES_COLOURS, SERIES_COLOURS_DARK, type ReportGroup, type ReportStep,
 import { defaultJobs } from './pool';
 import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand } from './args';
 import { safeText } from '../logs/safe-text';
-import { escapeHtml } from '../util/html';
 
 export type { ReportGroup, ReportStep, StreamReport, RunSection, RunReport } from './report-types';
 

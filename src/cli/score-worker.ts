@@ -1,6 +1,7 @@
 // Worker thread for `score`, `sweep`, `report`, `health` and `serve`: each question's groups all
 // come to one thread, in order, so MS-TTRL's cache stays correct.
 import { parentPort, workerData } from 'node:worker_threads';
+import { errorMessage } from '../util/errors';
 import type { CachedGroup } from '../logs/cache';
 import { reasoningCosines, type Group } from '../engine';
 import { ShardState, scoreLine, sweepGroup, type ScoreJob, type SweepJob } from './pipeline';
@@ -8,7 +9,6 @@ import { reportRow } from './report';
 import { healthOf, type HealthJob } from './health';
 import { ngramsWasmAvailable } from '../engine';
 import { replicatorWasmAvailable } from '../engine';
-import { errorMessage } from '../util/errors';
 
 export type WorkerRequest =
   | { kind: 'score'; seq: number; group: Group; job: ScoreJob }

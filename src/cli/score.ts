@@ -1,6 +1,7 @@
 // `consensus-lens score` and `consensus-lens sweep` (docs/contract.md#command-line).
 
 import { statSync } from 'node:fs';
+import { errorMessage } from '../util/errors';
 import type { Readable } from 'node:stream';
 import { readRun, type Notice, type ReadRunOptions } from '../logs';
 import { openRunCache, type CachedGroup, type CachedRun, type RunCacheOptions } from '../logs/cache';
@@ -11,7 +12,6 @@ import { ShardedPool, WorkerDiedError, defaultJobs } from './pool';
 import { Outcome } from './outcome';
 import { SWEEP_PROGRESS_EVERY, ShardFilter, parseShard, shardScoreLine, shardSweepLine, sweepProgressLine } from './shard';
 import { safeText } from '../logs/safe-text';
-import { errorMessage } from '../util/errors';
 
 /** How many groups may be in flight (read, not yet written): bounds memory on huge runs. */
 const IN_FLIGHT = 16;

@@ -33,6 +33,7 @@
 //   0`) the bound is the answer budgets' (docs/answers.md): scoring cannot be interrupted there.
 
 import { createInterface } from 'node:readline';
+import { errorMessage } from '../util/errors';
 import {
   OPERATOR_IDS,
   checkGroupSize,
@@ -53,7 +54,6 @@ import { convertNative } from '../logs/native';
 import { CliIO, UsageError, flagString, paramsFromFlags, parseCommand, parseInteger } from './args';
 import { ShardedPool, WorkerDiedError, defaultJobs } from './pool';
 import { maxGroupSizeFrom } from './score';
-import { errorMessage } from '../util/errors';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);

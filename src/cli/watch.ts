@@ -17,12 +17,12 @@
 // of file-system events; automatic on NFS/Lustre and other network file systems), --poll-ms N,
 // --idle-ms N, --ground-truth auto|ignore.
 import { stat } from 'node:fs/promises';
+import { errorMessage } from '../util/errors';
 import { createRunContext } from '../engine';
 import { RunIndex, type GroupKey } from '../logs';
 import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand, parseInteger } from './args';
 import { scoreLine, type ScoreJob } from './pipeline';
 import { noticePrinter } from './score';
-import { errorMessage } from '../util/errors';
 
 export interface WatchOptions {
   /** Stops watching (tests; the CLI stops on SIGINT/SIGTERM). */

@@ -7,12 +7,12 @@
 //     slices, in step order (MS-TTRL's outcome cache follows the steps).
 // Pure Node: no 'vscode', so unit tests drive it directly.
 import { resolve } from 'node:path';
+import { errorMessage } from '../util/errors';
 import { createRunContext, type OperatorId, type PreparedGroup, type RunContext } from '../engine';
 import { RunIndex, entryToGroup, rolloutsOf, runLabel, type GroupEntry, type GroupKey, type Notice, type RunChange } from '../logs';
 import type { QuestionKey } from '../protocol/messages';
 import { score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
 import { safeText } from '../logs/safe-text';
-import { errorMessage } from '../util/errors';
 
 export interface RunEntry {
   id: string;

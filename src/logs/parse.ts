@@ -3,6 +3,7 @@
 // repeated problems of one kind — NaN/Infinity, bad UTF-8, a mistyped optional field — reported once
 // per run, at their first file:line).
 import { convertNative, looksNative } from './native.js';
+import { errorMessage } from '../util/errors';
 import type { Conversion } from './native.js';
 import { isUtf8 } from 'node:buffer';
 import { parseJsonLine, type JsonParse } from './json.js';
@@ -11,7 +12,6 @@ import { ELIDED_OUTPUT, isBlankLine, type Skeleton } from './skeleton.js';
 import type { LogFormat, NoticeSink, ParsedRecord } from './types.js';
 import { looksVerl, VerlFileContext } from './verl.js';
 import { looksNemo, NemoFileContext } from './nemo.js';
-import { errorMessage } from '../util/errors';
 
 /** Lines without a recognisable record after which a file is declared unsupported. */
 const DETECT_LINES = 5;

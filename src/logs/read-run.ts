@@ -8,6 +8,7 @@
 // records waiting for their group keep no text, it is read back by byte offset when the group is
 // handed out (stdin keeps texts: it cannot be re-read).
 import { createInterface } from 'node:readline';
+import { errnoCode, errorMessage } from '../util/errors';
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -20,7 +21,6 @@ import { Change, GroupAssembler } from './assemble.js';
 import { describeGroup, notLogSummary } from './describe.js';
 import { entryToGroup, rolloutsOf, type GroupEntry } from './entries.js';
 import type { GroupKey, LogFormat, NoticeSink, ParsedRecord, RolloutSource } from './types.js';
-import { errnoCode, errorMessage } from '../util/errors';
 
 export { describeGroup, modalSize, notLogSummary } from './describe.js';
 export { orderRollouts } from './entries.js';

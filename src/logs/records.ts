@@ -1,5 +1,6 @@
 // Reading one file's records in a single pass (the one-shot reader and the tail both use this).
 import { open } from 'node:fs/promises';
+import { errnoCode, errorMessage, errorName } from '../util/errors';
 import { basename, dirname, relative } from 'node:path';
 import { parseJsonLine } from './json.js';
 import { readLineBatches } from './lines.js';
@@ -10,7 +11,6 @@ import { looksVerl } from './verl.js';
 import { looksNemo } from './nemo.js';
 import { readTrlFile } from './trl.js';
 import type { LogFormat, NoticeSink, ParsedRecord } from './types.js';
-import { errnoCode, errorMessage, errorName } from '../util/errors';
 
 /** The run name of a file in a folder run: its folder relative to the root ('' → undefined). */
 export function runOfFile(root: string, file: string): string | undefined {

@@ -26,6 +26,7 @@
 // Events: `onDidChange({ removed, added, completed, changed })`, handled in that order; a key can be
 // both removed and added in one event (its file was re-read), and then it is a new group.
 import type { Stats } from 'node:fs';
+import { asError, errnoCode, errorMessage, errorName } from '../util/errors';
 import { readFile as readFileFs, stat } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import type { Group } from '../engine';
@@ -39,7 +40,6 @@ import { readFileIncrement, type ReadContext } from './follow/read.js';
 import { RunWatcher } from './follow/watch.js';
 import type { GroupKey, LogFormat, Notice, ParsedRecord, RolloutSource } from './types.js';
 import { compareRunPaths, listRunFiles } from './walk.js';
-import { asError, errnoCode, errorMessage, errorName } from '../util/errors';
 
 export type { GroupEntry } from './entries.js';
 export { entryToGroup, orderRollouts, rolloutsOf } from './entries.js';

@@ -5,11 +5,11 @@
 // its real path (a bind mount, a hard-linked tree) is not entered again. The walk is bounded in
 // depth and in files, with a notice when a bound cuts it short.
 import type { Stats } from 'node:fs';
+import { errnoCode, errorMessage } from '../util/errors';
 import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, parse, resolve } from 'node:path';
 import type { NoticeSink } from './types.js';
-import { errnoCode, errorMessage } from '../util/errors';
 
 /** Natural order: "2.jsonl" before "10.jsonl" (verl names files by step). */
 export const naturalCompare = new Intl.Collator('en', { numeric: true, sensitivity: 'variant' }).compare;

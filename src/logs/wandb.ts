@@ -12,12 +12,12 @@
 // A table file is written once, so its groups are complete at once. Texts are read back by
 // (row, column) from the file.
 import { readFile, stat } from 'node:fs/promises';
+import { errorMessage } from '../util/errors';
 import { basename } from 'node:path';
 import { parseStep } from './native.js';
 import { pickRewardColumns, rewardNamesNearTable, trlRecords, type TrlRead } from './trl.js';
 import type { Notice, ParsedRecord } from './types.js';
 import { promptId } from './verl.js';
-import { errorMessage } from '../util/errors';
 
 /** Tables larger than this are not read (a W&B table is capped far below it). */
 const MAX_TABLE_BYTES = 512 << 20;

@@ -1,9 +1,9 @@
 // The decision of docs/contract.md#answer-equivalence between two canonical answers (docs/answers.md "Decision rules").
 import { budget, BudgetError, EvalError, exactEval, numEval, parts, TimeoutError, type Num } from './evaluate';
+import { errorMessage } from '../../util/errors';
 import type { Node } from './latex';
 import * as Q from './rational';
 import { canonicalise, freeVars, hasDecimal, type Canonical, type Iv, type Reading, type Value } from './typed';
-import { errorMessage } from '../../util/errors';
 
 export interface SideInfo {
   normalised: string;

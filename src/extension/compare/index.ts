@@ -7,6 +7,8 @@
 // The numbers: the what-if workers' per-group health records (src/extension/whatif), through
 // src/extension/compare/model.ts and src/engine/analysis/runs-compare.ts.
 import * as vscode from 'vscode';
+import { errorMessage } from '../../util/errors';
+import { LatestJob } from '../util/latest-job';
 import { OPERATOR_IDS, type OperatorId } from '../../engine';
 import { parseCompareMessage, type CompareHostMessage, type RunViewModel } from '../../protocol/compare';
 import { makeNonce, panelHtml } from '../html';
@@ -16,8 +18,6 @@ import { buildView } from '../scoring';
 import type { WhatIfController } from '../whatif';
 import { pairSide, runViewModel, sideOf } from './model';
 import type { QuestionKey } from '../../protocol/messages';
-import { errorMessage } from '../../util/errors';
-import { LatestJob } from '../util/latest-job';
 
 export const COMPARE_VIEW_TYPE = 'consensusLens.compare';
 export const LOG_EDITOR_VIEW_TYPE = 'consensusLens.logFile';

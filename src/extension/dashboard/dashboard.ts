@@ -1,6 +1,7 @@
 // The run dashboard as a feature: consensusLens.showDashboard, consensusLens.openSweepResult (a
 // cluster sweep's result file in the sweep view) and the panel's restore after a reload.
 import { existsSync } from 'node:fs';
+import { errorMessage } from '../../util/errors';
 import { readFile } from 'node:fs/promises';
 import * as vscode from 'vscode';
 import type { QuestionKey } from '../../protocol/messages';
@@ -10,7 +11,6 @@ import type { Node } from '../explorer/tree';
 import { configuredOperator, configuredParams } from '../settings';
 import { DashboardPanel, DASHBOARD_VIEW_TYPE, type DashboardHost } from './panel';
 import { parseSweepFile } from './sweep-file';
-import { errorMessage } from '../../util/errors';
 
 export interface DashboardHooks {
   /** The run to show when the command names none. */

@@ -5,9 +5,9 @@
 // come from ./confidence.ts; the roll-out documents (../rolloutDocs.ts) call `readout` while
 // they build a document and `decorate` when it is shown.
 import * as vscode from 'vscode';
+import { errorMessage } from '../../util/errors';
 import { readRolloutObject, type RolloutSource } from '../../logs';
 import { BIN_LABELS, binRanges, tokenAt, tokenDataOf, tokenReadout, type TokenLayout, type TokenReadout } from './confidence';
-import { errorMessage } from '../../util/errors';
 
 export const TOKEN_SCHEME = 'consensus-lens-rollout';
 const SETTING = 'consensusLens.tokenConfidence.show';

@@ -1,13 +1,13 @@
 // What a training launch reads from this machine: machine-scoped settings (user/machine values
 // only, never the workspace's), terminal profiles and the default shell, and the GPUs (nvidia-smi).
 import * as vscode from 'vscode';
+import { errnoCode } from '../../util/errors';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { NVIDIA_SMI_ARGS, interpretNvidiaSmi, type GpuQuery } from './gpus';
 import { terminalProfileNames, userDefaultShell, validateProfiles, type TrainingProfile } from './profile';
 import { ignoredUserValue, readText, settingsFiles } from './settings-files';
-import { errnoCode } from '../../util/errors';
 
 /** A terminal profile's path exists (a bare name is looked up on PATH by spawn). */
 export const shellExists = (p: string): boolean => !/[\\/]/.test(p) || existsSync(p);

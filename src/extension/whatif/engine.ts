@@ -13,6 +13,7 @@
 // milliseconds each) finish and are dropped; the report says `cancelled` and callers keep their
 // previous result. Pure Node: no 'vscode'.
 import { Worker } from 'node:worker_threads';
+import { errorMessage } from '../../util/errors';
 import { join } from 'node:path';
 import type { Group, OperatorId, PreparedGroup } from '../../engine';
 import type { SensitivityInterval } from '../../engine';
@@ -21,7 +22,6 @@ import { emptyAgreement, emptyComparison, mergeAgreement, mergeComparison, runAc
 import { OPERATOR_IDS, fnv1a } from '../../engine';
 import { WhatIfShard, type DashboardRow, type FailedItem, type Setting, type ShardReply, type ShardRequest, type SweepCell, type WhatIfItem } from './shard';
 import { changedParams } from '../params';
-import { errorMessage } from '../../util/errors';
 
 /** One group of a run as the engine needs it: identity, version (src/logs/entries.ts), and how to load it when a worker lacks it. */
 export interface RunItem {

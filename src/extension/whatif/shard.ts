@@ -28,12 +28,12 @@ import {
   type PreparedGroup,
   type RunContext,
 } from '../../engine';
+import { errorMessage } from '../../util/errors';
 import { entryToGroup, readRolloutText, rolloutsOf, type GroupEntry } from '../../logs';
 import { addAgreement, addGroup, diffGroup, emptyAgreement, emptyComparison, type AgreementMatrix, type ComparisonStats, type GroupDiff, type LabelRow } from '../../engine';
 import { sensitivity, type SensitivityInterval } from '../../engine';
 import { engineParams, preview } from '../scoring';
 import { groupHealth, rolloutWhatIf, type GroupHealth } from '../../engine';
-import { errorMessage } from '../../util/errors';
 
 /**
  * One group of a request: its key (unique per run), version (src/logs/entries.ts: never reused, so

@@ -1,7 +1,7 @@
 // The re-score command's input text: prefill, parse, validate. Pure: no 'vscode'.
 import { OPERATOR_IDS, operatorSpec, paramSpec, checkValue, type OperatorId } from '../../engine';
-import { parseRescoreText } from '../paramText';
 import { errorMessage } from '../../util/errors';
+import { parseRescoreText } from '../paramText';
 
 /** The operator's own parameters, shown in the prefilled input ("core kappa=0.1 tau=0.25 alpha=0.1"). */
 export function prefillText(operator: OperatorId, params: Record<string, number>): string {

@@ -1,9 +1,9 @@
 // Worker thread of the run-wide what-ifs: owns one shard of every run it is given (its groups'
 // prepared features, kept between requests). Requests run one at a time, in arrival order.
 import { parentPort } from 'node:worker_threads';
+import { errorMessage } from '../../util/errors';
 import { WhatIfShard, type ShardRequest } from './shard';
 import { lowerThreadPriority } from './priority';
-import { errorMessage } from '../../util/errors';
 
 // Background work: the editor's thread gets a core first (priority.ts).
 lowerThreadPriority();

@@ -5,6 +5,7 @@
 // cache is being written, computed with everything a later command may need and kept on the group).
 // The cache's rules and format: run-cache.ts.
 import { join } from 'node:path';
+import { errnoCode, errorMessage } from '../../util/errors';
 import { checkGroupSize, prepareGroup, type PrepareOptions, type PreparedGroup } from '../../engine';
 import type { Group } from '../../engine';
 import { entryOfGroup, readRun, type ReadRunOptions } from '../read-run.js';
@@ -12,7 +13,6 @@ import { listRunFiles } from '../walk.js';
 import type { Notice, NoticeSink } from '../types.js';
 import { CacheWriter, cacheDir, cacheKey, checkCache, replayCache } from './run-cache.js';
 import { fileIdentity, sameIdentity, type FileIdentity } from './identity.js';
-import { errnoCode, errorMessage } from '../../util/errors';
 
 export { cacheDir, cacheKey, checkCache, readCachedGroup, replayCache, CACHE_FORMAT, type Footer } from './run-cache.js';
 export { fileIdentity, type FileIdentity } from './identity.js';

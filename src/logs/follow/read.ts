@@ -12,6 +12,7 @@
 // has taken SLICE_MS while following: the window is never blocked for longer. (A short line is
 // decoded and parsed whole: that is cheaper, and a fraction of a millisecond.)
 import type { Stats } from 'node:fs';
+import { errnoCode, errorMessage } from '../../util/errors';
 import { open } from 'node:fs/promises';
 import { parseJsonLine } from '../json.js';
 import { decodeLine, readRawLineBatches } from '../lines.js';
@@ -23,7 +24,6 @@ import { readWandbTable } from '../wandb.js';
 import type { Notice, ParsedRecord } from '../types.js';
 import type { Change } from '../assemble.js';
 import { bufferHandle, HEAD, type FileLike, type FileState } from './files.js';
-import { errnoCode, errorMessage } from '../../util/errors';
 
 /** Lines at least this long are scanned as bytes, their texts left out (skeleton.ts). */
 const SKELETON_MIN = 64 * 1024;

@@ -8,10 +8,10 @@
 // delivers no events (NFS, Lustre, GPFS, BeeGFS, CephFS, CIFS/SMB, FUSE such as sshfs, 9p) —
 // detected with statfs. An info notice says which mode, and why polling.
 import { watch, type FSWatcher } from 'node:fs';
+import { errorMessage } from '../../util/errors';
 import { statfs } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Notice } from '../types.js';
-import { errorMessage } from '../../util/errors';
 
 const REMOTE_FS: Record<number, string> = {
   0x6969: 'NFS',
