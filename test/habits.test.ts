@@ -119,3 +119,18 @@ test('no hand-written operator lists outside the registry', async () => {
   }
   assert.deepEqual(lists, [], 'derive the list from OPERATOR_IDS (src/engine/operators/ids.ts) or the registry');
 });
+
+// A source file over LONG lines has one job and says why it is long in its header ("Long file:");
+// a longer file with several jobs is split instead.
+const LONG = 600;
+
+test(`every source file over ${LONG} lines says why in its header`, () => {
+  const unexplained: string[] = [];
+  for (const f of ALL.filter((x) => x.startsWith('src/') || x.startsWith('webview/'))) {
+    const lines = readFileSync(join(ROOT, f), 'utf8').split('\n');
+    if (lines.length <= LONG) continue;
+    const header = lines.slice(0, lines.findIndex((l) => !l.startsWith('//')));
+    if (!header.some((l) => l.startsWith('// Long file: '))) unexplained.push(`${f}: ${lines.length} lines`);
+  }
+  assert.deepEqual(unexplained, [], `split the file, or say in its header why one job needs over ${LONG} lines ("// Long file: …")`);
+});

@@ -1,4 +1,5 @@
 // The decision of docs/contract.md#answer-equivalence between two canonical answers (docs/answers.md "Decision rules").
+// Long file: one job, the decision rules for every pair of answer types, in the order docs/answers.md lists them.
 import { budget, BudgetError, EvalError, exactEval, numEval, parts, TimeoutError, type Num } from './evaluate';
 import { errorMessage } from '../../util/errors';
 import type { Node } from './latex';
