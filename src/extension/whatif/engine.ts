@@ -15,11 +15,8 @@
 import { Worker } from 'node:worker_threads';
 import { errorMessage } from '../../util/errors';
 import { join } from 'node:path';
-import type { Group, OperatorId, PreparedGroup } from '../../engine';
-import type { SensitivityInterval } from '../../engine';
+import { type Group, type OperatorId, type PreparedGroup, type SensitivityInterval, emptyAgreement, emptyComparison, mergeAgreement, mergeComparison, runAccuracy, stepSummaries, type AgreementMatrix, type ComparisonStats, type GroupDiff, type StepSummary, OPERATOR_IDS, fnv1a } from '../../engine';
 import type { GroupEntry } from '../../logs';
-import { emptyAgreement, emptyComparison, mergeAgreement, mergeComparison, runAccuracy, stepSummaries, type AgreementMatrix, type ComparisonStats, type GroupDiff, type StepSummary } from '../../engine';
-import { OPERATOR_IDS, fnv1a } from '../../engine';
 import { WhatIfShard, type DashboardRow, type FailedItem, type Setting, type ShardReply, type ShardRequest, type SweepCell, type WhatIfItem } from './shard';
 import { changedParams } from '../params';
 

@@ -12,28 +12,10 @@
 //
 // Order: the host sends each question's groups to the same shard in step order, so MS-TTRL's
 // outcome cache (one RunContext per job and setting) sees them as the training did.
-import {
-  OPERATOR_IDS,
-  fnv1a,
-  answersEqual,
-  operatorSpec,
-  resolveParams,
-  type Params,
-  createRunContext,
-  prepareGroup,
-  scoreGroup,
-  type Group,
-  type OperatorId,
-  type OperatorResult,
-  type PreparedGroup,
-  type RunContext,
-} from '../../engine';
+import { OPERATOR_IDS, fnv1a, answersEqual, operatorSpec, resolveParams, type Params, createRunContext, prepareGroup, scoreGroup, type Group, type OperatorId, type OperatorResult, type PreparedGroup, type RunContext, addAgreement, addGroup, diffGroup, emptyAgreement, emptyComparison, type AgreementMatrix, type ComparisonStats, type GroupDiff, type LabelRow, sensitivity, type SensitivityInterval, groupHealth, rolloutWhatIf, type GroupHealth } from '../../engine';
 import { errorMessage } from '../../util/errors';
 import { entryToGroup, readRolloutText, rolloutsOf, type GroupEntry } from '../../logs';
-import { addAgreement, addGroup, diffGroup, emptyAgreement, emptyComparison, type AgreementMatrix, type ComparisonStats, type GroupDiff, type LabelRow } from '../../engine';
-import { sensitivity, type SensitivityInterval } from '../../engine';
 import { engineParams, preview } from '../scoring';
-import { groupHealth, rolloutWhatIf, type GroupHealth } from '../../engine';
 
 /**
  * One group of a request: its key (unique per run), version (src/logs/entries.ts: never reused, so
