@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { once } from 'node:events';
+import { errorStack } from '../src/util/errors';
 
 const args = process.argv.slice(2);
 const flag = (name: string): string | undefined => {
@@ -168,6 +169,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((e) => {
-  process.stderr.write(String((e as Error).stack ?? e) + '\n');
+  process.stderr.write(errorStack(e) + '\n');
   process.exit(1);
 });

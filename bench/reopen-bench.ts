@@ -11,6 +11,7 @@
 // file, kept in .bench/ between runs (--keep keeps the storage too). Prints one JSON line with
 // `rows` for bench/run.mjs.
 import { execFileSync, spawnSync } from 'node:child_process';
+import { errorStack } from '../src/util/errors';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -147,6 +148,6 @@ async function main(): Promise<void> {
 }
 
 void main().catch((err) => {
-  process.stderr.write(`${(err as Error).stack}\n`);
+  process.stderr.write(`${errorStack(err)}\n`);
   process.exit(1);
 });

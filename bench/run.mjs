@@ -2,7 +2,7 @@
 // (these machines are 2 cores and noisy: ratios, not absolute times, are what we record).
 // Figures go to stdout as a Markdown table and to .bench/results.json; BENCHMARKS.md records them.
 //
-//   node bench/run.mjs [--quick] [--only core,sweep,big,answers,logs,serve,extension,whatif,cache,reopen,compare,tokens]
+//   node bench/run.mjs [--quick] [--only core,sweep,big,answers,logs,serve,extension,activation,whatif,cache,reopen,compare,tokens]
 //
 // --quick uses smaller inputs (a smoke run of the harness, not figures to record).
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -200,6 +200,15 @@ if (want('extension') && existsSync('bench/extension-bench.ts')) {
   const out = execFileSync(process.execPath, ['--import', 'tsx', 'bench/extension-bench.ts'], { encoding: 'utf8', maxBuffer: 1 << 26 });
   const r = JSON.parse(out.trim().split('\n').pop());
   results.figures.extension = r;
+  for (const [what, ours, base, ratio, target, ok] of r.rows ?? []) row(what, ours, base, ratio, target, ok);
+}
+
+// 7b. Extension start-up: the bundle loaded and activated outside VS Code, against the bundle of the
+//     commit before the composition-root activate and an empty extension (bench/activation-bench.mjs).
+if (want('activation') && existsSync('bench/activation-bench.mjs')) {
+  const out = execFileSync(process.execPath, ['bench/activation-bench.mjs', '--rounds', quick ? '3' : '21'], { encoding: 'utf8', maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'] });
+  const r = JSON.parse(out.trim().split('\n').pop());
+  results.figures.activation = r.figures;
   for (const [what, ours, base, ratio, target, ok] of r.rows ?? []) row(what, ours, base, ratio, target, ok);
 }
 

@@ -16,7 +16,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { rng, synthRollouts, type ClassPlan, type SynthRollout } from './synth';
-import { extractAnswer } from '../src/engine/answers';
+import { extractAnswer } from '../src/engine';
 
 const OUT = 'examples/demo-run';
 const r = rng(20261129);

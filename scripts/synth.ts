@@ -3,8 +3,8 @@
 // figure in the repo can be regenerated from a seed.
 
 // mulberry32, the generator the run-health analysis uses too.
-export { rng } from '../src/engine/analysis/health-random';
-import { rng } from '../src/engine/analysis/health-random';
+export { rng } from '../src/engine';
+import { rng } from '../src/engine';
 
 const WORDS = (
   'we first note that the equation can be rewritten as follows so substituting gives then ' +

@@ -4,9 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { createRunContext, prepareGroup, scoreGroup, answersEqual } from '../src/engine';
+import { createRunContext, prepareGroup, scoreGroup, answersEqual, type RunsComparison } from '../src/engine';
 import { readRun } from '../src/logs';
-import type { RunsComparison } from '../src/engine/analysis/runs-compare';
 
 const A = 'test/fixtures/compare/run-a';
 const B = 'test/fixtures/compare/run-b';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { makeRun } from './engine/health-runs';
 import { collectHealth } from '../src/cli/health';
-import { labelFreeCopies } from '../src/engine/analysis/health';
+import { labelFreeCopies } from '../src/engine';
 
 function cli(args: string[]) {
   const r = spawnSync(process.execPath, ['dist/cli.js', ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });

@@ -7,6 +7,7 @@
 // generates each command's --help (flags, defaults, ranges).
 
 import { parseArgs as nodeParseArgs } from 'node:util';
+import { errnoCode, errorMessage } from '../util/errors';
 import { DEFAULT_PARAMS, OPERATOR_IDS, PARAM_SPECS, checkValue, parseOperatorList, type OperatorId, type ParamSpec, type Params } from '../engine';
 
 export interface CliIO {
@@ -146,9 +147,9 @@ export function parseCommand(command: Command, argv: readonly string[]): ParsedA
   try {
     parsed = nodeParseArgs({ args: [...argv], options, strict: true, allowPositionals: true, tokens: true });
   } catch (e) {
-    const msg = (e as Error).message;
+    const msg = errorMessage(e);
     const m = /'(--?[\w-]+)/.exec(msg);
-    const code = (e as NodeJS.ErrnoException).code;
+    const code = errnoCode(e);
     if (m && (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' || /argument missing|ambiguous/.test(msg))) {
       const def = known.get(m[1].replace(/^-+/, ''));
       if (def?.type === 'boolean') throw new UsageError(`${m[1]} takes no value`);
@@ -202,7 +203,7 @@ export function paramsFromFlags(a: ParsedArgs): Partial<Params> {
     try {
       out[spec.id] = checkValue(spec, x);
     } catch (e) {
-      throw new UsageError((e as Error).message);
+      throw new UsageError(errorMessage(e));
     }
   }
   const scale = flagString(a, 'adv-scale');
@@ -219,7 +220,7 @@ export function operatorsFromFlags(a: ParsedArgs): OperatorId[] | undefined {
   try {
     return parseOperatorList(v);
   } catch (e) {
-    throw new UsageError(`--operators: ${(e as Error).message}`);
+    throw new UsageError(`--operators: ${errorMessage(e)}`);
   }
 }
 

@@ -8,9 +8,7 @@
 // else the vote); `compare RUN RUN --operator-a majority --operator-b core` compares two
 // operators on one run. Also accepts the score flags (--kappa, --tau, ...) and --jobs.
 import { resolve } from 'node:path';
-import { analyseRun, dropPseudoLabelTruth } from '../engine/analysis/health';
-import { COMPARE_SERIES, compareRuns, trainingRecords, type RunsComparison } from '../engine/analysis/runs-compare';
-import { OPERATOR_IDS, type OperatorId, type Params } from '../engine';
+import { analyseRun, dropPseudoLabelTruth, COMPARE_SERIES, compareRuns, trainingRecords, type RunsComparison, OPERATOR_IDS, type OperatorId, type Params } from '../engine';
 import type { Notice } from '../logs';
 import { collectHealth, ACCURACY_DEFINITIONS } from './health';
 import { jobsFrom, noticePrinter } from './score';

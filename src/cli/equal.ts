@@ -3,8 +3,9 @@
 // aligned with inputs; a malformed line gets `{"equal":false,"error":"..."}` plus a one-line
 // stderr message naming the file and line, and the exit code is 1 at the end (docs/answers.md).
 import { createReadStream } from 'node:fs';
+import { errorMessage } from '../util/errors';
 import { createInterface } from 'node:readline';
-import { answersEqual, explainEquality } from '../engine/answers/index';
+import { answersEqual, explainEquality } from '../engine';
 import { plainError } from './errors';
 
 export interface AnswerCliIO {
@@ -62,7 +63,7 @@ async function runJsonl(source: string, explain: boolean, io: AnswerCliIO): Prom
         b = answerField(rec as Record<string, unknown>, 'b');
       } catch (e) {
         bad++;
-        const msg = (e as Error).message;
+        const msg = errorMessage(e);
         io.stderr.write(`consensus-lens equal: ${name}:${no}: ${msg}\n`);
         write(io.stdout, { equal: false, error: msg });
         continue;

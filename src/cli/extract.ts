@@ -4,7 +4,8 @@
 // a stderr message naming file and line, exit code 1 at the end). `--no-last-number` turns off
 // the last-number fallback.
 import { createReadStream } from 'node:fs';
-import { extractAnswer } from '../engine/answers/index';
+import { errorMessage } from '../util/errors';
+import { extractAnswer } from '../engine';
 import { readLines, type AnswerCliIO } from './equal';
 import { plainError } from './errors';
 
@@ -31,7 +32,7 @@ async function runJsonl(source: string, lastNumber: boolean, io: AnswerCliIO): P
         response = r;
       } catch (e) {
         bad++;
-        const msg = (e as Error).message;
+        const msg = errorMessage(e);
         io.stderr.write(`consensus-lens extract: ${name}:${no}: ${msg}\n`);
         io.stdout.write(JSON.stringify({ answer: null, error: msg }) + '\n');
         continue;

@@ -5,17 +5,8 @@
 //
 // Also accepts the score flags (--kappa, --tau, ...), --configured-operator and --jobs.
 import type { Readable } from 'node:stream';
-import {
-  analyseRuns,
-  dropPseudoLabelTruth,
-  groupHealth,
-  rolloutWhatIf,
-  WHATIF_OPERATORS,
-  type GroupHealth,
-  type RunHealth,
-} from '../engine/analysis/health';
+import { analyseRuns, dropPseudoLabelTruth, groupHealth, rolloutWhatIf, WHATIF_OPERATORS, type GroupHealth, type RunHealth, createRunContext, scoreGroup, type Group, type OperatorId, type Params, type RunContext } from '../engine';
 import { preparedOf, type RunCacheOptions } from '../logs/cache';
-import { createRunContext, scoreGroup, type Group, type OperatorId, type Params, type RunContext } from '../engine';
 import type { Notice, ReadStats } from '../logs';
 import { Outcome } from './outcome';
 import type { MismatchSummary } from './report-types';

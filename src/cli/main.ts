@@ -1,5 +1,6 @@
 // consensus-lens: the engine, headless (docs/contract.md#command-line).
 import { COMMAND_DEFS, type CliIO, EXIT_CODES_HELP, UsageError, commandHelp, suggest, type Command } from './args';
+import { errorStack } from '../util/errors';
 import { runScore, runSweep } from './score';
 import { runServe } from './serve';
 import { runEqual } from './equal';
@@ -104,7 +105,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (e) => {
-    process.stderr.write(`consensus-lens: ${(e as Error).stack ?? String(e)}\n`);
+    process.stderr.write(`consensus-lens: ${errorStack(e)}\n`);
     process.exitCode = 1;
   },
 );

@@ -10,6 +10,7 @@
 import { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { fnv1a } from '../engine';
 
 interface Pending {
   resolve: (v: unknown) => void;
@@ -104,7 +105,7 @@ export class ShardedPool {
 
   /** The worker `submit` sends `shardKey`'s requests to. */
   workerFor(shardKey: string): number {
-    return shardHash(shardKey) % this.workers.length;
+    return fnv1a(shardKey) % this.workers.length;
   }
 
   submit<T>(shardKey: string, message: Record<string, unknown>): Promise<T> {
@@ -126,13 +127,6 @@ export class ShardedPool {
     this.closing = true;
     await Promise.all(this.workers.map((w) => w?.terminate()));
   }
-}
-
-/** FNV-1a of a shard key (a question id): which worker `submit` sends it to. */
-export function shardHash(s: string): number {
-  let h = 2166136261;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
-  return h >>> 0;
 }
 
 /** Worker count for a run: both cores by default; `--jobs 0` means in-process. */

@@ -1,7 +1,7 @@
 // The report's data: what `report --json` prints (in snake_case) and what the report page
 // (webview/report/main.ts) renders from the JSON embedded in it. Types and constants only, importing
 // only types, so the page's browser bundle can use them.
-import type { RunHealth } from '../engine/analysis/health-types';
+import type { RunHealth } from '../engine/browser';
 
 /** The report page's series colours (light and dark theme): its stylesheet's classes .series-K. */
 export const SERIES_COLOURS = ['#0969da', '#bf3989', '#1a7f37', '#9a6700', '#8250df', '#cf222e'];

@@ -24,25 +24,22 @@
 // Also accepts the score flags (--operators, --kappa, ...), --configured-operator, --ground-truth
 // and --title.
 import { readFileSync } from 'node:fs';
+import { escapeHtml } from '../util/html';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type * as Crypto from 'node:crypto';
-import { answersEqual, createRunContext, type Group, type GroupScore, type OperatorId, type Params } from '../engine';
+import { accuracyOf, analyseRun, answersEqual, countAccuracy, createRunContext, emptyAccuracy, formatAccuracy, groupHealth, needsReasoning, OPERATOR_IDS, scoreGroup, stripTruth, type AccuracyCount, type Group, type GroupHealth, type GroupScore, type OperatorId, type Params, type RunContext, type RunHealth } from '../engine';
 import type { Notice, ReadStats } from '../logs';
 import { forEachGroup, jobsFrom, maxGroupSizeFrom } from './score';
 import { matchesTruth, reasoningFor, type ScoreJob } from './pipeline';
-import { needsReasoning, scoreGroup } from '../engine';
 import { preparedOf, type RunCacheOptions } from '../logs/cache';
 import { lookupResults } from '../logs/cache/results';
-import { analyseRun, groupHealth, stripTruth, type GroupHealth, type RunHealth } from '../engine/analysis/health';
 import { Outcome } from './outcome';
 import { snakeKeys } from './json';
 import { mismatchLine, mismatchSummary, plural, renderHealthSummary } from './health';
 import { SERIES_COLOURS, SERIES_COLOURS_DARK, type ReportGroup, type ReportStep, type RunReport, type RunSection, type StreamReport } from './report-types';
-import type { RunContext } from '../engine';
 import { defaultJobs } from './pool';
-import { accuracyOf, countAccuracy, emptyAccuracy, formatAccuracy, type AccuracyCount } from '../engine/analysis/accuracy';
 import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand } from './args';
 import { safeText } from '../logs/safe-text';
 
@@ -241,8 +238,7 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
     // vote "accurate" and the rewards "tracking the truth").
     stripTruth(healths);
   }
-  const order = ['majority', 'cisc', 'ec', 'core', 't3rl', 'msttrl'];
-  const operators = [...seenOps].sort((a, b) => order.indexOf(a) - order.indexOf(b));
+  const operators = OPERATOR_IDS.filter((id) => seenOps.has(id));
   // Each run of the path on its own (as `health` does): steps of different runs are never summed.
   const keys = new Map<string, { rows: ReportGroup[]; healths: GroupHealth[] }>();
   rows.forEach((r, k) => {
@@ -376,8 +372,6 @@ function validationTable(v: StreamReport, ops: string[]): string[] {
 export function embedJson(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
 }
-
-const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /**
  * The page's script: webview/report/main.ts, bundled by scripts/build.mjs beside the CLI

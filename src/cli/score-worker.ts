@@ -1,13 +1,14 @@
 // Worker thread for `score`, `sweep`, `report`, `health` and `serve`: each question's groups all
 // come to one thread, in order, so MS-TTRL's cache stays correct.
 import { parentPort, workerData } from 'node:worker_threads';
+import { errorMessage } from '../util/errors';
 import { preparedOf, type CachedGroup } from '../logs/cache';
 import { reasoningCosines, type Group } from '../engine';
 import { ShardState, scanSetting, scoreLine, sweepGroup, type ScanJob, type ScoreJob, type SweepJob } from './pipeline';
 import { reportRow } from './report';
 import { healthOf, type HealthJob } from './health';
-import { ngramsWasmAvailable } from '../engine/features/tfidf';
-import { replicatorWasmAvailable } from '../engine/dynamics/replicator';
+import { ngramsWasmAvailable } from '../engine';
+import { replicatorWasmAvailable } from '../engine';
 
 export type WorkerRequest =
   | { kind: 'score'; seq: number; group: Group; job: ScoreJob }
@@ -54,7 +55,7 @@ parentPort!.on('message', (m: WorkerRequest) => {
       parentPort!.postMessage({ seq: m.seq, value: g?.fillCache ? { value, prepared: g.prepared } : value });
     }
   } catch (e) {
-    parentPort!.postMessage({ seq: m.seq, error: (e as Error).message ?? String(e) });
+    parentPort!.postMessage({ seq: m.seq, error: errorMessage(e) });
   }
   Atomics.add(done, index, 1);
 });

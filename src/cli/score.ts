@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { errorMessage } from '../util/errors';
 import type { Readable } from 'node:stream';
 import { readRun, type Notice, type ReadRunOptions } from '../logs';
 import { openRunCache, type CachedGroup, type CachedRun, type Footer, type RunCacheOptions } from '../logs/cache';
@@ -56,7 +57,7 @@ export function maxGroupSizeFrom(flag: string | undefined): number {
 /** A group that could not be scored, as an error notice at its first record. */
 function groupFailed(g: Group, e: unknown): Notice {
   const src = g.rollouts[0]?.source;
-  const msg = (e as Error)?.message ?? String(e);
+  const msg = errorMessage(e);
   const who = `step ${g.step}, question ${g.questionId}`;
   return { level: 'error', message: msg.startsWith(who) ? msg : `${who}: not scored: ${msg}`, ...(src ? { file: src.file, line: src.line } : {}) };
 }
@@ -382,7 +383,7 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
     try {
       resolveParams({ ...base, ...s });
     } catch (e) {
-      throw new UsageError((e as Error).message);
+      throw new UsageError(errorMessage(e));
     }
   }
   const maxGroupSize = maxGroupSizeFrom(flagString(a, 'max-group-size'));

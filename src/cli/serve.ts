@@ -33,6 +33,7 @@
 //   0`) the bound is the answer budgets' (docs/answers.md): scoring cannot be interrupted there.
 
 import { createInterface } from 'node:readline';
+import { errorMessage } from '../util/errors';
 import {
   OPERATOR_IDS,
   checkGroupSize,
@@ -89,7 +90,7 @@ export function paramsFromRequest(raw: unknown, defaults: Partial<Params> = {}):
   try {
     resolveParams(out as Partial<Params>);
   } catch (e) {
-    throw new RequestError((e as Error).message);
+    throw new RequestError(errorMessage(e));
   }
   return out as Partial<Params>;
 }
@@ -133,7 +134,7 @@ export function parseRequest(line: string, defaults: { operator?: OperatorId; pa
   try {
     value = JSON.parse(line);
   } catch (e) {
-    throw new RequestError(`the request is not JSON (${(e as Error).message})`);
+    throw new RequestError(`the request is not JSON (${errorMessage(e)})`);
   }
   if (!isObj(value)) throw new RequestError('the request must be a JSON object {"operator", "params", "groups"}');
   const id = requestId(value);
@@ -156,7 +157,7 @@ function parseBody(value: Obj, defaults: { operator?: OperatorId; params?: Parti
     try {
       checkGroupSize(g, defaults.maxGroupSize);
     } catch (e) {
-      throw new RequestError(`groups[${i}]: ${(e as Error).message}`);
+      throw new RequestError(`groups[${i}]: ${errorMessage(e)}`);
     }
   });
   return { operator: op as OperatorId, params, groups };
@@ -268,7 +269,7 @@ export async function runServe(args: string[], io: CliIO): Promise<number> {
 
   const rl = createInterface({ input: io.stdin, crlfDelay: Infinity, terminal: false });
   const errorAnswer = (n: number, e: unknown, id: RequestId | undefined) => {
-    const msg = e instanceof RequestError ? e.message : `internal error: ${(e as Error)?.message ?? String(e)}`;
+    const msg = e instanceof RequestError ? e.message : `internal error: ${errorMessage(e)}`;
     id ??= e instanceof RequestError ? e.id : undefined;
     return { ...(id !== undefined ? { id } : {}), error: `request ${n}: ${msg}` };
   };

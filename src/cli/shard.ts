@@ -8,9 +8,8 @@
 // line says how many groups the task read and owned, so the driver can check that the shards
 // covered the run exactly once.
 
-import type { Group } from '../engine';
+import { type Group, fnv1a } from '../engine';
 import { UsageError } from './args';
-import { fnv1a } from '../engine/hash';
 import type { SweepStats } from './pipeline';
 
 export interface Shard {

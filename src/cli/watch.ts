@@ -17,6 +17,7 @@
 // of file-system events; automatic on NFS/Lustre and other network file systems), --poll-ms N,
 // --idle-ms N, --ground-truth auto|ignore.
 import { stat } from 'node:fs/promises';
+import { errorMessage } from '../util/errors';
 import { createRunContext } from '../engine';
 import { RunIndex, type GroupKey } from '../logs';
 import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand, parseInteger } from './args';
@@ -80,7 +81,7 @@ export async function runWatch(argv: string[], io: CliIO, opts: WatchOptions = {
         printed.set(key, e.version);
         io.stdout.write(line + '\n');
       } catch (err) {
-        notice({ level: 'warning', message: `step ${e.step} question ${e.questionId}: ${(err as Error).message}` });
+        notice({ level: 'warning', message: `step ${e.step} question ${e.questionId}: ${errorMessage(err)}` });
       }
     }));
   index.onDidChange((ev) => {

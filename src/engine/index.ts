@@ -1,5 +1,8 @@
 // The engine's public surface: every consumer (CLI, extension host, worker threads, reward
-// worker) goes through these names.
+// worker, the log readers) goes through these names; the webviews and the protocol through the
+// browser-safe part, `browser.ts`, which this file re-exports. Nothing outside src/engine imports
+// a file behind them (test/habits.test.ts; the engine's own tests and benchmarks may).
+export * from './browser';
 export type { Group, Rollout, RecordSource, Verification, OutcomeCheck, Framework } from './types';
 export { prepareGroup, groupAnswers, reasoningCosines, checkGroupSize, GroupTooLargeError, DEFAULT_MAX_GROUP_SIZE, type GroupAnswers, type PreparedGroup, type PrepareOptions } from './prepare';
 export { ADV_SCALES, DEFAULT_PARAMS, PARAM_SPECS, paramSpec, resolveParams, checkValue, shiftOf, ciscTempOf, type Params, type ParamSpec, type NumericParam } from './params';
@@ -12,3 +15,42 @@ export { classAffinity } from './operators/equilibrium';
 export { fnv1a } from './hash';
 export { theoryReadout, regimeOf, classCoherence, type TheoryReadout, type Regime } from './analysis/theory';
 export { extractAnswer, answersEqual, explainEquality, formClasses, type AnswerClass, type AnswerClasses } from './answers';
+export { ngramsWasmAvailable } from './features/tfidf';
+export { replicatorWasmAvailable } from './dynamics/replicator';
+export { rng } from './analysis/health-random';
+export {
+  analyseRun,
+  analyseRuns,
+  dropPseudoLabelTruth,
+  FLAG,
+  FLAG_NAMES,
+  groupHealth,
+  isDegenerate,
+  labelFreeCopies,
+  premiseCheck,
+  rolloutWhatIf,
+  stripTruth,
+  WHATIF_OPERATORS,
+} from './analysis/health';
+export { COMPARE_SERIES, compareRuns, runSummary, trainingRecords, type RunSide } from './analysis/runs-compare';
+export {
+  addAgreement,
+  addGroup,
+  agreementRates,
+  csvField,
+  diffGroup,
+  diffsToCsv,
+  diffsToJsonl,
+  emptyAgreement,
+  emptyComparison,
+  mergeAgreement,
+  mergeComparison,
+  runAccuracy,
+  stepSummaries,
+  type AgreementMatrix,
+  type ComparisonStats,
+  type GroupDiff,
+  type LabelRow,
+  type StepSummary,
+} from './analysis/compare';
+export { sensitivity, type SensitivityInterval } from './analysis/sensitivity';

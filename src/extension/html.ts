@@ -1,6 +1,7 @@
 // The webviews' HTML shell (consensus panel, run dashboard). It holds no log content (the data arrives by postMessage and
 // is rendered as text): only URIs of our own bundles and a fresh nonce. Pure: no 'vscode'.
 import { randomBytes } from 'node:crypto';
+import { escapeHtml } from '../util/html';
 
 export function makeNonce(): string {
   return randomBytes(18)
@@ -19,8 +20,6 @@ export interface ShellOptions {
   cytoscape?: boolean;
 }
 
-export const escapeAttr = (s: string): string => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-
 export function contentSecurityPolicy(cspSource: string, nonce: string): string {
   return ["default-src 'none'", `img-src ${cspSource} data:`, `style-src ${cspSource} 'nonce-${nonce}'`, `font-src ${cspSource}`, `script-src 'nonce-${nonce}'`].join('; ');
 }
@@ -30,19 +29,19 @@ export function panelHtml(o: ShellOptions): string {
 <html lang="en">
 <head>
 <meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${escapeAttr(contentSecurityPolicy(o.cspSource, o.nonce))}">
+<meta http-equiv="Content-Security-Policy" content="${escapeHtml(contentSecurityPolicy(o.cspSource, o.nonce))}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${escapeAttr(o.styleUri)}">${
+<link rel="stylesheet" href="${escapeHtml(o.styleUri)}">${
     o.cytoscape === false
       ? ''
       : `
-<style id="__________cytoscape_stylesheet" nonce="${escapeAttr(o.nonce)}">.__________cytoscape_container { position: relative; }</style>`
+<style id="__________cytoscape_stylesheet" nonce="${escapeHtml(o.nonce)}">.__________cytoscape_container { position: relative; }</style>`
   }
-<title>${escapeAttr(o.title ?? 'Consensus')}</title>
+<title>${escapeHtml(o.title ?? 'Consensus')}</title>
 </head>
 <body>
 <div id="app" data-state="loading"><p class="muted">Loading…</p></div>
-<script nonce="${escapeAttr(o.nonce)}" src="${escapeAttr(o.scriptUri)}"></script>
+<script nonce="${escapeHtml(o.nonce)}" src="${escapeHtml(o.scriptUri)}"></script>
 </body>
 </html>`;
 }

@@ -14,8 +14,11 @@ import {
   type Params,
   type PreparedGroup,
   type RunContext,
+  FLAG,
+  FLAG_NAMES,
+  groupHealth,
+  type GroupHealth,
 } from '../engine';
-import { FLAG, FLAG_NAMES, groupHealth, type GroupHealth } from '../engine/analysis/health';
 import type { ClassRow, GraphEdge, OperatorOutcome, QuestionKey, QuestionView, Regime, RolloutRow } from '../protocol/messages';
 
 /** A group as the store keeps it: prepared features, no response texts. */

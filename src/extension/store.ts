@@ -10,6 +10,7 @@
 // Pure Node: no 'vscode', so unit tests drive it directly.
 import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
+import { errorMessage } from '../util/errors';
 import { createRunContext, type OperatorId, type PreparedGroup, type RunContext } from '../engine';
 import { RunIndex, entryToGroup, rolloutsOf, runLabel, type GroupEntry, type GroupKey, type Notice, type RunChange } from '../logs';
 import type { QuestionKey } from '../protocol/messages';
@@ -109,7 +110,7 @@ export class RunStore {
       try {
         fn(e);
       } catch (err) {
-        this.opts.log?.(`listener failed: ${(err as Error).message}`);
+        this.opts.log?.(`listener failed: ${errorMessage(err)}`);
       }
     }
   }
@@ -183,7 +184,7 @@ export class RunStore {
       if (p.state === 'restored') this.opts.info?.(`${run.label}: opened from its saved index (${p.trusted} files as saved or appended to, ${p.reread} read again; ${index.bytesReadAtOpen} log bytes read, ${run.summaries.size} of ${index.size} questions' summaries restored)`);
       run.error = run.steps.size === 0 ? (run.notices.find((n) => n.level === 'error')?.message ?? null) : null;
     } catch (err) {
-      run.error = (err as Error).message;
+      run.error = errorMessage(err);
     }
     run.loading = false;
     run.version++;
@@ -330,7 +331,7 @@ export class RunStore {
         group = storeGroup({ ...entryToGroup(e, texts, rollouts), questionId: displayQuestionId(e) }, run.id, run.label);
       }
     } catch (err) {
-      this.opts.log?.(`${run.label}: ${(err as Error).message}`);
+      this.opts.log?.(`${run.label}: ${errorMessage(err)}`);
       return undefined;
     }
     run.prepared.delete(k);
@@ -406,7 +407,7 @@ export class RunStore {
               run.summaries.set(k, summarize(g, score(g, this.opts.params(), this.opts.configuredOperator(), ctx, summaryOperators(this.opts.configuredOperator()))));
               changed = true;
             } catch (err) {
-              this.opts.log?.(`scoring ${g.key.questionId} (step ${g.key.step}) failed: ${(err as Error).message}`);
+              this.opts.log?.(`scoring ${g.key.questionId} (step ${g.key.step}) failed: ${errorMessage(err)}`);
             }
             if (performance.now() - slice > 12) {
               await new Promise((r) => setImmediate(r));
@@ -430,7 +431,7 @@ export class RunStore {
     };
     setImmediate(() => {
       void work()
-        .catch((err) => this.opts.log?.(`background scoring failed: ${(err as Error).message}`))
+        .catch((err) => this.opts.log?.(`background scoring failed: ${errorMessage(err)}`))
         .finally(() => {
           this.summaryRunning = false;
           if (this.summaryAgain && !this.disposed) {

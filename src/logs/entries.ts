@@ -12,7 +12,7 @@
 // `rolloutsOf(entry)` builds the roll-out objects: it is a call, never a property, so that no
 // loop, JSON.stringify or structured clone builds them by accident; count with `entry.n`. Entries
 // are plain data (typed arrays, arrays, objects): they cross to worker threads by structured clone.
-import type { Framework, Group, OutcomeCheck, RecordSource, Rollout, Verification } from '../engine/types.js';
+import type { Framework, Group, OutcomeCheck, RecordSource, Rollout, Verification } from '../engine';
 import type { GroupKey, LogFormat, RolloutEntry, RolloutSource } from './types.js';
 
 let versions = 0;

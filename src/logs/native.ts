@@ -1,7 +1,7 @@
 // Native format consensus-lens/v1 (docs/contract.md#native-format): wire names → engine names, with type checks.
 // A record whose required field has the wrong type is rejected with one message; an optional field
 // with the wrong type is dropped (reported once per file and field by the caller).
-import type { Framework, OutcomeCheck, RecordSource, Rollout, Verification } from '../engine/types.js';
+import type { Framework, OutcomeCheck, RecordSource, Rollout, Verification } from '../engine';
 import { finiteOrNull } from './json.js';
 import { boundDepth } from './extra';
 import type { ParsedRecord } from './types.js';

@@ -12,7 +12,7 @@
 // the positions where `token_loss_mask` is 1 when logged, else the positions from the first
 // non-zero log-prob up to `input_lengths` (the prompt's positions hold 0).
 import { basename } from 'node:path';
-import type { RecordSource } from '../engine/types.js';
+import type { RecordSource } from '../engine';
 import type { Conversion } from './native.js';
 import { promptId } from './verl.js';
 

@@ -3,6 +3,7 @@
 // repeated problems of one kind — NaN/Infinity, bad UTF-8, a mistyped optional field — reported once
 // per run, at their first file:line).
 import { convertNative, looksNative } from './native.js';
+import { errorMessage } from '../util/errors';
 import type { Conversion } from './native.js';
 import { isUtf8 } from 'node:buffer';
 import { parseJsonLine, type JsonParse } from './json.js';
@@ -172,7 +173,7 @@ export class JsonlFileParser {
     try {
       p = parseJsonLine(text);
     } catch (err) {
-      this.problem(l.line, `malformed JSON (${(err as Error).message.replace(/\s+/g, ' ').slice(0, 120)})`);
+      this.problem(l.line, `malformed JSON (${errorMessage(err).replace(/\s+/g, ' ').slice(0, 120)})`);
       return this.checkDetect();
     }
     return this.record(l, p);

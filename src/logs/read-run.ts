@@ -8,10 +8,11 @@
 // records waiting for their group keep no text, it is read back by byte offset when the group is
 // handed out (stdin keeps texts: it cannot be re-read).
 import { createInterface } from 'node:readline';
+import { errnoCode, errorMessage } from '../util/errors';
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
-import type { Group } from '../engine/types.js';
+import type { Group } from '../engine';
 import { listRunFiles } from './walk.js';
 import { readFileOnce, type FileReadResult } from './records.js';
 import { JsonlFileParser } from './parse.js';
@@ -113,7 +114,7 @@ class OneShot {
           try {
             t = await readRolloutText(r.source);
           } catch (err) {
-            this.onNotice({ level: 'error', message: `${(err as Error).message}; roll-out dropped from ${describeGroup(e)}`, file: r.source.file, line: r.source.line });
+            this.onNotice({ level: 'error', message: `${errorMessage(err)}; roll-out dropped from ${describeGroup(e)}`, file: r.source.file, line: r.source.line });
             continue;
           }
         }
@@ -142,8 +143,8 @@ export async function* readRun(path: string, onNotice: NoticeSink, opts: ReadRun
   try {
     st = await stat(path);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new Error(code === 'ENOENT' ? `${path}: no such file or folder` : `${path}: cannot read (${code ?? (err as Error).message})`);
+    const code = errnoCode(err);
+    throw new Error(code === 'ENOENT' ? `${path}: no such file or folder` : `${path}: cannot read (${code ?? errorMessage(err)})`);
   }
   const root = st.isDirectory() ? path : dirname(path);
   // TRL's completions tables after the other files: a table group joins the consensus_lens.trl
@@ -167,7 +168,7 @@ export async function* readRun(path: string, onNotice: NoticeSink, opts: ReadRun
       }
     } catch (err) {
       // one unreadable file never loses the run: name it, keep everything else
-      onNotice({ level: 'error', message: `${file}: ${(err as Error).message}; skipped`, file });
+      onNotice({ level: 'error', message: `${file}: ${errorMessage(err)}; skipped`, file });
     }
     if (stats) {
       stats.bytes = before + (res.size ?? 0);
@@ -207,7 +208,7 @@ export async function* readAppended(path: string, file: string, from: { consumed
       yield* one.flush();
     }
   } catch (err) {
-    onNotice({ level: 'error', message: `${file}: ${(err as Error).message}; skipped`, file });
+    onNotice({ level: 'error', message: `${file}: ${errorMessage(err)}; skipped`, file });
   }
   if (stats) {
     stats.bytes = before + size - from.consumed;

@@ -1,5 +1,6 @@
 // Reading one file's records in a single pass (the one-shot reader and the tail both use this).
 import { open, type FileHandle } from 'node:fs/promises';
+import { errnoCode, errorMessage, errorName } from '../util/errors';
 import { basename, dirname, relative } from 'node:path';
 import { parseJsonLine } from './json.js';
 import { readLineBatches } from './lines.js';
@@ -93,7 +94,7 @@ export async function* readFileOnce(
   try {
     fh = await open(file, 'r');
   } catch (err) {
-    onNotice({ level: 'error', message: `${file}: cannot open (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); skipped`, file });
+    onNotice({ level: 'error', message: `${file}: cannot open (${errnoCode(err) ?? errorMessage(err)}); skipped`, file });
     return;
   }
   const quietOk = inFolder && !isJsonlName(file);
@@ -137,14 +138,14 @@ export async function* readFileOnce(
         }
         yield r.records;
       } catch (err) {
-        if (quietOk && kind === 'table' && (err as Error).name === 'NotALog') result.notLog = (err as Error).message;
-        else onNotice({ level: 'error', message: `${file}: unsupported or unreadable ${kind === 'parquet' ? 'parquet' : 'W&B table'} file (${(err as Error).message}); skipped`, file });
+        if (quietOk && kind === 'table' && errorName(err) === 'NotALog') result.notLog = errorMessage(err);
+        else onNotice({ level: 'error', message: `${file}: unsupported or unreadable ${kind === 'parquet' ? 'parquet' : 'W&B table'} file (${errorMessage(err)}); skipped`, file });
       }
       return;
     }
     yield* readLines(fh, root, file, onNotice, result, runOnce, size, 0, 1, undefined, quietOk ? (_f, why) => void (result.notLog = why) : undefined);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    const code = errnoCode(err) ?? errorMessage(err);
     onNotice({ level: 'error', message: `${file}: cannot read (${code}); skipped`, file });
   } finally {
     await fh.close().catch(() => undefined);
@@ -197,7 +198,7 @@ async function* readLines(
       if (parser.unsupported) break;
     }
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    const code = errnoCode(err) ?? errorMessage(err);
     onNotice({ level: 'error', message: `${file}: read error after line ${(result.nextLine ?? 1) - 1} (${code}); the rest of this file is skipped`, file, line: result.nextLine });
     result.format = parser.format;
     return;

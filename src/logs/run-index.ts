@@ -28,9 +28,10 @@
 // Events: `onDidChange({ removed, added, completed, changed })`, handled in that order; a key can be
 // both removed and added in one event (its file was re-read), and then it is a new group.
 import type { Stats } from 'node:fs';
+import { asError, errnoCode, errorMessage, errorName } from '../util/errors';
 import { readFile as readFileFs, stat } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
-import type { Group } from '../engine/types.js';
+import type { Group } from '../engine';
 import { isJsonlName, isNotLogName, PROBE_BYTES } from './parse.js';
 import { notLogSummary } from './describe.js';
 import { readRolloutText as readText } from './texts.js';
@@ -206,8 +207,8 @@ export class RunIndex {
     try {
       st = await stat(root);
     } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      throw new Error(code === 'ENOENT' ? `${path}: no such file or folder` : `${path}: cannot read (${code ?? (err as Error).message})`);
+      const code = errnoCode(err);
+      throw new Error(code === 'ENOENT' ? `${path}: no such file or folder` : `${path}: cannot read (${code ?? errorMessage(err)})`);
     }
     const idx = new RunIndex(root, st.isDirectory(), opts);
     try {
@@ -245,7 +246,7 @@ export class RunIndex {
         if (this.opts.persist) await this.restoreSaved(this.opts.persist);
         await this.scan(ch, true);
       } catch (err) {
-        if ((err as Error).name === 'AbortError') return void (aborted = err as Error);
+        if (errorName(err) === 'AbortError') return void (aborted = asError(err));
         throw err;
       }
       if (!this.opts.follow) this.asm.endOfInput(ch);
@@ -282,7 +283,7 @@ export class RunIndex {
       try {
         await fn(ch);
       } catch (err) {
-        this.notice({ level: 'error', message: `${this.root}: ${(err as Error).message}` });
+        this.notice({ level: 'error', message: `${this.root}: ${errorMessage(err)}` });
       }
       // a file re-read, or a new file that sorts before others: the order of a fresh read
       if (ch.added.size || ch.changed.size) this.asm.reorder();
@@ -307,7 +308,7 @@ export class RunIndex {
       try {
         l(e);
       } catch (err) {
-        this.notice({ level: 'error', message: `change listener failed: ${(err as Error).message}` });
+        this.notice({ level: 'error', message: `change listener failed: ${errorMessage(err)}` });
       }
     }
   }
@@ -321,7 +322,7 @@ export class RunIndex {
       list = await listRunFiles(this.root, initial ? this.notice : () => undefined, stats, dirs);
       this.watcher?.syncDirs(dirs);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') list = [];
+      if (errnoCode(err) === 'ENOENT') list = [];
       else throw err;
     }
     if (initial && this.isDir && list.length === 0 && !this.opts.follow) {
@@ -353,9 +354,9 @@ export class RunIndex {
         try {
           await this.checkFile(slice[j], stats.get(slice[j]), ch, pre[j]);
         } catch (err) {
-          if ((err as Error).name === 'AbortError') throw err;
+          if (errorName(err) === 'AbortError') throw err;
           // one unreadable file (EIO, ESTALE) never stops the others: name it, skip it, keep going
-          this.fileFailed(slice[j], err as Error);
+          this.fileFailed(slice[j], asError(err));
         }
         if (!this.opts.follow) this.asm.endOfFile(slice[j], ch);
         if (this.progress) this.progress.filesRead++;
@@ -423,7 +424,7 @@ export class RunIndex {
 
   private fileFailed(path: string, err: Error): void {
     const fs = this.files.get(path);
-    const code = (err as NodeJS.ErrnoException).code ?? err.message;
+    const code = errnoCode(err) ?? err.message;
     if (fs?.failed === code) return; // reported once until it changes
     this.notice({ level: 'error', message: `${path}: read error (${code}); skipped, the rest of the run is read`, file: path });
     if (fs) fs.failed = code;
@@ -624,7 +625,7 @@ export class RunIndex {
       try {
         bytes = await writeIndex(p.file, { key: p.key, files, asm: this.asm.snapshot(), notices: [...this.history], extraTag: extra?.tag ?? null, runOnce: [...this.runOnce] }, [...this.asm.entries.values()], extra?.of);
       } catch (err) {
-        this.notice({ level: 'info', message: `${p.file}: cannot save the index (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, file: p.file });
+        this.notice({ level: 'info', message: `${p.file}: cannot save the index (${errnoCode(err) ?? errorMessage(err)})`, file: p.file });
       }
     };
     this.chain = this.chain.then(run, run);

@@ -1,5 +1,5 @@
 // Shared types of the log layer (src/logs). See src/logs/index.ts for the overview.
-import type { Framework, OutcomeCheck, RecordSource, Rollout, Verification } from '../engine/types.js';
+import type { Framework, OutcomeCheck, RecordSource, Rollout, Verification } from '../engine';
 
 /** A message about the run for the user: one line, naming the file and line when there is one. */
 export interface Notice {

@@ -21,7 +21,7 @@
 // `gts`, `acc` and `extracted_gt` are never read as ground truth; `original_gt` is, when logged.
 import type * as Crypto from 'node:crypto';
 import { basename, dirname, relative } from 'node:path';
-import type { RecordSource } from '../engine/types.js';
+import type { RecordSource } from '../engine';
 import { parseStep, stepError } from './native.js';
 import { MAX_EXTRA_DEPTH, boundDepth } from './extra';
 import type { Conversion } from './native.js';

@@ -5,6 +5,7 @@
 // its real path (a bind mount, a hard-linked tree) is not entered again. The walk is bounded in
 // depth and in files, with a notice when a bound cuts it short.
 import type { Stats } from 'node:fs';
+import { errnoCode, errorMessage } from '../util/errors';
 import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, parse, resolve } from 'node:path';
@@ -67,7 +68,7 @@ export async function listRunFiles(root: string, onNotice: NoticeSink, stats?: M
     try {
       real = await realpath(dir);
     } catch (err) {
-      onNotice({ level: 'warning', message: `cannot resolve folder ${dir}: ${(err as Error).message}; skipped`, file: dir });
+      onNotice({ level: 'warning', message: `cannot resolve folder ${dir}: ${errorMessage(err)}; skipped`, file: dir });
       return;
     }
     if (seen.has(real)) return; // the same folder again (a bind mount or an alias)
@@ -81,7 +82,7 @@ export async function listRunFiles(root: string, onNotice: NoticeSink, stats?: M
     try {
       names = await readdir(dir);
     } catch (err) {
-      onNotice({ level: 'warning', message: `cannot read folder ${dir}: ${(err as Error).message}; skipped`, file: dir });
+      onNotice({ level: 'warning', message: `cannot read folder ${dir}: ${errorMessage(err)}; skipped`, file: dir });
       return;
     }
     names.sort(naturalCompare);
@@ -95,19 +96,20 @@ export async function listRunFiles(root: string, onNotice: NoticeSink, stats?: M
           const p = join(dir, n);
           try {
             const l = await lstat(p);
-            if (!l.isSymbolicLink()) return { n, s: l, link: false, err: undefined as NodeJS.ErrnoException | undefined };
+            if (!l.isSymbolicLink()) return { n, s: l, link: false, err: undefined as unknown };
             return { n, s: await stat(p), link: true, err: undefined };
           } catch (err) {
-            return { n, s: undefined, link: true, err: err as NodeJS.ErrnoException };
+            return { n, s: undefined, link: true, err: err as unknown };
           }
         }),
       );
       for (const { n, s, link, err } of results) {
         const p = join(dir, n);
         if (!s) {
-          if (err?.code === 'ELOOP') onNotice({ level: 'warning', message: `${p}: symbolic link loop; skipped`, file: p });
-          else if (err?.code === 'ENOENT' && link) onNotice({ level: 'warning', message: `${p}: dangling symbolic link (its target does not exist); skipped`, file: p });
-          else if (err?.code !== 'ENOENT') onNotice({ level: 'warning', message: `${p}: ${err?.message}; skipped`, file: p });
+          const code = errnoCode(err);
+          if (code === 'ELOOP') onNotice({ level: 'warning', message: `${p}: symbolic link loop; skipped`, file: p });
+          else if (code === 'ENOENT' && link) onNotice({ level: 'warning', message: `${p}: dangling symbolic link (its target does not exist); skipped`, file: p });
+          else if (code !== 'ENOENT') onNotice({ level: 'warning', message: `${p}: ${errorMessage(err)}; skipped`, file: p });
           continue;
         }
         if (s.isDirectory()) {

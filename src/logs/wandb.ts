@@ -12,6 +12,7 @@
 // A table file is written once, so its groups are complete at once. Texts are read back by
 // (row, column) from the file.
 import { readFile, stat } from 'node:fs/promises';
+import { errorMessage } from '../util/errors';
 import { basename } from 'node:path';
 import { parseStep } from './native.js';
 import { pickRewardColumns, rewardNamesNearTable, trlRecords, type TrlRead } from './trl.js';
@@ -39,7 +40,7 @@ async function loadTable(file: string): Promise<Table> {
   try {
     v = JSON.parse(await readFile(file, 'utf8'));
   } catch (err) {
-    throw new Error(`not JSON (${(err as Error).message.slice(0, 80)})`);
+    throw new Error(`not JSON (${errorMessage(err).slice(0, 80)})`);
   }
   const t = v as Partial<Table>;
   if (!t || typeof t !== 'object' || !Array.isArray(t.columns) || !Array.isArray(t.data)) throw notALog('not a W&B table ({"columns", "data"})');

@@ -2,8 +2,8 @@
 // from its log file (the custom editor), or two runs — or two operators on one run — side by
 // side. Imported by both sides; no 'vscode', no DOM. The webview draws what the host computed.
 import type { OperatorId } from './messages';
-import type { CompareRun, Disagreement, RunsComparison } from '../engine/analysis/runs-compare-types';
-import type { LearningSignal } from '../engine/analysis/health-types';
+import type { CompareRun, Disagreement, RunsComparison } from '../engine/browser';
+import type { LearningSignal } from '../engine/browser';
 
 export const COMPARE_PROTOCOL = 1;
 

@@ -1,7 +1,7 @@
 // Typed messages between the extension host and the run dashboard (webview). Imported by
 // both sides; no 'vscode', no DOM. The webview draws what the host computed; it never scores.
-import type { OperatorId } from './messages';
-import type { RunHealth } from '../engine/analysis/health-types';
+import { isOperatorId, type OperatorId } from './messages';
+import type { RunHealth } from '../engine/browser';
 
 export const DASHBOARD_PROTOCOL = 1;
 
@@ -108,8 +108,10 @@ export type DashWebviewMessage =
   /** Opens the runs side by side: the dashboard's run (A) and `runId` (B; the same run: two operators). */
   | { type: 'compareWith'; runId: string };
 
+/** The operators the κ × τ heatmap offers, in the order its menu lists them (CoRE first: its default). */
+export const SWEEP_OPERATORS: readonly OperatorId[] = ['core', 'ec', 'cisc'];
+
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const OPS = new Set(['majority', 'cisc', 'ec', 'core', 't3rl', 'msttrl']);
 
 /** Validates a message from the dashboard webview (untrusted input to the host). */
 export function parseDashMessage(v: unknown): DashWebviewMessage | null {
@@ -123,7 +125,7 @@ export function parseDashMessage(v: unknown): DashWebviewMessage | null {
     case 'openQuestion':
       return typeof v.step === 'number' && Number.isFinite(v.step) && typeof v.questionId === 'string' ? { type: 'openQuestion', step: v.step, questionId: v.questionId } : null;
     case 'runSweep':
-      return typeof v.operator === 'string' && OPS.has(v.operator) ? { type: 'runSweep', operator: v.operator as OperatorId } : null;
+      return isOperatorId(v.operator) ? { type: 'runSweep', operator: v.operator } : null;
     case 'export':
       return v.format === 'jsonl' || v.format === 'csv' ? { type: 'export', format: v.format } : null;
     case 'compareWith':

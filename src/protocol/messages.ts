@@ -4,8 +4,8 @@
 
 export const PROTOCOL_VERSION = 1;
 
-export { OPERATOR_IDS, OPERATOR_LABELS, isOperatorId, type OperatorId } from '../engine/operators/ids';
-import type { OperatorId } from '../engine/operators/ids';
+export { OPERATOR_IDS, OPERATOR_LABELS, isOperatorId, type OperatorId } from '../engine/browser';
+import type { OperatorId } from '../engine/browser';
 
 export type Regime = 'saturated' | 'contested' | 'competence-floor' | 'empty';
 

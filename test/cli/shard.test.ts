@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { bucketOf, parseShard } from '../../src/cli/shard';
-import { fnv1a } from '../../src/engine/hash';
+import { fnv1a } from '../../src/engine';
 
 const RUN = 'examples/demo-run';
 function cli(args: string[]) {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch, openWorkbench, runCommand, retry } from './lib.mjs';
+import { collapseUntilRows, launch, openWorkbench, runCommand, retry } from './lib.mjs';
 
 const URL_ = process.env.E2E_URL;
 const ROOT = process.env.E2E_ROOT;
@@ -36,18 +36,7 @@ before(async () => {
   ctx.page.on('pageerror', (e) => console.log('[pageerror]', e.message));
   await openWorkbench(ctx.page, URL_);
   await ctx.page.locator('.activitybar [aria-label^="Consensus Lens"]').first().click();
-  // Runs open expanded and the list renders only the rows in view: collapse them (again, as runs
-  // arrive) until health-run's row is rendered.
-  const t0 = Date.now();
-  for (;;) {
-    await ctx.page.locator('.sidebar .title-actions [aria-label="Collapse All"]').first().click({ timeout: 5_000 }).catch(() => undefined);
-    try {
-      await ctx.page.locator('.sidebar .monaco-list-row', { hasText: 'health-run' }).first().waitFor({ timeout: 3_000 });
-      break;
-    } catch (e) {
-      if (Date.now() - t0 > 60_000) throw e;
-    }
-  }
+  await collapseUntilRows(ctx.page, ['health-run']);
 });
 
 afterEach(async (t) => {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch, openWorkbench, runCommand, retry, webviewWith } from './lib.mjs';
+import { collapseUntilRows, launch, openWorkbench, runCommand, retry, webviewWith } from './lib.mjs';
 
 const URL_ = process.env.E2E_URL;
 const ROOT = process.env.E2E_ROOT;
@@ -71,12 +71,7 @@ before(async () => {
   ctx.page.on('pageerror', (e) => console.log('[pageerror]', e.message));
   await openWorkbench(ctx.page, URL_);
   await ctx.page.locator('.activitybar [aria-label^="Consensus Lens"]').first().click();
-  // Runs open expanded: collapse them so that every run's row is rendered.
-  await retry(async () => {
-    await ctx.page.locator('.sidebar .composite.title').first().hover();
-    await ctx.page.locator('.sidebar .title-actions [aria-label="Collapse All"]').first().click({ timeout: 5_000 });
-    for (const run of ['compare-a', 'compare-b', 'tokens-run']) assert.ok(await ctx.page.locator('.sidebar .monaco-list-row', { hasText: run }).count(), run);
-  }, { timeout: 90_000, interval: 1_000 });
+  await collapseUntilRows(ctx.page, ['compare-a', 'compare-b', 'tokens-run'], { timeout: 90_000 });
 });
 
 afterEach(async (t) => {

@@ -93,3 +93,22 @@ export async function webviewWith(page, selector, { timeout = 20_000 } = {}) {
     throw new Error(`no webview holds ${selector} (${n} open)`);
   }, { timeout });
 }
+
+/**
+ * Collapses the explorer until a row for each of `names` is rendered. Runs open expanded and the
+ * tree renders only the rows in view, and runs keep arriving (each expanded), so Collapse All is
+ * clicked again until every named row shows.
+ */
+export async function collapseUntilRows(page, names, { timeout = 60_000 } = {}) {
+  const t0 = Date.now();
+  for (;;) {
+    await page.locator('.sidebar .composite.title').first().hover({ timeout: 5_000 }).catch(() => undefined);
+    await page.locator('.sidebar .title-actions [aria-label="Collapse All"]').first().click({ timeout: 5_000 }).catch(() => undefined);
+    try {
+      for (const name of names) await page.locator('.sidebar .monaco-list-row', { hasText: name }).first().waitFor({ timeout: 3_000 });
+      return;
+    } catch (e) {
+      if (Date.now() - t0 > timeout) throw e;
+    }
+  }
+}

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { launch, openWorkbench, runCommand, retry } from './lib.mjs';
+import { collapseUntilRows, launch, openWorkbench, runCommand, retry } from './lib.mjs';
 
 const URL_ = process.env.E2E_URL;
 const ROOT = process.env.E2E_ROOT;
@@ -301,17 +301,7 @@ test('host: a run of degenerate roll-outs (an answer, then 60 KB of filler) load
     assert.equal(await input.inputValue(), file);
   });
   await input.press('Enter');
-  // Runs open expanded and the list renders only the rows in view: collapse them until the new run's row is rendered.
-  const t0 = Date.now();
-  for (;;) {
-    await page.locator('.sidebar .title-actions [aria-label="Collapse All"]').first().click({ timeout: 5_000 }).catch(() => undefined);
-    try {
-      await page.locator('.sidebar .monaco-list-row', { hasText: 'degenerate.jsonl' }).first().waitFor({ timeout: 3_000 });
-      break;
-    } catch (e) {
-      if (Date.now() - t0 > 30_000) throw e;
-    }
-  }
+  await collapseUntilRows(page, ['degenerate.jsonl'], { timeout: 30_000 });
   await report(); // resets: from here on, only what follows counts
   // The machine's own noise (a loaded CI box delays every thread): the lag of the idle window
   // over a few seconds, measured the same way, just before the load.

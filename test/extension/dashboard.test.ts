@@ -13,10 +13,9 @@ import { WhatIfEngine } from '../../src/extension/whatif/engine';
 import { dashboardModel } from '../../src/extension/dashboard/model';
 import { defaultParams } from '../../src/extension/params';
 import { buildReport, renderTable } from '../../src/cli/report';
-import { accuracyOf, countAccuracy, emptyAccuracy, formatAccuracy } from '../../src/engine/analysis/accuracy';
+import { accuracyOf, countAccuracy, emptyAccuracy, formatAccuracy, OPERATOR_IDS } from '../../src/engine';
 import { OPERATOR_STYLES } from '../../webview/dashboard/style';
 import { placeBar, recoveryAxis } from '../../webview/dashboard/recovery';
-import { OPERATOR_IDS } from '../../src/engine';
 import { rng, synthRollouts, type ClassPlan } from '../../scripts/synth';
 
 const dirs: string[] = [];

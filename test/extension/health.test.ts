@@ -3,8 +3,7 @@
 // the CLI: the same records give the same alarms).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRunContext } from '../../src/engine';
-import { analyseRun } from '../../src/engine/analysis/health';
+import { createRunContext, analyseRun } from '../../src/engine';
 import { buildView, score, storeGroup, summarize, type QuestionSummary } from '../../src/extension/scoring';
 import { filterQuestions } from '../../src/extension/explorer/filters';
 import { questionDescription } from '../../src/extension/format';

@@ -6,9 +6,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { oneLine, rolloutHeader } from '../../src/extension/format';
-import { csvField } from '../../src/engine/analysis/compare';
+import { csvField, prepareGroup } from '../../src/engine';
 import { mayFollowAgain } from '../../src/extension/runs/restore';
-import { prepareGroup } from '../../src/engine';
 import { buildView } from '../../src/extension/scoring';
 import { defaultParams } from '../../src/extension/params';
 

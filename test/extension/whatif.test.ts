@@ -177,7 +177,7 @@ test('κ × τ sweep and the dashboard rows in workers agree with the engine', a
 test('the panel’s sensitivity intervals come from a worker and match the engine in-process', async () => {
   const { store, run } = await openRun(writeRun(1, 3));
   const engine = workers();
-  const { sensitivity } = await import('../../src/engine/analysis/sensitivity');
+  const { sensitivity } = await import('../../src/engine');
   const { sensitivityRange } = await import('../../src/extension/whatif/range');
   for (const [, keys] of run.steps) {
     for (const k of keys) {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { readRun, type Notice } from '../../src/logs/index.js';
-import type { Group } from '../../src/engine/types.js';
+import type { Group } from '../../src/engine';
 
 export function tempDir(prefix = 'cl-logs-'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));

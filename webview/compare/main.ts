@@ -7,6 +7,8 @@ import './main.css';
 import { Chart, CategoryScale, Legend, LineController, LineElement, LinearScale, PointElement, Title, Tooltip, type ChartConfiguration } from 'chart.js';
 import type { CompareHostMessage, CompareWebviewMessage, PairSide, RunViewModel } from '../../src/protocol/compare';
 import { h, clear, fmt, showLabel } from '../dom';
+import { OPERATOR_STYLES } from '../dashboard/style';
+import type { OperatorId } from '../../src/protocol/messages';
 
 Chart.register(CategoryScale, Legend, LineController, LineElement, LinearScale, PointElement, Title, Tooltip);
 
@@ -173,7 +175,6 @@ function render(): void {
     if (!ls) return;
     const box = h('div', { class: 'signal-chart', 'data-side': TAGS[k] });
     sg.append(box);
-    const colors: Record<string, string> = { majority: 'foreground', cisc: 'charts-orange', ec: 'charts-yellow', core: 'charts-green', t3rl: 'charts-purple', msttrl: 'charts-blue' };
     const at = new Map(m.steps.map((st, i) => [st, i]));
     const align = (vals: (number | null)[], own: number[]) => {
       const out: (number | null)[] = m.steps.map(() => null);
@@ -188,7 +189,7 @@ function render(): void {
         labels,
         datasets: [
           ...ls.operators.map((op) => {
-            const c = cssVar(colors[op] ?? 'charts-blue');
+            const c = cssVar(OPERATOR_STYLES[op as OperatorId]?.color ?? 'charts-blue');
             return {
               label: op === ls.configured ? `${op} (the run's)` : op,
               data: align(ls.groups[op]!, own),

@@ -3,7 +3,7 @@
 // change points marked. It draws RunHealth exactly as the host computed it (the same analysis as
 // `consensus-lens health`); every string goes into the DOM as text.
 import { Chart, Title, type ChartConfiguration } from 'chart.js';
-import type { RunHealth } from '../../src/engine/analysis/health-types';
+import type { RunHealth } from '../../src/engine/browser';
 import { h, clear, fmt } from '../dom';
 import { renderLearningSignal } from './signal';
 import { OPERATOR_STYLES } from './style';

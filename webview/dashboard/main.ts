@@ -23,10 +23,11 @@ import {
   type ChartDataset,
 } from 'chart.js';
 import type { DashHistogram, DashHostMessage, DashModel, DashRecoveryPoint, DashSweep, DashWebviewMessage, DashWhatIf } from '../../src/protocol/dashboard';
-import type { OperatorId } from '../../src/protocol/messages';
+import { renderAgreement as renderAgreementTable, renderSweep as renderSweepTable } from './tables';
+import { OPERATOR_LABELS, type OperatorId } from '../../src/protocol/messages';
 import { h, clear, fmt, showLabel } from '../dom';
 import { renderHealth } from './health';
-import { formatAccuracy } from '../../src/engine/analysis/accuracy';
+import { formatAccuracy } from '../../src/engine/browser';
 import { OPERATOR_STYLES } from './style';
 import { placeBar, recoveryAxis } from './recovery';
 
@@ -35,7 +36,7 @@ Chart.register(BarController, BarElement, CategoryScale, Filler, Legend, LineCon
 
 const vscode = acquireVsCodeApi<{ runId: string | null }>();
 const post = (m: DashWebviewMessage): void => vscode.postMessage(m);
-const OP_LABELS = Object.fromEntries(Object.entries(OPERATOR_STYLES).map(([o, s]) => [o, s.label])) as Record<OperatorId, string>;
+const OP_LABELS: Record<OperatorId, string> = OPERATOR_LABELS;
 /** An operator's line: its colour, dash and point style (never colour alone). */
 function opLine(o: OperatorId) {
   const st = OPERATOR_STYLES[o];
@@ -452,95 +453,14 @@ function openPoint(i: number): void {
   if (p) post({ type: 'openQuestion', step: p.step, questionId: p.questionId });
 }
 
-// ---- sweep heatmap ---------------------------------------------------------------------------------
+// ---- sweep heatmap and agreement (tables.ts) ------------------------------------------------------
 
 function renderSweep(): void {
-  const body = sections.sweep.body;
-  clear(body);
-  const opSelect = h('select', { id: 'sweep-operator', 'aria-label': 'Operator to sweep' });
-  for (const o of ['core', 'ec', 'cisc'] as OperatorId[]) opSelect.append(h('option', { value: o, selected: (sweep?.operator ?? 'core') === o }, OP_LABELS[o]));
-  const run = h('button', { id: 'run-sweep', class: 'button' }, 'Run 6 × 6 sweep');
-  run.addEventListener('click', () => post({ type: 'runSweep', operator: opSelect.value as OperatorId }));
-  body.append(h('div', { class: 'row' }, opSelect, run));
-  if (!sweep || (model && sweep.runId !== model.runId)) {
-    body.append(h('p', { class: 'muted' }, 'Not run yet for this run (it re-scores every group 36 times in the worker threads).'));
-    return;
-  }
-  const s = sweep;
-  const truth = s.cells.some((c) => c.withTruth > 0);
-  const value = (c: DashSweep['cells'][number]) => (truth ? (c.withTruth ? c.correct / c.withTruth : null) : c.groups ? c.flips / c.groups : null);
-  const vals = s.cells.map(value).filter((v): v is number => v !== null);
-  const lo = Math.min(...vals);
-  const hi = Math.max(...vals);
-  const table = h('table', { class: 'heatmap', id: 'sweep-table', 'data-metric': truth ? 'accuracy' : 'flips' });
-  table.append(h('caption', {}, `${OP_LABELS[s.operator]}: ${truth ? 'pseudo-label accuracy (logged ground truth)' : 'share of pseudo-labels that differ from the vote'} · ${fmt(s.ms / 1000, 1)} s`));
-  table.append(h('thead', {}, h('tr', {}, h('th', {}, 'κ \\ τ'), ...s.taus.map((t) => h('th', { scope: 'col' }, fmt(t, 2))))));
-  const tb = h('tbody');
-  for (const k of s.kappas) {
-    const tr = h('tr', {}, h('th', { scope: 'row' }, fmt(k, 2)));
-    for (const t of s.taus) {
-      const c = s.cells.find((x) => x.kappa === k && x.tau === t)!;
-      const v = value(c);
-      const share = v === null || hi === lo ? 0 : (v - lo) / (hi - lo);
-      const td = h(
-        'td',
-        {
-          'data-kappa': k,
-          'data-tau': t,
-          'data-value': v ?? '',
-          title: `κ = ${k}, τ = ${t}: ${c.flips} of ${c.groups} differ from the vote; mean gate ${fmt(c.groups ? c.gateSum / c.groups : null, 3)}${c.withTruth ? `; accuracy ${fmt((100 * c.correct) / c.withTruth, 1)}%` : ''}`,
-        },
-        v === null ? '—' : truth ? `${fmt(100 * v, 1)}%` : `${fmt(100 * v, 1)}%`,
-      );
-      td.style.background = `color-mix(in srgb, var(--vscode-charts-${truth ? 'green' : 'purple'}) ${Math.round(10 + 70 * share)}%, transparent)`;
-      tr.append(td);
-    }
-    tb.append(tr);
-  }
-  table.append(tb);
-  body.append(table);
+  renderSweepTable(sections.sweep.body, sweep, model, post);
 }
 
-// ---- agreement ---------------------------------------------------------------------------------------
-
 function renderAgreement(): void {
-  const m = model!;
-  const body = sections.agreement.body;
-  clear(body);
-  const a = m.agreement;
-  const ran = a.operators.map((_, i) => a.both[i][i] > 0);
-  const idx = a.operators.map((_, i) => i).filter((i) => ran[i]);
-  const table = h('table', { class: 'heatmap', id: 'agreement-table' });
-  table.append(h('thead', {}, h('tr', {}, h('th', {}, ''), ...idx.map((i) => h('th', { scope: 'col' }, OP_LABELS[a.operators[i]])), m.hasTruth ? h('th', { scope: 'col' }, 'vs ground truth') : null)));
-  const tb = h('tbody');
-  for (const i of idx) {
-    const tr = h('tr', { 'data-op': a.operators[i] }, h('th', { scope: 'row' }, OP_LABELS[a.operators[i]]));
-    for (const j of idx) {
-      const r = a.rates[i][j];
-      const td = h('td', { 'data-op': a.operators[j], 'data-value': r ?? '', title: `${a.both[i][j]} questions where both ran` }, r === null ? '—' : `${fmt(100 * r, 1)}%`);
-      if (r !== null) td.style.background = `color-mix(in srgb, var(--vscode-charts-blue) ${Math.round(10 + 60 * r)}%, transparent)`;
-      tr.append(td);
-    }
-    if (m.hasTruth)
-      tr.append(
-        h(
-          'td',
-          {
-            class: 'num',
-            'data-col': 'truth',
-            'data-value': a.accuracy[i] ?? '',
-            'data-groups': a.withTruth[i],
-            title: `over the ${a.withTruth[i]} of ${m.withTruth} questions with logged ground truth where it ran`,
-          },
-          formatAccuracy(a.accuracy[i], a.withTruth[i], m.withTruth, '—'),
-        ),
-      );
-    tb.append(tr);
-  }
-  table.append(tb);
-  body.append(table);
-  const missing = a.operators.filter((_, i) => !ran[i]);
-  if (missing.length) body.append(h('p', { class: 'muted small' }, `Did not run on this run (data not logged): ${missing.map((o) => OP_LABELS[o]).join(', ')}.`));
+  renderAgreementTable(sections.agreement.body, model!);
 }
 
 // ---- last re-score --------------------------------------------------------------------------------------

@@ -1,11 +1,11 @@
 // The dashboard's learning-signal chart (docs/health.md §6): per step, the share of groups whose
 // GRPO advantage is non-zero under each operator, the saturated share, and the one-line
 // definitions of label and reward accuracy. Draws RunHealth.learningSignal as the host computed it.
-import type { RunHealth } from '../../src/engine/analysis/health-types';
+import type { RunHealth } from '../../src/engine/browser';
 import { h } from '../dom';
 import type { HealthDeps } from './health';
-
-const COLORS: Record<string, string> = { majority: 'foreground', cisc: 'charts-orange', ec: 'charts-yellow', core: 'charts-green', t3rl: 'charts-purple', msttrl: 'charts-blue' };
+import { OPERATOR_STYLES } from './style';
+import type { OperatorId } from '../../src/protocol/messages';
 
 export function renderLearningSignal(body: HTMLElement, health: RunHealth, deps: HealthDeps): void {
   const ls = health.learningSignal;
@@ -33,7 +33,7 @@ export function renderLearningSignal(body: HTMLElement, health: RunHealth, deps:
       labels: health.steps.map(String),
       datasets: [
         ...ls.operators.map((op) => {
-          const c = deps.cssVar(COLORS[op] ?? 'charts-blue');
+          const c = deps.cssVar(OPERATOR_STYLES[op as OperatorId]?.color ?? 'charts-blue');
           return {
             label: op === ls.configured ? `${op} (configured)` : op,
             data: ls.groups[op]!,

@@ -5,7 +5,7 @@
 // CSP allows nothing else, so no inline style attribute is used: series colours are classes of the
 // page's own stylesheet (`.series-K`).
 import { SERIES_COLOURS, type ReportGroup, type ReportStep, type RunReport, type RunSection, type StreamReport } from '../../src/cli/report-types';
-import type { RunHealth } from '../../src/engine/analysis/health-types';
+import type { RunHealth } from '../../src/engine/browser';
 
 type Cell = string | number | null | undefined;
 

@@ -6,13 +6,14 @@
 import type { PreparedGroup } from '../prepare';
 import type { GroupScore } from '../score';
 import { resolveParams, type Params } from '../params';
-import { configuredOperatorOf, operatorSpec, type RunContext } from '../operators/registry';
+import { configuredOperatorOf, OPERATORS, operatorSpec, type RunContext } from '../operators/registry';
 import type { OperatorId } from '../operators/result';
 import type { AurocCounts, FlagName, GroupHealth } from './health-types';
 import { answersEqual, type AnswerClass } from '../answers';
 import { pairIndex } from '../features/tfidf';
 import { ANSWER_RULES, REPETITION_THRESHOLD } from './health-text';
-import { hashString, rng } from './health-random';
+import { rng } from './health-random';
+import { fnv1a } from '../hash';
 import { operatorOutcome, operatorOutcomes } from './learning-signal';
 
 /** Per-roll-out flags (a bit mask). */
@@ -305,7 +306,8 @@ export function subsampleSizes(n: number): number[] {
   return out;
 }
 
-export const WHATIF_OPERATORS: readonly OperatorId[] = ['majority', 'cisc', 'ec', 'core'];
+/** The operators a subsample can re-run: those that need only the roll-outs (texts, confidences), not verifications or outcome checks. */
+export const WHATIF_OPERATORS: readonly OperatorId[] = OPERATORS.filter((o) => o.needs.every((n) => n === 'text' || n === 'confidence')).map((o) => o.id);
 export const WHATIF_DRAWS = 5;
 
 /**
@@ -318,7 +320,7 @@ export function rolloutWhatIf(g: PreparedGroup, full: GroupScore, params: Partia
   const truthClass = truth === null ? -2 : g.classes.findIndex((c) => answersEqual(c.answer, truth));
   const ops = WHATIF_OPERATORS.filter((id) => full.results[id]);
   if (!ops.length) return undefined;
-  const r = rng(hashString(`${g.run ?? ''}\u0000${g.step}\u0000${g.questionId}`));
+  const r = rng(fnv1a(`${g.run ?? ''}\u0000${g.step}\u0000${g.questionId}`));
   for (const size of subsampleSizes(g.n)) {
     const cell: Partial<Record<OperatorId, [number, number]>> = {};
     for (let d = 0; d < draws; d++) {

@@ -7,6 +7,7 @@
 
 import type { PreparedGroup } from '../prepare';
 import type { OperatorId, OperatorResult } from '../operators/result';
+import { OPERATOR_IDS } from '../operators/ids';
 import type { GroupHealth, LearningSignal, OperatorOutcome } from './health-types';
 
 export type { LearningSignal, OperatorOutcome } from './health-types';
@@ -57,8 +58,6 @@ export function operatorOutcomes(g: PreparedGroup, results: Partial<Record<Opera
 /** Saturated: every roll-out gives the same answer (the vote's rewards are all equal). */
 export const isSaturated = (h: GroupHealth): boolean => h.n > 0 && h.answered === h.n && h.distinct === 1;
 
-const OPERATOR_ORDER: readonly OperatorId[] = ['majority', 'cisc', 'ec', 'core', 't3rl', 'msttrl'];
-
 /** Share of the step's groups with signal under `op` (null when the operator ran on none). */
 export function groupSignalShare(hs: readonly GroupHealth[], op: OperatorId): number | null {
   let k = 0;
@@ -92,7 +91,7 @@ export function learningSignal(steps: readonly number[], byStep: ReadonlyMap<num
   const present = new Set<OperatorId>();
   for (const hs of byStep.values()) for (const h of hs) for (const id of Object.keys(h.operators ?? {})) present.add(id as OperatorId);
   if (!present.size) return null;
-  const operators = OPERATOR_ORDER.filter((id) => present.has(id));
+  const operators = OPERATOR_IDS.filter((id) => present.has(id));
   const groups: LearningSignal['groups'] = {};
   const rollouts: LearningSignal['rollouts'] = {};
   const total: LearningSignal['total'] = {};

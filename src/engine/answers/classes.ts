@@ -1,6 +1,7 @@
 // Answer classes (docs/contract.md#answer-equivalence): each answer joins the first existing class whose FIRST member it
 // equals (no transitive chaining), in class-creation order; null answers get class -1.
 import { compareCanonical, limits, type Comparison } from './compare';
+import { errorMessage } from '../../util/errors';
 import { budget, BudgetError, TimeoutError } from './evaluate';
 import { canonicalise, textKey, type Canonical } from './typed';
 
@@ -68,7 +69,7 @@ export function canonicalOf(a: string): Canonical {
     c = canonicalise(a);
   } catch (e) {
     // Untrusted input: a parse that times out, exhausts the stack, or hits a bug reads as text.
-    c = asText(a, e instanceof BudgetError ? `over the parse budget (${e.message}): compared as text` : e instanceof TimeoutError ? 'timed out while parsing: compared as text' : `could not parse (${(e as Error).message ?? String(e)}): compared as text`);
+    c = asText(a, e instanceof BudgetError ? `over the parse budget (${e.message}): compared as text` : e instanceof TimeoutError ? 'timed out while parsing: compared as text' : `could not parse (${errorMessage(e)}): compared as text`);
   } finally {
     budget.deadline = Infinity;
   }

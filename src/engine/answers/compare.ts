@@ -1,5 +1,7 @@
 // The decision of docs/contract.md#answer-equivalence between two canonical answers (docs/answers.md "Decision rules").
+// Long file: one job, the decision rules for every pair of answer types, in the order docs/answers.md lists them.
 import { budget, BudgetError, EvalError, exactEval, numEval, parts, TimeoutError, type Num } from './evaluate';
+import { errorMessage } from '../../util/errors';
 import type { Node } from './latex';
 import * as Q from './rational';
 import { canonicalise, freeVars, hasDecimal, type Canonical, type Iv, type Reading, type Value } from './typed';
@@ -608,7 +610,7 @@ export function compareCanonical(cx: Canonical, cy: Canonical): Comparison {
       if (!(e instanceof TimeoutError)) {
         // Stack or BigInt size exhausted by an adversarial answer, or a bug: "not equal", never
         // a crash of the scoring loop (the reason carries the message).
-        return { equal: false, reason: `could not compare: ${(e as Error).message ?? String(e)}`, left, right };
+        return { equal: false, reason: `could not compare: ${errorMessage(e)}`, left, right };
       }
       // A size bound is deterministic: no retry.
       if (e instanceof BudgetError) return { equal: false, reason: `not decided (${e.message}): treated as not equal`, left, right, timedOut: true };

@@ -1,6 +1,7 @@
 // A small LaTeX (and plain-text) math parser into our own expression tree (docs/contract.md#answer-equivalence).
 // Model output is untrusted: nothing here evaluates strings; unknown syntax throws ParseError
 // and the caller falls back to comparing the answer as text.
+// Long file: one job, a recursive-descent parser, whose grammar is read best in one place.
 import { exactEval } from './evaluate';
 import { budget, BudgetError, MAX_NODES, treeSize } from './budget';
 import { parseDecimal, type Rational } from './rational';

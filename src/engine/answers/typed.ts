@@ -3,6 +3,8 @@
 // An answer can have several READINGS when its notation is ambiguous ("(1,2)" is a tuple or an
 // open interval, "1,22" a decimal comma or a list, "28\%" is 28 or 0.28); two answers are equal
 // when some pair of readings is (docs/answers.md).
+// Long file: one job, reading every answer type the benchmarks use; each type's parse sits beside
+// the others because readings of one answer are tried together (a split would scatter that order).
 import { budget, treeSize } from './budget';
 import { exactEval, numEval, parts, EvalError } from './evaluate';
 import { parseLatex, ParseError, nodeKey, numNode, type Node, type RelOp } from './latex';

@@ -7,6 +7,8 @@
 // The numbers: the what-if workers' per-group health records (src/extension/whatif), through
 // src/extension/compare/model.ts and src/engine/analysis/runs-compare.ts.
 import * as vscode from 'vscode';
+import { errorMessage } from '../../util/errors';
+import { LatestJob } from '../util/latest-job';
 import { OPERATOR_IDS, type OperatorId } from '../../engine';
 import { parseCompareMessage, type CompareHostMessage, type RunViewModel } from '../../protocol/compare';
 import { makeNonce, panelHtml } from '../html';
@@ -43,9 +45,7 @@ export class RunView implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private ready = false;
   private queue: CompareHostMessage[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private computing = false;
-  private again = false;
+  private readonly job = new LatestJob(() => this.compute());
   private disposed = false;
   /** The last model sent (the e2e tests read it through the extension's API). */
   model: RunViewModel | null = null;
@@ -110,19 +110,10 @@ export class RunView implements vscode.Disposable {
   }
 
   private schedule(ms: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.compute();
-    }, ms);
+    this.job.schedule(ms);
   }
 
   private async compute(): Promise<void> {
-    if (this.computing) {
-      this.again = true;
-      return;
-    }
-    this.computing = true;
     const sides = this.sides;
     this.post({ type: 'busy', what: sides.length > 1 ? 'scoring both runs' : 'scoring the run' });
     try {
@@ -149,14 +140,9 @@ export class RunView implements vscode.Disposable {
       this.post({ type: 'model', model: this.model });
       this.panel.title = this.title();
     } catch (e) {
-      this.post({ type: 'error', message: (e as Error).message });
+      this.post({ type: 'error', message: errorMessage(e) });
     } finally {
-      this.computing = false;
       this.post({ type: 'busy', what: null });
-      if (this.again) {
-        this.again = false;
-        this.schedule(0);
-      }
     }
   }
 
@@ -207,7 +193,7 @@ export class RunView implements vscode.Disposable {
     if (this.disposed) return;
     this.disposed = true;
     RunView.views.delete(this);
-    if (this.timer) clearTimeout(this.timer);
+    this.job.dispose();
     for (const d of this.disposables.splice(0)) d.dispose();
   }
 }

@@ -2,8 +2,8 @@
 // workers compute: one run, or two side by side (src/engine/analysis/runs-compare.ts), and one
 // side of a question both runs saw. Pure: no 'vscode'.
 import type { OperatorId } from '../../engine';
-import { analyseRun, labelFreeCopies, type GroupHealth } from '../../engine/analysis/health';
-import { compareRuns, runSummary, trainingRecords, type RunSide } from '../../engine/analysis/runs-compare';
+import { analyseRun, labelFreeCopies, type GroupHealth } from '../../engine';
+import { compareRuns, runSummary, trainingRecords, type RunSide } from '../../engine';
 import { MAX_DISAGREEMENTS, type PairSide, type RunViewModel } from '../../protocol/compare';
 import type { QuestionView } from '../../protocol/messages';
 

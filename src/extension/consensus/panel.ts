@@ -15,7 +15,7 @@ import {
   type TokenCurve,
 } from '../../protocol/messages';
 import { Latest } from '../../protocol/channel';
-import { errorMessage } from '../errors';
+import { errorMessage } from '../../util/errors';
 import { makeNonce, panelHtml } from '../html';
 
 export const PANEL_VIEW_TYPE = 'consensusLens.consensus';

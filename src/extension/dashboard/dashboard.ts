@@ -1,6 +1,7 @@
 // The run dashboard as a feature: consensusLens.showDashboard, consensusLens.openSweepResult (a
 // cluster sweep's result file in the sweep view) and the panel's restore after a reload.
 import { existsSync } from 'node:fs';
+import { errorMessage } from '../../util/errors';
 import { readFile } from 'node:fs/promises';
 import * as vscode from 'vscode';
 import type { QuestionKey } from '../../protocol/messages';
@@ -53,7 +54,7 @@ export class DashboardFeature implements vscode.Disposable {
           DashboardPanel.show(context.extensionUri, this.host, runId).showSweep({ ...result.sweep, runId });
           return runId;
         } catch (e) {
-          void vscode.window.showErrorMessage(`Consensus Lens: ${(e as Error).message}`);
+          void vscode.window.showErrorMessage(`Consensus Lens: ${errorMessage(e)}`);
         }
       }),
       vscode.window.registerWebviewPanelSerializer(DASHBOARD_VIEW_TYPE, {

@@ -2,10 +2,10 @@
 // points of the CoRE paper's Fig. 4 and the operator agreement matrix, from the rows the what-if
 // workers compute. Pure: no 'vscode', no DOM. The webview only draws these numbers.
 import { OPERATOR_IDS, type OperatorId } from '../../engine';
-import { agreementRates } from '../../engine/analysis/compare';
-import { accuracyOf, countAccuracy, emptyAccuracy, type AccuracyCount } from '../../engine/analysis/accuracy';
+import { agreementRates } from '../../engine';
+import { accuracyOf, countAccuracy, emptyAccuracy, type AccuracyCount } from '../../engine';
 import type { DashboardData } from '../whatif/engine';
-import { analyseRun, labelFreeCopies } from '../../engine/analysis/health';
+import { analyseRun, labelFreeCopies } from '../../engine';
 import type { DashModel, DashRecoveryPoint, DashStep } from '../../protocol/dashboard';
 
 // The model's shape is the dashboard protocol's: the host builds exactly what the webview draws.

@@ -12,7 +12,8 @@ import type { RunStore } from '../store';
 import { storeSource } from '../rescore';
 import type { WhatIfController } from '../whatif';
 import { dashboardModel } from './model';
-import { errorMessage } from '../errors';
+import { errorMessage } from '../../util/errors';
+import { LatestJob } from '../util/latest-job';
 
 export const DASHBOARD_VIEW_TYPE = 'consensusLens.dashboard';
 
@@ -35,9 +36,7 @@ export class DashboardPanel implements vscode.Disposable {
   private ready = false;
   private queue: DashHostMessage[] = [];
   private runId: string | null = null;
-  private timer: NodeJS.Timeout | undefined;
-  private computing = false;
-  private again = false;
+  private readonly job = new LatestJob(() => this.compute());
   /** The last model sent (tests read it through the extension's API). */
   model: DashModel | null = null;
 
@@ -134,22 +133,13 @@ export class DashboardPanel implements vscode.Disposable {
 
   /** Recomputes the model (debounced; one computation at a time). */
   schedule(ms: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.compute();
-    }, ms);
+    this.job.schedule(ms);
   }
 
   private async compute(): Promise<void> {
-    if (this.computing) {
-      this.again = true;
-      return;
-    }
     const runId = this.runId;
     const run = runId ? this.host.store.runs.get(runId) : undefined;
     if (!run) return;
-    this.computing = true;
     this.post({ type: 'busy', what: 'scoring the run' });
     try {
       await this.host.store.idle();
@@ -165,12 +155,7 @@ export class DashboardPanel implements vscode.Disposable {
     } catch (e) {
       this.post({ type: 'error', message: errorMessage(e) });
     } finally {
-      this.computing = false;
       this.post({ type: 'busy', what: null });
-      if (this.again) {
-        this.again = false;
-        this.schedule(0);
-      }
     }
   }
 
@@ -252,7 +237,7 @@ export class DashboardPanel implements vscode.Disposable {
   dispose(): void {
     this.disposed = true;
     if (DashboardPanel.current === this) DashboardPanel.current = undefined;
-    if (this.timer) clearTimeout(this.timer);
+    this.job.dispose();
     this.panel.dispose();
     for (const d of this.disposables.splice(0)) d.dispose();
   }

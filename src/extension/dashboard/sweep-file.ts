@@ -3,7 +3,7 @@
 // sums per setting and operator. Read here into the dashboard's κ × τ heatmap, the same cells its
 // own 6 × 6 sweep fills (the counts and sums, never ratios).
 import { DEFAULT_PARAMS, type OperatorId } from '../../engine';
-import type { DashSweep } from '../../protocol/dashboard';
+import { SWEEP_OPERATORS as HEATMAP_OPERATORS, type DashSweep } from '../../protocol/dashboard';
 
 export interface SweepFile {
   /** The run the driver swept (an absolute path on the cluster's shared storage). */
@@ -11,7 +11,6 @@ export interface SweepFile {
   sweep: Omit<DashSweep, 'runId'>;
 }
 
-const HEATMAP_OPERATORS: OperatorId[] = ['core', 'ec', 'cisc'];
 const COUNTS = ['groups', 'flips_vs_majority', 'gate_sum', 'with_truth', 'correct'] as const;
 
 /** Parses a cluster sweep result; an error names the file and line. */

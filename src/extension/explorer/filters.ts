@@ -1,6 +1,6 @@
 // Explorer filters and sort orders. Pure: no 'vscode'.
 import type { QuestionSummary } from '../scoring';
-import { isDegenerate } from '../../engine/analysis/health';
+import { isDegenerate } from '../../engine';
 import { naturalCompare } from '../../logs/walk';
 
 export type ExplorerFilter = 'all' | 'contested' | 'overturns' | 'mismatches' | 'degenerate';

@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { readRolloutText, type RolloutSource } from '../../logs';
 import type { QuestionKey, QuestionView } from '../../protocol/messages';
 import { answerSpan, rolloutHeader } from '../format';
-import { errorMessage } from '../errors';
+import { errorMessage } from '../../util/errors';
 import type { TokenConfidence } from '../tokens';
 
 export const ROLLOUT_SCHEME = 'consensus-lens-rollout';

@@ -1,7 +1,7 @@
 // Run health in the extension host (docs/health.md): the run's health is analysed from the
 // per-question records the background scoring already keeps (QuestionSummary.health), by the same
 // engine function as `consensus-lens health` and the dashboard. Pure: no 'vscode'.
-import { analyseRun, labelFreeCopies, premiseCheck, type GroupHealth, type PremiseCheck, type RunHealth } from '../../engine/analysis/health';
+import { analyseRun, labelFreeCopies, premiseCheck, type GroupHealth, type PremiseCheck, type RunHealth } from '../../engine';
 import type { QuestionSummary } from '../scoring';
 
 export function healthRecords(summaries: Iterable<QuestionSummary | undefined>): GroupHealth[] {

@@ -6,6 +6,7 @@
 // they build a document and `decorate` when it is shown.
 import * as vscode from 'vscode';
 import { readFile, stat } from 'node:fs/promises';
+import { errorMessage } from '../../util/errors';
 import { readRolloutObject, type RolloutSource } from '../../logs';
 import { tokenizerFile } from '../settings';
 import { tokenTexts, type TokenTexts } from './tokenizer';
@@ -33,14 +34,14 @@ export async function configuredDecoder(): Promise<{ decode?: (ids: readonly num
       try {
         tokenizer.texts = tokenTexts(JSON.parse(await readFile(file, 'utf8')));
       } catch (e) {
-        tokenizer.error = (e as Error).message;
+        tokenizer.error = errorMessage(e);
       }
     }
     if (tokenizer.error) throw new Error(tokenizer.error);
     const t = tokenizer.texts!;
     return { decode: (ids) => t.decode(ids) };
   } catch (e) {
-    return { error: `the tokenizer file ${file} (consensusLens.tokenConfidence.tokenizerFile) could not be read: ${(e as Error).message}` };
+    return { error: `the tokenizer file ${file} (consensusLens.tokenConfidence.tokenizerFile) could not be read: ${errorMessage(e)}` };
   }
 }
 /** Roll-out documents whose token layout is kept. */
@@ -81,7 +82,7 @@ export class TokenConfidence implements vscode.HoverProvider, vscode.DocumentLin
       o = source ? await readRolloutObject(source) : null;
     } catch (e) {
       this.docs.delete(uri.toString());
-      return [`# token confidence: the record could not be read back (${(e as Error).message})`];
+      return [`# token confidence: the record could not be read back (${errorMessage(e)})`];
     }
     const dec = await configuredDecoder();
     const r = tokenReadout(text, o ? tokenDataOf(o, dec.decode) : { kind: 'none' }, answer);

@@ -2,31 +2,17 @@
 // its commands. Profiles come only from user/machine settings (never the workspace); launching
 // is refused in an untrusted workspace; nothing runs before the user presses Enter on the full,
 // resolved command. The pure parts (quoting, validation, nvidia-smi) are in quote.ts,
-// profile.ts and gpus.ts; the process behind the task's terminal is runner.ts.
+// profile.ts and gpus.ts; the process behind the task's terminal is runner.ts; the Jobs view's
+// tree is jobs-view.ts; what is read from the machine (settings, shells, GPUs) is machine.ts.
 import * as vscode from 'vscode';
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { userInfo } from 'node:os';
-import { NVIDIA_SMI_ARGS, describeGpu, interpretNvidiaSmi, type GpuQuery } from './gpus';
-import {
-  invocation,
-  invocationShell,
-  parseGpuList,
-  probeQuoteStyle,
-  resolveLaunch,
-  trainingVariables,
-  terminalProfile,
-  terminalProfileNames,
-  userDefaultShell,
-  validateProfiles,
-  type ResolvedLaunch,
-  type TrainingProfile,
-  type WhatIf,
-} from './profile';
+import { describeGpu } from './gpus';
+import { invocation, invocationShell, parseGpuList, probeQuoteStyle, resolveLaunch, trainingVariables, terminalProfile, type ResolvedLaunch, type TrainingProfile, type WhatIf } from './profile';
 import { JobPty } from './runner';
 import { UnquotableError } from './quote';
-import { ignoredUserValue, readText, settingsFiles } from './settings-files';
+import { JobsTree, duration, stateText, whatIfText, type Job } from './jobs-view';
+import { MachineSettings, defaultShell, openSettings, settingsWhere, shellExists, terminalProfiles } from './machine';
 import { OPERATOR_IDS } from '../../protocol/messages';
 
 export type { WhatIf } from './profile';
@@ -42,196 +28,10 @@ export interface TrainingHost {
   log: vscode.LogOutputChannel;
 }
 
-export type JobState = 'running' | 'succeeded' | 'failed' | 'stopped';
-
-export interface Job {
-  id: string;
-  profile: TrainingProfile;
-  what: WhatIf;
-  launch: ResolvedLaunch;
-  /** The command that ran (the resolved one, possibly edited by the user). */
-  command: string;
-  started: number;
-  ended: number | null;
-  exitCode: number | null;
-  state: JobState;
-  pid: number | null;
-  execution: vscode.TaskExecution | null;
-  pty: JobPty;
-  taskName: string;
-  terminal: vscode.Terminal | null;
-  run: { id: string; label: string } | null;
-  outputFile: string;
-}
-
 const TASK_TYPE = 'consensusLens.training';
-const PARAM_KEYS: [string, string][] = [
-  ['kappa', 'κ'],
-  ['tau', 'τ'],
-  ['alpha', 'α'],
-  ['omega', 'ω'],
-  ['lambda', 'λ'],
-];
-
-export function whatIfText(w: WhatIf): string {
-  return [w.operator, ...PARAM_KEYS.filter(([k]) => typeof w.params[k] === 'number').map(([k, s]) => `${s}=${Number(w.params[k].toPrecision(6))}`)].join(' ');
-}
-
-function duration(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m ${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, '0')}m`;
-}
-
-function stateText(j: Job): string {
-  switch (j.state) {
-    case 'running':
-      return 'running';
-    case 'succeeded':
-      return 'exit 0';
-    case 'failed':
-      return `exit ${j.exitCode}`;
-    case 'stopped':
-      return `stopped (exit ${j.exitCode})`;
-  }
-}
-
-/** A terminal profile's path exists (a bare name is looked up on PATH by spawn). */
-const shellExists = (p: string): boolean => !/[\\/]/.test(p) || existsSync(p);
-
-const osKey = (): string => (process.platform === 'win32' ? 'windows' : process.platform === 'darwin' ? 'osx' : 'linux');
-
-/** The extension's global storage folder (set at registration): locates the settings files. */
-let globalStorage = '';
-
-/**
- * A machine-scoped setting's value from user/machine settings (or its default) only: workspace
- * values are ignored; in a remote window so is a value in the local User settings (see
- * settings-files.ts), consistently, and `ignoredUserFile` names the file it sits in.
- */
-function userSetting<T>(section: string, key: string): { value: T | undefined; ignoredWorkspace: boolean; ignoredUserFile: string | null } {
-  const i = vscode.workspace.getConfiguration(section).inspect<T>(key);
-  const ignoredWorkspace = i?.workspaceValue !== undefined || i?.workspaceFolderValue !== undefined;
-  const files = globalStorage ? settingsFiles(globalStorage) : null;
-  const ignored = !!files && ignoredUserValue(`${section}.${key}`, !!vscode.env.remoteName, readText(files.user), readText(files.machine));
-  return { value: ignored ? i?.defaultValue : (i?.globalValue ?? i?.defaultValue), ignoredWorkspace, ignoredUserFile: ignored && files ? files.user : null };
-}
-
-/** terminal.integrated.profiles.<os>: defaults merged with the user's, workspace values ignored. */
-function terminalProfiles(): Record<string, unknown> {
-  const i = vscode.workspace.getConfiguration('terminal.integrated.profiles').inspect<Record<string, unknown>>(osKey());
-  return { ...(i?.defaultValue ?? {}), ...(i?.globalValue ?? {}) };
-}
-
-/** The shell of a profile without `terminal`: user-level settings or the login shell only (see userDefaultShell). */
-function defaultShell(): string | undefined {
-  const i = vscode.workspace.getConfiguration('terminal.integrated.defaultProfile').inspect<string>(osKey());
-  let login: string | undefined;
-  try {
-    login = process.platform === 'win32' ? process.env.ComSpec : (userInfo().shell ?? undefined);
-  } catch {
-    login = undefined;
-  }
-  return userDefaultShell(i?.globalValue, terminalProfiles(), login, shellExists);
-}
-
-function readProfiles(log: vscode.LogOutputChannel): { profiles: TrainingProfile[]; errors: string[]; ignored: boolean } {
-  const { value, ignoredWorkspace, ignoredUserFile } = userSetting<unknown>('consensusLens.training', 'profiles');
-  if (ignoredWorkspace) log.warn('consensusLens.training.profiles in workspace settings is ignored: training profiles are read from user (machine) settings only');
-  if (ignoredUserFile) {
-    const msg = `Consensus Lens: consensusLens.training.profiles in your User settings (${ignoredUserFile}) is ignored in a remote window: VS Code reads machine-scoped settings from the Remote settings there. Move the profiles to the Remote settings.`;
-    log.warn(msg);
-    void vscode.window.showWarningMessage(msg, 'Open Remote Settings', 'Open User Settings').then((c) => {
-      if (c === 'Open Remote Settings') void vscode.commands.executeCommand('workbench.action.openRemoteSettingsFile');
-      if (c === 'Open User Settings') void vscode.window.showTextDocument(vscode.Uri.file(ignoredUserFile));
-    });
-  }
-  return { ...validateProfiles(value ?? [], terminalProfileNames(terminalProfiles())), ignored: !!ignoredUserFile };
-}
-
-/**
- * Where machine-scoped settings are read: the user settings of a local window; in a remote window
- * (Remote-SSH, code-server) the Remote settings — VS Code ignores machine-scoped values in the
- * local user settings there.
- */
-function settingsWhere(): { text: string; button: string } {
-  return vscode.env.remoteName ? { text: 'Remote settings (Preferences: Open Remote Settings (JSON))', button: 'Open Remote Settings' } : { text: 'user settings', button: 'Open User Settings' };
-}
-function openSettings(): Thenable<unknown> {
-  return vscode.commands.executeCommand(vscode.env.remoteName ? 'workbench.action.openRemoteSettingsFile' : 'workbench.action.openSettingsJson');
-}
-
-function queryGpus(): Promise<GpuQuery> {
-  const path = userSetting<string>('consensusLens.training', 'nvidiaSmi').value || 'nvidia-smi';
-  return new Promise((resolve) => {
-    execFile(path, NVIDIA_SMI_ARGS, { timeout: 5000, maxBuffer: 1 << 20, encoding: 'utf8' }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as NodeJS.ErrnoException & { code?: unknown }).code === 'number' ? (err as unknown as { code: number }).code : null) : 0;
-      const spawnError =
-        err && typeof (err as NodeJS.ErrnoException).code === 'string'
-          ? `${(err as NodeJS.ErrnoException).code}: ${err.message}`
-          : err && (err as { killed?: boolean }).killed
-            ? 'timed out'
-            : undefined;
-      resolve(interpretNvidiaSmi({ code, stdout: stdout ?? '', stderr: stderr ?? '', error: spawnError }));
-    });
-  });
-}
-
-class JobsTree implements vscode.TreeDataProvider<Job | { job: Job; text: string; tip?: string }> {
-  private readonly emitter = new vscode.EventEmitter<void>();
-  readonly onDidChangeTreeData = this.emitter.event;
-  constructor(private readonly jobs: () => Job[]) {}
-  refresh(): void {
-    this.emitter.fire();
-  }
-  getChildren(e?: Job | { job: Job; text: string }): (Job | { job: Job; text: string; tip?: string })[] {
-    if (!e) return [...this.jobs()].reverse();
-    if (!('pty' in e)) return [];
-    const j = e;
-    const end = j.ended ?? Date.now();
-    const rows: { job: Job; text: string; tip?: string }[] = [
-      { job: j, text: `profile: ${j.profile.name}` },
-      { job: j, text: `parameters: ${whatIfText(j.what)}` },
-      { job: j, text: `GPUs: ${j.launch.gpus || 'none'}` },
-      { job: j, text: `started: ${new Date(j.started).toLocaleString()}` },
-      { job: j, text: `duration: ${duration(end - j.started)}` },
-      { job: j, text: `exit code: ${j.exitCode ?? '—'}` },
-      { job: j, text: `log folder: ${j.launch.logDir ?? '(none)'}`, tip: j.launch.logDir ?? undefined },
-      { job: j, text: `command: ${j.command}`, tip: j.command },
-    ];
-    return rows;
-  }
-  getTreeItem(e: Job | { job: Job; text: string; tip?: string }): vscode.TreeItem {
-    if (!('pty' in e)) {
-      const item = new vscode.TreeItem(e.text.replace(/\s+/g, ' '), vscode.TreeItemCollapsibleState.None);
-      item.tooltip = e.tip ?? e.text;
-      item.contextValue = 'jobDetail';
-      return item;
-    }
-    const j = e;
-    const item = new vscode.TreeItem(j.launch.runName, vscode.TreeItemCollapsibleState.Collapsed);
-    item.id = `job:${j.id}`;
-    item.description = `${stateText(j)} · ${duration((j.ended ?? Date.now()) - j.started)} · ${j.profile.name}`;
-    item.contextValue = j.state === 'running' ? 'job-running' : 'job-finished';
-    item.iconPath = new vscode.ThemeIcon(j.state === 'running' ? 'loading~spin' : j.state === 'succeeded' ? 'pass' : j.state === 'stopped' ? 'debug-stop' : 'error');
-    const md = new vscode.MarkdownString(undefined, false);
-    md.isTrusted = false;
-    md.supportHtml = false;
-    md.appendText(`${j.launch.runName} — ${stateText(j)}\nprofile ${j.profile.name} · ${whatIfText(j.what)} · GPUs ${j.launch.gpus || 'none'}\nstarted ${new Date(j.started).toLocaleString()}`);
-    item.tooltip = md;
-    item.accessibilityInformation = { label: `${j.launch.runName}, ${item.description}` };
-    item.command = { command: 'consensusLens.showJobTerminal', title: 'Show Terminal', arguments: [j] };
-    return item;
-  }
-  getParent(e: Job | { job: Job }): Job | undefined {
-    return 'pty' in e ? undefined : e.job;
-  }
-}
 
 export function registerTraining(context: vscode.ExtensionContext, host: TrainingHost): { noteWhatIf(w: WhatIf): void; jobs: Job[] } {
-  globalStorage = context.globalStorageUri.fsPath;
+  const machine = new MachineSettings(context.globalStorageUri.fsPath);
   const jobs: Job[] = [];
   const tree = new JobsTree(() => jobs);
   const view = vscode.window.createTreeView('consensusLens.jobs', { treeDataProvider: tree });
@@ -292,7 +92,7 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
   };
 
   const pickGpus = async (profile: TrainingProfile, title: string): Promise<string | undefined> => {
-    const q = await queryGpus();
+    const q = await machine.queryGpus();
     const preset = profile.gpus ?? '';
     if (q.kind === 'gpus') {
       const presetSet = new Set(preset === 'all' ? q.gpus.map((g) => String(g.index)) : preset.split(',').filter(Boolean));
@@ -453,7 +253,7 @@ export function registerTraining(context: vscode.ExtensionContext, host: Trainin
   /** The interactive launch: profile → GPUs → confirm the full command → run. */
   const launchFlow = async (what: WhatIf, source: string, given?: { profile?: string; gpus?: string }): Promise<Job | undefined> => {
     if (!trusted()) return undefined;
-    const { profiles, errors, ignored } = readProfiles(log);
+    const { profiles, errors, ignored } = machine.readProfiles(log);
     if (errors.length) {
       for (const e of errors) log.warn(`training profiles: ${e}`);
       void vscode.window

@@ -6,7 +6,7 @@ import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
 import { OutputTail } from './gpus';
 import type { Invocation } from './profile';
-import { errorMessage } from '../errors';
+import { errorMessage } from '../../util/errors';
 
 const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGPIPE: 13, SIGTERM: 15 };
 

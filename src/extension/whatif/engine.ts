@@ -13,12 +13,10 @@
 // milliseconds each) finish and are dropped; the report says `cancelled` and callers keep their
 // previous result. Pure Node: no 'vscode'.
 import { Worker } from 'node:worker_threads';
+import { errorMessage } from '../../util/errors';
 import { join } from 'node:path';
-import type { Group, OperatorId, PreparedGroup } from '../../engine';
-import type { SensitivityInterval } from '../../engine/analysis/sensitivity';
+import { type Group, type OperatorId, type PreparedGroup, type SensitivityInterval, emptyAgreement, emptyComparison, mergeAgreement, mergeComparison, runAccuracy, stepSummaries, type AgreementMatrix, type ComparisonStats, type GroupDiff, type StepSummary, OPERATOR_IDS, fnv1a } from '../../engine';
 import type { GroupEntry } from '../../logs';
-import { emptyAgreement, emptyComparison, mergeAgreement, mergeComparison, runAccuracy, stepSummaries, type AgreementMatrix, type ComparisonStats, type GroupDiff, type StepSummary } from '../../engine/analysis/compare';
-import { OPERATOR_IDS } from '../../engine';
 import { WhatIfShard, type DashboardRow, type FailedItem, type Setting, type ShardReply, type ShardRequest, type SweepCell, type WhatIfItem } from './shard';
 import { changedParams } from '../params';
 
@@ -123,12 +121,6 @@ export interface EngineOptions {
   maxGroupSize?: () => number | undefined;
 }
 
-const hash = (s: string): number => {
-  let h = 2166136261;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
-  return h >>> 0;
-};
-
 export class WhatIfEngine {
   private readonly slots: Slot[];
   private readonly pending = new Map<number, { resolve: (v: ShardReply) => void; reject: (e: Error) => void }>();
@@ -205,7 +197,7 @@ export class WhatIfEngine {
     const all = source.items();
     const total = all.length;
     const queues: { item: RunItem; index: number }[][] = this.slots.map(() => []);
-    all.forEach((item, index) => queues[hash(`${source.id}\u0000${item.questionId}`) % this.slots.length].push({ item, index }));
+    all.forEach((item, index) => queues[fnv1a(`${source.id}\u0000${item.questionId}`) % this.slots.length].push({ item, index }));
     let done = 0;
     let cancelled = false;
     hooks.progress?.(0, total);
@@ -266,7 +258,7 @@ export class WhatIfEngine {
                     accept(await this.send(slot, request([it])), [it], [part[j].index]);
                   } catch (e) {
                     slot.holds.delete(it.key);
-                    if (!cancelled) failed.push({ key: it.key, step: it.step, questionId: it.questionId, message: (e as Error)?.message ?? String(e) });
+                    if (!cancelled) failed.push({ key: it.key, step: it.step, questionId: it.questionId, message: errorMessage(e) });
                   }
                 }
               },
@@ -396,7 +388,7 @@ export class WhatIfEngine {
 
   /** A question's CoRE label intervals in κ and τ, computed off the host thread. */
   async sensitivity(prepared: PreparedGroup, params: Record<string, number>): Promise<{ kappa: SensitivityInterval; tau: SensitivityInterval }> {
-    const slot = this.slots[hash(prepared.questionId) % this.slots.length];
+    const slot = this.slots[fnv1a(prepared.questionId) % this.slots.length];
     const r = await this.send(slot, { kind: 'sensitivity', prepared, params });
     if (r.kind !== 'sensitivity') throw new Error('unexpected reply');
     return { kappa: r.kappa, tau: r.tau };
@@ -409,7 +401,7 @@ export class WhatIfEngine {
    */
   async prepare(item: { group: Group } | { entry: GroupEntry; questionId: string }, maxGroupSize?: number): Promise<{ prepared: PreparedGroup; previews: string[] }> {
     const questionId = 'group' in item ? item.group.questionId : item.questionId;
-    const slot = this.slots[hash(questionId) % this.slots.length];
+    const slot = this.slots[fnv1a(questionId) % this.slots.length];
     const r = await this.send(slot, { kind: 'prepare', item, ...(maxGroupSize !== undefined ? { maxGroupSize } : {}) });
     if (r.kind !== 'prepare') throw new Error('unexpected reply');
     return { prepared: r.prepared, previews: r.previews };

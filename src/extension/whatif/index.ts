@@ -5,8 +5,7 @@
 // A cancelled re-score never replaces the previous result.
 import * as vscode from 'vscode';
 import { writeFile } from 'node:fs/promises';
-import { OPERATOR_IDS, type OperatorId } from '../../engine';
-import { diffsToCsv, diffsToJsonl } from '../../engine/analysis/compare';
+import { OPERATOR_IDS, type OperatorId, diffsToCsv, diffsToJsonl } from '../../engine';
 import type { QuestionKey, SensitivityRange } from '../../protocol/messages';
 import { sensitivityRange } from './range';
 import type { DashWhatIf } from '../../protocol/dashboard';

@@ -1,5 +1,5 @@
 // The panel's wire form of a sensitivity interval. Pure: no 'vscode'.
-import type { SensitivityInterval } from '../../engine/analysis/sensitivity';
+import type { SensitivityInterval } from '../../engine';
 import type { SensitivityRange } from '../../protocol/messages';
 
 /** The panel's wire form of an interval (Infinity → null). */

@@ -12,27 +12,10 @@
 //
 // Order: the host sends each question's groups to the same shard in step order, so MS-TTRL's
 // outcome cache (one RunContext per job and setting) sees them as the training did.
-import {
-  OPERATOR_IDS,
-  answersEqual,
-  operatorSpec,
-  resolveParams,
-  type Params,
-  createRunContext,
-  prepareGroup,
-  scoreGroup,
-  type Group,
-  type OperatorId,
-  type OperatorResult,
-  type PreparedGroup,
-  type RunContext,
-} from '../../engine';
+import { OPERATOR_IDS, fnv1a, answersEqual, operatorSpec, resolveParams, type Params, createRunContext, prepareGroup, scoreGroup, type Group, type OperatorId, type OperatorResult, type PreparedGroup, type RunContext, addAgreement, addGroup, diffGroup, emptyAgreement, emptyComparison, type AgreementMatrix, type ComparisonStats, type GroupDiff, type LabelRow, sensitivity, type SensitivityInterval, groupHealth, rolloutWhatIf, type GroupHealth } from '../../engine';
+import { errorMessage } from '../../util/errors';
 import { entryToGroup, readRolloutText, rolloutsOf, type GroupEntry } from '../../logs';
-import { addAgreement, addGroup, diffGroup, emptyAgreement, emptyComparison, type AgreementMatrix, type ComparisonStats, type GroupDiff, type LabelRow } from '../../engine/analysis/compare';
-import { sensitivity, type SensitivityInterval } from '../../engine/analysis/sensitivity';
 import { engineParams, preview } from '../scoring';
-import { groupHealth, rolloutWhatIf, type GroupHealth } from '../../engine/analysis/health';
-import { hashString } from '../../engine/analysis/health-random';
 
 /**
  * One group of a request: its key (unique per run), version (src/logs/entries.ts: never reused, so
@@ -257,7 +240,7 @@ export class WhatIfShard {
       if (!c) missing.push(item.key);
       return c;
     } catch (e) {
-      failed.push({ key: item.key, step: item.step, questionId: item.questionId, message: (e as Error)?.message ?? String(e) });
+      failed.push({ key: item.key, step: item.step, questionId: item.questionId, message: errorMessage(e) });
       return undefined;
     }
   }
@@ -326,7 +309,7 @@ export class WhatIfShard {
       if (truth) row.correct = correct;
       row.health = groupHealth(c.g, s, { configuredOperator: req.configured, ctx });
       // "How many roll-outs" on a sample of about 256 groups, picked by key (the same on every shard).
-      if (req.whatifEvery && hashString(item.key) % req.whatifEvery === 0) {
+      if (req.whatifEvery && fnv1a(item.key) % req.whatifEvery === 0) {
         const w = rolloutWhatIf(c.g, s, params);
         if (w) row.health.whatif = w;
       }

@@ -1,5 +1,6 @@
 // The re-score command's input text: prefill, parse, validate. Pure: no 'vscode'.
 import { OPERATOR_IDS, operatorSpec, paramSpec, checkValue, type OperatorId } from '../../engine';
+import { errorMessage } from '../../util/errors';
 import { parseRescoreText } from '../paramText';
 
 /** The operator's own parameters, shown in the prefilled input ("core kappa=0.1 tau=0.25 alpha=0.1"). */
@@ -38,7 +39,7 @@ export function validateRescoreText(text: string): string | null {
     try {
       checkValue(spec, v);
     } catch (e) {
-      return `${spec.symbol}: ${(e as Error).message}`;
+      return `${spec.symbol}: ${errorMessage(e)}`;
     }
   }
   return null;

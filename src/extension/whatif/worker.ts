@@ -1,6 +1,7 @@
 // Worker thread of the run-wide what-ifs: owns one shard of every run it is given (its groups'
 // prepared features, kept between requests). Requests run one at a time, in arrival order.
 import { parentPort } from 'node:worker_threads';
+import { errorMessage } from '../../util/errors';
 import { WhatIfShard, type ShardRequest } from './shard';
 import { lowerThreadPriority } from './priority';
 
@@ -14,7 +15,7 @@ parentPort!.on('message', (m: { seq: number; req: ShardRequest }) => {
     try {
       parentPort!.postMessage({ seq: m.seq, value: await shard.handle(m.req) });
     } catch (e) {
-      parentPort!.postMessage({ seq: m.seq, error: (e as Error)?.message ?? String(e) });
+      parentPort!.postMessage({ seq: m.seq, error: errorMessage(e) });
     }
   });
 });

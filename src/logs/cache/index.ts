@@ -5,8 +5,9 @@
 // cache is being written, computed with everything a later command may need and kept on the group).
 // The cache's rules and format: run-cache.ts.
 import { join } from 'node:path';
-import { checkGroupSize, prepareGroup, type PrepareOptions, type PreparedGroup } from '../../engine/prepare.js';
-import type { Group } from '../../engine/types.js';
+import { errnoCode, errorMessage } from '../../util/errors';
+import { checkGroupSize, prepareGroup, type PrepareOptions, type PreparedGroup } from '../../engine';
+import type { Group } from '../../engine';
 import { appendedKeys, entryOfGroup, readAppended, readRun, type FileReadState, type ReadRunOptions } from '../read-run.js';
 import { listRunFiles } from '../walk.js';
 import type { LogFormat, Notice, NoticeSink } from '../types.js';
@@ -94,7 +95,7 @@ export async function openRunCache(path: string, onNotice: NoticeSink, read: Rea
   try {
     writer = before ? new CacheWriter(file, key, path, extend?.base) : undefined;
   } catch (err) {
-    onNotice({ level: 'info', message: `${file}: cannot write the cache (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); reading without it`, file });
+    onNotice({ level: 'info', message: `${file}: cannot write the cache (${errnoCode(err) ?? errorMessage(err)}); reading without it`, file });
   }
   const notices: Notice[] = [];
   let errors = 0;
@@ -157,7 +158,7 @@ export async function openRunCache(path: string, onNotice: NoticeSink, read: Rea
         // the lines read and skipped are kept: a hit reports them (and exits 3) as this read does
         return w.commit(before.list, notices, { lines: (read.stats?.lines ?? 0) - counted.lines, skipped: (read.stats?.skipped ?? 0) - counted.skipped });
       } catch (err) {
-        onNotice({ level: 'info', message: `${file}: cannot write the cache (${(err as Error).message})`, file });
+        onNotice({ level: 'info', message: `${file}: cannot write the cache (${errorMessage(err)})`, file });
         return undefined;
       }
     },

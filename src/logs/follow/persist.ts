@@ -17,6 +17,7 @@
 // structured-clone record (the chunk's packed columns in one typed array, raw bytes), so that writing and reading yield to the
 // event loop between chunks; then a trailer (SHA-1, chunk count, magic). Texts are never stored.
 import { createHash, randomBytes, type Hash } from 'node:crypto';
+import { errnoCode, errorMessage } from '../../util/errors';
 import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { deserialize, serialize } from 'node:v8';
@@ -263,7 +264,7 @@ export async function readIndex(file: string, key: string): Promise<ReadIndex> {
     if (entries.length !== header.groups) return { ok: false, why: 'its group count does not match (corrupt)' };
     return { ok: true, saved: { header, entries, extras } };
   } catch (err) {
-    return { ok: false, why: `unreadable (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})` };
+    return { ok: false, why: `unreadable (${errnoCode(err) ?? errorMessage(err)})` };
   } finally {
     await fh.close();
   }

@@ -12,6 +12,7 @@
 // has taken SLICE_MS while following: the window is never blocked for longer. (A short line is
 // decoded and parsed whole: that is cheaper, and a fraction of a millisecond.)
 import type { Stats } from 'node:fs';
+import { errnoCode, errorMessage } from '../../util/errors';
 import { open } from 'node:fs/promises';
 import { parseJsonLine } from '../json.js';
 import { decodeLine, readRawLineBatches } from '../lines.js';
@@ -61,8 +62,8 @@ export async function readFileIncrement(c: ReadContext, fs: FileState, st: Stats
   try {
     fh = preloaded ? bufferHandle(preloaded, st) : await open(fs.path, 'r');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return void c.drop(fs.path, ch, 'deleted');
-    c.notice({ level: 'error', message: `${fs.path}: cannot open (${(err as NodeJS.ErrnoException).code}); skipped`, file: fs.path });
+    if (errnoCode(err) === 'ENOENT') return void c.drop(fs.path, ch, 'deleted');
+    c.notice({ level: 'error', message: `${fs.path}: cannot open (${errnoCode(err)}); skipped`, file: fs.path });
     fs.unsupported = true;
     return;
   }
@@ -202,7 +203,7 @@ async function readTable(c: ReadContext, fs: FileState, ch: Change): Promise<voi
     for (const rec of r.records) c.add(rec, fs, ch);
     if (r.rows === 0 && !c.follow) c.notice({ level: 'warning', message: `${fs.path}: ${r.what} with no rows`, file: fs.path });
   } catch (err) {
-    const message = `${fs.path}: unsupported or unreadable parquet file (${(err as Error).message}); skipped`;
+    const message = `${fs.path}: unsupported or unreadable parquet file (${errorMessage(err)}); skipped`;
     if (!c.follow) {
       c.notice({ level: 'error', message, file: fs.path });
       fs.unsupported = true;

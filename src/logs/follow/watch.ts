@@ -10,6 +10,7 @@
 // delivers no events (NFS, Lustre, GPFS, BeeGFS, CephFS, CIFS/SMB, FUSE such as sshfs, 9p) —
 // detected with statfs. An info notice says which mode, and why polling.
 import { watch, type FSWatcher } from 'node:fs';
+import { errorMessage } from '../../util/errors';
 import { statfs } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Notice } from '../types.js';
@@ -81,7 +82,7 @@ export class RunWatcher {
         }
         watching = true;
       } catch (err) {
-        o.notice({ level: 'info', message: `${o.root}: file events unavailable (${(err as Error).message})` });
+        o.notice({ level: 'info', message: `${o.root}: file events unavailable (${errorMessage(err)})` });
       }
     }
     if (watching) {
