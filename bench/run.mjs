@@ -121,7 +121,7 @@ if (want('core')) {
     row(`  same, against the vectorised-numpy TF-IDF variant`, ours1, `${fig.numpyComputeS.toFixed(2)} s (${fig.numpyCpuS.toFixed(2)} CPU s), numpy compute`, `${fig.ratioNumpy.toFixed(1)}× (CPU ${fig.cpuRatioNumpy.toFixed(1)}×)`, '(shown, not a target)', null);
   }
 }
-let scoreWall = null;
+const scoreWall = null;
 
 // The κ sweep and the answer classes run on 200 groups × 64 × 2 KB.
 const coreGroups = quick ? 40 : 200;

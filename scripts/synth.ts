@@ -4,7 +4,6 @@
 
 // mulberry32, the generator the run-health analysis uses too.
 export { rng } from '../src/engine';
-import { rng } from '../src/engine';
 
 const WORDS = (
   'we first note that the equation can be rewritten as follows so substituting gives then ' +

@@ -12,7 +12,7 @@ import { analyseRun, dropPseudoLabelTruth, COMPARE_SERIES, compareRuns, training
 import type { Notice } from '../logs';
 import { collectHealth, ACCURACY_DEFINITIONS } from './health';
 import { jobsFrom, noticePrinter } from './score';
-import { CliIO, UsageError, configuredFromFlags, flagBool, flagString, paramsFromFlags, parseCommand } from './args';
+import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, paramsFromFlags, parseCommand } from './args';
 import { snakeKeys } from './json';
 
 export interface CompareOptions {

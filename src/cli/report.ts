@@ -29,7 +29,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type * as Crypto from 'node:crypto';
-import { accuracyOf, analyseRun, answersEqual, countAccuracy, createRunContext, emptyAccuracy, formatAccuracy, groupHealth, needsReasoning, OPERATOR_IDS, scoreGroup, stripTruth, type AccuracyCount, type Group, type GroupHealth, type GroupScore, type OperatorId, type Params, type RunContext, type RunHealth } from '../engine';
+import { accuracyOf, analyseRun, answersEqual, countAccuracy, createRunContext, emptyAccuracy, formatAccuracy, groupHealth, OPERATOR_IDS, scoreGroup, stripTruth, type AccuracyCount, type Group, type GroupHealth, type GroupScore, type OperatorId, type Params, type RunContext, } from '../engine';
 import type { Notice, ReadStats } from '../logs';
 import { forEachGroup, jobsFrom, maxGroupSizeFrom } from './score';
 import { matchesTruth, reasoningFor, type ScoreJob } from './pipeline';

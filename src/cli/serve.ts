@@ -51,7 +51,7 @@ import {
   type RunContext,
 } from '../engine';
 import { convertNative } from '../logs/native';
-import { CliIO, UsageError, flagString, paramsFromFlags, parseCommand, parseInteger } from './args';
+import { type CliIO, UsageError, flagString, paramsFromFlags, parseCommand, parseInteger } from './args';
 import { ShardedPool, WorkerDiedError, defaultJobs } from './pool';
 import { maxGroupSizeFrom } from './score';
 

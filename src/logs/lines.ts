@@ -3,7 +3,7 @@
 // MAX_LINE_BYTES (docs/log-formats.md, "Bounds"): a longer line is not held at all, only scanned
 // for its end, and comes out as a line with `tooLong` set (its readers report it and skip it), so
 // a sparse file whose second line is a 1 GiB hole costs one chunk of memory, not 2 GB.
-import { open, type FileHandle } from 'node:fs/promises';
+import { open, } from 'node:fs/promises';
 import { isUtf8 } from 'node:buffer';
 
 export interface Line {

@@ -1,4 +1,6 @@
 // RunIndex: a run's groups as the engine needs them, followable while the training loop writes.
+// Long file: one job, running the parts below one update at a time; restore and save touch the same
+// per-file state as an update and must not interleave with one, so they live beside it.
 //
 // What it keeps. Per group (entries.ts): run, step, question_id, prompt, ground truth (diagnostics
 // only), outcome checks, a version, and per roll-out the numbers the engine needs (mean log-prob,

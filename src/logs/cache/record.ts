@@ -19,11 +19,9 @@
 // first record is (for a message naming file and line). Classes' members are rebuilt from classOf
 // (members ascending, classes ordered by first member: formClasses' order).
 import { deserialize, serialize } from 'node:v8';
-import type { PreparedGroup } from '../../engine/prepare.js';
-import type { Framework, OutcomeCheck, RecordSource } from '../../engine/types.js';
-import type { AnswerClass } from '../../engine/answers/classes.js';
+import type { AnswerClass, Framework, OutcomeCheck, PreparedGroup, RecordSource } from '../../engine';
 import type { GroupEntry } from '../entries.js';
-import { fnv1a } from '../../engine/hash.js';
+import { fnv1a } from '../../engine';
 
 const HEADER = 32;
 const HAS_REASONING = 1;
