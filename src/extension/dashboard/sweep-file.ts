@@ -2,7 +2,7 @@
 // docs/scale.md#seeing-the-result): a header line naming the run, then one line of counts and
 // sums per setting and operator. Read here into the dashboard's κ × τ heatmap, the same cells its
 // own 6 × 6 sweep fills (the counts and sums, never ratios).
-import { DEFAULT_PARAMS, } from '../../engine';
+import { DEFAULT_PARAMS } from '../../engine';
 import { SWEEP_OPERATORS as HEATMAP_OPERATORS, type DashSweep } from '../../protocol/dashboard';
 
 export interface SweepFile {
