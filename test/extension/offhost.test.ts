@@ -181,3 +181,20 @@ test('lowerThreadPriority: the calling thread only, never raised back', { skip: 
   assert.deepEqual([b.got, b.nice], [15, 15]);
   assert.equal(niceOf(process.pid), main);
 });
+
+test("a what-if worker that dies fails only its own requests; the other worker's are answered", async () => {
+  const engine = new WhatIfEngine({ workers: 2, script: join(import.meta.dirname, 'whatif-worker.mjs') });
+  cleanup.push(() => engine.dispose());
+  // Private access: two requests in flight, one on each worker, and the first worker's death
+  // signalled before either reply can arrive (replies come back as later message events).
+  const e = engine as unknown as { slots: { worker: Worker | null }[]; send(slot: unknown, req: unknown): Promise<unknown> };
+  const group: Group = { step: 1, questionId: 'q', rollouts: Array.from({ length: 4 }, (_, i) => ({ response: `\\boxed{${i % 2}}` })) };
+  const req = { kind: 'prepare', item: { group } };
+  const first = e.send(e.slots[0], req);
+  const second = e.send(e.slots[1], req);
+  const dead = e.slots[0].worker!;
+  dead.emit('exit', 1);
+  await assert.rejects(first, /what-if worker exited \(code 1\)/);
+  await assert.doesNotReject(second);
+  await dead.terminate();
+});

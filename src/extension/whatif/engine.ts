@@ -123,7 +123,7 @@ export interface EngineOptions {
 
 export class WhatIfEngine {
   private readonly slots: Slot[];
-  private readonly pending = new Map<number, { resolve: (v: ShardReply) => void; reject: (e: Error) => void }>();
+  private readonly pending = new Map<number, { slot: Slot; resolve: (v: ShardReply) => void; reject: (e: Error) => void }>();
   private seq = 0;
   private job = 0;
   private disposed = false;
@@ -152,10 +152,13 @@ export class WhatIfEngine {
       if (this.pending.size === 0) for (const s of this.slots) s.worker?.unref();
     });
     const fail = (e: Error) => {
-      // The worker's features are gone with it: forget what it held; fail what waits on it.
+      // The worker's features are gone with it: forget what it held; fail what waits on it, and
+      // only that (the other workers' requests are answered as usual; failing them too would
+      // send their chunks again to a worker that has already scored them).
       slot.worker = null;
       slot.holds.clear();
       for (const [seq, p] of this.pending) {
+        if (p.slot !== slot) continue;
         this.pending.delete(seq);
         p.reject(e);
       }
@@ -179,7 +182,7 @@ export class WhatIfEngine {
     w.ref();
     const seq = ++this.seq;
     return new Promise((resolve, reject) => {
-      this.pending.set(seq, { resolve, reject });
+      this.pending.set(seq, { slot, resolve, reject });
       try {
         w.postMessage({ seq, req });
       } catch (e) {
