@@ -6,7 +6,7 @@
 // the ratio is the comparison's own cost on top. Prints one JSON line with `rows` for bench/run.mjs.
 // Run: node --import tsx bench/compare-bench.ts [--groups 10000]
 import { createRunContext } from '../src/engine';
-import { analyseRun, type GroupHealth } from '../src/engine/analysis/health';
+import { analyseRun, type GroupHealth } from '../src/engine/analysis/run-health';
 import { compareRuns } from '../src/engine/analysis/runs-compare';
 import { healthOf } from '../src/cli/health';
 import { makeRun } from '../test/engine/health-runs';

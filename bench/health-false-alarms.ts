@@ -2,7 +2,7 @@
 // §2): R seeded runs without any injected fault, each analysed as `consensus-lens health` does;
 // prints how many raised any alarm. `npx tsx bench/health-false-alarms.ts [runs] [steps]`.
 import { createRunContext } from '../src/engine';
-import { analyseRun } from '../src/engine/analysis/health';
+import { analyseRun } from '../src/engine/analysis/run-health';
 import { healthOf } from '../src/cli/health';
 import { makeRun } from '../test/engine/health-runs';
 

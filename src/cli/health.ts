@@ -1,6 +1,6 @@
 // `consensus-lens health PATH [--json]`: is the run healthy, and if not, since when and why?
 // The per-step timeline, change-point alarms, the confidence premise, the reward-bug classes, the
-// degenerate roll-outs and the "how many roll-outs" curve — all from src/engine/analysis/health.ts
+// degenerate roll-outs and the "how many roll-outs" curve — all from src/engine/analysis/run-health.ts
 // (docs/health.md), the same numbers the dashboard draws.
 //
 // Also accepts the score flags (--kappa, --tau, ...), --configured-operator and --jobs.

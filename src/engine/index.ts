@@ -31,7 +31,7 @@ export {
   rolloutWhatIf,
   stripTruth,
   WHATIF_OPERATORS,
-} from './analysis/health';
+} from './analysis/run-health';
 export { COMPARE_SERIES, compareRuns, runSummary, trainingRecords, type RunSide } from './analysis/runs-compare';
 export {
   addAgreement,
@@ -52,5 +52,5 @@ export {
   type GroupDiff,
   type LabelRow,
   type StepSummary,
-} from './analysis/compare';
+} from './analysis/setting-compare';
 export { sensitivity, type SensitivityInterval } from './analysis/sensitivity';

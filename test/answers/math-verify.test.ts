@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { answersEqual, extractAnswer } from '../../src/engine/answers/index';
 import { clearAnswerCaches } from '../../src/engine/answers/classes';
-import { limits } from '../../src/engine/answers/compare';
+import { limits } from '../../src/engine/answers/equivalence';
 import { runEqual } from '../../src/cli/equal';
 import { runExtract } from '../../src/cli/extract';
 import { captureIO } from './helpers';

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { answersEqual, explainEquality, extractAnswer, formClasses } from '../../src/engine/answers/index';
-import { compareAnswers, limits } from '../../src/engine/answers/compare';
+import { compareAnswers, limits } from '../../src/engine/answers/equivalence';
 import { loadVectors } from './helpers';
 import { rng } from '../../scripts/synth';
 import { normalise } from '../../src/engine/answers/normalise';

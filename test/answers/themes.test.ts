@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { answersEqual, explainEquality, extractAnswer } from '../../src/engine/answers/index';
 import { clearAnswerCaches } from '../../src/engine/answers/classes';
-import { limits } from '../../src/engine/answers/compare';
+import { limits } from '../../src/engine/answers/equivalence';
 import { runEqual } from '../../src/cli/equal';
 import { runExtract } from '../../src/cli/extract';
 import { captureIO } from './helpers';

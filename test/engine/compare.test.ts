@@ -19,7 +19,7 @@ import {
   signOf,
   stepSummaries,
   type GroupDiff,
-} from '../../src/engine/analysis/compare';
+} from '../../src/engine/analysis/setting-compare';
 import { rng, synthRollouts } from '../../scripts/synth';
 
 function contested(seed: number, step: number, truth?: string): PreparedGroup {

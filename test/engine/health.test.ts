@@ -14,7 +14,7 @@ import {
   subsampleGroup,
   type GroupHealth,
   type RunHealth,
-} from '../../src/engine/analysis/health';
+} from '../../src/engine/analysis/run-health';
 import { healthOf } from '../../src/cli/health';
 import { reasoning, rng } from '../../scripts/synth';
 import { makeRun, type RunFaults } from './health-runs';

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRunContext, prepareGroup, scoreGroup, type Group } from '../../src/engine';
-import { analyseRun, groupHealth, labelFreeCopies, isSaturated, signalRollouts, type GroupHealth } from '../../src/engine/analysis/health';
+import { analyseRun, groupHealth, labelFreeCopies, isSaturated, signalRollouts, type GroupHealth } from '../../src/engine/analysis/run-health';
 import { healthOf } from '../../src/cli/health';
 import { makeRun } from './health-runs';
 

@@ -7,7 +7,7 @@ import { createRunContext, analyseRun } from '../../src/engine';
 import { buildView, score, storeGroup, summarize, type QuestionSummary } from '../../src/extension/scoring';
 import { filterQuestions } from '../../src/extension/explorer/filters';
 import { questionDescription } from '../../src/extension/format';
-import { alarmStatus, healthRecords, RunHealthCache, runPremise } from '../../src/extension/status/health';
+import { alarmStatus, healthRecords, RunHealthCache, runPremise } from '../../src/extension/status/health-status';
 import { healthOf } from '../../src/cli/health';
 import { makeRun } from '../engine/health-runs';
 

@@ -26,7 +26,7 @@ import type { DashHistogram, DashHostMessage, DashModel, DashRecoveryPoint, Dash
 import { renderAgreement as renderAgreementTable, renderSweep as renderSweepTable } from './tables';
 import { OPERATOR_LABELS, type OperatorId } from '../../src/protocol/messages';
 import { h, clear, fmt, showLabel } from '../dom';
-import { renderHealth } from './health';
+import { renderHealth } from './health-section';
 import { formatAccuracy } from '../../src/engine/browser';
 import { OPERATOR_STYLES } from './style';
 import { placeBar, recoveryAxis } from './recovery';

@@ -3,7 +3,7 @@
 // definitions of label and reward accuracy. Draws RunHealth.learningSignal as the host computed it.
 import type { RunHealth } from '../../src/engine/browser';
 import { h } from '../dom';
-import type { HealthDeps } from './health';
+import type { HealthDeps } from './health-section';
 import { OPERATOR_STYLES } from './style';
 import type { OperatorId } from '../../src/protocol/messages';
 

@@ -1,6 +1,6 @@
 // Answer classes (docs/contract.md#answer-equivalence): each answer joins the first existing class whose FIRST member it
 // equals (no transitive chaining), in class-creation order; null answers get class -1.
-import { compareCanonical, limits, type Comparison } from './compare';
+import { compareCanonical, limits, type Comparison } from './equivalence';
 import { errorMessage } from '../../util/errors';
 import { budget, BudgetError, TimeoutError } from './evaluate';
 import { canonicalise, textKey, type Canonical } from './typed';

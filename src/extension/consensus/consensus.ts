@@ -9,7 +9,7 @@ import { questionKeyString, type RunStore } from '../store';
 import { buildView } from '../scoring';
 import { SLIDER_PARAMS } from '../params';
 import { affectsScores, configuredOperator, configuredParams } from '../settings';
-import { runPremise } from '../status/health';
+import { runPremise } from '../status/health-status';
 import { mayFollowAgain } from '../runs/restore';
 import type { Node } from '../explorer/tree';
 import type { SensitivityRange, TokenCurve } from '../../protocol/messages';

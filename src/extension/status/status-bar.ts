@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import type { RunEntry, RunStore } from '../store';
 import { statusText, stepStats } from '../format';
-import { RunHealthCache, alarmStatus } from './health';
+import { RunHealthCache, alarmStatus } from './health-status';
 
 export interface StatusHooks {
   /** The run a command without a run argument means (RunDiscovery.primary). */
