@@ -214,3 +214,49 @@ def test_the_log_keeps_token_logprobs_and_their_text(tmp_path, worker):
     with open(os.path.join(str(tmp_path / "mean"), "step_000005.jsonl")) as f:
         rs = [r for line in f for r in json.loads(line)["rollouts"]]
     assert rs and all("tokens" not in r and "token_logprobs" not in r and r["mean_logprob"] is not None for r in rs)
+
+
+def test_reward_manager_places_each_reward_on_the_last_response_token(tmp_path, worker):
+    """verl's reward-manager contract on a real DataProto: one reward per roll-out, at the last
+    token of its response (response_mask), zero elsewhere, equal to what the log records."""
+    from consensus_lens.verl import ConsensusRewardManager, groups_from_batch
+
+    tok = tiny_tokenizer()
+    data, _, _ = make_batch(tok)
+    mgr = ConsensusRewardManager(tok, 0, None, "data_source", operator="majority", worker=worker, log_dir=str(tmp_path))
+    out = mgr(data, return_dict=True)
+    mgr.logger.close()
+    rewards = out["reward_tensor"]
+    mask = data.batch["response_mask"]
+    assert rewards.shape == data.batch["responses"].shape
+    last = mask.sum(dim=1) - 1
+    at_last = rewards[torch.arange(len(last)), last]
+    assert torch.equal(rewards.sum(dim=1), at_last)
+    assert int((rewards != 0).sum()) == int((at_last != 0).sum())
+    _, rows = groups_from_batch(data, tok, step=3)
+    (log,) = glob.glob(str(tmp_path / "step_*.jsonl"))
+    with open(log) as f:
+        logged = [json.loads(line) for line in f]
+    assert len(logged) == len(rows)
+    for rec, idx in zip(logged, rows):
+        assert [r["reward"] for r in rec["rollouts"]] == [float(at_last[i]) for i in idx]
+
+
+def test_without_response_mask_or_log_probs_the_attention_mask_decides(worker):
+    """Older verl batches carry no response_mask (its response part of attention_mask is used)
+    and no rollout log-probs (no mean log-prob is logged, none invented)."""
+    from consensus_lens.verl import groups_from_batch, mean_logprobs
+
+    tok = tiny_tokenizer()
+    full, _, _ = make_batch(tok)
+    bare, _, _ = make_batch(tok)
+    bare.batch.pop("response_mask")
+    bare.batch.pop("rollout_log_probs")
+    assert mean_logprobs(bare) is None
+    with pytest.raises(KeyError):
+        mean_logprobs(bare, "old_log_probs")
+    want, _ = groups_from_batch(full, tok, step=1)
+    got, _ = groups_from_batch(bare, tok, step=1)
+    assert [g["responses"] for g in got] == [g["responses"] for g in want]
+    assert all("mean_logprobs" not in g for g in got)
+    assert all("mean_logprobs" in g for g in want)

@@ -246,7 +246,8 @@ export function classifyRewardBugs(records: readonly GroupHealth[]): RewardBug[]
 
 // ---- the run ----
 
-function perStep(records: readonly GroupHealth[]): Map<number, GroupHealth[]> {
+/** The records of each step, in record order. */
+export function perStep(records: readonly GroupHealth[]): Map<number, GroupHealth[]> {
   const m = new Map<number, GroupHealth[]>();
   for (const h of records) {
     const l = m.get(h.step);

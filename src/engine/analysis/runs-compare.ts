@@ -20,6 +20,7 @@ import type { OperatorId } from '../operators/result';
 import type { GroupHealth, RunHealth } from './health-types';
 import type { CompareRun, CompareSeriesId, Disagreement, RunsComparison } from './runs-compare-types';
 import { groupSignalShare } from './learning-signal';
+import { perStep } from './run-health';
 
 export interface RunSide {
   /** What the output calls the run (its path). */
@@ -73,20 +74,10 @@ function mean(xs: readonly (number | null | undefined)[]): number | null {
   return k ? s / k : null;
 }
 
-function byStep(records: readonly GroupHealth[]): Map<number, GroupHealth[]> {
-  const m = new Map<number, GroupHealth[]>();
-  for (const h of records) {
-    const l = m.get(h.step);
-    if (l) l.push(h);
-    else m.set(h.step, [h]);
-  }
-  return m;
-}
-
 /** One run's summary and series along `steps` (a single run's view uses it alone). */
 export function runSummary(side: RunSide, steps: readonly number[]): CompareRun {
   const op = side.operator;
-  const per = byStep(side.records);
+  const per = perStep(side.records);
   const healthSeries = (id: string) => {
     const s = side.health.series.find((x) => x.id === id);
     const at = new Map(side.health.steps.map((st, k) => [st, s ? s.values[k] : null]));
