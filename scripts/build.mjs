@@ -105,7 +105,7 @@ if (!watch) {
 
 /**
  * V8's code cache of the CLI bundles (src/cli/code-cache.ts): each bundle gets a last line with
- * the hash of its text, then a training run (`score` of the example run on two threads, every
+ * the hash of its text, then a training run (`score --no-cache` of the example run on two threads — a cached run starts no worker —, every
  * operator) writes the bytecode V8 compiled, top level and the functions the run called, beside
  * each bundle as BUNDLE.cache. Without a cache (this step failed, or another Node) the CLI runs
  * as usual, only slower to start.
@@ -118,7 +118,7 @@ function codeCaches() {
     const key = createHash('sha256').update(text).digest('hex').slice(0, 16);
     writeFileSync(f, `${text}//# code-cache-key=${key}\n`);
   }
-  const r = spawnSync(process.execPath, ['dist/cli.js', 'score', 'examples/demo-run', '--jobs', '2'], {
+  const r = spawnSync(process.execPath, ['dist/cli.js', 'score', 'examples/demo-run', '--jobs', '2', '--no-cache'], {
     env: { ...process.env, CONSENSUS_LENS_WRITE_CODE_CACHE: '1' },
     stdio: ['ignore', 'ignore', 'pipe'],
     encoding: 'utf8',

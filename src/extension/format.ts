@@ -23,7 +23,7 @@ export function questionDescription(s: QuestionSummary | undefined): string {
   const parts = [REGIME_LABELS[s.regime], `gate ${fmt(s.gate, 2)}`];
   if (s.overturn) parts.push('CoRE overturns');
   if (s.mismatches > 0) parts.push(`≠ reward ×${s.mismatches}`);
-  if (s.health?.degeneratePlurality) parts.push('degenerate plurality');
+  if (s.digest.plurality) parts.push('degenerate plurality');
   return parts.join(' · ');
 }
 
@@ -34,9 +34,9 @@ export function questionTooltip(questionId: string, step: number, s: QuestionSum
   lines.push(`majority: ${show(s.majorityLabel)}   CoRE: ${show(s.label)}${s.overturn ? '  (overturns the vote)' : ''}`);
   lines.push(`CoRE gate w_q = ${fmt(s.gate, 4)}`);
   if (s.mismatches > 0) lines.push(`${s.mismatches} roll-out(s) whose logged training reward differs from ${OPERATOR_LABELS[configured]}'s (a reward bug?)`);
-  if (s.health?.degeneratePlurality)
+  if (s.digest.plurality)
     lines.push(
-      `degenerate plurality: the vote's class is mostly empty, truncated or repetition-collapsed roll-outs${s.health.rescuedBy.length ? ` (${s.health.rescuedBy.map((o) => OPERATOR_LABELS[o]).join(', ')} pick another answer)` : ''}`,
+      `degenerate plurality: the vote's class is mostly empty, truncated or repetition-collapsed roll-outs${s.digest.rescuedBy.length ? ` (${s.digest.rescuedBy.map((o) => OPERATOR_LABELS[o]).join(', ')} pick another answer)` : ''}`,
     );
   return lines.join('\n');
 }

@@ -16,7 +16,7 @@ export function storeSource(_store: RunStore, run: RunEntry): RunSource {
       if (!index) return out;
       for (const [, keys] of run.steps) {
         for (const k of keys) {
-          const e = index.group(k);
+          const e = index.head(k);
           if (!e?.complete) continue;
           out.push({ key: k, version: e.version, step: e.step, questionId: displayQuestionId(e), entry: () => index.group(k) });
         }

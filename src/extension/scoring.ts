@@ -17,6 +17,8 @@ import {
   FLAG,
   FLAG_NAMES,
   groupHealth,
+  isDegenerate,
+  type AurocCounts,
   type GroupHealth,
 } from '../engine';
 import type { ClassRow, GraphEdge, OperatorOutcome, QuestionKey, QuestionView, Regime, RolloutRow } from '../protocol/messages';
@@ -41,10 +43,42 @@ export interface QuestionSummary {
   label: string | null;
   majorityLabel: string | null;
   n: number;
-  /** Run health of the question (docs/health.md): the record the run's timeline and alarms are built from. */
+  /**
+   * Run health of the question (docs/health.md): the record the run's timeline and alarms are built
+   * from. Absent from a summary restored from a saved index (`healthSaved`): the record stays on
+   * disk with its group and is read back when the run's health is analysed again (RunStore).
+   */
   health?: GroupHealth;
+  /** The record is in the saved index (a light summary: see `lightSummary`). */
+  healthSaved?: true;
+  /** What the explorer shows and filters on from the health record, kept in every summary. */
+  digest: HealthDigest;
   /** The configured operator the logged rewards were checked against (the user's, or the group's logged one). */
   checkedAgainst?: OperatorId;
+}
+
+/** The explorer's part of a question's health record (light: every summary keeps it). */
+export interface HealthDigest {
+  /** A degenerate plurality, or any empty, truncated or repetition-collapsed roll-out (docs/health.md §1). */
+  degenerate: boolean;
+  /** The vote's class is mostly degenerate roll-outs. */
+  plurality: boolean;
+  /** Operators that pick another class than a degenerate vote's. */
+  rescuedBy: OperatorId[];
+  /** The confidence premise's counts for the vote's class (the run's premise check pools them). */
+  auroc?: AurocCounts;
+}
+
+export function healthDigest(h: GroupHealth): HealthDigest {
+  const d: HealthDigest = { degenerate: h.degeneratePlurality || h.flags.some(isDegenerate), plurality: h.degeneratePlurality, rescuedBy: h.rescuedBy };
+  if (h.auroc.label) d.auroc = h.auroc.label;
+  return d;
+}
+
+/** A summary without its health record (saved with its group; read back when needed): what a second open holds per question. */
+export function lightSummary(s: QuestionSummary): QuestionSummary {
+  const { health: _h, ...rest } = s;
+  return { ...rest, healthSaved: true };
 }
 
 export const PREVIEW_CHARS = 160;
@@ -85,6 +119,7 @@ export function score(g: StoredGroup, params: Record<string, number>, configured
 
 export function summarize(g: StoredGroup, s: GroupScore): QuestionSummary {
   const core = s.results.core;
+  const health = groupHealth(g.prepared, s, { configuredOperator: s.rewardMismatch?.operator });
   return {
     regime: g.prepared.n === 0 ? 'empty' : s.analysis.regime,
     overturn: s.analysis.overturn === true,
@@ -94,7 +129,8 @@ export function summarize(g: StoredGroup, s: GroupScore): QuestionSummary {
     label: core?.label ?? null,
     majorityLabel: s.results.majority?.label ?? null,
     n: g.prepared.n,
-    health: groupHealth(g.prepared, s, { configuredOperator: s.rewardMismatch?.operator }),
+    health,
+    digest: healthDigest(health),
   };
 }
 

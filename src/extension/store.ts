@@ -11,10 +11,10 @@
 import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { errorMessage } from '../util/errors';
-import { createRunContext, type OperatorId, type PreparedGroup, type RunContext } from '../engine';
-import { RunIndex, entryToGroup, rolloutsOf, runLabel, type GroupEntry, type GroupKey, type Notice, type RunChange } from '../logs';
+import { analyseRun, createRunContext, labelFreeCopies, type GroupHealth, type OperatorId, type PreparedGroup, type RunContext, type RunHealth } from '../engine';
+import { RunIndex, entryToGroup, rolloutsOf, runLabel, type GroupEntry, type GroupHead, type GroupKey, type Notice, type RunChange } from '../logs';
 import type { QuestionKey } from '../protocol/messages';
-import { score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
+import { lightSummary, score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
 import { safeText } from '../logs/safe-text';
 import { cacheKey } from '../logs/cache/index';
 
@@ -45,6 +45,8 @@ export interface RunEntry {
   grownAt: number;
   /** `version` when the run's index was last saved or restored as it is (see StoreOptions.persistDir). */
   savedVersion?: number;
+  /** The run's health as saved with its index, while the run is as restored (the status bar starts from it). */
+  savedHealth?: { size: number; health: RunHealth };
 }
 
 export type StoreEvent = { kind: 'runs' } | { kind: 'run'; runId: string; changed: string[] } | { kind: 'summaries'; runId: string };
@@ -159,9 +161,23 @@ export class RunStore {
       .digest('hex');
   }
 
-  private async open(run: RunEntry): Promise<void> {
+  /** Reads a run again from its logs, its saved index not trusted (`why`): a record of it was found corrupt after the open. */
+  private reopen(run: RunEntry, why: string): void {
+    if (this.disposed || this.runs.get(run.id) !== run) return;
+    run.index?.close();
+    run.index = null;
+    run.prepared.clear();
+    run.summaries.clear();
+    run.savedHealth = undefined;
+    run.savedVersion = undefined;
+    run.loading = true;
+    this.opening.set(run.id, this.open(run, why).finally(() => this.opening.delete(run.id)));
+  }
+
+  private async open(run: RunEntry, distrust?: string): Promise<void> {
     try {
-      const persist = this.persistFile(run);
+      const found = this.persistFile(run);
+      const persist = found && { ...found, distrust };
       const index = await RunIndex.open(run.path, {
         persist,
         follow: this.opts.follow ?? true,
@@ -177,8 +193,10 @@ export class RunStore {
       if (this.disposed || this.runs.get(run.id) !== run) return index.close();
       run.index = index;
       index.onDidChange((ch) => this.onIndexChange(run, ch));
+      index.onSavedCorrupt((why) => this.reopen(run, why));
       this.rebuild(run);
       // the summaries saved with the index, for its groups restored unchanged (same settings)
+      // (light: each health record stays on disk with its group, read back by `healthRecords`)
       for (const [k, v] of index.restoredExtras(this.summaryTag())) run.summaries.set(k, v as QuestionSummary);
       const p = index.persisted;
       if (p.state === 'restored') this.opts.info?.(`${run.label}: opened from its saved index (${p.trusted} files as saved or appended to, ${p.reread} read again; ${index.bytesReadAtOpen} log bytes read, ${run.summaries.size} of ${index.size} questions' summaries restored)`);
@@ -193,7 +211,11 @@ export class RunStore {
     // summaries were scored in step order over these very groups — and nothing new to save.
     const p = run.index?.persisted;
     const asSaved = p?.state === 'restored' && p.reread === 0 && run.index!.bytesReadAtOpen === 0 && run.index!.groups().every((e) => !e.complete || run.summaries.has(e.key));
-    if (asSaved) run.savedVersion = run.version;
+    if (asSaved) {
+      run.savedVersion = run.version;
+      const h = run.index!.restoredRunExtra(this.summaryTag()) as RunEntry['savedHealth'];
+      if (h && h.size === run.summaries.size) run.savedHealth = h;
+    }
     this.emit({ kind: 'run', runId: run.id, changed: [] });
     if (!asSaved) this.markForRescore(run.id);
     this.scheduleSummaries();
@@ -210,6 +232,7 @@ export class RunStore {
   }
 
   private onIndexChange(run: RunEntry, ch: RunChange): void {
+    run.savedHealth = undefined;
     // A group completed again after a late roll-out has a new version: its summary is stale
     // (prepared groups are checked against the version; summaries are dropped here).
     for (const k of [...ch.removed, ...ch.changed, ...ch.completed]) {
@@ -280,14 +303,22 @@ export class RunStore {
     await Promise.all([...this.runs.values()].map((r) => r.index?.settled()));
   }
 
+  /** The question's group with its roll-outs (a cold group is read back from the saved index: not for every row of a list, see `head`). */
   entry(key: QuestionKey): GroupEntry | undefined {
     const run = this.runs.get(key.runId);
     const k = run?.keys.get(questionKeyString(key.step, key.questionId));
     return k ? run!.index?.group(k) : undefined;
   }
 
+  /** The question's group head: size, completeness, version (nothing read back). */
+  head(key: QuestionKey): GroupHead | undefined {
+    const run = this.runs.get(key.runId);
+    const k = run?.keys.get(questionKeyString(key.step, key.questionId));
+    return k ? run!.index?.head(k) : undefined;
+  }
+
   keyOf(run: RunEntry, k: GroupKey): QuestionKey | undefined {
-    const e = run.index?.group(k);
+    const e = run.index?.head(k);
     return e ? { runId: run.id, step: e.step, questionId: displayQuestionId(e) } : undefined;
   }
 
@@ -296,7 +327,7 @@ export class RunStore {
     const run = this.runs.get(key.runId);
     const k = run?.keys.get(questionKeyString(key.step, key.questionId));
     if (!run || !k) return undefined;
-    const e = run.index?.group(k);
+    const e = run.index?.head(k);
     const c = run.prepared.get(k);
     return c && e && c.version === e.version ? c.group : undefined;
   }
@@ -310,16 +341,18 @@ export class RunStore {
   }
 
   private async prepare(run: RunEntry, k: GroupKey): Promise<StoredGroup | undefined> {
-    const e = run.index?.group(k);
-    if (!e) return undefined;
+    const h = run.index?.head(k);
+    if (!h) return undefined;
     const c = run.prepared.get(k);
-    if (c && c.version === e.version) {
+    if (c && c.version === h.version) {
       run.prepared.delete(k);
       run.prepared.set(k, c);
       return c.group;
     }
     let group: StoredGroup;
+    let e: GroupEntry;
     try {
+      e = run.index!.group(k)!; // a cold group's roll-outs read back from the saved index
       if (this.opts.prepare) {
         // Off the host: the worker reads the texts back and prepares; the host keeps the result.
         const done = await this.opts.prepare(e, displayQuestionId(e));
@@ -341,6 +374,33 @@ export class RunStore {
     return group;
   }
 
+  /**
+   * The health records of the run's scored questions, in step order: a light summary's record is
+   * read back from the saved index (in slices: the host keeps its event loop). Throws when a record
+   * the summary says is saved is not there (never an analysis of part of the run).
+   */
+  async healthRecords(run: RunEntry): Promise<GroupHealth[]> {
+    const out: GroupHealth[] = [];
+    let slice = performance.now();
+    for (const keys of [...run.steps.values()]) {
+      for (const k of keys) {
+        const s = run.summaries.get(k);
+        if (!s) continue;
+        let h = s.health;
+        if (!h && s.healthSaved) {
+          h = (run.index?.savedExtra(k) as QuestionSummary | undefined)?.health;
+          if (!h) throw new Error(`the saved health record of ${k} is missing from the saved index`);
+        }
+        if (h) out.push(h);
+        if (performance.now() - slice > 8) {
+          await new Promise((r) => setImmediate(r));
+          slice = performance.now();
+        }
+      }
+    }
+    return out;
+  }
+
   summary(key: QuestionKey): QuestionSummary | undefined {
     const run = this.runs.get(key.runId);
     const k = run?.keys.get(questionKeyString(key.step, key.questionId));
@@ -358,6 +418,7 @@ export class RunStore {
   invalidateSummaries(): void {
     for (const run of this.runs.values()) {
       run.summaries.clear();
+      run.savedHealth = undefined;
       this.markForRescore(run.id);
     }
     this.scheduleSummaries();
@@ -392,7 +453,7 @@ export class RunStore {
         for (const keys of [...run.steps.values()]) {
           for (const k of keys) {
             if (this.disposed || generation !== this.summaryGeneration || this.runs.get(run.id) !== run) return;
-            const e = run.index.group(k);
+            const e = run.index.head(k);
             if (!e || !e.complete || (run.summaries.has(k) && !(mark > 0 && e.outcomeChecks?.length))) {
               // a run restored with its summaries is walked without scoring: still in slices
               if (performance.now() - slice > 12) {
@@ -464,7 +525,24 @@ export class RunStore {
     const index = run.index;
     if (!index || this.disposed || this.runs.get(run.id) !== run) return 0;
     const version = run.version;
-    const bytes = await index.save({ tag: this.summaryTag(), of: (e) => run.summaries.get(e.key) });
+    // the run's health goes with the index, so that a second open does not read every record back
+    let health: RunEntry['savedHealth'];
+    try {
+      health = run.savedHealth ?? { size: run.summaries.size, health: analyseRun(labelFreeCopies(await this.healthRecords(run))) };
+    } catch (err) {
+      this.opts.log?.(`${run.label}: ${errorMessage(err)}`);
+    }
+    if (run.version !== version || this.disposed) return 0;
+    const bytes = await index.save({
+      tag: this.summaryTag(),
+      // a light summary (restored, its group unchanged) is saved with the health record saved before
+      of: (e, saved) => {
+        const s = run.summaries.get(e.key);
+        return !s || s.health ? s : saved();
+      },
+      light: (x) => lightSummary(x as QuestionSummary),
+      run: health,
+    });
     if (bytes > 0 && run.version === version) run.savedVersion = version;
     return bytes;
   }

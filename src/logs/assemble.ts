@@ -65,6 +65,8 @@ export interface AssemblerOptions {
   ignoreTruth?: boolean;
   /** The reading order of two files (a followed index keeps its groups in the order of a fresh read). */
   order?: (a: string, b: string) => number;
+  /** A cold group's full entry (restored from a persisted index: entries.ts `cold`), read back before the assembler changes it. */
+  thaw?: (e: GroupEntry) => GroupEntry;
 }
 
 /** A followed assembler's state without its groups (see `GroupAssembler.snapshot`). */
@@ -105,7 +107,23 @@ export class GroupAssembler {
   readonly join: TableJoin;
 
   constructor(private readonly opts: AssemblerOptions) {
-    this.join = new TableJoin(this.entries, opts.onNotice, (key) => this.forget(key));
+    this.join = new TableJoin(this.entries, opts.onNotice, (key) => this.forget(key), (e) => this.warm(e));
+  }
+
+  /**
+   * The group with its roll-outs at hand: a cold head (restored from a persisted index) is read
+   * back and replaces it, keeping its version (its roll-outs are the saved ones); the caller then
+   * changes it and takes a new version.
+   */
+  warm(e: GroupEntry): GroupEntry {
+    if (!e.cold) return e;
+    if (!this.opts.thaw) throw new Error(`group ${e.key} is cold and the assembler cannot read it back`);
+    const full = this.opts.thaw(e);
+    full.version = e.version;
+    full.complete = e.complete;
+    delete full.cold;
+    this.entries.set(e.key, full);
+    return full;
   }
 
   get size(): number {
@@ -158,7 +176,7 @@ export class GroupAssembler {
         }
       }
     }
-    const existing = this.entries.get(key);
+    let existing = this.entries.get(key);
     const firstAt = existing ? `${existing.firstSource.file}:${existing.firstSource.line}` : this.released.get(key);
     const warn = (message: string) => this.opts.onNotice({ level: 'warning', message: `${at}: ${message}`, file, line: rec.source.line });
     if (rec.kind === 'group') {
@@ -196,6 +214,7 @@ export class GroupAssembler {
       return void warn(`roll-out record for ${describeGroup(rec)}, which came as a group record (at ${firstAt}); skipped`);
     }
     if (!existing && firstAt !== undefined) return void warn(`roll-out record for ${describeGroup(rec)}, which is already complete (first at ${firstAt}); skipped`);
+    if (existing?.cold) existing = this.warm(existing);
     const entry = toRolloutEntry(rec.rollout);
     fg.keys.add(key);
     this.lastUpdate.set(key, now);
@@ -394,10 +413,11 @@ export class GroupAssembler {
     this.files.delete(path);
     let dropped = 0;
     for (const key of fg.keys) {
-      const e = this.entries.get(key);
+      let e = this.entries.get(key);
       const turns = this.turns.get(key);
       if (turns) for (const [s, t] of turns) if (t.source.file === path) turns.delete(s);
       if (!e) continue;
+      if (e.origin === 'rollouts' && e.cold) e = this.warm(e);
       if (e.origin === 'group') {
         if (e.firstSource.file !== path) continue;
         dropped += e.n;
@@ -472,7 +492,8 @@ export class GroupAssembler {
   snapshot(): AssemblerState {
     const turns: AssemblerState['turns'] = [];
     for (const [key, m] of this.turns) {
-      const list = this.entries.get(key)?.list ?? [];
+      const held = this.entries.get(key);
+      const list = (held && this.warm(held))?.list ?? [];
       const sessions: Array<[string, number, number]> = [];
       for (const [s, t] of m) sessions.push([s, t.output, list.findIndex((r) => r.source === t.source)]);
       turns.push([key, sessions]);
@@ -518,7 +539,8 @@ export class GroupAssembler {
     for (const k of s.reopened) this.reopened.add(k);
     for (const [st, n] of s.streamStep) this.streamStep.set(st, n);
     for (const [key, sessions] of s.turns) {
-      const list = this.entries.get(key)?.list ?? [];
+      const held = this.entries.get(key);
+      const list = (held && this.warm(held))?.list ?? [];
       const m = new Map<string, { output: number; source: RolloutSource }>();
       for (const [session, output, i] of sessions) if (list[i]) m.set(session, { output, source: list[i].source });
       this.turns.set(key, m);

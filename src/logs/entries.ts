@@ -53,7 +53,26 @@ export interface GroupEntry {
   packed?: Packed;
   /** Roll-outs assembled from roll-out records, in sample_idx order (read them with `rolloutsOf`). */
   list?: RolloutEntry[];
+  /**
+   * Set on a group restored from a persisted index and not yet needed: its roll-outs (`packed`,
+   * `list`), prompt, ground-truth forms and logged operator stay in the saved file (follow/persist.ts)
+   * until `RunIndex.group(key)` reads them back. Such an entry is a *head*: every other field holds.
+   */
+  cold?: ColdRef;
 }
+
+/** Where a cold group is in its persisted index, and what is counted without reading it. */
+export interface ColdRef {
+  /** The saved record (a chunk of groups) holding it. */
+  chunk: number;
+  /** Roll-outs with a confidence (see `confidentCount`). */
+  confident: number;
+}
+
+/** What every holder of a group may read without loading it: a cold group's head has these. */
+export type GroupHead = Omit<GroupEntry, 'packed' | 'list' | 'prompt' | 'groundTruthForms' | 'loggedOperator'>;
+
+const coldError = (e: GroupHead) => new Error(`group ${e.key} is in the saved index, not loaded (read it with RunIndex.group)`);
 
 /**
  * A group record's roll-outs in columns. NaN stands for a missing number. Plain data: it crosses to
@@ -100,6 +119,7 @@ export const rolloutsMaterialised = { count: 0 };
  * per group where the roll-outs are needed, never to count them (`entry.n`).
  */
 export function rolloutsOf(e: GroupEntry): RolloutEntry[] {
+  if (e.cold) throw coldError(e);
   if (e.list) return e.list;
   const p = e.packed;
   if (!p) return [];
@@ -127,6 +147,7 @@ export function rolloutsOf(e: GroupEntry): RolloutEntry[] {
 
 /** Where roll-out `i` of the group is (no other roll-out built). */
 export function rolloutSourceOf(e: GroupEntry, i: number): RolloutSource | undefined {
+  if (e.cold) throw coldError(e);
   if (e.list) return e.list[i]?.source;
   const p = e.packed;
   if (!p || i < 0 || i >= p.ml.length || !Number.isInteger(i)) return undefined;
@@ -134,7 +155,8 @@ export function rolloutSourceOf(e: GroupEntry, i: number): RolloutSource | undef
 }
 
 /** Roll-outs of the group with a confidence c_i (no roll-out objects built). */
-export function confidentCount(e: GroupEntry): number {
+export function confidentCount(e: GroupHead & Pick<GroupEntry, 'packed' | 'list'>): number {
+  if (e.cold) return e.cold.confident;
   if (e.packed) return e.packed.confident;
   let n = 0;
   for (const r of e.list ?? []) if (r.meanLogprob !== null) n++;
@@ -173,6 +195,7 @@ export function orderRollouts<T extends { sampleIdx?: number | null }>(rs: T[]):
 
 /** Builds the engine's Group from an index entry and its roll-out texts (`rollouts`: the entry's, when already read). */
 export function entryToGroup(e: GroupEntry, texts: string[], rollouts: RolloutEntry[] = rolloutsOf(e)): Group {
+  if (e.cold) throw coldError(e);
   const g: Group = {
     step: e.step,
     questionId: e.questionId,

@@ -17,15 +17,16 @@
 //     → RunIndex (after the initial read; onProgress reports it, signal cancels it: AbortError;
 //     persist: a saved index, follow/persist.ts — .save(), .persisted, .restoredExtras(tag))
 //     .mode 'watch' | 'poll' | 'static'    (an info notice says which, and why polling)
-//     .groups(): GroupEntry[]              first-record order; per group (entries.ts): key, run, step,
-//                                          questionId, prompt, groundTruth (diagnostic; groundTruthForms),
-//                                          stream ('validation' or absent), outcomeChecks, n, complete,
-//                                          version (process-wide, never goes back: key every cache of
-//                                          derived data by it), origin, format, firstSource
+//     .groups(): GroupHead[]               first-record order; per group (entries.ts): key, run, step,
+//                                          questionId, groundTruth (diagnostic), stream ('validation' or
+//                                          absent), outcomeChecks, n, complete, version (process-wide,
+//                                          never goes back: key every cache of derived data by it),
+//                                          origin, format, firstSource — no roll-outs (`cold`: restored
+//                                          from a persisted index, read back by `.group(key)`)
 //     rolloutsOf(entry): RolloutEntry[]    the roll-outs (meanLogprob, reward, answer if pre-extracted,
 //                                          verification, sampleIdx, extra, source) — no text; a call
 //                                          that builds them, never a property: count with `n`
-//     .group(key) / .size
+//     .head(key): GroupHead / .group(key): GroupEntry (with its prompt and roll-outs) / .size
 //     .onDidChange(({ removed, added, completed, changed }) => …) → { dispose() }
 //     .loadGroup(key): Promise<Group>      the engine's Group, texts read back from disk by offset
 //     .readRolloutText(source, version?)   one roll-out's text (group-record roll-outs carry `item`)
@@ -56,4 +57,4 @@ export { detectLogFile, runLabel } from './records.js';
 export { listRunFiles, unsafeRunRoot, WALK_MAX_DEPTH, WALK_MAX_FILES, type WalkOptions } from './walk.js';
 export { nemoMeanLogprob } from './nemo.js';
 export { readRolloutText, readRolloutObject } from './texts.js';
-export { RunIndex, entryToGroup, type ConfidenceSummary, type GroupEntry, type RunChange, type RunIndexOptions, type RunProgress } from './run-index.js';
+export { RunIndex, entryToGroup, type ConfidenceSummary, type GroupEntry, type GroupHead, type RunChange, type RunIndexOptions, type SaveExtras, type RunProgress } from './run-index.js';

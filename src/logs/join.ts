@@ -61,10 +61,13 @@ export class TableJoin {
     private readonly onNotice: NoticeSink,
     /** Removes a group from the assembler (its size histogram, idle timers). */
     private readonly forget: (key: GroupKey) => void,
+    /** A cold group (restored from a persisted index) read back: its prompt and roll-outs at hand. */
+    private readonly warm: (e: GroupEntry) => GroupEntry,
   ) {}
 
   /** A group was added or completed: joins it with its counterpart when both are there. */
   seen(e: GroupEntry, ch: JoinChange): void {
+    if (e.cold && (e.format === 'trl' || e.framework === 'trl')) e = this.warm(e);
     const role = roleOf(e);
     if (!role) return;
     const mk = matchKey(e);
@@ -104,6 +107,8 @@ export class TableJoin {
   }
 
   private join(log: GroupEntry, table: GroupEntry, ch: JoinChange): boolean {
+    log = this.warm(log);
+    table = this.warm(table);
     const p = table.packed!;
     const warn = (why: string) => {
       const id = `${table.key}\0${log.key}`;

@@ -38,17 +38,17 @@ import { isJsonlName, isNotLogName, PROBE_BYTES } from './parse.js';
 import { notLogSummary } from './describe.js';
 import { readRolloutText as readText } from './texts.js';
 import { Change, GroupAssembler } from './assemble.js';
-import { confidentCount, entryToGroup, rolloutsOf, type GroupEntry } from './entries.js';
+import { confidentCount, entryToGroup, rolloutsOf, type GroupEntry, type GroupHead } from './entries.js';
 import { fileChange, newFileState, type FileState } from './follow/files.js';
 import { parserFor, readFileIncrement, type ReadContext } from './follow/read.js';
 import { RunWatcher } from './follow/watch.js';
-import { readIndex, savedFileNow, writeIndex, type SavedFile } from './follow/persist.js';
+import { readIndex, savedFileNow, writeIndex, type ColdFile, type SavedFile } from './follow/persist.js';
 import { fileIdentity } from './cache/identity.js';
 import type { GroupKey, LogFormat, Notice, ParsedRecord, RolloutSource } from './types.js';
 import { compareRunPaths, listRunFiles } from './walk.js';
 
 export type { GroupEntry } from './entries.js';
-export { entryToGroup, orderRollouts, rolloutsOf } from './entries.js';
+export { entryToGroup, orderRollouts, rolloutsOf, type GroupHead } from './entries.js';
 
 export interface RunChange {
   removed: GroupKey[];
@@ -75,7 +75,19 @@ export interface RunIndexOptions {
    * A persisted index (follow/persist.ts; a followed run only): restored at open when valid (files
    * unchanged or appended to are not read again), written by `save`. `key`: see cacheKey.
    */
-  persist?: { file: string; key: string };
+  persist?: { file: string; key: string; distrust?: string };
+}
+
+/** What a save writes beside the groups (the extension: the explorer's question summaries). */
+export interface SaveExtras {
+  /** What the extras were computed for; restored only under the same tag. */
+  tag: string;
+  /** A group's extra (`saved`: the one saved before, for a group still cold). */
+  of: (e: GroupEntry, saved: () => unknown) => unknown;
+  /** The light form of an extra, read at open with the groups' heads (the full one stays with the group). */
+  light?: (x: unknown) => unknown;
+  /** Run-level data, restored under the same tag. */
+  run?: unknown;
 }
 
 /** How the persisted index served the open. */
@@ -129,7 +141,7 @@ export class RunIndex {
   private readonly files = new Map<string, FileState>();
   private readonly listeners: Array<(e: RunChange) => void> = [];
   private readonly notice: (n: Notice) => void;
-  private readonly opts: { follow: boolean; poll: boolean; pollMs: number; idleMs: number; safetyScanMs: number; persist?: { file: string; key: string } };
+  private readonly opts: { follow: boolean; poll: boolean; pollMs: number; idleMs: number; safetyScanMs: number; persist?: { file: string; key: string; distrust?: string } };
   private readonly notLogs = new Set<string>();
   private notLogsReported = 0;
   private readonly onProgress?: (p: RunProgress) => void;
@@ -148,7 +160,9 @@ export class RunIndex {
   /** Log bytes read by the initial read (0: everything came from a persisted index). */
   bytesReadAtOpen = 0;
   /** Per-group data saved with the index, for the groups restored as they were (see `restoredExtras`). */
-  private restored?: { tag: string | null; extras: Map<GroupKey, { version: number; value: unknown }> };
+  private restored?: { tag: string | null; extras: Map<GroupKey, { version: number; value: unknown }>; runExtra: unknown };
+  /** The heavy records of the persisted index restored at open (cold groups are read back from it). */
+  private cold?: ColdFile;
 
   private constructor(root: string, isDir: boolean, opts: RunIndexOptions) {
     this.root = root;
@@ -164,7 +178,7 @@ export class RunIndex {
     this.opts = { follow: opts.follow, poll: opts.poll ?? false, pollMs: opts.pollMs ?? 1000, idleMs: opts.idleMs ?? 2000, safetyScanMs: opts.safetyScanMs ?? 10_000, persist: opts.follow ? opts.persist : undefined };
     this.onProgress = opts.onProgress;
     this.signal = opts.signal;
-    this.asm = new GroupAssembler({ policy: opts.follow ? 'followed' : 'one-shot', onNotice: this.notice, ignoreTruth: opts.groundTruth === 'ignore', order: compareRunPaths });
+    this.asm = new GroupAssembler({ policy: opts.follow ? 'followed' : 'one-shot', onNotice: this.notice, ignoreTruth: opts.groundTruth === 'ignore', order: compareRunPaths, thaw: (e) => this.thaw(e) });
     this.ctx = {
       folderRoot: this.folderRoot,
       isDir,
@@ -258,6 +272,18 @@ export class RunIndex {
       this.progress = undefined;
     });
     if (aborted) throw aborted;
+    // every heavy record of the saved index checked in the background (each is also checked when read)
+    const cold = this.cold;
+    if (cold)
+      void cold.verify().then(
+        (bad) => {
+          if (bad === null || this.closed) return;
+          const why = `record ${bad} does not match its checksum (corrupt)`;
+          this.notice({ level: 'info', message: `${cold.path}: saved index not used (${why}); the run is read from its logs and the index saved again`, file: cold.path });
+          for (const l of this.corruptListeners) l(why);
+        },
+        () => undefined,
+      );
   }
 
   private idleTimer?: NodeJS.Timeout;
@@ -377,7 +403,11 @@ export class RunIndex {
    * are unchanged or were appended to keep their reading state (the scan then reads nothing, or
    * their new bytes); the groups of every other file are dropped and the file read from scratch.
    */
-  private async restoreSaved(p: { file: string; key: string }): Promise<void> {
+  private async restoreSaved(p: { file: string; key: string; distrust?: string }): Promise<void> {
+    if (p.distrust) {
+      this.persisted = { state: 'rebuilt', trusted: 0, reread: 0, why: p.distrust };
+      return;
+    }
     const r = await readIndex(p.file, p.key);
     if (!r.ok) {
       if (r.why !== 'none') {
@@ -386,7 +416,8 @@ export class RunIndex {
       }
       return;
     }
-    const { header, entries, extras } = r.saved;
+    const { header, entries, extras, runExtra } = r.saved;
+    this.cold = r.saved.cold;
     const trusted = new Set<string>();
     let slice = performance.now();
     for (const f of header.files) {
@@ -420,7 +451,7 @@ export class RunIndex {
     for (const k of header.runOnce) this.runOnce.add(k);
     this.notLogsReported = this.notLogs.size;
     for (const n of header.notices) if (!n.file || trusted.has(n.file) || !header.files.some((f) => f.identity.path === n.file)) this.notice(n);
-    this.restored = { tag: header.extraTag, extras: kept };
+    this.restored = { tag: header.extraTag, extras: kept, runExtra };
     this.persisted = { state: 'restored', trusted: trusted.size, reread: header.files.length - trusted.size };
   }
 
@@ -524,13 +555,54 @@ export class RunIndex {
     return this.enqueue((ch) => this.scan(ch, false));
   }
 
-  /** All groups, in the order their first record was read. */
-  groups(): GroupEntry[] {
+  /**
+   * All groups' heads, in the order their first record was read: everything but the roll-outs,
+   * prompt and logged operator (a group restored from a persisted index keeps those on disk until
+   * it is needed: `group`). Cheap: nothing is read or built.
+   */
+  groups(): GroupHead[] {
     return [...this.asm.entries.values()];
   }
 
-  group(key: GroupKey): GroupEntry | undefined {
+  /** A group's head (see `groups`). */
+  head(key: GroupKey): GroupHead | undefined {
     return this.asm.entries.get(key);
+  }
+
+  /**
+   * A group with its roll-outs: a cold group is read back from the persisted index (a recently
+   * read record is kept; the group stays cold in the index, so the host holds only what is in use).
+   */
+  group(key: GroupKey): GroupEntry | undefined {
+    const e = this.asm.entries.get(key);
+    if (!e?.cold) return e;
+    const full = this.thaw(e);
+    full.version = e.version;
+    full.complete = e.complete;
+    return full;
+  }
+
+  private thaw(e: GroupEntry): GroupEntry {
+    if (!this.cold || !e.cold) throw new Error(`group ${e.key} is cold without a saved index to read it from`);
+    const full = this.cold.load(e.key, e.cold.chunk).entry;
+    delete full.cold;
+    this.thawed.set(e.key, { version: e.version, chunk: e.cold.chunk });
+    return full;
+  }
+
+  /** Restored groups read back into memory since, with the version they were restored with. */
+  private readonly thawed = new Map<GroupKey, { version: number; chunk: number }>();
+
+  /**
+   * The per-group data saved with a group restored from the persisted index and unchanged since
+   * (the full form: `restoredExtras` gives the light one). Undefined for any other group.
+   */
+  savedExtra(key: GroupKey): unknown {
+    const e = this.asm.entries.get(key);
+    if (!e || !this.cold) return undefined;
+    const t = this.thawed.get(key);
+    const chunk = e.cold?.chunk ?? (t && t.version === e.version ? t.chunk : undefined);
+    return chunk === undefined ? undefined : this.cold.load(key, chunk).extra;
   }
 
   get size(): number {
@@ -557,6 +629,17 @@ export class RunIndex {
     return { rollouts, withConfidence, formats: list, why };
   }
 
+  private readonly corruptListeners = new Set<(why: string) => void>();
+
+  /**
+   * Called when the background check finds a record of the restored saved index corrupt (the
+   * groups read from it so far were checked one by one; the owner reads the run again, `distrust`).
+   */
+  onSavedCorrupt(listener: (why: string) => void): { dispose(): void } {
+    this.corruptListeners.add(listener);
+    return { dispose: () => this.corruptListeners.delete(listener) };
+  }
+
   onDidChange(listener: (e: RunChange) => void): { dispose(): void } {
     this.listeners.push(listener);
     return {
@@ -569,7 +652,7 @@ export class RunIndex {
 
   /** The engine's Group for `key`, with texts read back from disk. Throws when the records changed. */
   async loadGroup(key: GroupKey): Promise<Group> {
-    const e = this.asm.entries.get(key);
+    const e = this.group(key);
     if (!e) throw new Error(`no group ${key} in ${this.root}`);
     const rollouts = rolloutsOf(e);
     const texts: string[] = [];
@@ -593,7 +676,17 @@ export class RunIndex {
     this.restored = undefined;
     if (!r || r.tag !== tag) return out;
     for (const [k, x] of r.extras) if (this.asm.entries.get(k)?.version === x.version) out.set(k, x.value);
+    this.restoredRun = { tag: r.tag, value: r.runExtra };
     return out;
+  }
+
+  private restoredRun?: { tag: string | null; value: unknown };
+
+  /** The run-level data saved with the index under `tag` (after `restoredExtras`; given once). */
+  restoredRunExtra(tag: string): unknown {
+    const r = this.restoredRun;
+    this.restoredRun = undefined;
+    return r && r.tag === tag ? r.value : undefined;
   }
 
   /**
@@ -601,7 +694,7 @@ export class RunIndex {
    * per-group data under a tag. Resolves to the bytes written (0: nothing to persist to, or failed:
    * a notice says why).
    */
-  save(extra?: { tag: string; of: (e: GroupEntry) => unknown }): Promise<number> {
+  save(extra?: SaveExtras): Promise<number> {
     const p = this.opts.persist;
     if (!p) return Promise.resolve(0);
     let bytes = 0;
@@ -625,7 +718,22 @@ export class RunIndex {
         files.push({ identity, state: parser ? { ...rest, parser: parser.state() } : rest });
       }
       try {
-        bytes = await writeIndex(p.file, { key: p.key, files, asm: this.asm.snapshot(), notices: [...this.history], extraTag: extra?.tag ?? null, runOnce: [...this.runOnce] }, [...this.asm.entries.values()], extra?.of);
+        const cold = this.cold;
+        bytes = await writeIndex(
+          p.file,
+          { key: p.key, files, asm: this.asm.snapshot(), notices: [...this.history], extraTag: extra?.tag ?? null, runOnce: [...this.runOnce] },
+          {
+            entries: [...this.asm.entries.values()],
+            load: (e) => {
+              if (!cold || !e.cold) throw new Error(`group ${e.key} is cold without a saved index to read it from`);
+              return cold.load(e.key, e.cold.chunk).entry;
+            },
+            savedExtra: (e) => this.savedExtra(e.key),
+            extraOf: extra?.of,
+            lightOf: extra?.light,
+            runExtra: extra?.run,
+          },
+        );
       } catch (err) {
         this.notice({ level: 'info', message: `${p.file}: cannot save the index (${errnoCode(err) ?? errorMessage(err)})`, file: p.file });
       }
@@ -636,6 +744,8 @@ export class RunIndex {
 
   close(): void {
     this.closed = true;
+    // after the updates queued: a save in progress still reads its cold groups
+    void this.chain.then(() => this.cold?.close());
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.watcher?.close();
   }

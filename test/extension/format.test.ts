@@ -8,7 +8,7 @@ import { changedParams, defaultParams, sanitizeParams } from '../../src/extensio
 import { parseParamText, parseRescoreText } from '../../src/extension/paramText';
 import type { QuestionSummary } from '../../src/extension/scoring';
 
-const sum = (o: Partial<QuestionSummary>): QuestionSummary => ({ regime: 'contested', overturn: false, gate: 0.5, mismatches: 0, label: '1', majorityLabel: '1', n: 8, ...o });
+const sum = (o: Partial<QuestionSummary>): QuestionSummary => ({ regime: 'contested', overturn: false, gate: 0.5, mismatches: 0, label: '1', majorityLabel: '1', n: 8, digest: { degenerate: false, plurality: false, rescuedBy: [] }, ...o });
 
 test('numbers are short and never NaN', () => {
   assert.equal(fmt(0.123456), '0.123');

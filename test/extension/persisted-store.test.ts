@@ -11,6 +11,8 @@ import { RunStore } from '../../src/extension/store';
 import { storeSource } from '../../src/extension/rescore';
 import { WhatIfEngine } from '../../src/extension/whatif/engine';
 import { defaultParams } from '../../src/extension/params';
+import type { QuestionSummary } from '../../src/extension/scoring';
+import { analyseRun, labelFreeCopies } from '../../src/engine';
 
 const dirs: string[] = [];
 const cleanup: (() => unknown)[] = [];
@@ -56,7 +58,13 @@ function newStore(persist: string | undefined, engine?: WhatIfEngine): RunStore 
 /** What the explorer shows: steps, questions, and each question's summary. */
 function explorer(store: RunStore, runId: string) {
   const run = store.runs.get(runId)!;
-  return [...run.steps].map(([s, keys]) => [s, keys.map((k) => [store.keyOf(run, k)!.questionId, run.summaries.get(k)])]);
+  // each summary without its health record: a restored summary is light (the record stays on disk)
+  const light = (x: QuestionSummary | undefined) => {
+    if (!x) return x;
+    const { health: _h, healthSaved: _s, ...rest } = x;
+    return rest;
+  };
+  return [...run.steps].map(([s, keys]) => [s, keys.map((k) => [store.keyOf(run, k)!.questionId, light(run.summaries.get(k))])]);
 }
 
 async function opened(store: RunStore, dir: string) {
@@ -82,6 +90,8 @@ test('a run reopened in a new store reads its saved index and summaries; a rewri
   assert.equal(shown.flatMap(([, qs]) => qs as unknown[]).length, 5);
   assert.ok((shown[0][1] as [string, unknown][]).every(([, s]) => s !== undefined), 'every question scored');
   assert.equal(readdirSync(storage).filter((f) => f.endsWith('.cli')).length, 1, 'one saved index');
+  const records1 = await first.healthRecords(r1);
+  assert.equal(records1.length, 5);
   first.dispose();
 
   // a new window: nothing read from the logs, nothing prepared, the same explorer content
@@ -105,6 +115,10 @@ test('a run reopened in a new store reads its saved index and summaries; a rewri
   assert.equal(prepared, 0, 'no group prepared: the summaries came with the index');
   assert.deepEqual(explorer(second, r2.id), shown);
   assert.equal(r2.savedVersion, r2.version, 'nothing new to save');
+  // light summaries: the health records are read back from the saved index, as they were; the run's analysis came with it
+  assert.ok([...r2.summaries.values()].every((x) => x.healthSaved && !x.health));
+  assert.deepEqual(await second.healthRecords(r2), records1);
+  assert.deepEqual(r2.savedHealth, { size: 5, health: analyseRun(labelFreeCopies(records1)) });
   // the same as a store without a saved index
   const plain = newStore(undefined, engine);
   const rp = await opened(plain, dir);
@@ -149,6 +163,9 @@ test('a run reopened in a new store reads its saved index and summaries; a rewri
   writeFileSync(saved, bytes);
   const fourth = newStore(storage, engine);
   const r4 = await opened(fourth, dir);
+  // a corrupt light record is found at open, a heavy one by the background check, which reads the run again
+  for (const t0 = Date.now(); r4.index?.persisted.state !== 'rebuilt' && Date.now() - t0 < 10_000; ) await new Promise((r) => setTimeout(r, 20));
+  await fourth.savesDone();
   assert.equal(r4.index!.persisted.state, 'rebuilt');
   assert.ok(r4.index!.bytesReadAtOpen > 0);
   assert.deepEqual(explorer(fourth, r4.id), explorer(third, r3.id));

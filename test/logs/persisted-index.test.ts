@@ -32,7 +32,7 @@ async function content(idx: RunIndex) {
   const out = [];
   for (const e of idx.groups()) {
     const g = await idx.loadGroup(e.key);
-    out.push({ key: e.key, n: e.n, truth: e.groundTruth, rollouts: rolloutsOf(e).map((r) => [r.reward, r.meanLogprob, r.sampleIdx, r.source.file, r.source.line, r.source.item ?? -1]), texts: g.rollouts.map((r) => r.response) });
+    out.push({ key: e.key, n: e.n, truth: e.groundTruth, rollouts: rolloutsOf(idx.group(e.key)!).map((r) => [r.reward, r.meanLogprob, r.sampleIdx, r.source.file, r.source.line, r.source.item ?? -1]), texts: g.rollouts.map((r) => r.response) });
   }
   return out;
 }
@@ -164,8 +164,60 @@ test('a group fed by two files, one of them rewritten under the saved index: its
     assert.deepEqual(second.idx.persisted, { state: 'restored', trusted: 1, reread: 1 });
     assert.equal(second.idx.restoredExtras('t').size, 0, 'the group changed: its saved extra is stale');
     assert.deepEqual(await content(second.idx), await freshContent(dir));
-    assert.deepEqual(rolloutsOf(second.idx.groups()[0]).map((r) => r.meanLogprob), [-0.1, -0.2, -9]);
+    assert.deepEqual(rolloutsOf(second.idx.group(second.idx.groups()[0].key)!).map((r) => r.meanLogprob), [-0.1, -0.2, -9]);
     second.idx.close();
+  } finally {
+    cleanup();
+    cleanStore();
+  }
+});
+
+test('a restored group stays on disk until needed: heads only, its roll-outs read back on demand, checked; a corrupt record is found by the background check', async () => {
+  const { dir, cleanup } = tempDir();
+  const { dir: store, cleanup: cleanStore } = tempDir('cl-index-store-');
+  const file = join(store, 'run.cli');
+  try {
+    // 150 groups: three saved records of 64
+    write(dir, 'a.jsonl', jsonl(Array.from({ length: 150 }, (_, i) => ({ ...groupRec(1 + Math.floor(i / 10), `q${i}`, 4), prompt: `prompt ${i}` }))));
+    const first = await open(dir, file);
+    await first.idx.save({ tag: 't', of: (e) => ({ full: e.key, big: 'x'.repeat(100) }), light: (x) => ({ light: (x as { full: string }).full }) });
+    first.idx.close();
+    const second = await open(dir, file);
+    const heads = second.idx.groups();
+    assert.equal(heads.length, 150);
+    for (const h of heads) {
+      assert.ok(h.cold, 'a head, not the group');
+      assert.ok(!('packed' in h) && !('list' in h) && !('prompt' in h));
+    }
+    assert.throws(() => rolloutsOf(heads[0] as Parameters<typeof rolloutsOf>[0]), /in the saved index, not loaded/);
+    const last = second.idx.group(heads[149].key)!;
+    assert.equal(last.prompt, 'prompt 149');
+    assert.equal(rolloutsOf(last).length, 4);
+    assert.equal(last.version, heads[149].version);
+    assert.ok(second.idx.groups()[149].cold, 'reading a group does not keep it in memory');
+    // the light extras at open, the full ones on demand
+    assert.deepEqual(second.idx.restoredExtras('t').get(heads[3].key), { light: heads[3].key });
+    assert.deepEqual(second.idx.savedExtra(heads[3].key), { full: heads[3].key, big: 'x'.repeat(100) });
+    assert.deepEqual(await content(second.idx), await freshContent(dir));
+    second.idx.close();
+
+    // a byte of the second heavy record flipped: the open takes the heads (their records are sound),
+    // reading a group of that record fails with a clear error, and the background check reports it
+    const bytes = readFileSync(file);
+    const headerLen = bytes.readUInt32LE(8);
+    let at = 8 + 4 + headerLen;
+    at += 4 + bytes.readUInt32LE(at); // past the first heavy record
+    bytes[at + 40] ^= 0xff;
+    writeFileSync(file, bytes);
+    let corrupt: string | undefined;
+    const third = await RunIndex.open(dir, { follow: true, poll: true, pollMs: 60_000, idleMs: 50, onNotice: () => undefined, persist: { file, key: cacheKey(dir, { groundTruth: 'auto', index: 'followed' }) } });
+    third.onSavedCorrupt((why) => (corrupt = why));
+    assert.equal(third.persisted.state, 'restored');
+    assert.throws(() => third.group(heads[70].key), /does not match its checksum/);
+    assert.equal(third.group(heads[0].key)!.n, 4, 'the other records are read');
+    for (const t0 = Date.now(); !corrupt && Date.now() - t0 < 5000; ) await new Promise((r) => setTimeout(r, 10));
+    assert.match(corrupt ?? '', /record 1 does not match its checksum/);
+    third.close();
   } finally {
     cleanup();
     cleanStore();

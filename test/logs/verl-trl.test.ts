@@ -207,7 +207,7 @@ test('followed run: a TRL parquet file that appears half-written is read once co
     writeFileSync(f, buf);
     const t0 = Date.now();
     while (idx.size < 2 && Date.now() - t0 < 5000) await new Promise((r) => setTimeout(r, 25));
-    assert.deepEqual(idx.groups().map((g) => [g.prompt, g.n, g.complete]), [['p', 2, true], ['q', 2, true]]);
+    assert.deepEqual(idx.groups().map((g) => [idx.group(g.key)?.prompt, g.n, g.complete]), [['p', 2, true], ['q', 2, true]]);
     // verl: three groups of 4 and one of 3 → a warning once the odd group completes
     const lines = verlLines(7, ['A', 'B', 'C', 'D'], 4);
     lines.pop();

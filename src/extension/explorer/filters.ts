@@ -1,6 +1,5 @@
 // Explorer filters and sort orders. Pure: no 'vscode'.
 import type { QuestionSummary } from '../scoring';
-import { isDegenerate } from '../../engine';
 import { naturalCompare } from '../../logs/walk';
 
 export type ExplorerFilter = 'all' | 'contested' | 'overturns' | 'mismatches' | 'degenerate';
@@ -18,7 +17,7 @@ export function matchesFilter(s: QuestionSummary | undefined, filter: ExplorerFi
       return (s?.mismatches ?? 0) > 0;
     case 'degenerate':
       // A degenerate plurality, or any empty, truncated or repetition-collapsed roll-out (docs/health.md §1).
-      return !!s?.health && (s.health.degeneratePlurality || s.health.flags.some(isDegenerate));
+      return s?.digest.degenerate === true;
   }
 }
 

@@ -90,7 +90,7 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
       return out;
     }
     if (n.kind === 'question') {
-      const e = this.store.entry(n.key);
+      const e = this.store.head(n.key);
       if (!e) return [];
       // Answers need the texts (extraction): prepare the group now (cached afterwards).
       return this.store.get(n.key).then(() => Array.from({ length: e.n }, (_, index) => ({ kind: 'rollout', key: n.key, index }) as Node));
@@ -177,7 +177,7 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
           : s?.overturn
             ? new vscode.ThemeIcon('git-compare', new vscode.ThemeColor('charts.purple'))
             : new vscode.ThemeIcon(s?.regime === 'saturated' ? 'pass' : s?.regime === 'competence-floor' ? 'circle-slash' : 'question');
-        const e = this.store.entry(n.key);
+        const e = this.store.head(n.key);
         if (e && !e.complete) item.description = `receiving… (${e.n} roll-outs)`;
         // A command without arguments, acting on the selection: a command with arguments gets a
         // temporary id that is dropped on every refresh, and a click on a row drawn before a

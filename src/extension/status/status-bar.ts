@@ -16,7 +16,7 @@ export interface StatusHooks {
 
 export class RunStatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
-  private readonly healthCache = new RunHealthCache();
+  private readonly healthCache = new RunHealthCache(2000, () => this.update());
   private healthTimer: NodeJS.Timeout | undefined;
   private picked: { runId: string; at: number } | undefined;
   private lastPanelRun: string | undefined;
@@ -62,8 +62,8 @@ export class RunStatusBar implements vscode.Disposable {
     status.text = statusText(run.label, st);
     status.tooltip = `Consensus Lens — ${run.path}\nlatest step ${st.step ?? '—'}: ${st.groups} groups (${st.scored} scored), ${st.overturns} CoRE overturns, mean gate ${st.meanGate?.toFixed(4) ?? '—'}\n${run.keys.size} groups, ${run.rollouts} roll-outs in the run${run.loading ? '\nreading…' : ''}`;
     // Run health (docs/health.md): say when the run has raised an alarm or shows a reward bug.
-    const health = this.healthCache.get(run.id, run.summaries);
-    const alarm = alarmStatus(health.health);
+    const health = this.healthCache.get(run.id, run.summaries.size, () => this.store.healthRecords(run), Date.now(), run.savedHealth);
+    const alarm = health.health ? alarmStatus(health.health) : { text: '', tooltip: '' };
     if (alarm.text) {
       status.text += ` ${alarm.text}`;
       status.tooltip += `\n${alarm.tooltip}\n(Show Run Dashboard for the timeline)`;

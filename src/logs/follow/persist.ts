@@ -11,25 +11,32 @@
 // that is not ours, of another format or key, truncated or whose bytes do not hash to its trailer is
 // never trusted: the run is read from its logs and the file rewritten.
 //
-// Format, for the access pattern (written whole from time to time, read back whole in order at
-// open, on the extension host): one header record (the files' identities and reading state, the
-// assembler's state, the notices to replay), then the groups in chunks of CHUNK, each a V8
-// structured-clone record (the chunk's packed columns in one typed array, raw bytes), so that writing and reading yield to the
-// event loop between chunks; then a trailer (SHA-1, chunk count, magic). Texts are never stored.
-import { createHash, randomBytes, type Hash } from 'node:crypto';
+// Format, for the access pattern (written whole from time to time; at open, only what the explorer
+// needs is read; a group's roll-outs are read back when the group is opened, prepared or saved
+// again): one header record (the files' identities and reading state, the assembler's state, the
+// notices to replay); then the *heavy* records, the groups in chunks of CHUNK (entries with their
+// roll-out columns in one typed array, and the full per-group extra); then one *light* record per
+// chunk (each group's head — key, step, question, size, completeness, first source — and the light
+// form of its extra); then a table (every record's offset, length and SHA-1, and the run-level
+// extra) and a fixed trailer (the table's place and the SHA-1 of header and table). At open the
+// header, the table and the light records are read and checked; a heavy record is read, checked
+// against its own SHA-1 and decoded only when one of its groups is needed (`ColdFile`), so the host
+// holds a head per group, never the whole run. V8 structured clone throughout; texts never stored.
+import { createHash, randomBytes } from 'node:crypto';
 import { errnoCode, errorMessage } from '../../util/errors';
+import { readSync } from 'node:fs';
 import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { deserialize, serialize } from 'node:v8';
 import { CACHE_FORMAT } from '../cache/run-cache.js';
 import { fileIdentity, sameIdentity, type FileIdentity } from '../cache/identity.js';
 import type { AssemblerState } from '../assemble.js';
-import type { GroupEntry } from '../entries.js';
+import { confidentCount, type ColdRef, type GroupEntry } from '../entries.js';
 import type { ParserState } from '../parse.js';
 import type { GroupKey, Notice } from '../types.js';
 import type { FileState } from './files.js';
 
-const MAGIC = Buffer.from('CLINDEX\u0002', 'latin1');
+const MAGIC = Buffer.from('CLINDEX\u0003', 'latin1');
 const TRAILER = Buffer.from('CLIFOOT\u0001', 'latin1');
 /** Groups per record: one record's (de)serialisation is about a millisecond of the host's time. */
 const CHUNK = 64;
@@ -59,9 +66,14 @@ export interface IndexHeader {
 
 export interface SavedIndex {
   header: IndexHeader;
+  /** The groups' heads (cold: their roll-outs are read back from `cold`). */
   entries: GroupEntry[];
-  /** Per-group data saved beside the groups (same order); undefined where none. */
+  /** Per-group data saved beside the groups, in its light form (same order); undefined where none. */
   extras: unknown[];
+  /** The run-level data saved with it. */
+  runExtra: unknown;
+  /** The heavy records, open until the index closes (`ColdFile.close`). */
+  cold: ColdFile;
 }
 
 interface Chunk {
@@ -76,18 +88,35 @@ interface Chunk {
   cols: Float64Array;
 }
 
+/** A light record: the heads of one heavy record's groups and the light form of their extras. */
+interface LightChunk {
+  h: Array<Omit<GroupEntry, 'version'>>;
+  x: unknown[];
+}
+
+/** Where the records are, and what the run as a whole saved (see the header of this file). */
+interface Table {
+  /** Per heavy record: offset of its length prefix, its byte length (with the prefix), then the same for its light record. */
+  spans: Float64Array;
+  /** SHA-1 of each heavy record, then of each light record (20 bytes each). */
+  hashes: Uint8Array;
+  runExtra: unknown;
+}
+
 type Span = [number, number];
 const COLUMNS = ['ml', 'rw', 'si'] as const;
+/** The fields a head does not carry (they stay in the heavy record). */
+const HEAVY = ['packed', 'list', 'prompt', 'groundTruthForms', 'loggedOperator', 'version', 'cold'] as const;
 
 /** The entries of a chunk with their packed columns moved into one array. */
-function packChunk(entries: GroupEntry[], extraOf?: (e: GroupEntry) => unknown): Chunk {
+function packChunk(entries: GroupEntry[], extras: unknown[]): Chunk {
   let total = 0;
   for (const e of entries) if (e.packed) for (const c of COLUMNS) total += e.packed[c]?.length ?? 0;
   const cols = new Float64Array(total);
   let at = 0;
-  const c: Chunk = { e: [], x: [], cols };
+  const c: Chunk = { e: [], x: extras, cols };
   for (const e of entries) {
-    const { version: _v, ...rest } = e;
+    const { version: _v, cold: _c, ...rest } = e;
     if (e.packed) {
       const p: Record<string, unknown> = { ...e.packed };
       for (const k of COLUMNS) {
@@ -100,9 +129,16 @@ function packChunk(entries: GroupEntry[], extraOf?: (e: GroupEntry) => unknown):
       rest.packed = p as unknown as GroupEntry['packed'];
     }
     c.e.push(rest);
-    c.x.push(extraOf?.(e));
   }
   return c;
+}
+
+/** A group's head as saved: what every holder may read without its roll-outs (entries.ts GroupHead). */
+function headOf(e: GroupEntry, chunk: number): Omit<GroupEntry, 'version'> {
+  const h: Record<string, unknown> = { ...e };
+  for (const k of HEAVY) delete h[k];
+  h.cold = { chunk, confident: confidentCount(e) } satisfies ColdRef;
+  return h as Omit<GroupEntry, 'version'>;
 }
 
 /** A chunk's entry (decoded, changed in place) with its columns back in typed arrays of their own (a worker thread gets a group's numbers, not the chunk's). */
@@ -127,12 +163,26 @@ const pause = async (t: { at: number }): Promise<void> => {
   t.at = performance.now();
 };
 
+/** What `writeIndex` saves per group and for the run. */
+export interface SaveSource {
+  /** The groups in order; a cold head is read back with `load`. */
+  entries: GroupEntry[];
+  /** A cold group's full entry (from the index being replaced). */
+  load: (e: GroupEntry) => GroupEntry;
+  /** The extra saved before for a group restored and unchanged since (cold, or read back since). */
+  savedExtra: (e: GroupEntry) => unknown;
+  /** The extra to save for a group (`saved`: the one saved before, for a cold group). */
+  extraOf?: (e: GroupEntry, saved: () => unknown) => unknown;
+  /** The light form of an extra, read at open with the heads. */
+  lightOf?: (x: unknown) => unknown;
+  runExtra?: unknown;
+}
+
 /** Writes `header` and the groups to `file` (a temporary file renamed into place). Returns its size. */
-export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups' | 'format'>, entries: GroupEntry[], extraOf?: (e: GroupEntry) => unknown): Promise<number> {
+export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups' | 'format'>, src: SaveSource): Promise<number> {
   await mkdir(dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const fh = await open(tmp, 'w', 0o600);
-  const h = createHash('sha1');
   let size = 0;
   let pending: Buffer[] = [];
   let pendingBytes = 0;
@@ -142,33 +192,61 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
     pending = [];
     pendingBytes = 0;
     await fh.write(b);
-    size += b.length;
   };
-  const record = async (v: unknown) => {
+  /** Appends one record; returns its [offset, length, sha1]. */
+  const record = async (v: unknown): Promise<[number, number, Buffer]> => {
     const body = serialize(v);
     const len = Buffer.alloc(4);
     len.writeUInt32LE(body.length, 0);
-    h.update(len).update(body);
+    const at = size;
     pending.push(len, body);
     pendingBytes += 4 + body.length;
+    size += 4 + body.length;
     if (pendingBytes >= 1 << 22) await flush();
+    return [at, 4 + body.length, createHash('sha1').update(len).update(body).digest()];
   };
   try {
     pending.push(MAGIC);
     pendingBytes += MAGIC.length;
+    size = MAGIC.length;
     const t = { at: performance.now() };
-    await record({ ...header, format: CACHE_FORMAT, groups: entries.length } satisfies IndexHeader);
-    let chunks = 0;
-    for (let i = 0; i < entries.length; i += CHUNK) {
-      await record(packChunk(entries.slice(i, i + CHUNK), extraOf));
-      chunks++;
+    const entries = src.entries;
+    const [, headerLen, headerHash] = await record({ ...header, format: CACHE_FORMAT, groups: entries.length } satisfies IndexHeader);
+    const chunks = Math.ceil(entries.length / CHUNK);
+    const spans = new Float64Array(4 * chunks);
+    const hashes = new Uint8Array(40 * chunks);
+    const lights: LightChunk[] = [];
+    for (let c = 0; c < chunks; c++) {
+      const full: GroupEntry[] = [];
+      const extras: unknown[] = [];
+      for (const e of entries.slice(c * CHUNK, (c + 1) * CHUNK)) {
+        const entry = e.cold ? src.load(e) : e;
+        full.push(entry);
+        extras.push(src.extraOf?.(entry, () => src.savedExtra(e)));
+      }
+      const [at, len, hash] = await record(packChunk(full, extras));
+      spans[4 * c] = at;
+      spans[4 * c + 1] = len;
+      hashes.set(hash, 20 * c);
+      lights.push({ h: full.map((e) => headOf(e, c)), x: extras.map((x) => (x === undefined ? undefined : (src.lightOf?.(x) ?? x))) });
       await pause(t);
     }
-    const tail = Buffer.alloc(24);
-    h.digest().copy(tail, 0);
-    tail.writeUInt32LE(chunks, 20);
+    for (let c = 0; c < chunks; c++) {
+      const [at, len, hash] = await record(lights[c]);
+      spans[4 * c + 2] = at;
+      spans[4 * c + 3] = len;
+      hashes.set(hash, 20 * (chunks + c));
+      await pause(t);
+    }
+    const [tableAt, tableLen, tableHash] = await record({ spans, hashes, runExtra: src.runExtra } satisfies Table);
+    const tail = Buffer.alloc(TAIL);
+    tail.writeDoubleLE(tableAt, 0);
+    tail.writeUInt32LE(tableLen, 8);
+    tail.writeUInt32LE(headerLen, 12);
+    createHash('sha1').update(headerHash).update(tableHash).digest().copy(tail, 16);
     pending.push(tail, TRAILER);
     pendingBytes += tail.length + TRAILER.length;
+    size += tail.length + TRAILER.length;
     await flush();
     await fh.sync();
     await fh.close();
@@ -181,9 +259,96 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
   }
 }
 
+/** Bytes of the trailer before its magic: table offset (f64), table length, header length (u32 each), SHA-1. */
+const TAIL = 36;
+
+/**
+ * The heavy records of an open saved index: a cold group's full entry and extra, read back on
+ * demand (synchronously: one record is ~100 KB, a fraction of a millisecond from the page cache)
+ * and checked against the record's SHA-1. The file stays open while the index lives, so a later
+ * save (a new file renamed over it) does not change what is read.
+ */
+export class ColdFile {
+  private readonly recent = new Map<number, { entries: Map<GroupKey, GroupEntry>; extras: Map<GroupKey, unknown> }>();
+  private fd: number | null;
+
+  constructor(
+    readonly path: string,
+    private readonly fh: FileHandle,
+    private readonly table: Table,
+    private readonly chunks: number,
+  ) {
+    this.fd = fh.fd;
+  }
+
+  /**
+   * Checks every heavy record against its SHA-1, reading in the background (async reads, hashing
+   * in slices). Resolves to the first record that does not match (a number), or null. A record is
+   * also checked whenever it is read (`load`), so nothing unchecked is ever used meanwhile.
+   */
+  async verify(): Promise<number | null> {
+    const t = { at: performance.now() };
+    for (let c = 0; c < this.chunks; c++) {
+      if (this.fd === null) return null;
+      const at = this.table.spans[4 * c];
+      const len = this.table.spans[4 * c + 1];
+      const buf = Buffer.allocUnsafe(len);
+      const { bytesRead } = await this.fh.read(buf, 0, len, at);
+      if (bytesRead !== len || !createHash('sha1').update(buf).digest().equals(this.table.hashes.subarray(20 * c, 20 * c + 20))) return c;
+      await pause(t);
+    }
+    return null;
+  }
+
+  /** The full entry and saved extra of a cold group (its version is the caller's to set). */
+  load(key: GroupKey, chunk: number): { entry: GroupEntry; extra: unknown } {
+    let c = this.recent.get(chunk);
+    if (c) {
+      this.recent.delete(chunk);
+      this.recent.set(chunk, c);
+    } else {
+      c = this.read(chunk);
+      this.recent.set(chunk, c);
+      while (this.recent.size > RECENT_CHUNKS) this.recent.delete(this.recent.keys().next().value as number);
+    }
+    const entry = c.entries.get(key);
+    if (!entry) throw new Error(`${this.path}: group ${key} is not in its saved record (corrupt index)`);
+    // a copy per caller: the record's decoded entries stay as saved
+    return { entry: { ...entry }, extra: c.extras.get(key) };
+  }
+
+  private read(chunk: number): { entries: Map<GroupKey, GroupEntry>; extras: Map<GroupKey, unknown> } {
+    if (this.fd === null) throw new Error(`${this.path}: the saved index is closed`);
+    if (!(chunk >= 0 && chunk < this.chunks)) throw new Error(`${this.path}: no saved record ${chunk} (corrupt index)`);
+    const at = this.table.spans[4 * chunk];
+    const len = this.table.spans[4 * chunk + 1];
+    const buf = Buffer.allocUnsafe(len);
+    if (readSync(this.fd, buf, 0, len, at) !== len) throw new Error(`${this.path}: a saved record is cut short (the file changed)`);
+    if (!createHash('sha1').update(buf).digest().equals(this.table.hashes.subarray(20 * chunk, 20 * chunk + 20))) throw new Error(`${this.path}: a saved record does not match its checksum (corrupt index)`);
+    const c = deserialize(buf.subarray(4)) as Chunk;
+    const entries = new Map<GroupKey, GroupEntry>();
+    const extras = new Map<GroupKey, unknown>();
+    for (let j = 0; j < c.e.length; j++) {
+      const e = unpackEntry(c.e[j], c.cols);
+      entries.set(e.key, e);
+      extras.set(e.key, c.x[j]);
+    }
+    return { entries, extras };
+  }
+
+  close(): void {
+    if (this.fd !== null) void this.fh.close().catch(() => undefined);
+    this.fd = null;
+    this.recent.clear();
+  }
+}
+
+/** Decoded heavy records kept (a step's questions are in one or two). */
+const RECENT_CHUNKS = 16;
+
 export type ReadIndex = { ok: true; saved: SavedIndex } | { ok: false; why: string };
 
-/** Reads and checks a saved index (its key, format and checksum), in slices. */
+/** Reads and checks a saved index's header, table and light records, in slices; the heavy records stay on disk (`ColdFile`). */
 export async function readIndex(file: string, key: string): Promise<ReadIndex> {
   let fh: FileHandle;
   try {
@@ -191,82 +356,84 @@ export async function readIndex(file: string, key: string): Promise<ReadIndex> {
   } catch {
     return { ok: false, why: 'none' };
   }
+  let keep = false;
   try {
     const size = (await fh.stat()).size;
-    const end = size - 24 - TRAILER.length;
+    const end = size - TAIL - TRAILER.length;
     if (end < MAGIC.length) return { ok: false, why: 'truncated' };
-    const trail = Buffer.alloc(24 + TRAILER.length);
+    const trail = Buffer.alloc(TAIL + TRAILER.length);
     await fh.read(trail, 0, trail.length, end);
     const head = Buffer.alloc(MAGIC.length);
     await fh.read(head, 0, head.length, 0);
-    if (!head.equals(MAGIC) || !trail.subarray(24).equals(TRAILER)) return { ok: false, why: 'not a consensus-lens index of this format' };
-    const chunks = trail.readUInt32LE(20);
-    const h: Hash = createHash('sha1');
-    let buf = Buffer.alloc(1 << 22);
-    let pos = MAGIC.length; // file position of buf[at]
-    let have = 0;
-    let at = 0;
-    const next = async (): Promise<Buffer | undefined> => {
-      const need = async (n: number): Promise<boolean> => {
-        if (have - at >= n) return true;
-        if (n > buf.length) {
-          const nb = Buffer.alloc(Math.max(n, buf.length * 2));
-          buf.copy(nb, 0, at, have);
-          buf = nb;
-        } else buf.copy(buf, 0, at, have);
-        have -= at;
-        at = 0;
-        while (have < n) {
-          const want = Math.min(buf.length - have, end - (pos + have));
-          if (want <= 0) return false;
-          const { bytesRead } = await fh.read(buf, have, want, pos + have);
-          if (bytesRead <= 0) return false;
-          have += bytesRead;
-        }
-        return true;
-      };
-      if (!(await need(4))) return undefined;
-      const len = buf.readUInt32LE(at);
-      if (!(await need(4 + len))) return undefined;
-      h.update(buf.subarray(at, at + 4 + len));
-      const body = buf.subarray(at + 4, at + 4 + len);
-      at += 4 + len;
-      pos += 4 + len;
-      return body;
+    if (!head.equals(MAGIC) || !trail.subarray(TAIL).equals(TRAILER)) return { ok: false, why: 'not a consensus-lens index of this format' };
+    const tableAt = trail.readDoubleLE(0);
+    const tableLen = trail.readUInt32LE(8);
+    const headerLen = trail.readUInt32LE(12);
+    if (!(tableAt >= MAGIC.length + headerLen && tableAt + tableLen === end && headerLen >= 4)) return { ok: false, why: 'truncated' };
+    const readAt = async (at: number, len: number): Promise<Buffer> => {
+      const b = Buffer.allocUnsafe(len);
+      const { bytesRead } = await fh.read(b, 0, len, at);
+      if (bytesRead !== len) throw new Error('cut short');
+      return b;
     };
-    const t = { at: performance.now() };
-    const hb = await next();
-    if (!hb) return { ok: false, why: 'truncated' };
+    const hb = await readAt(MAGIC.length, headerLen);
+    const tb = await readAt(tableAt, tableLen);
+    const sha = (b: Buffer) => createHash('sha1').update(b).digest();
+    if (!createHash('sha1').update(sha(hb)).update(sha(tb)).digest().equals(trail.subarray(16, 36))) return { ok: false, why: 'its header or table does not match its checksum (corrupt)' };
     let header: IndexHeader;
+    let table: Table;
     try {
-      header = deserialize(hb) as IndexHeader;
+      header = deserialize(hb.subarray(4)) as IndexHeader;
+      table = deserialize(tb.subarray(4)) as Table;
     } catch {
       return { ok: false, why: 'its header does not decode (corrupt)' };
     }
     if (header?.format !== CACHE_FORMAT || header.key !== key) return { ok: false, why: 'written for another run or format' };
+    const chunks = Math.ceil(header.groups / CHUNK);
+    if (!(table.spans instanceof Float64Array) || table.spans.length !== 4 * chunks || !(table.hashes instanceof Uint8Array) || table.hashes.length !== 40 * chunks) return { ok: false, why: 'its table does not match its group count (corrupt)' };
     const entries: GroupEntry[] = [];
     const extras: unknown[] = [];
-    for (let i = 0; i < chunks; i++) {
-      const b = await next();
-      if (!b) return { ok: false, why: 'truncated' };
+    // the light records are contiguous: read in large blocks, checked one by one
+    const first = chunks ? table.spans[2] : tableAt;
+    const files = new Map<string, string>(); // one string per file name, not one per group
+    const t = { at: performance.now() };
+    let block: Buffer = Buffer.alloc(0);
+    let blockAt = first;
+    for (let c = 0; c < chunks; c++) {
+      const at = table.spans[4 * c + 2];
+      const len = table.spans[4 * c + 3];
+      if (at < blockAt || at + len > blockAt + block.length) {
+        blockAt = at;
+        block = await readAt(at, Math.min(Math.max(len, 1 << 22), tableAt - at));
+      }
+      const b = block.subarray(at - blockAt, at - blockAt + len);
+      if (!sha(b).equals(table.hashes.subarray(20 * (chunks + c), 20 * (chunks + c) + 20))) return { ok: false, why: 'its records do not match their checksum (corrupt)' };
       try {
-        const c = deserialize(b) as Chunk;
-        for (let j = 0; j < c.e.length; j++) {
-          entries.push(unpackEntry(c.e[j], c.cols));
-          extras.push(c.x[j]);
+        const l = deserialize(b.subarray(4)) as LightChunk;
+        for (let j = 0; j < l.h.length; j++) {
+          const h = l.h[j] as GroupEntry;
+          if (h.cold?.chunk !== c) throw new Error('a head outside its record');
+          h.version = 0;
+          const f = h.firstSource.file;
+          const known = files.get(f);
+          if (known === undefined) files.set(f, f);
+          else h.firstSource.file = known;
+          entries.push(h);
+          extras.push(l.x[j]);
         }
       } catch {
         return { ok: false, why: 'a record does not decode (corrupt)' };
       }
       await pause(t);
     }
-    if (pos !== end || !h.digest().equals(trail.subarray(0, 20))) return { ok: false, why: 'its records do not match their checksum (corrupt)' };
     if (entries.length !== header.groups) return { ok: false, why: 'its group count does not match (corrupt)' };
-    return { ok: true, saved: { header, entries, extras } };
+    const cold = new ColdFile(file, fh, table, chunks);
+    keep = true;
+    return { ok: true, saved: { header, entries, extras, runExtra: table.runExtra, cold } };
   } catch (err) {
     return { ok: false, why: `unreadable (${errnoCode(err) ?? errorMessage(err)})` };
   } finally {
-    await fh.close();
+    if (!keep) await fh.close();
   }
 }
 
