@@ -35,6 +35,7 @@ export function activate(context: vscode.ExtensionContext): ConsensusLensApi {
     info: (m) => out.info(safeText(m)),
     groundTruth: groundTruthSetting,
     prepare: (entry, questionId) => whatIf.engine.prepare({ entry, questionId }, maxGroupSize()),
+    analyse: (records) => whatIf.engine.analyse(records),
     // a run reopened (in this window or another) reads its saved index, not its logs
     persistDir: () => indexFolder(vscode.Uri.joinPath(context.globalStorageUri, 'indexes').fsPath),
   });

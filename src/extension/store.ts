@@ -78,6 +78,8 @@ export interface StoreOptions {
   persistDir?: () => string | undefined;
   /** Quiet time after the last change before a run's index is saved again (ms; default 5000). */
   saveDelayMs?: number;
+  /** Analyses a run's health off the host thread (the what-if engine's workers); without it, in-process (tests). */
+  analyse?: (records: readonly GroupHealth[]) => Promise<RunHealth>;
 }
 
 /** How many prepared groups (features, previews; no texts) a run keeps. */
@@ -374,6 +376,11 @@ export class RunStore {
     return group;
   }
 
+  /** A run's health from its records (docs/health.md), off the host thread when the store was given a way. */
+  analyseHealth(records: readonly GroupHealth[]): Promise<RunHealth> {
+    return this.opts.analyse ? this.opts.analyse(records) : Promise.resolve(analyseRun(labelFreeCopies(records)));
+  }
+
   /**
    * The health records of the run's scored questions, in step order: a light summary's record is
    * read back from the saved index (in slices: the host keeps its event loop). Throws when a record
@@ -525,16 +532,17 @@ export class RunStore {
     const index = run.index;
     if (!index || this.disposed || this.runs.get(run.id) !== run) return 0;
     const version = run.version;
+    const tag = this.summaryTag();
     // the run's health goes with the index, so that a second open does not read every record back
     let health: RunEntry['savedHealth'];
     try {
-      health = run.savedHealth ?? { size: run.summaries.size, health: analyseRun(labelFreeCopies(await this.healthRecords(run))) };
+      health = run.savedHealth ?? { size: run.summaries.size, health: await this.analyseHealth(await this.healthRecords(run)) };
     } catch (err) {
       this.opts.log?.(`${run.label}: ${errorMessage(err)}`);
     }
     if (run.version !== version || this.disposed) return 0;
     const bytes = await index.save({
-      tag: this.summaryTag(),
+      tag,
       // a light summary (restored, its group unchanged) is saved with the health record saved before
       of: (e, saved) => {
         const s = run.summaries.get(e.key);
@@ -543,7 +551,12 @@ export class RunStore {
       light: (x) => lightSummary(x as QuestionSummary),
       run: health,
     });
-    if (bytes > 0 && run.version === version) run.savedVersion = version;
+    if (bytes > 0 && run.version === version) {
+      run.savedVersion = version;
+      if (health) run.savedHealth = health;
+      // the groups saved went to disk (RunIndex: heads); their summaries go light, the records with them
+      if (tag === this.summaryTag()) for (const [k, s] of run.summaries) if (s.health && index.head(k)?.cold) run.summaries.set(k, lightSummary(s));
+    }
     return bytes;
   }
 

@@ -548,6 +548,11 @@ export class GroupAssembler {
     this.sizeWarned = s.sizeWarned;
   }
 
+  /** The group has multi-turn sessions (their kept outputs are held by identity: it stays in memory). */
+  hasTurns(key: GroupKey): boolean {
+    return this.turns.has(key);
+  }
+
   /** One-shot: the group was handed out; only its identity is kept (duplicates and late roll-outs are still recognised). */
   release(key: GroupKey): void {
     const e = this.entries.get(key);

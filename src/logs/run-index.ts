@@ -42,7 +42,7 @@ import { confidentCount, entryToGroup, rolloutsOf, type GroupEntry, type GroupHe
 import { fileChange, newFileState, type FileState } from './follow/files.js';
 import { parserFor, readFileIncrement, type ReadContext } from './follow/read.js';
 import { RunWatcher } from './follow/watch.js';
-import { readIndex, savedFileNow, writeIndex, type ColdFile, type SavedFile } from './follow/persist.js';
+import { openWritten, readIndex, savedFileNow, writeIndex, writtenHead, type ColdFile, type SavedFile, type Written } from './follow/persist.js';
 import { fileIdentity } from './cache/identity.js';
 import type { GroupKey, LogFormat, Notice, ParsedRecord, RolloutSource } from './types.js';
 import { compareRunPaths, listRunFiles } from './walk.js';
@@ -591,7 +591,7 @@ export class RunIndex {
   }
 
   /** Restored groups read back into memory since, with the version they were restored with. */
-  private readonly thawed = new Map<GroupKey, { version: number; chunk: number }>();
+  private thawed = new Map<GroupKey, { version: number; chunk: number }>();
 
   /**
    * The per-group data saved with a group restored from the persisted index and unchanged since
@@ -719,11 +719,12 @@ export class RunIndex {
       }
       try {
         const cold = this.cold;
-        bytes = await writeIndex(
+        const entries = [...this.asm.entries.values()];
+        const written = await writeIndex(
           p.file,
           { key: p.key, files, asm: this.asm.snapshot(), notices: [...this.history], extraTag: extra?.tag ?? null, runOnce: [...this.runOnce] },
           {
-            entries: [...this.asm.entries.values()],
+            entries,
             load: (e) => {
               if (!cold || !e.cold) throw new Error(`group ${e.key} is cold without a saved index to read it from`);
               return cold.load(e.key, e.cold.chunk).entry;
@@ -734,12 +735,38 @@ export class RunIndex {
             runExtra: extra?.run,
           },
         );
+        bytes = written.bytes;
+        await this.coolAfterSave(p.file, written, entries);
       } catch (err) {
         this.notice({ level: 'info', message: `${p.file}: cannot save the index (${errnoCode(err) ?? errorMessage(err)})`, file: p.file });
       }
     };
     this.chain = this.chain.then(run, run);
     return this.chain.then(() => bytes);
+  }
+
+  /**
+   * After a save, the groups written go to disk: a complete group becomes a head read back from the
+   * new file (`group`), the heads already cold point into it, and the old file is let go. So the
+   * host holds a head per group after a first open or a re-score too, not only after a restore.
+   * Within the update chain: nothing changed the groups since they were written.
+   */
+  private async coolAfterSave(file: string, w: Written, written: GroupEntry[]): Promise<void> {
+    const next = await openWritten(file, w);
+    if (!next) return;
+    if (this.closed) return next.close();
+    const thawed = new Map<GroupKey, { version: number; chunk: number }>();
+    written.forEach((e, i) => {
+      if (this.asm.entries.get(e.key) !== e) return;
+      const head = writtenHead(e, i);
+      if (e.cold) e.cold = head.cold;
+      else if (e.complete && !this.asm.hasTurns(e.key)) this.asm.entries.set(e.key, head);
+      else thawed.set(e.key, { version: e.version, chunk: head.cold!.chunk });
+    });
+    const old = this.cold;
+    this.cold = next;
+    this.thawed = thawed;
+    old?.close();
   }
 
   close(): void {

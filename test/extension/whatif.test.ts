@@ -204,3 +204,18 @@ test('re-score input: prefill, "vs OPERATOR" baseline, range validation', async 
   // The prefilled text is itself valid.
   assert.equal(validateRescoreText(`${prefillText('core', defaultParams())} vs majority`), null);
 });
+
+test("a run's health analysed on a worker thread, its records sent in parts, is the host's analysis", async () => {
+  const { makeRun } = await import('../engine/health-runs');
+  const { analyseRun, labelFreeCopies, createRunContext } = await import('../../src/engine');
+  const { healthOf } = await import('../../src/cli/health');
+  const groups = makeRun({ steps: 40, questions: 30, n: 8, accuracy: 0.5, seed: 3 }, { formatCollapseAt: 25 });
+  const ctx = createRunContext();
+  const records = groups.map((g) => healthOf(g, { params: {} }, ctx));
+  assert.ok(records.length > 1000, 'more than one part');
+  const engine = workers();
+  const there = await engine.analyse(records);
+  assert.deepEqual(there, analyseRun(labelFreeCopies(records)));
+  assert.ok(there.alarms.length > 0, 'an analysis that found something');
+  assert.equal((await engine.analyse([])).groups, 0);
+});

@@ -64,6 +64,9 @@ test('a persisted index: unchanged → no log read, appended → only the new by
     const saved = await first.idx.save({ tag: 't', of: (e) => `extra ${e.key}` });
     assert.ok(saved > 0 && statSync(file).size === saved);
     const firstContent = await content(first.idx);
+    // saved: the complete groups went to disk (heads), and read back they are what was read
+    assert.ok(first.idx.groups().every((e) => !!e.cold === e.complete) && first.idx.groups().some((e) => e.cold));
+    assert.deepEqual(firstContent, await freshContent(dir));
     const firstVersions = new Map(first.idx.groups().map((e) => [e.key, e.version]));
     first.idx.close();
 

@@ -29,6 +29,8 @@ export class RunHealthCache {
   constructor(
     private readonly minIntervalMs = 2000,
     private readonly onRefreshed: (runId: string) => void = () => undefined,
+    /** The analysis itself (the extension: on a worker thread). */
+    private readonly analyse: (records: readonly GroupHealth[]) => Promise<RunHealth> = async (rs) => analyseRun(labelFreeCopies(rs)),
   ) {}
 
   /**
@@ -42,8 +44,9 @@ export class RunHealthCache {
     if (e && (e.size === size || now - e.at < this.minIntervalMs)) return { health: e.health, stale: e.size !== size };
     if (!this.running.has(runId)) {
       const job = records()
-        .then((rs) => {
-          this.entries.set(runId, { size, at: now, health: analyseRun(labelFreeCopies(rs)) });
+        .then((rs) => this.analyse(rs))
+        .then((health) => {
+          this.entries.set(runId, { size, at: now, health });
           this.onRefreshed(runId);
         })
         .catch(() => undefined)

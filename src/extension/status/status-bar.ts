@@ -16,7 +16,11 @@ export interface StatusHooks {
 
 export class RunStatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
-  private readonly healthCache = new RunHealthCache(2000, () => this.update());
+  private readonly healthCache = new RunHealthCache(
+    2000,
+    () => this.update(),
+    (rs) => this.store.analyseHealth(rs),
+  );
   private healthTimer: NodeJS.Timeout | undefined;
   private picked: { runId: string; at: number } | undefined;
   private lastPanelRun: string | undefined;

@@ -15,7 +15,7 @@
 import { Worker } from 'node:worker_threads';
 import { errorMessage } from '../../util/errors';
 import { join } from 'node:path';
-import { type Group, type OperatorId, type PreparedGroup, type SensitivityInterval, emptyAgreement, emptyComparison, mergeAgreement, mergeComparison, runAccuracy, stepSummaries, type AgreementMatrix, type ComparisonStats, type GroupDiff, type StepSummary, OPERATOR_IDS, fnv1a } from '../../engine';
+import { type Group, type OperatorId, type PreparedGroup, type SensitivityInterval, emptyAgreement, emptyComparison, mergeAgreement, mergeComparison, runAccuracy, stepSummaries, type AgreementMatrix, type ComparisonStats, type GroupDiff, type StepSummary, OPERATOR_IDS, fnv1a, type GroupHealth, type RunHealth } from '../../engine';
 import type { GroupEntry } from '../../logs';
 import { WhatIfShard, type DashboardRow, type FailedItem, type Setting, type ShardReply, type ShardRequest, type SweepCell, type WhatIfItem } from './shard';
 import { changedParams } from '../params';
@@ -408,6 +408,29 @@ export class WhatIfEngine {
     const r = await this.send(slot, { kind: 'prepare', item, ...(maxGroupSize !== undefined ? { maxGroupSize } : {}) });
     if (r.kind !== 'prepare') throw new Error('unexpected reply');
     return { prepared: r.prepared, previews: r.previews };
+  }
+
+  private analyses = 0;
+
+  /**
+   * A run's health (docs/health.md) analysed on a worker thread: the analysis runs permutation
+   * tests over every step, seconds on a long run, which the extension host must not spend. The
+   * records go over in parts, the host yielding between them.
+   */
+  async analyse(records: readonly GroupHealth[]): Promise<RunHealth> {
+    const slot = this.slots[0];
+    const id = ++this.analyses;
+    const PART = 500;
+    for (let i = 0; ; i += PART) {
+      const last = i + PART >= records.length;
+      const r = await this.send(slot, { kind: 'analyse', id, part: records.slice(i, i + PART), last });
+      if (r.kind !== 'analysed') throw new Error('unexpected reply');
+      if (last) {
+        if (!r.health) throw new Error('the analysis gave nothing');
+        return r.health;
+      }
+      await new Promise((res) => setImmediate(res));
+    }
   }
 
   /** Frees a run's features in every shard (the run was closed). */

@@ -12,7 +12,7 @@
 //
 // Order: the host sends each question's groups to the same shard in step order, so MS-TTRL's
 // outcome cache (one RunContext per job and setting) sees them as the training did.
-import { OPERATOR_IDS, fnv1a, answersEqual, operatorSpec, resolveParams, type Params, createRunContext, prepareGroup, scoreGroup, type Group, type OperatorId, type OperatorResult, type PreparedGroup, type RunContext, addAgreement, addGroup, diffGroup, emptyAgreement, emptyComparison, type AgreementMatrix, type ComparisonStats, type GroupDiff, type LabelRow, sensitivity, type SensitivityInterval, groupHealth, rolloutWhatIf, type GroupHealth } from '../../engine';
+import { OPERATOR_IDS, fnv1a, answersEqual, operatorSpec, resolveParams, type Params, createRunContext, prepareGroup, scoreGroup, type Group, type OperatorId, type OperatorResult, type PreparedGroup, type RunContext, addAgreement, addGroup, diffGroup, emptyAgreement, emptyComparison, type AgreementMatrix, type ComparisonStats, type GroupDiff, type LabelRow, sensitivity, type SensitivityInterval, groupHealth, rolloutWhatIf, type GroupHealth, analyseRun, labelFreeCopies, type RunHealth } from '../../engine';
 import { errorMessage } from '../../util/errors';
 import { entryToGroup, readRolloutText, rolloutsOf, type GroupEntry } from '../../logs';
 import { engineParams, preview } from '../scoring';
@@ -84,7 +84,9 @@ export type ShardRequest =
   | { kind: 'sensitivity'; prepared: PreparedGroup; params: Record<string, number> }
   | { kind: 'prepare'; item: { group: Group } | { entry: GroupEntry; questionId: string }; maxGroupSize?: number }
   | { kind: 'end'; job: number }
-  | { kind: 'forget'; prefix?: string };
+  | { kind: 'forget'; prefix?: string }
+  /** A run's health records, in parts (each part a short structured clone on the host); the last part analyses them. */
+  | { kind: 'analyse'; id: number; part: GroupHealth[]; last: boolean };
 
 export type ShardReply =
   | { kind: 'rescore'; diffs: GroupDiff[]; stats: ComparisonStats; missing: string[]; failed: FailedItem[] }
@@ -92,6 +94,7 @@ export type ShardReply =
   | { kind: 'dashboard'; rows: DashboardRow[]; agreement: AgreementMatrix; missing: string[]; failed: FailedItem[] }
   | { kind: 'sensitivity'; kappa: SensitivityInterval; tau: SensitivityInterval }
   | { kind: 'prepare'; prepared: PreparedGroup; previews: string[] }
+  | { kind: 'analysed'; health: RunHealth | null }
   | { kind: 'ok'; cached: number };
 
 interface Cached {
@@ -119,6 +122,8 @@ const memoisable = (op: OperatorId): boolean => op !== 'msttrl';
 export class WhatIfShard {
   private readonly cache = new Map<string, Cached>();
   private readonly contexts = new Map<number, RunContext[]>();
+  /** Health records received so far per analysis ('analyse' requests). */
+  private readonly analysing = new Map<number, GroupHealth[]>();
 
   get size(): number {
     return this.cache.size;
@@ -139,6 +144,14 @@ export class WhatIfShard {
         return { kind: 'ok', cached: this.cache.size };
       case 'sensitivity':
         return { kind: 'sensitivity', ...sensitivity(req.prepared, engineParams(req.params)) };
+      case 'analyse': {
+        let rs = this.analysing.get(req.id);
+        if (!rs) this.analysing.set(req.id, (rs = []));
+        for (const h of req.part) rs.push(h);
+        if (!req.last) return { kind: 'analysed', health: null };
+        this.analysing.delete(req.id);
+        return { kind: 'analysed', health: analyseRun(labelFreeCopies(rs)) };
+      }
       case 'prepare': {
         // A followed run's group for the explorer and the panel: the texts read back from disk,
         // answer extraction, classes, TF-IDF and the previews, all here rather than on the

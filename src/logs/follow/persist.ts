@@ -178,8 +178,37 @@ export interface SaveSource {
   runExtra?: unknown;
 }
 
-/** Writes `header` and the groups to `file` (a temporary file renamed into place). Returns its size. */
-export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups' | 'format'>, src: SaveSource): Promise<number> {
+/** What `writeIndex` wrote: its size, and how to read its heavy records back (`ColdFile`). */
+export interface Written {
+  bytes: number;
+  table: Table;
+  chunks: number;
+}
+
+/** A group's head for a file written by `writeIndex` (its `index` in the groups written), with the group's version. */
+export function writtenHead(e: GroupEntry, index: number): GroupEntry {
+  const h = headOf(e, Math.floor(index / CHUNK)) as GroupEntry;
+  h.version = e.version;
+  return h;
+}
+
+/** Opens a file `writeIndex` just wrote, to read its heavy records (null when it is not that file any more). */
+export async function openWritten(file: string, w: Written): Promise<ColdFile | null> {
+  let fh: FileHandle;
+  try {
+    fh = await open(file, 'r');
+  } catch {
+    return null;
+  }
+  if ((await fh.stat().catch(() => null))?.size !== w.bytes) {
+    await fh.close().catch(() => undefined);
+    return null;
+  }
+  return new ColdFile(file, fh, w.table, w.chunks);
+}
+
+/** Writes `header` and the groups to `file` (a temporary file renamed into place). */
+export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups' | 'format'>, src: SaveSource): Promise<Written> {
   await mkdir(dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const fh = await open(tmp, 'w', 0o600);
@@ -238,7 +267,8 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
       hashes.set(hash, 20 * (chunks + c));
       await pause(t);
     }
-    const [tableAt, tableLen, tableHash] = await record({ spans, hashes, runExtra: src.runExtra } satisfies Table);
+    const table: Table = { spans, hashes, runExtra: src.runExtra };
+    const [tableAt, tableLen, tableHash] = await record(table);
     const tail = Buffer.alloc(TAIL);
     tail.writeDoubleLE(tableAt, 0);
     tail.writeUInt32LE(tableLen, 8);
@@ -251,7 +281,7 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
     await fh.sync();
     await fh.close();
     await rename(tmp, file);
-    return size;
+    return { bytes: size, table, chunks };
   } catch (err) {
     await fh.close().catch(() => undefined);
     await rm(tmp, { force: true });
