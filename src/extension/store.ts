@@ -82,6 +82,9 @@ export interface StoreOptions {
   analyse?: (records: readonly GroupHealth[]) => Promise<RunHealth>;
 }
 
+/** Groups the background scoring has being prepared ahead of the one it scores (one per worker thread, and one more). */
+const PREPARE_AHEAD = 3;
+
 /** How many prepared groups (features, previews; no texts) a run keeps. */
 export const PREPARED_CACHE = 2000;
 
@@ -457,8 +460,25 @@ export class RunStore {
         let slice = performance.now();
         let lastEmit = Date.now();
         let changed = false;
-        for (const keys of [...run.steps.values()]) {
-          for (const k of keys) {
+        // Groups are scored one by one in step order (MS-TTRL's cache), but prepared ahead: a few
+        // requests in flight keep every what-if worker busy while the host scores.
+        const order = [...run.steps.values()].flat();
+        const needs = (k: GroupKey): boolean => {
+          const e = run.index?.head(k);
+          return !!e && e.complete && (!run.summaries.has(k) || (mark > 0 && !!e.outcomeChecks?.length));
+        };
+        const ahead = new Map<GroupKey, Promise<StoredGroup | undefined>>();
+        let next = 0;
+        const prefetch = (from: number) => {
+          next = Math.max(next, from);
+          while (ahead.size < PREPARE_AHEAD && next < order.length) {
+            const k = order[next++];
+            if (needs(k) && !ahead.has(k)) ahead.set(k, this.prepare(run, k));
+          }
+        };
+        for (let i = 0; i < order.length; i++) {
+          {
+            const k = order[i];
             if (this.disposed || generation !== this.summaryGeneration || this.runs.get(run.id) !== run) return;
             const e = run.index.head(k);
             if (!e || !e.complete || (run.summaries.has(k) && !(mark > 0 && e.outcomeChecks?.length))) {
@@ -469,8 +489,13 @@ export class RunStore {
               }
               continue;
             }
-            const g = await this.prepare(run, k);
-            if (!g) continue;
+            prefetch(i + 1);
+            const g = await (ahead.get(k) ?? this.prepare(run, k));
+            ahead.delete(k);
+            prefetch(i + 1);
+            // prepared for the group as it is now (a change meanwhile drops it, and scores it again)
+            const held = run.prepared.get(k);
+            if (!g || held?.group !== g || held.version !== run.index.head(k)?.version) continue;
             try {
               run.summaries.set(k, summarize(g, score(g, this.opts.params(), this.opts.configuredOperator(), ctx, summaryOperators(this.opts.configuredOperator()))));
               changed = true;

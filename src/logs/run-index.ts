@@ -435,9 +435,14 @@ export class RunIndex {
     }
     // the versions as restored: a group that a dropped file (or the scan after) changes has another
     const kept = new Map<GroupKey, { version: number; value: unknown }>();
-    entries.forEach((e, i) => {
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i];
       if (extras[i] !== undefined && this.asm.entries.get(e.key) === e) kept.set(e.key, { version: e.version, value: extras[i] });
-    });
+      if ((i & 1023) === 0 && performance.now() - slice > 8) {
+        await new Promise((res) => setImmediate(res));
+        slice = performance.now();
+      }
+    }
     const scratch = new Change();
     for (const [path] of header.asm.files) if (!trusted.has(path)) this.asm.dropFile(path, scratch);
     for (const f of header.files) {

@@ -6,9 +6,20 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { deserialize } from 'node:v8';
 import { RunIndex, rolloutsOf, type RunProgress } from '../../src/logs/index.js';
 import { cacheKey } from '../../src/logs/cache/index.js';
 import { groupRec, jsonl, rollout, tempDir, write } from './helpers.js';
+
+const flip = (b: Buffer, at: number): Buffer => Buffer.from(b.map((x, i) => (i === at ? x ^ 1 : x)));
+
+/** Where the first light record of a saved index is (from its trailer and table: follow/persist.ts). */
+function lightRecordAt(b: Buffer): number {
+  const tail = b.subarray(b.length - 44);
+  const tableAt = tail.readDoubleLE(0);
+  const table = deserialize(b.subarray(tableAt + 4, tableAt + tail.readUInt32LE(8))) as { spans: Float64Array };
+  return table.spans[2];
+}
 
 async function open(dir: string, file: string, key = cacheKey(dir, { groundTruth: 'auto', index: 'followed' })) {
   let read = 0;
@@ -132,7 +143,9 @@ test('a persisted index: unchanged → no log read, appended → only the new by
     // corrupt (one byte flipped), foreign (another key), truncated: never trusted, rebuilt
     const good = readFileSync(file);
     for (const [what, bytes, key] of [
-      ['a flipped byte', Buffer.from(good.map((x, i) => (i === Math.floor(good.length / 2) ? x ^ 1 : x))), undefined],
+      ['a flipped byte in a light record', flip(good, lightRecordAt(good) + 10), undefined],
+      ['a flipped byte in the table', flip(good, good.length - 60), undefined],
+      ['a flipped byte in the header', flip(good, 20), undefined],
       ['truncated', good.subarray(0, good.length - 10), undefined],
       ['not ours', Buffer.from('hello'), undefined],
       ['another run', good, 'another key'],

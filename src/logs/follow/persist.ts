@@ -88,11 +88,22 @@ interface Chunk {
   cols: Float64Array;
 }
 
-/** A light record: the heads of one heavy record's groups and the light form of their extras. */
+/**
+ * A light record: the heads of one heavy record's groups, the light form of their extras, and
+ * each group's part of the assembler's state (`PerGroup`), kept out of the header so that no one
+ * record grows with the run (one decode of it would be one long task on the host).
+ */
 interface LightChunk {
   h: Array<Omit<GroupEntry, 'version'>>;
   x: unknown[];
+  a: PerGroup[];
 }
+
+/**
+ * A group's share of the assembler's state: the size it was counted with (`countedSize`) and the
+ * files that fed it when not only the file of its first record (indexes into `asm.files`).
+ */
+type PerGroup = undefined | number | [number | null, number[]];
 
 /** Where the records are, and what the run as a whole saved (see the header of this file). */
 interface Table {
@@ -240,7 +251,26 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
     size = MAGIC.length;
     const t = { at: performance.now() };
     const entries = src.entries;
-    const [, headerLen, headerHash] = await record({ ...header, format: CACHE_FORMAT, groups: entries.length } satisfies IndexHeader);
+    // the assembler's per-group state goes with each group's head (light records), not in the header
+    const fileIndex = new Map<string, number>();
+    const fed = new Map<GroupKey, number[]>();
+    header.asm.files.forEach(([f, keys], i) => {
+      fileIndex.set(f, i);
+      for (const k of keys) {
+        const l = fed.get(k);
+        if (l) l.push(i);
+        else fed.set(k, [i]);
+      }
+    });
+    const counted = new Map(header.asm.countedSize);
+    const perGroup = (e: GroupEntry): PerGroup => {
+      const cs = counted.get(e.key) ?? null;
+      const fk = fed.get(e.key) ?? [];
+      if (fk.length === 1 && fk[0] === fileIndex.get(e.firstSource.file)) return cs ?? undefined;
+      return [cs, fk];
+    };
+    const asm: AssemblerState = { ...header.asm, files: header.asm.files.map(([f, , maxStep]) => [f, [], maxStep]), countedSize: [] };
+    const [, headerLen, headerHash] = await record({ ...header, asm, format: CACHE_FORMAT, groups: entries.length } satisfies IndexHeader);
     const chunks = Math.ceil(entries.length / CHUNK);
     const spans = new Float64Array(4 * chunks);
     const hashes = new Uint8Array(40 * chunks);
@@ -257,7 +287,7 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
       spans[4 * c] = at;
       spans[4 * c + 1] = len;
       hashes.set(hash, 20 * c);
-      lights.push({ h: full.map((e) => headOf(e, c)), x: extras.map((x) => (x === undefined ? undefined : (src.lightOf?.(x) ?? x))) });
+      lights.push({ h: full.map((e) => headOf(e, c)), x: extras.map((x) => (x === undefined ? undefined : (src.lightOf?.(x) ?? x))), a: full.map(perGroup) });
       await pause(t);
     }
     for (let c = 0; c < chunks; c++) {
@@ -423,9 +453,28 @@ export async function readIndex(file: string, key: string): Promise<ReadIndex> {
     if (!(table.spans instanceof Float64Array) || table.spans.length !== 4 * chunks || !(table.hashes instanceof Uint8Array) || table.hashes.length !== 40 * chunks) return { ok: false, why: 'its table does not match its group count (corrupt)' };
     const entries: GroupEntry[] = [];
     const extras: unknown[] = [];
+    // the assembler's per-group state, back into its snapshot's shape
+    const fileIndex = new Map(header.asm.files.map(([f], i) => [f, i]));
+    const fileKeys: GroupKey[][] = header.asm.files.map(() => []);
+    const countedSize: Array<[GroupKey, number]> = [];
     // the light records are contiguous: read in large blocks, checked one by one
     const first = chunks ? table.spans[2] : tableAt;
-    const files = new Map<string, string>(); // one string per file name, not one per group
+    // One string per distinct value, not one per group (a decoded record makes a string of every
+    // value; a run repeats its file names, formats, regimes, labels and question ids a lot).
+    const strings = new Map<string, string>();
+    const intern = (x: string): string => {
+      const known = strings.get(x);
+      if (known !== undefined) return known;
+      if (strings.size < 1 << 20) strings.set(x, x);
+      return x;
+    };
+    const internAll = (o: Record<string, unknown>, depth: number): void => {
+      for (const k in o) {
+        const v = o[k];
+        if (typeof v === 'string') o[k] = intern(v);
+        else if (depth > 0 && v && typeof v === 'object') internAll(v as Record<string, unknown>, depth - 1);
+      }
+    };
     const t = { at: performance.now() };
     let block: Buffer = Buffer.alloc(0);
     let blockAt = first;
@@ -444,12 +493,20 @@ export async function readIndex(file: string, key: string): Promise<ReadIndex> {
           const h = l.h[j] as GroupEntry;
           if (h.cold?.chunk !== c) throw new Error('a head outside its record');
           h.version = 0;
+          internAll(h as unknown as Record<string, unknown>, 1);
           const f = h.firstSource.file;
-          const known = files.get(f);
-          if (known === undefined) files.set(f, f);
-          else h.firstSource.file = known;
+          const x = l.x[j];
+          if (x && typeof x === 'object') internAll(x as Record<string, unknown>, 2);
           entries.push(h);
-          extras.push(l.x[j]);
+          extras.push(x);
+          const a = l.a[j];
+          const cs = typeof a === 'number' ? a : a ? a[0] : null;
+          if (cs !== null) countedSize.push([h.key, cs]);
+          const fk = Array.isArray(a) ? a[1] : [fileIndex.get(f)];
+          for (const i of fk) {
+            if (i === undefined || !fileKeys[i]) throw new Error('a group fed by a file not saved');
+            fileKeys[i].push(h.key);
+          }
         }
       } catch {
         return { ok: false, why: 'a record does not decode (corrupt)' };
@@ -457,6 +514,8 @@ export async function readIndex(file: string, key: string): Promise<ReadIndex> {
       await pause(t);
     }
     if (entries.length !== header.groups) return { ok: false, why: 'its group count does not match (corrupt)' };
+    header.asm.files = header.asm.files.map(([f, , maxStep], i) => [f, fileKeys[i], maxStep]);
+    header.asm.countedSize = countedSize;
     const cold = new ColdFile(file, fh, table, chunks);
     keep = true;
     return { ok: true, saved: { header, entries, extras, runExtra: table.runExtra, cold } };
