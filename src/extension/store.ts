@@ -8,12 +8,15 @@
 // With `persistDir` (the extension's global storage) each run's index and summaries are saved once
 // it is scored and quiet, and a reopened run is restored from them (src/logs/follow/persist.ts).
 // Pure Node: no 'vscode', so unit tests drive it directly.
+// Long file: one state machine per run (open, change, background scoring in step order, save,
+// reopen after a corrupt saved index) whose steps read and write the same entry and must stay in order.
 import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { errorMessage } from '../util/errors';
 import { analyseRun, createRunContext, labelFreeCopies, type GroupHealth, type OperatorId, type PreparedGroup, type RunContext, type RunHealth } from '../engine';
 import { RunIndex, entryToGroup, rolloutsOf, runLabel, type GroupEntry, type GroupHead, type GroupKey, type Notice, type RunChange } from '../logs';
 import type { QuestionKey } from '../protocol/messages';
+import { QuestionSummaries } from './summaries';
 import { lightSummary, score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
 import { safeText } from '../logs/safe-text';
 import { cacheKey } from '../logs/cache/index';
@@ -31,7 +34,8 @@ export interface RunEntry {
   keys: Map<string, GroupKey>;
   /** Keyed by the index's group key, valid for the group's version only (src/logs/entries.ts). */
   prepared: Map<GroupKey, { version: number; group: StoredGroup }>;
-  summaries: Map<GroupKey, QuestionSummary>;
+  /** Scored questions' summaries (light ones in columns: summaries.ts). */
+  summaries: QuestionSummaries;
   notices: Notice[];
   loading: boolean;
   error: string | null;
@@ -136,7 +140,7 @@ export class RunStore {
       steps: new Map(),
       keys: new Map(),
       prepared: new Map(),
-      summaries: new Map(),
+      summaries: new QuestionSummaries(),
       notices: [],
       loading: true,
       error: null,

@@ -1,0 +1,57 @@
+// The store's question summaries: light ones (health record on disk) kept in columns and built
+// again exactly; ones with their health record kept as they are.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { OPERATOR_IDS } from '../../src/engine';
+import { QuestionSummaries } from '../../src/extension/summaries';
+import type { QuestionSummary } from '../../src/extension/scoring';
+
+function light(i: number): QuestionSummary {
+  const s: QuestionSummary = {
+    regime: (['saturated', 'contested', 'competence-floor', 'empty'] as const)[i % 4],
+    overturn: i % 3 === 0,
+    gate: 1 / (i + 3),
+    mismatches: i % 5,
+    label: i % 7 === 0 ? null : `\\frac{${i % 11}}{2}`,
+    majorityLabel: i % 6 === 0 ? null : String(i % 4),
+    n: 64 - (i % 9),
+    digest: { degenerate: i % 2 === 0, plurality: i % 4 === 0, rescuedBy: OPERATOR_IDS.filter((_, j) => (i >> j) & 1) },
+    healthSaved: true,
+  };
+  if (i % 3) s.digest.auroc = { u: i * 1.5, pairs: i * 7 };
+  if (i % 4 === 1) s.checkedAgainst = OPERATOR_IDS[i % OPERATOR_IDS.length];
+  return s;
+}
+
+test('light summaries come back exactly as they were set; full ones are kept as they are', () => {
+  const m = new QuestionSummaries();
+  const want = new Map<string, QuestionSummary>();
+  for (let i = 0; i < 3000; i++) {
+    m.set(`k${i}`, light(i));
+    want.set(`k${i}`, light(i));
+  }
+  const full = { ...light(1), healthSaved: undefined, health: { step: 1 } } as unknown as QuestionSummary;
+  m.set('k5', full);
+  want.set('k5', full);
+  assert.equal(m.size, 3000);
+  assert.equal(m.get('k5'), full, 'kept as the object it is');
+  for (const [k, s] of want) assert.deepEqual(m.get(k), s, k);
+  assert.deepEqual(new Map(m), want);
+  // rows are reused after a delete, without touching the others
+  for (let i = 0; i < 3000; i += 2) assert.equal(m.delete(`k${i}`), true);
+  assert.equal(m.delete('k0'), false);
+  for (let i = 0; i < 3000; i += 2) want.delete(`k${i}`);
+  for (let i = 0; i < 1000; i++) {
+    m.set(`n${i}`, light(i + 17));
+    want.set(`n${i}`, light(i + 17));
+  }
+  assert.equal(m.size, want.size);
+  for (const [k, s] of want) assert.deepEqual(m.get(k), s, k);
+  assert.equal(m.has('k1'), true);
+  assert.equal(m.has('k2'), false);
+  m.clear();
+  assert.equal(m.size, 0);
+  assert.equal(m.get('k1'), undefined);
+  m.set('a', light(3));
+  assert.deepEqual([...m.values()], [light(3)]);
+});
