@@ -203,10 +203,17 @@ export class RunStore {
       run.index = index;
       index.onDidChange((ch) => this.onIndexChange(run, ch));
       index.onSavedCorrupt((why) => this.reopen(run, why));
-      this.rebuild(run);
+      await this.rebuildSliced(run);
       // the summaries saved with the index, for its groups restored unchanged (same settings)
       // (light: each health record stays on disk with its group, read back by `healthRecords`)
-      for (const [k, v] of index.restoredExtras(this.summaryTag())) run.summaries.set(k, v as QuestionSummary);
+      let slice = performance.now();
+      for (const [k, v] of index.restoredExtras(this.summaryTag())) {
+        run.summaries.set(k, v as QuestionSummary);
+        if (performance.now() - slice > 8) {
+          await new Promise((r) => setImmediate(r));
+          slice = performance.now();
+        }
+      }
       const p = index.persisted;
       if (p.state === 'restored') this.opts.info?.(`${run.label}: opened from its saved index (${p.trusted} files as saved or appended to, ${p.reread} read again; ${index.bytesReadAtOpen} log bytes read, ${run.summaries.size} of ${index.size} questions' summaries restored)`);
       run.error = run.steps.size === 0 ? (run.notices.find((n) => n.level === 'error')?.message ?? null) : null;
@@ -219,7 +226,7 @@ export class RunStore {
     // these settings): nothing to score again — not even the questions with outcome checks, whose
     // summaries were scored in step order over these very groups — and nothing new to save.
     const p = run.index?.persisted;
-    const asSaved = p?.state === 'restored' && p.reread === 0 && run.index!.bytesReadAtOpen === 0 && run.index!.groups().every((e) => !e.complete || run.summaries.has(e.key));
+    const asSaved = p?.state === 'restored' && p.reread === 0 && run.index!.bytesReadAtOpen === 0 && (await this.everySummary(run));
     if (asSaved) {
       run.savedVersion = run.version;
       const h = run.index!.restoredRunExtra(this.summaryTag()) as RunEntry['savedHealth'];
@@ -267,23 +274,50 @@ export class RunStore {
     }
   }
 
+  private rebuilds = 0;
+
+  /** Every complete group of the run has a summary (checked in slices: a huge run's open keeps the event loop). */
+  private async everySummary(run: RunEntry): Promise<boolean> {
+    let slice = performance.now();
+    for (const keys of [...run.steps.values()]) {
+      for (const k of keys) {
+        const e = run.index?.head(k);
+        if (e?.complete && !run.summaries.has(k)) return false;
+      }
+      if (performance.now() - slice > 8) {
+        await new Promise((r) => setImmediate(r));
+        slice = performance.now();
+      }
+    }
+    return true;
+  }
+
+  /**
+   * `rebuild` at open, in slices (a huge restored run is one pass over every group); abandoned
+   * when an index change rebuilt the run meanwhile (that rebuild saw the newer groups).
+   */
+  private async rebuildSliced(run: RunEntry): Promise<void> {
+    const index = run.index;
+    if (!index) return;
+    const at = ++this.rebuilds;
+    const pass = arrange(index.groups());
+    let slice = performance.now();
+    for (let r = pass.next(); ; r = pass.next()) {
+      if (r.done) return void Object.assign(run, r.value);
+      if (performance.now() - slice < 8) continue;
+      await new Promise((res) => setImmediate(res));
+      if (this.rebuilds !== at) return;
+      slice = performance.now();
+    }
+  }
+
+  /** The step → question index of a run (one pass over the index's heads). */
   private rebuild(run: RunEntry): void {
     const index = run.index;
     if (!index) return;
-    const steps = new Map<number, GroupKey[]>();
-    const keys = new Map<string, GroupKey>();
-    let rollouts = 0;
-    for (const e of index.groups()) {
-      let list = steps.get(e.step);
-      if (!list) steps.set(e.step, (list = []));
-      list.push(e.key);
-      keys.set(questionKeyString(e.step, displayQuestionId(e)), e.key);
-      rollouts += e.n; // never rolloutsOf: an index change must not build every roll-out
-    }
-    run.steps = new Map([...steps.entries()].sort((a, b) => a[0] - b[0]));
-    run.keys = keys;
-    run.rollouts = rollouts;
-    run.latestStep = run.steps.size ? Math.max(...run.steps.keys()) : null;
+    this.rebuilds++;
+    const pass = arrange(index.groups());
+    for (let r = pass.next(); ; r = pass.next()) if (r.done) return void Object.assign(run, r.value);
   }
 
   /** A counter that ticks whenever a followed run grows (compare with `RunEntry.grownAt`). */
@@ -589,16 +623,25 @@ export class RunStore {
     return bytes;
   }
 
-  /** Resolves when no save is waiting (tests). */
+  /**
+   * Resolves when no save is waiting (tests): every run saved at its current version. A save that
+   * found its run changed under it (an idle completion while the health was analysed) wrote nothing,
+   * so this goes round again, a bounded number of times.
+   */
   async savesDone(): Promise<void> {
-    await this.summariesDone();
-    for (const id of [...this.saveTimers.keys()]) {
-      clearTimeout(this.saveTimers.get(id));
-      this.saveTimers.delete(id);
-      const run = this.runs.get(id);
-      if (run) await this.save(run);
+    for (let round = 0; round < 20; round++) {
+      await this.summariesDone();
+      for (const id of [...this.saveTimers.keys()]) {
+        clearTimeout(this.saveTimers.get(id));
+        this.saveTimers.delete(id);
+        const run = this.runs.get(id);
+        if (run) await this.save(run);
+      }
+      await Promise.all([...this.saving]);
+      const unsaved = [...this.runs.values()].filter((r) => r.index && this.persistFile(r) && r.savedVersion !== r.version);
+      if (this.disposed || !unsaved.length) return;
+      for (const r of unsaved) if (!this.saveTimers.has(r.id)) await this.save(r);
     }
-    await Promise.all([...this.saving]);
   }
 
   dispose(): void {
@@ -608,6 +651,24 @@ export class RunStore {
     for (const run of this.runs.values()) run.index?.close();
     this.listeners.clear();
   }
+}
+
+/** A run's steps (ascending, each with its question keys in first-record order), question keys and size, from its groups' heads; yields every 256 groups. */
+function* arrange(heads: readonly GroupHead[]): Generator<void, Pick<RunEntry, 'steps' | 'keys' | 'rollouts' | 'latestStep'>> {
+  const steps = new Map<number, GroupKey[]>();
+  const keys = new Map<string, GroupKey>();
+  let rollouts = 0;
+  for (let i = 0; i < heads.length; i++) {
+    const e = heads[i];
+    let list = steps.get(e.step);
+    if (!list) steps.set(e.step, (list = []));
+    list.push(e.key);
+    keys.set(questionKeyString(e.step, displayQuestionId(e)), e.key);
+    rollouts += e.n; // never rolloutsOf: an index change must not build every roll-out
+    if ((i & 255) === 255) yield;
+  }
+  const sorted = new Map([...steps.entries()].sort((a, b) => a[0] - b[0]));
+  return { steps: sorted, keys, rollouts, latestStep: sorted.size ? Math.max(...sorted.keys()) : null };
 }
 
 function summaryOperators(configured: OperatorId | undefined): OperatorId[] {
