@@ -274,7 +274,8 @@ export class RunStore {
     }
   }
 
-  private rebuilds = 0;
+  /** Per run: how many times its step index was rebuilt (a sliced rebuild overtaken by another stops). */
+  private readonly rebuilds = new WeakMap<RunEntry, number>();
 
   /** Every complete group of the run has a summary (checked in slices: a huge run's open keeps the event loop). */
   private async everySummary(run: RunEntry): Promise<boolean> {
@@ -299,14 +300,15 @@ export class RunStore {
   private async rebuildSliced(run: RunEntry): Promise<void> {
     const index = run.index;
     if (!index) return;
-    const at = ++this.rebuilds;
+    const at = (this.rebuilds.get(run) ?? 0) + 1;
+    this.rebuilds.set(run, at);
     const pass = arrange(index.groups());
     let slice = performance.now();
     for (let r = pass.next(); ; r = pass.next()) {
       if (r.done) return void Object.assign(run, r.value);
       if (performance.now() - slice < 8) continue;
       await new Promise((res) => setImmediate(res));
-      if (this.rebuilds !== at) return;
+      if (this.rebuilds.get(run) !== at) return;
       slice = performance.now();
     }
   }
@@ -315,7 +317,7 @@ export class RunStore {
   private rebuild(run: RunEntry): void {
     const index = run.index;
     if (!index) return;
-    this.rebuilds++;
+    this.rebuilds.set(run, (this.rebuilds.get(run) ?? 0) + 1);
     const pass = arrange(index.groups());
     for (let r = pass.next(); ; r = pass.next()) if (r.done) return void Object.assign(run, r.value);
   }

@@ -6,7 +6,7 @@
 //   E2E_SKIP_BUILD=1 node run.mjs    reuse dist/consensus-lens.vsix
 //   E2E_KEEP=1                        leave code-server's work folder in test/e2e/.work
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync, statSync, utimesSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -95,6 +95,13 @@ writeFileSync(join(workspace, 'big-run', 'step-1.jsonl'), Array.from({ length: 1
 })).join('\n') + '\n');
 // A run whose overturns come from reasoning coherence alone (equal confidences): moving κ flips them.
 run(join(root, 'node_modules/.bin/tsx'), [join(here, 'fixtures/make-demo.ts'), join(workspace, 'coherence-run')], { cwd: root });
+// A finished run: written ten minutes ago. Just written, its last step (fewer roll-outs per group
+// than the others) would wait ten idle periods before completing, as a live writer may pause, and
+// the re-score test counts complete groups against the CLI's one-shot read.
+for (const f of readdirSync(join(workspace, 'coherence-run'))) {
+  const old = new Date(Date.now() - 600_000);
+  utimesSync(join(workspace, 'coherence-run', f), old, old);
+}
 // A run with known faults for health.test.mjs: a format collapse at step 10, degenerate pluralities.
 run(join(root, 'node_modules/.bin/tsx'), [join(here, 'fixtures/make-health-run.ts'), join(workspace, 'health-run')], { cwd: root });
 // Runs for insight.test.mjs: two runs to compare, and roll-outs with token log-probs.
