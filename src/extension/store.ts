@@ -20,6 +20,7 @@ import { QuestionSummaries } from './summaries';
 import { lightSummary, score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
 import { safeText } from '../logs/safe-text';
 import { cacheKey } from '../logs/cache/index';
+import { TimeSlice } from '../util/slice';
 
 export interface RunEntry {
   id: string;
@@ -206,13 +207,10 @@ export class RunStore {
       await this.rebuildSliced(run);
       // the summaries saved with the index, for its groups restored unchanged (same settings)
       // (light: each health record stays on disk with its group, read back by `healthRecords`)
-      let slice = performance.now();
+      const slice = new TimeSlice();
       for (const [k, v] of index.restoredExtras(this.summaryTag())) {
         run.summaries.set(k, v as QuestionSummary);
-        if (performance.now() - slice > 8) {
-          await new Promise((r) => setImmediate(r));
-          slice = performance.now();
-        }
+        if (slice.due) await slice.next();
       }
       const p = index.persisted;
       if (p.state === 'restored') this.opts.info?.(`${run.label}: opened from its saved index (${p.trusted} files as saved or appended to, ${p.reread} read again; ${index.bytesReadAtOpen} log bytes read, ${run.summaries.size} of ${index.size} questions' summaries restored)`);
@@ -279,16 +277,13 @@ export class RunStore {
 
   /** Every complete group of the run has a summary (checked in slices: a huge run's open keeps the event loop). */
   private async everySummary(run: RunEntry): Promise<boolean> {
-    let slice = performance.now();
+    const slice = new TimeSlice();
     for (const keys of [...run.steps.values()]) {
       for (const k of keys) {
         const e = run.index?.head(k);
         if (e?.complete && !run.summaries.has(k)) return false;
       }
-      if (performance.now() - slice > 8) {
-        await new Promise((r) => setImmediate(r));
-        slice = performance.now();
-      }
+      if (slice.due) await slice.next();
     }
     return true;
   }
@@ -303,13 +298,12 @@ export class RunStore {
     const at = (this.rebuilds.get(run) ?? 0) + 1;
     this.rebuilds.set(run, at);
     const pass = arrange(index.groups());
-    let slice = performance.now();
+    const slice = new TimeSlice();
     for (let r = pass.next(); ; r = pass.next()) {
       if (r.done) return void Object.assign(run, r.value);
-      if (performance.now() - slice < 8) continue;
-      await new Promise((res) => setImmediate(res));
+      if (!slice.due) continue;
+      await slice.next();
       if (this.rebuilds.get(run) !== at) return;
-      slice = performance.now();
     }
   }
 
@@ -431,7 +425,7 @@ export class RunStore {
    */
   async healthRecords(run: RunEntry): Promise<GroupHealth[]> {
     const out: GroupHealth[] = [];
-    let slice = performance.now();
+    const slice = new TimeSlice();
     for (const keys of [...run.steps.values()]) {
       for (const k of keys) {
         const s = run.summaries.get(k);
@@ -442,10 +436,7 @@ export class RunStore {
           if (!h) throw new Error(`the saved health record of ${k} is missing from the saved index`);
         }
         if (h) out.push(h);
-        if (performance.now() - slice > 8) {
-          await new Promise((r) => setImmediate(r));
-          slice = performance.now();
-        }
+        if (slice.due) await slice.next();
       }
     }
     return out;
@@ -497,7 +488,8 @@ export class RunStore {
         if (!run.index) continue;
         const ctx: RunContext = createRunContext();
         const mark = this.rescoreAll.get(run.id) ?? 0;
-        let slice = performance.now();
+        // scoring is the host's own work, paced a little looser than a restore's slices
+        const slice = new TimeSlice(12);
         let lastEmit = Date.now();
         let changed = false;
         // Groups are scored one by one in step order (MS-TTRL's cache), but prepared ahead: a few
@@ -523,10 +515,7 @@ export class RunStore {
             const e = run.index.head(k);
             if (!e || !e.complete || (run.summaries.has(k) && !(mark > 0 && e.outcomeChecks?.length))) {
               // a run restored with its summaries is walked without scoring: still in slices
-              if (performance.now() - slice > 12) {
-                await new Promise((r) => setImmediate(r));
-                slice = performance.now();
-              }
+              if (slice.due) await slice.next();
               continue;
             }
             prefetch(i + 1);
@@ -542,9 +531,8 @@ export class RunStore {
             } catch (err) {
               this.opts.log?.(`scoring ${g.key.questionId} (step ${g.key.step}) failed: ${errorMessage(err)}`);
             }
-            if (performance.now() - slice > 12) {
-              await new Promise((r) => setImmediate(r));
-              slice = performance.now();
+            if (slice.due) {
+              await slice.next();
               if (changed && Date.now() - lastEmit > 400) {
                 run.version++;
                 this.emit({ kind: 'summaries', runId: run.id });

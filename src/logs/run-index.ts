@@ -46,6 +46,7 @@ import { openWritten, readIndex, savedFileNow, writeIndex, writtenHead, type Col
 import { fileIdentity } from './cache/identity.js';
 import type { GroupKey, LogFormat, Notice, ParsedRecord, RolloutSource } from './types.js';
 import { compareRunPaths, listRunFiles } from './walk.js';
+import { TimeSlice } from '../util/slice';
 
 export type { GroupEntry } from './entries.js';
 export { entryToGroup, orderRollouts, rolloutsOf, type GroupHead } from './entries.js';
@@ -419,29 +420,18 @@ export class RunIndex {
     const { header, entries, extras, runExtra } = r.saved;
     this.cold = r.saved.cold;
     const trusted = new Set<string>();
-    let slice = performance.now();
+    const slice = new TimeSlice();
     for (const f of header.files) {
       if (savedFileNow(f.identity) !== 'changed') trusted.add(f.identity.path);
-      if (performance.now() - slice > 8) {
-        await new Promise((res) => setImmediate(res));
-        slice = performance.now();
-      }
+      if (slice.due) await slice.next();
     }
-    for (const _ of this.asm.restore(header.asm, entries)) {
-      if (performance.now() - slice > 8) {
-        await new Promise((res) => setImmediate(res));
-        slice = performance.now();
-      }
-    }
+    for (const _ of this.asm.restore(header.asm, entries)) if (slice.due) await slice.next();
     // the versions as restored: a group that a dropped file (or the scan after) changes has another
     const kept = new Map<GroupKey, { version: number; value: unknown }>();
     for (let i = 0; i < entries.length; i++) {
       const e = entries[i];
       if (extras[i] !== undefined && this.asm.entries.get(e.key) === e) kept.set(e.key, { version: e.version, value: extras[i] });
-      if ((i & 1023) === 0 && performance.now() - slice > 8) {
-        await new Promise((res) => setImmediate(res));
-        slice = performance.now();
-      }
+      if ((i & 1023) === 0 && slice.due) await slice.next();
     }
     const scratch = new Change();
     for (const [path] of header.asm.files) if (!trusted.has(path)) this.asm.dropFile(path, scratch);
@@ -706,12 +696,9 @@ export class RunIndex {
     const run = async () => {
       if (this.closed) return;
       const files: SavedFile[] = [];
-      let slice = performance.now();
+      const slice = new TimeSlice();
       for (const fs of this.files.values()) {
-        if (performance.now() - slice > 8) {
-          await new Promise((r) => setImmediate(r));
-          slice = performance.now();
-        }
+        if (slice.due) await slice.next();
         let identity: SavedFile['identity'];
         try {
           // the bytes as they were read (size, times): a change since is seen at the next open

@@ -35,13 +35,12 @@ import { confidentCount, type ColdRef, type GroupEntry } from '../entries.js';
 import type { ParserState } from '../parse.js';
 import type { GroupKey, Notice } from '../types.js';
 import type { FileState } from './files.js';
+import { TimeSlice } from '../../util/slice';
 
 const MAGIC = Buffer.from('CLINDEX\u0003', 'latin1');
 const TRAILER = Buffer.from('CLIFOOT\u0001', 'latin1');
 /** Groups per record: one record's (de)serialisation is about a millisecond of the host's time. */
 const CHUNK = 64;
-/** Longest stretch of work between two yields to the event loop (ms). */
-const SLICE_MS = 8;
 
 /** A file's reading state as saved (its parser as plain data). */
 export type SavedFileState = Omit<FileState, 'parser'> & { parser?: ParserState };
@@ -168,12 +167,6 @@ function unpackEntry(e: Omit<GroupEntry, 'version'>, cols: Float64Array): GroupE
   return out;
 }
 
-const pause = async (t: { at: number }): Promise<void> => {
-  if (performance.now() - t.at < SLICE_MS) return;
-  await new Promise((r) => setImmediate(r));
-  t.at = performance.now();
-};
-
 /** What `writeIndex` saves per group and for the run. */
 export interface SaveSource {
   /** The groups in order; a cold head is read back with `load`. */
@@ -249,7 +242,7 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
     pending.push(MAGIC);
     pendingBytes += MAGIC.length;
     size = MAGIC.length;
-    const t = { at: performance.now() };
+    const slice = new TimeSlice();
     const entries = src.entries;
     // the assembler's per-group state goes with each group's head (light records), not in the header
     const fileIndex = new Map<string, number>();
@@ -288,14 +281,14 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
       spans[4 * c + 1] = len;
       hashes.set(hash, 20 * c);
       lights.push({ h: full.map((e) => headOf(e, c)), x: extras.map((x) => (x === undefined ? undefined : (src.lightOf?.(x) ?? x))), a: full.map(perGroup) });
-      await pause(t);
+      if (slice.due) await slice.next();
     }
     for (let c = 0; c < chunks; c++) {
       const [at, len, hash] = await record(lights[c]);
       spans[4 * c + 2] = at;
       spans[4 * c + 3] = len;
       hashes.set(hash, 20 * (chunks + c));
-      await pause(t);
+      if (slice.due) await slice.next();
     }
     const table: Table = { spans, hashes, runExtra: src.runExtra };
     const [tableAt, tableLen, tableHash] = await record(table);
@@ -347,7 +340,7 @@ export class ColdFile {
    * also checked whenever it is read (`load`), so nothing unchecked is ever used meanwhile.
    */
   async verify(): Promise<number | null> {
-    const t = { at: performance.now() };
+    const slice = new TimeSlice();
     for (let c = 0; c < this.chunks; c++) {
       if (this.fd === null) return null;
       const at = this.table.spans[4 * c];
@@ -355,7 +348,7 @@ export class ColdFile {
       const buf = Buffer.allocUnsafe(len);
       const { bytesRead } = await this.fh.read(buf, 0, len, at);
       if (bytesRead !== len || !createHash('sha1').update(buf).digest().equals(this.table.hashes.subarray(20 * c, 20 * c + 20))) return c;
-      await pause(t);
+      if (slice.due) await slice.next();
     }
     return null;
   }
@@ -475,7 +468,7 @@ export async function readIndex(file: string, key: string): Promise<ReadIndex> {
         else if (depth > 0 && v && typeof v === 'object') internAll(v as Record<string, unknown>, depth - 1);
       }
     };
-    const t = { at: performance.now() };
+    const slice = new TimeSlice();
     let block: Buffer = Buffer.alloc(0);
     let blockAt = first;
     for (let c = 0; c < chunks; c++) {
@@ -511,7 +504,7 @@ export async function readIndex(file: string, key: string): Promise<ReadIndex> {
       } catch {
         return { ok: false, why: 'a record does not decode (corrupt)' };
       }
-      await pause(t);
+      if (slice.due) await slice.next();
     }
     if (entries.length !== header.groups) return { ok: false, why: 'its group count does not match (corrupt)' };
     header.asm.files = header.asm.files.map(([f, , maxStep], i) => [f, fileKeys[i], maxStep]);

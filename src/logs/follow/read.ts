@@ -9,7 +9,7 @@
 // The index runs on the editor's extension host: one line can be megabytes (a group record of 64
 // long roll-outs), so a line of 64 KiB or more is read as bytes and scanned without decoding its
 // texts (skeleton.ts), in steps, and the reader yields to the event loop whenever a slice of work
-// has taken SLICE_MS while following: the window is never blocked for longer. (A short line is
+// has taken a slice (SLICE_MS, util/slice.ts) while following: the window is never blocked for longer. (A short line is
 // decoded and parsed whole: that is cheaper, and a fraction of a millisecond.)
 import type { Stats } from 'node:fs';
 import { errnoCode, errorMessage } from '../../util/errors';
@@ -24,12 +24,10 @@ import { readWandbTable } from '../wandb.js';
 import type { Notice, ParsedRecord } from '../types.js';
 import type { Change } from '../assemble.js';
 import { bufferHandle, HEAD, type FileLike, type FileState } from './files.js';
+import { TimeSlice } from '../../util/slice';
 
 /** Lines at least this long are scanned as bytes, their texts left out (skeleton.ts). */
 const SKELETON_MIN = 64 * 1024;
-
-/** Longest stretch of parsing between two yields to the event loop while following (ms). */
-const SLICE_MS = 8;
 
 export interface ReadContext {
   folderRoot: string;
@@ -123,12 +121,9 @@ export async function readFileIncrement(c: ReadContext, fs: FileState, st: Stats
 async function readLines(c: ReadContext, fs: FileState, fh: FileLike, size: number, ch: Change): Promise<void> {
   const parser = fs.parser!;
   fs.partial = false;
-  let slice = performance.now();
+  const slice = new TimeSlice();
   const pause = async (): Promise<void> => {
-    if (c.follow && performance.now() - slice > SLICE_MS) {
-      await new Promise((r) => setImmediate(r));
-      slice = performance.now();
-    }
+    if (c.follow && slice.due) await slice.next();
   };
   for await (const lines of readRawLineBatches(fh, fs.consumed, fs.nextLine, size)) {
     c.progress?.(lines[lines.length - 1].end - lines[0].offset);
