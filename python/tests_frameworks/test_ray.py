@@ -26,8 +26,9 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 CLI = os.path.join(REPO, "dist", "cli.js")
 RUN = os.path.join(REPO, "examples", "demo-run")
 SWEEP = ["--kappa", "0:1:0.25", "--tau", "0.25,1", "--operators", "core,majority,msttrl"]
-# Long enough (a few seconds per shard) to be killed in the middle.
-LONG_SWEEP = ["--kappa", "0:1:0.05", "--tau", "0.05,0.1,0.25,0.5,1,2", "--operators", "core"]
+# Long enough (about a second of a core per shard of three) to be caught in the middle; the tests
+# that kill a shard also freeze it first (SIGSTOP), so that it cannot finish however fast it is.
+LONG_SWEEP = ["--kappa", "0:1:0.01", "--tau", "0.05,0.1,0.15,0.2,0.25,0.3,0.5,0.75,1,1.5,2,3", "--operators", "core"]
 
 
 def cli(*args):
@@ -171,6 +172,26 @@ def wait_for(predicate, timeout=60.0):
     raise AssertionError("timed out waiting")
 
 
+def freeze(procs):
+    """Stops (SIGSTOP) the shard processes found running: their tasks stay unfinished until killed."""
+    out = []
+    for p in procs:
+        try:
+            p.suspend()
+            out.append(p)
+        except psutil.NoSuchProcess:
+            pass
+    return out
+
+
+def kill(procs):
+    for p in procs:
+        try:
+            p.kill()
+        except psutil.NoSuchProcess:
+            pass
+
+
 def test_a_node_killed_mid_sweep_changes_nothing(cluster):
     # As a user runs it: `python -m consensus_lens.ray … > result` while a node dies. Ray's driver
     # reports the dead node on its standard output; the result on stdout must stay clean.
@@ -181,9 +202,10 @@ def test_a_node_killed_mid_sweep_changes_nothing(cluster):
     env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "python"))
     p = subprocess.Popen([sys.executable, "-m", "consensus_lens.ray", "sweep", RUN, *LONG_SWEEP, "--address", cluster.address,
                           "--shards", "3"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    wait_for(lambda: shard_processes(raylet), 120)  # a task is running on that node
-    assert p.poll() is None
-    cluster.remove_node(node, allow_graceful=False)  # its raylet and workers are killed
+    frozen = freeze(wait_for(lambda: shard_processes(raylet), 120))  # a task running on that node, frozen there
+    assert frozen and p.poll() is None
+    cluster.remove_node(node, allow_graceful=False)  # its raylet is killed…
+    kill(frozen)  # …and its workers (a stopped one would not see its raylet go)
     out, err = p.communicate(timeout=300)
     assert p.returncode == 0, err.decode()
     assert_same_sweep(out.decode(), want)
@@ -192,7 +214,7 @@ def test_a_node_killed_mid_sweep_changes_nothing(cluster):
 def test_a_worker_killed_mid_sweep_changes_nothing(cluster):
     want = cli("sweep", RUN, *LONG_SWEEP)
     t, box = run_in_thread("sweep", RUN, *LONG_SWEEP, "--shards", "2")
-    victim = wait_for(lambda: shard_processes())[0]
+    victim = freeze(wait_for(lambda: shard_processes())[:1])[0]
     time.sleep(0.5)
     assert t.is_alive()
     victim.kill()
@@ -232,10 +254,11 @@ def test_a_node_killed_mid_score_stream_changes_nothing(cluster, long_run):
         ["score", long_run, "--operators", "majority,core", "--shards", "3", "--no-progress"], out, err)), daemon=True)
     t.start()
     # Lines already merged and written (every shard has streamed some), the node's task still running.
-    wait_for(lambda: out.getvalue() and shard_processes(raylet), 120)
+    frozen = freeze(wait_for(lambda: out.getvalue() and shard_processes(raylet), 120))
     written = len(out.getvalue().splitlines())
-    assert t.is_alive() and 0 < written < len(want.splitlines())
+    assert frozen and t.is_alive() and 0 < written < len(want.splitlines())
     cluster.remove_node(node, allow_graceful=False)
+    kill(frozen)
     t.join(240)
     assert box.get("code") == 0, err.getvalue()
     assert out.getvalue() == want  # the retried task's replay added nothing, dropped nothing
@@ -247,13 +270,21 @@ def test_ctrl_c_cancels_the_tasks(cluster, tmp_path):
     env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "python"))
     p = subprocess.Popen([sys.executable, "-m", "consensus_lens.ray", "sweep", marker, *LONG_SWEEP, "--address", cluster.address,
                           "--shards", "2", "--progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    wait_for(lambda: engine_processes(marker), 90)
+    got = []
+    reader = threading.Thread(target=lambda: got.extend(iter(lambda: p.stderr.read1(4096), b"")), daemon=True)
+    reader.start()
+    # The progress bar drawn, the engines running: frozen there (SIGSTOP), so that the sweep cannot
+    # finish before the interrupt however fast it is; a cancelled task's worker is killed, and its
+    # engine with it (a SIGKILL reaches a stopped process).
+    freeze(wait_for(lambda: b"groups" in b"".join(got) and engine_processes(marker), 90))
     p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=60)
+    out = p.stdout.read()
+    p.wait(timeout=60)
+    reader.join(10)
+    err = b"".join(got)
     assert p.returncode == 130, err
     assert out == b""
     assert b"cancelled" in err
-    assert b"groups" in err  # the progress bar was drawn
     wait_for(lambda: not engine_processes(marker), 30)  # no engine left running
 
 
@@ -291,24 +322,40 @@ def test_pool_rewards_equal_the_single_workers_on_a_64_group_step(cluster):
 
 
 def test_an_actor_killed_mid_step_is_replaced_with_identical_results(cluster):
-    groups = make_groups(3, 64, n=48, size=1500)
+    # Many small groups, one per request: actor 0 answers its ~128 one by one, each a Ray round trip.
+    groups = make_groups(3, 256, n=8, size=200)
     want = single(groups, "core", {}, 3)
     pool = clray.RewardPool(num_actors=2, operator="core", max_in_flight=1, chunk_groups=1)
     try:
         (actor0, worker0), _ = pool.actor_pids()
         engine = psutil.Process(worker0)
-        busy = sum(engine.cpu_times()[:2])
+        written = engine.io_counters().write_chars
         box = {}
-        t = threading.Thread(target=lambda: box.setdefault("got", pool.score(groups, step=3)), daemon=True)
+
+        def step():
+            try:
+                box["got"] = pool.score(groups, step=3)
+            except BaseException as e:  # shown by the assertions below, not lost in the thread
+                box["error"] = e
+
+        t = threading.Thread(target=step, daemon=True)
         t.start()
-        # Mid-step: once actor 0's engine has scored a few of its groups, not before, not after.
-        wait_for(lambda: sum(engine.cpu_times()[:2]) - busy > 0.3, 60)
-        assert t.is_alive()
+        # Mid-step: once actor 0's engine has answered a group, it is frozen (SIGSTOP), so that
+        # its other groups stay unanswered however slow this machine is; then the actor is killed.
+        end = time.time() + 60
+        while engine.io_counters().write_chars == written and t.is_alive() and time.time() < end:
+            time.sleep(0.001)
+        engine.suspend()
+        assert engine.io_counters().write_chars > written, box.get("error", "actor 0 answered nothing")
+        time.sleep(1.0)  # actor 1 has time to finish its groups: only actor 0's frozen ones are left
+        assert t.is_alive(), box.get("error", "the step ended before actor 0 was killed")
         os.kill(actor0, signal.SIGKILL)
+        engine.resume()  # it sees its actor gone (stdin closed) and exits
         t.join(120)
+        assert "error" not in box, box["error"]
         assert pool.replaced == 1  # the actor died during the step…
         assert box["got"] == want  # …and its groups were re-scored on its replacement, identically
-        assert not engine.is_running() or engine.status() == psutil.STATUS_ZOMBIE  # its engine went with it
+        wait_for(lambda: not engine.is_running() or engine.status() == psutil.STATUS_ZOMBIE, 30)  # its engine went with it
     finally:
         pool.close()
 
