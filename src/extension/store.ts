@@ -31,8 +31,8 @@ export interface RunEntry {
   index: RunIndex | null;
   /** Steps ascending; each with its question keys (the index's group keys) in first-record order. */
   steps: Map<number, GroupKey[]>;
-  /** Our question key → the index's group key. */
-  keys: Map<string, GroupKey>;
+  /** Groups in the run (every step's questions). */
+  groups: number;
   /** Keyed by the index's group key, valid for the group's version only (src/logs/entries.ts). */
   prepared: Map<GroupKey, { version: number; group: StoredGroup }>;
   /** Scored questions' summaries (light ones in columns: summaries.ts). */
@@ -139,7 +139,7 @@ export class RunStore {
       origin,
       index: null,
       steps: new Map(),
-      keys: new Map(),
+      groups: 0,
       prepared: new Map(),
       summaries: new QuestionSummaries(),
       notices: [],
@@ -345,15 +345,40 @@ export class RunStore {
   /** The question's group with its roll-outs (a cold group is read back from the saved index: not for every row of a list, see `head`). */
   entry(key: QuestionKey): GroupEntry | undefined {
     const run = this.runs.get(key.runId);
-    const k = run?.keys.get(questionKeyString(key.step, key.questionId));
+    const k = run && this.groupKey(run, key.step, key.questionId);
     return k ? run!.index?.group(k) : undefined;
   }
 
   /** The question's group head: size, completeness, version (nothing read back). */
   head(key: QuestionKey): GroupHead | undefined {
     const run = this.runs.get(key.runId);
-    const k = run?.keys.get(questionKeyString(key.step, key.questionId));
+    const k = run && this.groupKey(run, key.step, key.questionId);
     return k ? run!.index?.head(k) : undefined;
+  }
+
+  /** Per step's key list (a rebuild makes new lists): its questions by displayed id, for the last steps looked up. */
+  private readonly stepLookups = new Map<readonly GroupKey[], Map<string, GroupKey>>();
+
+  /**
+   * The group key of a question (step, displayed id): looked up in its step's list, whose map is
+   * built when first asked and kept for the last 16 steps asked — never one map over the whole run
+   * (a run of millions of roll-outs would keep an entry per group in the host).
+   */
+  groupKey(run: RunEntry, step: number, questionId: string): GroupKey | undefined {
+    const list = run.steps.get(step);
+    if (!list || !run.index) return undefined;
+    let m = this.stepLookups.get(list);
+    if (m) this.stepLookups.delete(list);
+    else {
+      m = new Map();
+      for (const k of list) {
+        const h = run.index.head(k);
+        if (h) m.set(displayQuestionId(h), k);
+      }
+    }
+    this.stepLookups.set(list, m);
+    if (this.stepLookups.size > 16) this.stepLookups.delete(this.stepLookups.keys().next().value as readonly GroupKey[]);
+    return m.get(questionId);
   }
 
   keyOf(run: RunEntry, k: GroupKey): QuestionKey | undefined {
@@ -364,7 +389,7 @@ export class RunStore {
   /** The prepared group when it is cached (synchronous: the panel's re-scoring path). */
   cached(key: QuestionKey): StoredGroup | undefined {
     const run = this.runs.get(key.runId);
-    const k = run?.keys.get(questionKeyString(key.step, key.questionId));
+    const k = run && this.groupKey(run, key.step, key.questionId);
     if (!run || !k) return undefined;
     const e = run.index?.head(k);
     const c = run.prepared.get(k);
@@ -374,7 +399,7 @@ export class RunStore {
   /** The prepared group: texts read back from disk and features computed once. */
   async get(key: QuestionKey): Promise<StoredGroup | undefined> {
     const run = this.runs.get(key.runId);
-    const k = run?.keys.get(questionKeyString(key.step, key.questionId));
+    const k = run && this.groupKey(run, key.step, key.questionId);
     if (!run || !k) return undefined;
     return this.prepare(run, k);
   }
@@ -444,7 +469,7 @@ export class RunStore {
 
   summary(key: QuestionKey): QuestionSummary | undefined {
     const run = this.runs.get(key.runId);
-    const k = run?.keys.get(questionKeyString(key.step, key.questionId));
+    const k = run && this.groupKey(run, key.step, key.questionId);
     return k ? run!.summaries.get(k) : undefined;
   }
 
@@ -644,21 +669,19 @@ export class RunStore {
 }
 
 /** A run's steps (ascending, each with its question keys in first-record order), question keys and size, from its groups' heads; yields every 256 groups. */
-function* arrange(heads: readonly GroupHead[]): Generator<void, Pick<RunEntry, 'steps' | 'keys' | 'rollouts' | 'latestStep'>> {
+function* arrange(heads: readonly GroupHead[]): Generator<void, Pick<RunEntry, 'steps' | 'groups' | 'rollouts' | 'latestStep'>> {
   const steps = new Map<number, GroupKey[]>();
-  const keys = new Map<string, GroupKey>();
   let rollouts = 0;
   for (let i = 0; i < heads.length; i++) {
     const e = heads[i];
     let list = steps.get(e.step);
     if (!list) steps.set(e.step, (list = []));
     list.push(e.key);
-    keys.set(questionKeyString(e.step, displayQuestionId(e)), e.key);
     rollouts += e.n; // never rolloutsOf: an index change must not build every roll-out
     if ((i & 255) === 255) yield;
   }
   const sorted = new Map([...steps.entries()].sort((a, b) => a[0] - b[0]));
-  return { steps: sorted, keys, rollouts, latestStep: sorted.size ? Math.max(...sorted.keys()) : null };
+  return { steps: sorted, groups: heads.length, rollouts, latestStep: sorted.size ? Math.max(...sorted.keys()) : null };
 }
 
 function summaryOperators(configured: OperatorId | undefined): OperatorId[] {

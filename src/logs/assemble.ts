@@ -520,13 +520,13 @@ export class GroupAssembler {
     for (const e of entries) {
       e.version = nextVersion();
       this.entries.set(e.key, e);
-      if (++i % 4096 === 0) yield;
+      if (++i % 256 === 0) yield;
     }
     for (const [f, keys, maxStep] of s.files) {
       const set = new Set<GroupKey>();
       for (const k of keys) {
         set.add(k);
-        if (++i % 4096 === 0) yield;
+        if (++i % 256 === 0) yield;
       }
       this.files.set(f, { keys: set, maxStep });
     }
@@ -534,7 +534,7 @@ export class GroupAssembler {
     for (const [st, h] of s.sizeHist) this.sizeHist.set(st, new Map(h));
     for (const [k, n] of s.countedSize) {
       this.countedSize.set(k, n);
-      if (++i % 4096 === 0) yield;
+      if (++i % 256 === 0) yield;
     }
     for (const k of s.reopened) this.reopened.add(k);
     for (const [st, n] of s.streamStep) this.streamStep.set(st, n);

@@ -161,7 +161,8 @@ export class RunIndex {
   /** Log bytes read by the initial read (0: everything came from a persisted index). */
   bytesReadAtOpen = 0;
   /** Per-group data saved with the index, for the groups restored as they were (see `restoredExtras`). */
-  private restored?: { tag: string | null; extras: Map<GroupKey, { version: number; value: unknown }>; runExtra: unknown };
+  /** The saved extras of the restored groups (`extras[i]` of `entries[i]`, restored with version `versions[i]`). */
+  private restored?: { tag: string | null; entries: GroupEntry[]; extras: unknown[]; versions: Float64Array; runExtra: unknown };
   /** The heavy records of the persisted index restored at open (cold groups are read back from it). */
   private cold?: ColdFile;
 
@@ -273,18 +274,6 @@ export class RunIndex {
       this.progress = undefined;
     });
     if (aborted) throw aborted;
-    // every heavy record of the saved index checked in the background (each is also checked when read)
-    const cold = this.cold;
-    if (cold)
-      void cold.verify().then(
-        (bad) => {
-          if (bad === null || this.closed) return;
-          const why = `record ${bad} does not match its checksum (corrupt)`;
-          this.notice({ level: 'info', message: `${cold.path}: saved index not used (${why}); the run is read from its logs and the index saved again`, file: cold.path });
-          for (const l of this.corruptListeners) l(why);
-        },
-        () => undefined,
-      );
   }
 
   private idleTimer?: NodeJS.Timeout;
@@ -427,11 +416,10 @@ export class RunIndex {
     }
     for (const _ of this.asm.restore(header.asm, entries)) if (slice.due) await slice.next();
     // the versions as restored: a group that a dropped file (or the scan after) changes has another
-    const kept = new Map<GroupKey, { version: number; value: unknown }>();
+    const versions = new Float64Array(entries.length);
     for (let i = 0; i < entries.length; i++) {
-      const e = entries[i];
-      if (extras[i] !== undefined && this.asm.entries.get(e.key) === e) kept.set(e.key, { version: e.version, value: extras[i] });
-      if ((i & 1023) === 0 && slice.due) await slice.next();
+      versions[i] = this.asm.entries.get(entries[i].key) === entries[i] ? entries[i].version : -1;
+      if ((i & 1023) === 1023 && slice.due) await slice.next();
     }
     const scratch = new Change();
     for (const [path] of header.asm.files) if (!trusted.has(path)) this.asm.dropFile(path, scratch);
@@ -446,7 +434,7 @@ export class RunIndex {
     for (const k of header.runOnce) this.runOnce.add(k);
     this.notLogsReported = this.notLogs.size;
     for (const n of header.notices) if (!n.file || trusted.has(n.file) || !header.files.some((f) => f.identity.path === n.file)) this.notice(n);
-    this.restored = { tag: header.extraTag, extras: kept, runExtra };
+    this.restored = { tag: header.extraTag, entries, extras, versions, runExtra };
     this.persisted = { state: 'restored', trusted: trusted.size, reread: header.files.length - trusted.size };
   }
 
@@ -579,7 +567,7 @@ export class RunIndex {
 
   private thaw(e: GroupEntry): GroupEntry {
     if (!this.cold || !e.cold) throw new Error(`group ${e.key} is cold without a saved index to read it from`);
-    const full = this.cold.load(e.key, e.cold.chunk).entry;
+    const full = this.loadCold(this.cold, e.key, e.cold.chunk).entry;
     delete full.cold;
     this.thawed.set(e.key, { version: e.version, chunk: e.cold.chunk });
     return full;
@@ -597,7 +585,7 @@ export class RunIndex {
     if (!e || !this.cold) return undefined;
     const t = this.thawed.get(key);
     const chunk = e.cold?.chunk ?? (t && t.version === e.version ? t.chunk : undefined);
-    return chunk === undefined ? undefined : this.cold.load(key, chunk).extra;
+    return chunk === undefined ? undefined : this.loadCold(this.cold, key, chunk).extra;
   }
 
   get size(): number {
@@ -625,10 +613,34 @@ export class RunIndex {
   }
 
   private readonly corruptListeners = new Set<(why: string) => void>();
+  private corruptSaid = false;
 
   /**
-   * Called when the background check finds a record of the restored saved index corrupt (the
-   * groups read from it so far were checked one by one; the owner reads the run again, `distrust`).
+   * A cold group read back from the saved index. Each record is checked against its SHA-1 as it is
+   * read (never all of them in the background: an idle window with a huge run open uses no CPU), so
+   * nothing unchecked is used; a record found corrupt, cut short or foreign fails this read with its
+   * error and makes the owner read the run again from its logs (`onSavedCorrupt`), once.
+   */
+  private loadCold(cold: ColdFile, key: GroupKey, chunk: number): { entry: GroupEntry; extra: unknown } {
+    try {
+      return cold.load(key, chunk);
+    } catch (err) {
+      if (!this.corruptSaid && !this.closed) {
+        this.corruptSaid = true;
+        const why = errorMessage(err);
+        this.notice({ level: 'info', message: `${cold.path}: saved index not used (${why}); the run is read from its logs and the index saved again`, file: cold.path });
+        // after this call has failed: the owner replaces this index, not under its caller
+        setImmediate(() => {
+          if (!this.closed) for (const l of this.corruptListeners) l(why);
+        });
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * Called when a record of the restored saved index is found corrupt as it is read (the groups
+   * read from it so far were checked one by one; the owner reads the run again, `distrust`).
    */
   onSavedCorrupt(listener: (why: string) => void): { dispose(): void } {
     this.corruptListeners.add(listener);
@@ -662,17 +674,22 @@ export class RunIndex {
 
   /**
    * Per-group data saved with the index by `save` (with `tag`), for the groups restored at open
-   * and unchanged since (the same version). Empty when the tag differs or nothing was restored.
-   * Given once: the index lets go of them.
+   * and unchanged since (the same version when iterated). Empty when the tag differs or nothing was
+   * restored. Given once: the index lets go of them. Lazy, so that a caller walking a huge run in
+   * slices never waits for one pass over every group.
    */
-  restoredExtras(tag: string): Map<GroupKey, unknown> {
-    const out = new Map<GroupKey, unknown>();
+  restoredExtras(tag: string): Iterable<[GroupKey, unknown]> {
     const r = this.restored;
     this.restored = undefined;
-    if (!r || r.tag !== tag) return out;
-    for (const [k, x] of r.extras) if (this.asm.entries.get(k)?.version === x.version) out.set(k, x.value);
+    if (!r || r.tag !== tag) return [];
     this.restoredRun = { tag: r.tag, value: r.runExtra };
-    return out;
+    const held = this.asm.entries;
+    return (function* () {
+      for (let i = 0; i < r.entries.length; i++) {
+        const k = r.entries[i].key;
+        if (r.extras[i] !== undefined && r.versions[i] >= 0 && held.get(k)?.version === r.versions[i]) yield [k, r.extras[i]] as [GroupKey, unknown];
+      }
+    })();
   }
 
   private restoredRun?: { tag: string | null; value: unknown };
@@ -719,7 +736,7 @@ export class RunIndex {
             entries,
             load: (e) => {
               if (!cold || !e.cold) throw new Error(`group ${e.key} is cold without a saved index to read it from`);
-              return cold.load(e.key, e.cold.chunk).entry;
+              return this.loadCold(cold, e.key, e.cold.chunk).entry;
             },
             savedExtra: (e) => this.savedExtra(e.key),
             extraOf: extra?.of,

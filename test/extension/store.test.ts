@@ -54,7 +54,7 @@ test('a run opens into steps and questions; summaries mark overturns and gates',
   await store.summariesDone();
   assert.equal(run.error, null);
   assert.deepEqual([...run.steps.keys()], [1, 2]);
-  assert.equal(run.keys.size, 8);
+  assert.equal(run.groups, 8);
   assert.equal(run.rollouts, 8 * 16);
   const q0 = store.summary({ runId: run.id, step: 1, questionId: 'q0' })!;
   const q1 = store.summary({ runId: run.id, step: 1, questionId: 'q1' })!;

@@ -88,10 +88,10 @@ test('a persisted index: unchanged → no log read, appended → only the new by
     assert.deepEqual(await content(second.idx), firstContent);
     assert.deepEqual(await content(second.idx), await freshContent(dir));
     for (const e of second.idx.groups()) assert.ok(e.version > firstVersions.get(e.key)!, 'a restored group is new to the process');
-    const restored = second.idx.restoredExtras('t');
+    const restored = new Map(second.idx.restoredExtras('t'));
     assert.equal(restored.size, 3);
     assert.equal(restored.get(second.idx.groups()[0].key), `extra ${second.idx.groups()[0].key}`);
-    assert.equal(second.idx.restoredExtras('t').size, 0, 'given once');
+    assert.equal(new Map(second.idx.restoredExtras('t')).size, 0, 'given once');
     await second.idx.save();
     second.idx.close();
 
@@ -115,7 +115,7 @@ test('a persisted index: unchanged → no log read, appended → only the new by
     const { utimesSync } = await import('node:fs');
     utimesSync(a, st.atime, st.mtime);
     const other = await open(dir, file);
-    assert.equal(other.idx.restoredExtras('other').size, 0, 'extras of another tag are not given');
+    assert.equal(new Map(other.idx.restoredExtras('other')).size, 0, 'extras of another tag are not given');
     other.idx.close();
     const fourth = await open(dir, file);
     assert.deepEqual(fourth.idx.persisted, { state: 'restored', trusted: 1, reread: 1 });
@@ -124,7 +124,7 @@ test('a persisted index: unchanged → no log read, appended → only the new by
     assert.deepEqual(await content(fourth.idx), fresh);
     const q1 = fourth.idx.groups().find((e) => e.questionId === 'q1')!;
     assert.equal(rolloutsOf(q1)[1].reward, 0, 'the new value, never the saved one');
-    const extras = fourth.idx.restoredExtras('t');
+    const extras = new Map(fourth.idx.restoredExtras('t'));
     assert.ok(!extras.has(q1.key), "a re-read group's saved extras are not given");
     assert.equal(extras.size, 2, 'the unchanged file keeps its extras (its two groups)');
     await fourth.idx.save();
@@ -178,7 +178,7 @@ test('a group fed by two files, one of them rewritten under the saved index: its
     writeFileSync(r1, jsonl([rollout(1, 'q', 2, { mean_logprob: -9 })]));
     const second = await open(dir, file);
     assert.deepEqual(second.idx.persisted, { state: 'restored', trusted: 1, reread: 1 });
-    assert.equal(second.idx.restoredExtras('t').size, 0, 'the group changed: its saved extra is stale');
+    assert.equal(new Map(second.idx.restoredExtras('t')).size, 0, 'the group changed: its saved extra is stale');
     assert.deepEqual(await content(second.idx), await freshContent(dir));
     assert.deepEqual(rolloutsOf(second.idx.group(second.idx.groups()[0].key)!).map((r) => r.meanLogprob), [-0.1, -0.2, -9]);
     second.idx.close();
@@ -212,13 +212,13 @@ test('a restored group stays on disk until needed: heads only, its roll-outs rea
     assert.equal(last.version, heads[149].version);
     assert.ok(second.idx.groups()[149].cold, 'reading a group does not keep it in memory');
     // the light extras at open, the full ones on demand
-    assert.deepEqual(second.idx.restoredExtras('t').get(heads[3].key), { light: heads[3].key });
+    assert.deepEqual(new Map(second.idx.restoredExtras('t')).get(heads[3].key), { light: heads[3].key });
     assert.deepEqual(second.idx.savedExtra(heads[3].key), { full: heads[3].key, big: 'x'.repeat(100) });
     assert.deepEqual(await content(second.idx), await freshContent(dir));
     second.idx.close();
 
     // a byte of the second heavy record flipped: the open takes the heads (their records are sound),
-    // reading a group of that record fails with a clear error, and the background check reports it
+    // reading a group of that record fails with a clear error and makes the owner read the run again
     const bytes = readFileSync(file);
     const headerLen = bytes.readUInt32LE(8);
     let at = 8 + 4 + headerLen;
@@ -229,10 +229,13 @@ test('a restored group stays on disk until needed: heads only, its roll-outs rea
     const third = await RunIndex.open(dir, { follow: true, poll: true, pollMs: 60_000, idleMs: 50, onNotice: () => undefined, persist: { file, key: cacheKey(dir, { groundTruth: 'auto', index: 'followed' }) } });
     third.onSavedCorrupt((why) => (corrupt = why));
     assert.equal(third.persisted.state, 'restored');
+    assert.equal(third.group(heads[0].key)!.n, 4, 'the sound records are read');
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(corrupt, undefined, 'no record is reported before it is read (nothing is checked in the background)');
     assert.throws(() => third.group(heads[70].key), /does not match its checksum/);
-    assert.equal(third.group(heads[0].key)!.n, 4, 'the other records are read');
-    for (const t0 = Date.now(); !corrupt && Date.now() - t0 < 5000; ) await new Promise((r) => setTimeout(r, 10));
-    assert.match(corrupt ?? '', /record 1 does not match its checksum/);
+    assert.equal(corrupt, undefined, 'reported after the failed read, not under its caller');
+    await new Promise((r) => setImmediate(r));
+    assert.match(corrupt ?? '', /a saved record does not match its checksum/);
     third.close();
   } finally {
     cleanup();

@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { existsSync } from 'node:fs';
 import { OPERATOR_IDS } from '../../engine';
 import { isQuestionKey, type PanelState, type QuestionKey, type QuestionView } from '../../protocol/messages';
-import { questionKeyString, type RunStore } from '../store';
+import type { RunStore } from '../store';
 import { buildView } from '../scoring';
 import { SLIDER_PARAMS } from '../params';
 import { affectsScores, configuredOperator, configuredParams } from '../settings';
@@ -78,7 +78,8 @@ export class ConsensusFeature implements vscode.Disposable {
           if (first) panel.showQuestion(first);
         }
         if (e.kind === 'run' && e.changed.length && q && q.runId === e.runId) {
-          const k = store.runs.get(e.runId)?.keys.get(questionKeyString(q.step, q.questionId));
+          const run = store.runs.get(e.runId);
+          const k = run && store.groupKey(run, q.step, q.questionId);
           if (k && e.changed.includes(k)) panel.refresh();
         }
       }),

@@ -123,7 +123,7 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
         item.contextValue = 'run';
         item.iconPath = new vscode.ThemeIcon(run?.loading ? 'loading~spin' : 'folder-library');
         if (run) {
-          const groups = run.keys.size;
+          const groups = run.groups;
           item.description = run.loading && groups === 0 ? 'reading…' : `${run.steps.size} steps · ${groups} groups · ${run.rollouts} roll-outs`;
           // Background scoring in progress: the markers of unscored questions are still to come.
           const complete = run.index ? run.index.groups().filter((e) => e.complete).length : 0;

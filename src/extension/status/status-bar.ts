@@ -64,7 +64,7 @@ export class RunStatusBar implements vscode.Disposable {
       keys.map((k) => run.summaries.get(k)),
     );
     status.text = statusText(run.label, st);
-    status.tooltip = `Consensus Lens — ${run.path}\nlatest step ${st.step ?? '—'}: ${st.groups} groups (${st.scored} scored), ${st.overturns} CoRE overturns, mean gate ${st.meanGate?.toFixed(4) ?? '—'}\n${run.keys.size} groups, ${run.rollouts} roll-outs in the run${run.loading ? '\nreading…' : ''}`;
+    status.tooltip = `Consensus Lens — ${run.path}\nlatest step ${st.step ?? '—'}: ${st.groups} groups (${st.scored} scored), ${st.overturns} CoRE overturns, mean gate ${st.meanGate?.toFixed(4) ?? '—'}\n${run.groups} groups, ${run.rollouts} roll-outs in the run${run.loading ? '\nreading…' : ''}`;
     // Run health (docs/health.md): say when the run has raised an alarm or shows a reward bug.
     const health = this.healthCache.get(run.id, run.summaries.size, () => this.store.healthRecords(run), Date.now(), run.savedHealth);
     const alarm = health.health ? alarmStatus(health.health) : { text: '', tooltip: '' };

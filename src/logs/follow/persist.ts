@@ -334,25 +334,6 @@ export class ColdFile {
     this.fd = fh.fd;
   }
 
-  /**
-   * Checks every heavy record against its SHA-1, reading in the background (async reads, hashing
-   * in slices). Resolves to the first record that does not match (a number), or null. A record is
-   * also checked whenever it is read (`load`), so nothing unchecked is ever used meanwhile.
-   */
-  async verify(): Promise<number | null> {
-    const slice = new TimeSlice();
-    for (let c = 0; c < this.chunks; c++) {
-      if (this.fd === null) return null;
-      const at = this.table.spans[4 * c];
-      const len = this.table.spans[4 * c + 1];
-      const buf = Buffer.allocUnsafe(len);
-      const { bytesRead } = await this.fh.read(buf, 0, len, at);
-      if (bytesRead !== len || !createHash('sha1').update(buf).digest().equals(this.table.hashes.subarray(20 * c, 20 * c + 20))) return c;
-      if (slice.due) await slice.next();
-    }
-    return null;
-  }
-
   /** The full entry and saved extra of a cold group (its version is the caller's to set). */
   load(key: GroupKey, chunk: number): { entry: GroupEntry; extra: unknown } {
     let c = this.recent.get(chunk);
