@@ -187,7 +187,9 @@ export class RunStore {
   private async open(run: RunEntry, distrust?: string): Promise<void> {
     try {
       const found = this.persistFile(run);
-      const persist = found && { ...found, distrust };
+      // each saved light summary goes to a row of columns as it is decoded (QuestionSummaries.stage)
+      const staged = new QuestionSummaries();
+      const persist = found && { ...found, distrust, lightIn: (x: unknown) => staged.stage(x as QuestionSummary) };
       const index = await RunIndex.open(run.path, {
         persist,
         follow: this.opts.follow ?? true,
@@ -209,7 +211,7 @@ export class RunStore {
       // (light: each health record stays on disk with its group, read back by `healthRecords`)
       const slice = new TimeSlice();
       for (const [k, v] of index.restoredExtras(this.summaryTag())) {
-        run.summaries.set(k, v as QuestionSummary);
+        run.summaries.adopt(k, staged, v as number | QuestionSummary);
         if (slice.due) await slice.next();
       }
       const p = index.persisted;
@@ -619,11 +621,14 @@ export class RunStore {
       this.opts.log?.(`${run.label}: ${errorMessage(err)}`);
     }
     if (run.version !== version || this.disposed) return 0;
+    // the summaries written whole (with their health record): those may go light afterwards
+    const written = new Map<GroupKey, QuestionSummary>();
     const bytes = await index.save({
       tag,
       // a light summary (restored, its group unchanged) is saved with the health record saved before
       of: (e, saved) => {
         const s = run.summaries.get(e.key);
+        if (s?.health) written.set(e.key, s);
         return !s || s.health ? s : saved();
       },
       light: (x) => lightSummary(x as QuestionSummary),
@@ -632,8 +637,10 @@ export class RunStore {
     if (bytes > 0 && run.version === version) {
       run.savedVersion = version;
       if (health) run.savedHealth = health;
-      // the groups saved went to disk (RunIndex: heads); their summaries go light, the records with them
-      if (tag === this.summaryTag()) for (const [k, s] of run.summaries) if (s.health && index.head(k)?.cold) run.summaries.set(k, lightSummary(s));
+      // The groups saved went to disk (RunIndex: heads); the summaries written with them go light,
+      // their records on disk. Only those: a summary scored while the save ran (the scoring pass
+      // bumps the run's version in batches) is not in the file, and a light one would be lost.
+      if (tag === this.summaryTag()) for (const [k, s] of written) if (run.summaries.get(k) === s && index.head(k)?.cold) run.summaries.set(k, lightSummary(s));
     }
     return bytes;
   }

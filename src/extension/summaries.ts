@@ -16,6 +16,9 @@ const F_PLURALITY = 4;
 const F_AUROC = 8;
 const F_CHECKED = 16;
 
+/** Kept as a row of the columns: its health record is on disk, and its regime one of the columns'. */
+const light = (s: QuestionSummary): boolean => !s.health && !!s.healthSaved && REGIMES.indexOf(s.regime) >= 0;
+
 export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> {
   /** Summaries kept as objects (scored in this process, with their health record). */
   private readonly full = new Map<GroupKey, QuestionSummary>();
@@ -54,13 +57,54 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
 
   set(k: GroupKey, s: QuestionSummary): this {
     this.delete(k);
-    if (s.health || !s.healthSaved || REGIMES.indexOf(s.regime) < 0) {
+    if (!light(s)) {
       this.full.set(k, s);
       return this;
     }
+    this.rows.set(k, this.write(s));
+    return this;
+  }
+
+  /**
+   * A light summary written to a row of no question (its number; a summary that is not light is
+   * given back as it is): a restore stages each summary as it is decoded, so that no object per
+   * question outlives the decoding, and `adopt`s into the run's summaries those still valid.
+   */
+  stage(s: QuestionSummary): number | QuestionSummary {
+    return light(s) ? this.write(s) : s;
+  }
+
+  /** Takes a summary staged in `from` (`stage`'s result) as question k's. */
+  adopt(k: GroupKey, from: QuestionSummaries, staged: number | QuestionSummary): this {
+    if (typeof staged !== 'number') return this.set(k, staged);
+    this.delete(k);
+    const r = this.row();
+    this.rows.set(k, r);
+    this.gate[r] = from.gate[staged];
+    this.aurocU[r] = from.aurocU[staged];
+    this.aurocPairs[r] = from.aurocPairs[staged];
+    this.counts[2 * r] = from.counts[2 * staged];
+    this.counts[2 * r + 1] = from.counts[2 * staged + 1];
+    const label = from.labels[2 * staged];
+    const majority = from.labels[2 * staged + 1];
+    this.labels[2 * r] = this.id(label < 0 ? null : from.strings[label]);
+    this.labels[2 * r + 1] = this.id(majority < 0 ? null : from.strings[majority]);
+    this.regime[r] = from.regime[staged];
+    this.checked[r] = from.checked[staged];
+    this.flags[r] = from.flags[staged];
+    this.rescued[r] = from.rescued[staged];
+    return this;
+  }
+
+  private row(): number {
     const r = this.free.pop() ?? this.used++;
     if (r >= this.cap) this.grow(Math.max(1024, this.cap * 2));
-    this.rows.set(k, r);
+    return r;
+  }
+
+  /** Writes a light summary to a new row; returns the row. */
+  private write(s: QuestionSummary): number {
+    const r = this.row();
     this.gate[r] = s.gate;
     this.counts[2 * r] = s.n;
     this.counts[2 * r + 1] = s.mismatches;
@@ -82,7 +126,7 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
     let bits = 0;
     for (const o of d.rescuedBy) bits |= 1 << OPERATOR_IDS.indexOf(o);
     this.rescued[r] = bits;
-    return this;
+    return r;
   }
 
   delete(k: GroupKey): boolean {

@@ -53,9 +53,29 @@ const perStep = (f: LogFormat): boolean => f === 'verl' || f === 'nemo-rl';
 /** At most this many size warnings one by one; the rest are counted. */
 const SIZE_WARNINGS = 10;
 
-interface FileGroups {
-  keys: Set<GroupKey>;
-  maxStep: number;
+/**
+ * The groups a file fed and the latest step it wrote. A restored file's keys stay the array they
+ * were saved as until a key is added or they are walked as a set (a Set of every group of a huge
+ * run is megabytes of the host's heap, for a file that is usually never appended to).
+ */
+class FileGroups {
+  private set?: Set<GroupKey>;
+  constructor(
+    private saved: readonly GroupKey[] = [],
+    public maxStep = -1,
+  ) {}
+
+  get keys(): Set<GroupKey> {
+    if (!this.set) {
+      this.set = new Set(this.saved);
+      this.saved = [];
+    }
+    return this.set;
+  }
+
+  list(): GroupKey[] {
+    return this.set ? [...this.set] : [...this.saved];
+  }
 }
 
 export interface AssemblerOptions {
@@ -137,7 +157,7 @@ export class GroupAssembler {
 
   private fileGroups(file: string): FileGroups {
     let f = this.files.get(file);
-    if (!f) this.files.set(file, (f = { keys: new Set(), maxStep: -1 }));
+    if (!f) this.files.set(file, (f = new FileGroups()));
     return f;
   }
 
@@ -499,7 +519,7 @@ export class GroupAssembler {
       turns.push([key, sessions]);
     }
     return {
-      files: [...this.files].map(([f, g]) => [f, [...g.keys], g.maxStep]),
+      files: [...this.files].map(([f, g]) => [f, g.list(), g.maxStep]),
       lastUpdate: [...this.lastUpdate],
       sizeHist: [...this.sizeHist].map(([s, h]) => [s, [...h]]),
       countedSize: [...this.countedSize],
@@ -515,21 +535,17 @@ export class GroupAssembler {
    * takes a new version: versions belong to a process, and a restored group is new to it. A
    * generator: it yields every few thousand items, so that the caller can give the event loop a turn.
    */
-  *restore(s: AssemblerState, entries: Iterable<GroupEntry>): Generator<void> {
+  *restore(s: AssemblerState, entries: readonly GroupEntry[], counted?: Float64Array): Generator<void> {
     let i = 0;
-    for (const e of entries) {
+    for (let j = 0; j < entries.length; j++) {
+      const e = entries[j];
       e.version = nextVersion();
       this.entries.set(e.key, e);
+      // the size a group was counted with, given beside the groups (a pair per group is garbage at 10 M roll-outs)
+      if (counted && !Number.isNaN(counted[j])) this.countedSize.set(e.key, counted[j]);
       if (++i % 256 === 0) yield;
     }
-    for (const [f, keys, maxStep] of s.files) {
-      const set = new Set<GroupKey>();
-      for (const k of keys) {
-        set.add(k);
-        if (++i % 256 === 0) yield;
-      }
-      this.files.set(f, { keys: set, maxStep });
-    }
+    for (const [f, keys, maxStep] of s.files) this.files.set(f, new FileGroups(keys, maxStep));
     for (const [k, t] of s.lastUpdate) this.lastUpdate.set(k, t);
     for (const [st, h] of s.sizeHist) this.sizeHist.set(st, new Map(h));
     for (const [k, n] of s.countedSize) {

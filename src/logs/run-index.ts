@@ -75,8 +75,18 @@ export interface RunIndexOptions {
   /**
    * A persisted index (follow/persist.ts; a followed run only): restored at open when valid (files
    * unchanged or appended to are not read again), written by `save`. `key`: see cacheKey.
+   * `lightIn`: each saved extra's light form as it is decoded, turned at once into what its owner
+   * keeps (the store: a row of its summary columns), so that a huge run's restore leaves no object
+   * per group behind to collect; `restoredExtras` then gives what it returned.
    */
-  persist?: { file: string; key: string; distrust?: string };
+  persist?: PersistOptions;
+}
+
+export interface PersistOptions {
+  file: string;
+  key: string;
+  distrust?: string;
+  lightIn?: (x: unknown) => unknown;
 }
 
 /** What a save writes beside the groups (the extension: the explorer's question summaries). */
@@ -142,7 +152,8 @@ export class RunIndex {
   private readonly files = new Map<string, FileState>();
   private readonly listeners: Array<(e: RunChange) => void> = [];
   private readonly notice: (n: Notice) => void;
-  private readonly opts: { follow: boolean; poll: boolean; pollMs: number; idleMs: number; safetyScanMs: number; persist?: { file: string; key: string; distrust?: string } };
+  private lightIn?: (x: unknown) => unknown;
+  private readonly opts: { follow: boolean; poll: boolean; pollMs: number; idleMs: number; safetyScanMs: number; persist?: PersistOptions };
   private readonly notLogs = new Set<string>();
   private notLogsReported = 0;
   private readonly onProgress?: (p: RunProgress) => void;
@@ -177,7 +188,8 @@ export class RunIndex {
       }
       opts.onNotice(n);
     };
-    this.opts = { follow: opts.follow, poll: opts.poll ?? false, pollMs: opts.pollMs ?? 1000, idleMs: opts.idleMs ?? 2000, safetyScanMs: opts.safetyScanMs ?? 10_000, persist: opts.follow ? opts.persist : undefined };
+    this.opts = { follow: opts.follow, poll: opts.poll ?? false, pollMs: opts.pollMs ?? 1000, idleMs: opts.idleMs ?? 2000, safetyScanMs: opts.safetyScanMs ?? 10_000, persist: opts.follow && opts.persist ? { file: opts.persist.file, key: opts.persist.key, distrust: opts.persist.distrust } : undefined };
+    this.lightIn = opts.follow ? opts.persist?.lightIn : undefined;
     this.onProgress = opts.onProgress;
     this.signal = opts.signal;
     this.asm = new GroupAssembler({ policy: opts.follow ? 'followed' : 'one-shot', onNotice: this.notice, ignoreTruth: opts.groundTruth === 'ignore', order: compareRunPaths, thaw: (e) => this.thaw(e) });
@@ -393,12 +405,14 @@ export class RunIndex {
    * are unchanged or were appended to keep their reading state (the scan then reads nothing, or
    * their new bytes); the groups of every other file are dropped and the file read from scratch.
    */
-  private async restoreSaved(p: { file: string; key: string; distrust?: string }): Promise<void> {
+  private async restoreSaved(p: PersistOptions): Promise<void> {
     if (p.distrust) {
       this.persisted = { state: 'rebuilt', trusted: 0, reread: 0, why: p.distrust };
       return;
     }
-    const r = await readIndex(p.file, p.key);
+    const lightIn = this.lightIn;
+    this.lightIn = undefined; // used once: what it fills is its owner's to keep or drop
+    const r = await readIndex(p.file, p.key, lightIn);
     if (!r.ok) {
       if (r.why !== 'none') {
         this.persisted = { state: 'rebuilt', trusted: 0, reread: 0, why: r.why };
@@ -414,7 +428,7 @@ export class RunIndex {
       if (savedFileNow(f.identity) !== 'changed') trusted.add(f.identity.path);
       if (slice.due) await slice.next();
     }
-    for (const _ of this.asm.restore(header.asm, entries)) if (slice.due) await slice.next();
+    for (const _ of this.asm.restore(header.asm, entries, r.saved.counted)) if (slice.due) await slice.next();
     // the versions as restored: a group that a dropped file (or the scan after) changes has another
     const versions = new Float64Array(entries.length);
     for (let i = 0; i < entries.length; i++) {

@@ -11,7 +11,7 @@ import { RunStore } from '../../src/extension/store';
 import { storeSource } from '../../src/extension/rescore';
 import { WhatIfEngine } from '../../src/extension/whatif/engine';
 import { defaultParams } from '../../src/extension/params';
-import type { QuestionSummary } from '../../src/extension/scoring';
+import { lightSummary as lightSummaryOf, type QuestionSummary } from '../../src/extension/scoring';
 import { analyseRun, labelFreeCopies } from '../../src/engine';
 
 const dirs: string[] = [];
@@ -180,6 +180,52 @@ test('a run reopened in a new store reads its saved index and summaries; a rewri
   assert.equal(r5.index!.persisted.state, 'restored', 'the rebuilt index is whole again');
   assert.equal(r5.index!.bytesReadAtOpen, 0);
   fifth.dispose();
+});
+
+test('a summary scored while the run is being saved goes into the next save, never lost from the saved index', async () => {
+  const dir = temp('cl-persist-race-');
+  const storage = temp('cl-persist-storage-');
+  writeFileSync(join(dir, 'step-1.jsonl'), step(1, [['3', '3', '5'], ['4', '4', '3'], ['3', '3']]));
+  const make = () => {
+    const s = new RunStore({ configuredOperator: () => 'core', params: defaultParams, pollMs: 60_000, idleMs: 100, saveDelayMs: 60_000, persistDir: () => storage, prepare: undefined });
+    cleanup.push(() => s.dispose());
+    return s;
+  };
+  const first = make();
+  const run = first.add(dir, 'opened');
+  await first.summariesDone();
+  const k = run.steps.get(1)![0];
+  const scored = run.summaries.get(k)!;
+  assert.ok(scored.health, 'scored in this process: a whole summary');
+  // The scoring pass sets summaries as it goes and bumps the run's version in batches: k's summary
+  // is set after the save has written k's group, and the save ends at the version it started at.
+  run.summaries.delete(k);
+  const index = run.index!;
+  const save = index.save.bind(index);
+  index.save = (extra) =>
+    save(
+      extra && {
+        ...extra,
+        of: (e, saved) => {
+          const x = extra.of!(e, saved);
+          if (e.key === k) run.summaries.set(k, scored);
+          return x;
+        },
+      },
+    );
+  assert.ok((await first.save(run)) > 0);
+  index.save = save;
+  assert.equal(run.summaries.get(k), scored, 'not in the file: kept whole (a light summary would stand for a record the file lacks)');
+  run.version++; // the pass's batch ends: the run is saved again
+  assert.ok((await first.save(run)) > 0);
+  first.dispose();
+  const second = make();
+  const r2 = second.add(dir, 'opened');
+  await second.idle();
+  assert.equal(r2.index!.persisted.state, 'restored');
+  assert.equal(r2.summaries.size, 3, 'every summary came back from the saved index');
+  assert.deepEqual(r2.summaries.get(k), lightSummaryOf(scored));
+  assert.equal(r2.savedVersion, r2.version, 'restored as saved: nothing to score or save again');
 });
 
 test('a run with outcome checks (MS-TTRL) restored as saved is not scored again, nor saved again', async () => {

@@ -55,3 +55,21 @@ test('light summaries come back exactly as they were set; full ones are kept as 
   m.set('a', light(3));
   assert.deepEqual([...m.values()], [light(3)]);
 });
+
+test('a staged summary adopted by another instance is the summary set there; a full one is adopted as it is', () => {
+  const staging = new QuestionSummaries();
+  const staged = Array.from({ length: 2000 }, (_, i) => staging.stage(light(i)));
+  assert.ok(staged.every((r) => typeof r === 'number'), 'a light summary is staged in a row');
+  assert.equal(staging.size, 0, 'a staged row belongs to no question');
+  const full = { ...light(1), healthSaved: undefined, health: { step: 1 } } as unknown as QuestionSummary;
+  assert.equal(staging.stage(full), full, 'a summary with its health record is given back');
+  const m = new QuestionSummaries();
+  m.set('k0', light(1999)); // replaced by the adopted one
+  // adopted in another order than staged, some not at all: each question gets its own
+  for (let i = 1999; i >= 0; i -= 3) m.adopt(`k${i}`, staging, staged[i]);
+  m.adopt('full', staging, full);
+  assert.equal(m.get('full'), full);
+  for (let i = 1999; i >= 0; i -= 3) assert.deepEqual(m.get(`k${i}`), light(i), `k${i}`);
+  assert.deepEqual(m.get('k0'), light(1999), 'k0 was not adopted: as set');
+  assert.equal(m.size, 1 + 667 + 1);
+});

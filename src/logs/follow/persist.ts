@@ -69,6 +69,8 @@ export interface SavedIndex {
   entries: GroupEntry[];
   /** Per-group data saved beside the groups, in its light form (same order); undefined where none. */
   extras: unknown[];
+  /** The size each group was counted with by the assembler (same order; NaN: not counted). `header.asm.countedSize` is empty. */
+  counted: Float64Array;
   /** The run-level data saved with it. */
   runExtra: unknown;
   /** The heavy records, open until the index closes (`ColdFile.close`). */
@@ -382,8 +384,12 @@ const RECENT_CHUNKS = 16;
 
 export type ReadIndex = { ok: true; saved: SavedIndex } | { ok: false; why: string };
 
-/** Reads and checks a saved index's header, table and light records, in slices; the heavy records stay on disk (`ColdFile`). */
-export async function readIndex(file: string, key: string): Promise<ReadIndex> {
+/**
+ * Reads and checks a saved index's header, table and light records, in slices; the heavy records
+ * stay on disk (`ColdFile`). `lightIn`: applied to each light extra as it is decoded (its result is
+ * what `extras` holds).
+ */
+export async function readIndex(file: string, key: string, lightIn?: (x: unknown) => unknown): Promise<ReadIndex> {
   let fh: FileHandle;
   try {
     fh = await open(file, 'r');
@@ -430,7 +436,7 @@ export async function readIndex(file: string, key: string): Promise<ReadIndex> {
     // the assembler's per-group state, back into its snapshot's shape
     const fileIndex = new Map(header.asm.files.map(([f], i) => [f, i]));
     const fileKeys: GroupKey[][] = header.asm.files.map(() => []);
-    const countedSize: Array<[GroupKey, number]> = [];
+    const counted = new Float64Array(header.groups).fill(Number.NaN);
     // the light records are contiguous: read in large blocks, checked one by one
     const first = chunks ? table.spans[2] : tableAt;
     // One string per distinct value, not one per group (a decoded record makes a string of every
@@ -469,13 +475,14 @@ export async function readIndex(file: string, key: string): Promise<ReadIndex> {
           h.version = 0;
           internAll(h as unknown as Record<string, unknown>, 1);
           const f = h.firstSource.file;
-          const x = l.x[j];
-          if (x && typeof x === 'object') internAll(x as Record<string, unknown>, 2);
+          let x = l.x[j];
+          if (x !== undefined && lightIn) x = lightIn(x);
+          else if (x && typeof x === 'object') internAll(x as Record<string, unknown>, 2);
           entries.push(h);
           extras.push(x);
           const a = l.a[j];
           const cs = typeof a === 'number' ? a : a ? a[0] : null;
-          if (cs !== null) countedSize.push([h.key, cs]);
+          if (cs !== null) counted[entries.length - 1] = cs;
           const fk = Array.isArray(a) ? a[1] : [fileIndex.get(f)];
           for (const i of fk) {
             if (i === undefined || !fileKeys[i]) throw new Error('a group fed by a file not saved');
@@ -489,10 +496,10 @@ export async function readIndex(file: string, key: string): Promise<ReadIndex> {
     }
     if (entries.length !== header.groups) return { ok: false, why: 'its group count does not match (corrupt)' };
     header.asm.files = header.asm.files.map(([f, , maxStep], i) => [f, fileKeys[i], maxStep]);
-    header.asm.countedSize = countedSize;
+    header.asm.countedSize = [];
     const cold = new ColdFile(file, fh, table, chunks);
     keep = true;
-    return { ok: true, saved: { header, entries, extras, runExtra: table.runExtra, cold } };
+    return { ok: true, saved: { header, entries, extras, counted, runExtra: table.runExtra, cold } };
   } catch (err) {
     return { ok: false, why: `unreadable (${errnoCode(err) ?? errorMessage(err)})` };
   } finally {
