@@ -111,7 +111,17 @@ export class GroupAssembler {
   readonly lastUpdate = new Map<GroupKey, number>();
   /** Sizes of complete groups per stream: the usual-size rule's data. */
   private readonly sizeHist = new Map<string, Map<number, number>>();
+  /**
+   * The size each complete group was counted with in `sizeHist`. A cold head (restored, entries.ts)
+   * counted with its own size is not in the map: it cannot change without being read back first
+   * (`warm`, which puts it in), so its size is the one counted (`counted`). A map entry per group
+   * of a huge restored run is megabytes of the host's heap.
+   */
   private readonly countedSize = new Map<GroupKey, number>();
+
+  private counted(e: GroupEntry | undefined, key: GroupKey): number | undefined {
+    return this.countedSize.get(key) ?? (e?.cold && e.complete ? e.n : undefined);
+  }
   /** Groups reopened past the usual size: they complete by idleness or when their file moves on, not by size. */
   private readonly reopened = new Set<GroupKey>();
   /** Latest step seen per stream of per-step files. */
@@ -142,6 +152,7 @@ export class GroupAssembler {
     full.version = e.version;
     full.complete = e.complete;
     delete full.cold;
+    if (e.complete && !this.countedSize.has(e.key)) this.countedSize.set(e.key, e.n);
     this.entries.set(e.key, full);
     return full;
   }
@@ -317,7 +328,7 @@ export class GroupAssembler {
   private reopen(e: GroupEntry): void {
     e.complete = false;
     const h = this.sizeHist.get(streamOf(e));
-    const was = this.countedSize.get(e.key);
+    const was = this.counted(e, e.key);
     if (h && was !== undefined) {
       const c = (h.get(was) ?? 1) - 1;
       if (c > 0) h.set(was, c);
@@ -494,7 +505,7 @@ export class GroupAssembler {
     this.lastUpdate.delete(key);
     this.turns.delete(key);
     this.reopened.delete(key);
-    const was = this.countedSize.get(key);
+    const was = this.counted(e, key);
     if (e && was !== undefined) {
       const h = this.sizeHist.get(streamOf(e));
       const c = (h?.get(was) ?? 1) - 1;
@@ -502,6 +513,11 @@ export class GroupAssembler {
       else h?.delete(was);
     }
     this.countedSize.delete(key);
+  }
+
+  /** The cold heads counted with their own size (not in `countedSize`: see there). */
+  private *implicitlyCounted(): Generator<[GroupKey, number]> {
+    for (const e of this.entries.values()) if (e.cold && e.complete && !this.countedSize.has(e.key)) yield [e.key, e.n];
   }
 
   /**
@@ -522,7 +538,7 @@ export class GroupAssembler {
       files: [...this.files].map(([f, g]) => [f, g.list(), g.maxStep]),
       lastUpdate: [...this.lastUpdate],
       sizeHist: [...this.sizeHist].map(([s, h]) => [s, [...h]]),
-      countedSize: [...this.countedSize],
+      countedSize: [...this.countedSize, ...this.implicitlyCounted()],
       reopened: [...this.reopened],
       streamStep: [...this.streamStep],
       turns,
@@ -542,7 +558,7 @@ export class GroupAssembler {
       e.version = nextVersion();
       this.entries.set(e.key, e);
       // the size a group was counted with, given beside the groups (a pair per group is garbage at 10 M roll-outs)
-      if (counted && !Number.isNaN(counted[j])) this.countedSize.set(e.key, counted[j]);
+      if (counted && !Number.isNaN(counted[j]) && !(e.cold && e.complete && counted[j] === e.n)) this.countedSize.set(e.key, counted[j]);
       if (++i % 256 === 0) yield;
     }
     for (const [f, keys, maxStep] of s.files) this.files.set(f, new FileGroups(keys, maxStep));

@@ -242,3 +242,52 @@ test('a restored group stays on disk until needed: heads only, its roll-outs rea
     cleanStore();
   }
 });
+
+test("a restored run's size rule keeps count of the groups it restored: the same completions as a run never saved", async () => {
+  // The usual group size (the rule that completes a roll-out group by its size) counts every
+  // complete group; a restored head is counted with its own size without an entry of its own.
+  // Groups dropped and added after the restore must move the count as they do in a run read from
+  // its logs all along, or a roll-out group completes in one and not in the other.
+  const { dir, cleanup } = tempDir();
+  const file = join(dir, '..', `${dir.split('/').pop()}.cli`);
+  const a = write(dir, 'a.jsonl', jsonl([groupRec(1, 'q1', 4), groupRec(1, 'q2', 4)]));
+  const c = write(dir, 'c.jsonl', jsonl([groupRec(2, 'q5', 2)]));
+  const key = cacheKey(dir, { groundTruth: 'auto', index: 'followed' });
+  const opts = { follow: true, poll: true, pollMs: 60_000, idleMs: 60_000, onNotice: () => undefined };
+  try {
+    const first = await RunIndex.open(dir, { ...opts, persist: { file, key } });
+    assert.ok((await first.save()) > 0);
+    first.close();
+    // restored and saved again: the implicit counts go into the new file too
+    const again = await RunIndex.open(dir, { ...opts, persist: { file, key } });
+    assert.equal(again.persisted.state, 'restored');
+    assert.ok((await again.save()) > 0);
+    again.close();
+    const restored = await RunIndex.open(dir, { ...opts, persist: { file, key } });
+    const never = await RunIndex.open(dir, opts);
+    assert.equal(restored.persisted.state, 'restored');
+    const heads = (idx: RunIndex) => idx.groups().map((e) => [e.key, e.n, e.complete]);
+    try {
+      const steps: Array<[string, () => void]> = [
+        ['a file replaced: its two groups of 4 dropped, one read again', () => {
+          write(dir, 'a.part', jsonl([groupRec(1, 'q1', 4, { ground_truth: '2' })]));
+          renameSync(join(dir, 'a.part'), a);
+        }],
+        ['another group of 2: 2 is the usual size now', () => appendFileSync(c, jsonl([groupRec(3, 'q6', 2)]))],
+        ['a roll-out group of 2: complete by the usual size', () => write(dir, 'b.jsonl', jsonl([rollout(5, 'r', 0), rollout(5, 'r', 1)]))],
+      ];
+      for (const [what, change] of steps) {
+        change();
+        await restored.refresh();
+        await never.refresh();
+        assert.deepEqual(heads(restored), heads(never), what);
+      }
+      assert.ok(heads(never).some(([k, , complete]) => String(k).includes('"r"') && complete), 'the roll-out group completed by its size');
+    } finally {
+      restored.close();
+      never.close();
+    }
+  } finally {
+    cleanup();
+  }
+});
