@@ -515,11 +515,6 @@ export class GroupAssembler {
     this.countedSize.delete(key);
   }
 
-  /** The cold heads counted with their own size (not in `countedSize`: see there). */
-  private *implicitlyCounted(): Generator<[GroupKey, number]> {
-    for (const e of this.entries.values()) if (e.cold && e.complete && !this.countedSize.has(e.key)) yield [e.key, e.n];
-  }
-
   /**
    * The assembler's state as plain data, for a persisted index (follow/persist.ts): the groups in
    * order, and the completion and size rules' data. A followed assembler only (a one-shot one
@@ -538,7 +533,7 @@ export class GroupAssembler {
       files: [...this.files].map(([f, g]) => [f, g.list(), g.maxStep]),
       lastUpdate: [...this.lastUpdate],
       sizeHist: [...this.sizeHist].map(([s, h]) => [s, [...h]]),
-      countedSize: [...this.countedSize, ...this.implicitlyCounted()],
+      countedSize: [...this.countedSize], // a cold head counted with its own size is counted at restore (`counted`)
       reopened: [...this.reopened],
       streamStep: [...this.streamStep],
       turns,

@@ -172,8 +172,8 @@ export class RunIndex {
   /** Log bytes read by the initial read (0: everything came from a persisted index). */
   bytesReadAtOpen = 0;
   /** Per-group data saved with the index, for the groups restored as they were (see `restoredExtras`). */
-  /** The saved extras of the restored groups (`extras[i]` of `entries[i]`, restored with version `versions[i]`). */
-  private restored?: { tag: string | null; entries: GroupEntry[]; extras: unknown[]; versions: Float64Array; runExtra: unknown };
+  /** The saved extras of the restored groups (`extras[i]` of `entries[i]`). */
+  private restored?: { tag: string | null; entries: GroupEntry[]; extras: unknown[]; runExtra: unknown };
   /** The heavy records of the persisted index restored at open (cold groups are read back from it). */
   private cold?: ColdFile;
 
@@ -429,12 +429,6 @@ export class RunIndex {
       if (slice.due) await slice.next();
     }
     for (const _ of this.asm.restore(header.asm, entries, r.saved.counted)) if (slice.due) await slice.next();
-    // the versions as restored: a group that a dropped file (or the scan after) changes has another
-    const versions = new Float64Array(entries.length);
-    for (let i = 0; i < entries.length; i++) {
-      versions[i] = this.asm.entries.get(entries[i].key) === entries[i] ? entries[i].version : -1;
-      if ((i & 1023) === 1023 && slice.due) await slice.next();
-    }
     const scratch = new Change();
     for (const [path] of header.asm.files) if (!trusted.has(path)) this.asm.dropFile(path, scratch);
     for (const f of header.files) {
@@ -448,7 +442,7 @@ export class RunIndex {
     for (const k of header.runOnce) this.runOnce.add(k);
     this.notLogsReported = this.notLogs.size;
     for (const n of header.notices) if (!n.file || trusted.has(n.file) || !header.files.some((f) => f.identity.path === n.file)) this.notice(n);
-    this.restored = { tag: header.extraTag, entries, extras, versions, runExtra };
+    this.restored = { tag: header.extraTag, entries, extras, runExtra };
     this.persisted = { state: 'restored', trusted: trusted.size, reread: header.files.length - trusted.size };
   }
 
@@ -701,7 +695,8 @@ export class RunIndex {
     return (function* () {
       for (let i = 0; i < r.entries.length; i++) {
         const k = r.entries[i].key;
-        if (r.extras[i] !== undefined && r.versions[i] >= 0 && held.get(k)?.version === r.versions[i]) yield [k, r.extras[i]] as [GroupKey, unknown];
+        // a group changed since (a dropped file, the scan after) has another version
+        if (r.extras[i] !== undefined && held.get(k)?.version === r.entries[i].version) yield [k, r.extras[i]] as [GroupKey, unknown];
       }
     })();
   }
