@@ -17,13 +17,14 @@ export class Progress {
   settings?: { done: number; of: number };
   private shown = false;
   private last = 0;
-  private readonly start = Date.now();
   private readonly interval: number;
 
   constructor(
     private readonly out: NodeJS.WritableStream,
     private readonly stats: ReadStats,
     private readonly tty: boolean,
+    /** When the work began (ms since the epoch); the rate and time left count from it. */
+    private readonly start = Date.now(),
   ) {
     this.interval = tty ? 120 : 2000;
   }
