@@ -41,7 +41,7 @@ function nativeRun(bytes, rollout) {
 }
 
 const CRAFTED = [
-  (i) => ('1' + ',234'.repeat(600)) + ',2345' + 'x'.repeat(2100), // the last-number fallback's worst case
+  () => ('1' + ',234'.repeat(600)) + ',2345' + 'x'.repeat(2100), // the last-number fallback's worst case
   () => '\\boxed{\\sum_{i=1}^{1000}\\sum_{j=1}^{1000}(i+j)}',
   () => '\\boxed{\\prod_{k=1}^{40}\\begin{pmatrix}1&1\\\\1&0\\end{pmatrix}}',
   () => '\\boxed{' + [3, 5, 7, 11, 13, 17, 19, 23].map((p) => `\\frac{1}{${p}}^{5000}`).join('+') + '}',

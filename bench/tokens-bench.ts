@@ -12,11 +12,9 @@ const r = rng(7);
 const WORDS = ['the', ' sum', ' of', ' sq', ',', ' so', ' we', ' get', '\n', ' x', ' =', ' 4', '2', ' Wait', ' a', 'gain', '.'];
 const tokens: string[] = [];
 const logprobs: number[] = [];
-let length = 0;
 while (tokens.length < 16384) {
   const t = WORDS[Math.floor(r() * WORDS.length)];
   tokens.push(t);
-  length += t.length;
   // Mostly confident, with a heavy low tail (a sampler at temperature 1).
   logprobs.push(r() < 0.7 ? -0.02 * r() : -6 * r() ** 2);
 }

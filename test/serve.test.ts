@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { runServe } from '../src/cli/serve';
 import { runScore } from '../src/cli/score';
 
+// biome-ignore lint/suspicious/noExplicitAny: the worker's answers are parsed JSON, read field by field.
 type Obj = Record<string, any>;
 
 function collect(stream: PassThrough): () => string {

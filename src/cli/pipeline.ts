@@ -36,7 +36,7 @@ export interface ScoreJob {
 export function matchesTruth(label: string | null, truth: string | null | undefined, forms?: readonly string[]): boolean | null {
   if (truth === null || truth === undefined) return null;
   if (label === null) return false;
-  const all = forms && forms.length ? forms : [truth];
+  const all = forms?.length ? forms : [truth];
   return all.some((t) => answersEqual(label, t));
 }
 

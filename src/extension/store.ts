@@ -540,7 +540,7 @@ export class RunStore {
             const k = order[i];
             if (this.disposed || generation !== this.summaryGeneration || this.runs.get(run.id) !== run) return;
             const e = run.index.head(k);
-            if (!e || !e.complete || (run.summaries.has(k) && !(mark > 0 && e.outcomeChecks?.length))) {
+            if (!e?.complete || (run.summaries.has(k) && !(mark > 0 && e.outcomeChecks?.length))) {
               // a run restored with its summaries is walked without scoring: still in slices
               if (slice.due) await slice.next();
               continue;

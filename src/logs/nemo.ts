@@ -84,7 +84,7 @@ export function nemoGenerated(o: Obj): { positions: number[]; logprobs: number[]
 /** Mean log-prob over the generated tokens (see the header), or null when not logged. */
 export function nemoMeanLogprob(o: Obj): number | null {
   const g = nemoGenerated(o);
-  if (!g || !g.logprobs.length) return null;
+  if (!g?.logprobs.length) return null;
   let s = 0;
   for (const x of g.logprobs) s += x;
   return s / g.logprobs.length;

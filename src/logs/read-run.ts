@@ -9,6 +9,7 @@
 // handed out (stdin keeps texts: it cannot be re-read).
 import { createInterface } from 'node:readline';
 import { errnoCode, errorMessage } from '../util/errors';
+import type { Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -139,7 +140,7 @@ export async function* readRun(path: string, onNotice: NoticeSink, opts: ReadRun
     yield* readStdin(opts.stdin ?? process.stdin, onNotice, opts.groundTruth === 'ignore', opts.stats);
     return;
   }
-  let st;
+  let st: Stats;
   try {
     st = await stat(path);
   } catch (err) {

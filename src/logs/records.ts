@@ -90,7 +90,7 @@ export async function* readFileOnce(
   /** Read on from here (a JSON Lines file read before up to `offset`, in `format`): the lines appended since. */
   resume?: { offset: number; line: number; format: LogFormat },
 ): AsyncGenerator<ParsedRecord[]> {
-  let fh;
+  let fh: FileHandle;
   try {
     fh = await open(file, 'r');
   } catch (err) {
@@ -218,7 +218,7 @@ async function* readLines(
  */
 export async function detectLogFile(file: string): Promise<LogFormat | undefined> {
   if (isNotLogName(file)) return undefined;
-  let fh;
+  let fh: FileHandle;
   try {
     fh = await open(file, 'r');
   } catch {

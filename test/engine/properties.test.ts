@@ -169,7 +169,7 @@ test('CISC: a hot temperature is the vote, a cold one follows the most confident
 });
 
 test('tie rule: equal scores go to the class whose first member has the lowest index', () => {
-  const rollouts: Rollout[] = ['b', 'a', 'a', 'b'].map((answer, i) => ({ response: `same words ${answer}`, answer, meanLogprob: -0.5 }));
+  const rollouts: Rollout[] = ['b', 'a', 'a', 'b'].map((answer) => ({ response: `same words ${answer}`, answer, meanLogprob: -0.5 }));
   const s = run(group(rollouts), ['majority', 'cisc', 'ec', 'core']);
   for (const op of ['majority', 'cisc', 'ec', 'core'] as const) assert.equal(s.results[op]!.label, 'b', op);
 });

@@ -94,7 +94,7 @@ test('an unchanged run is read from its cache (no texts), with the same report, 
   for await (const g of c.groups) groups.push(g);
   assert.equal(groups.length, 6);
   // features, not texts
-  assert.ok(groups.every((g) => g.prepared && g.prepared.hasReasoning && g.prepared.text && g.rollouts.every((r) => r.response === '')));
+  assert.ok(groups.every((g) => g.prepared?.hasReasoning && g.prepared.text && g.rollouts.every((r) => r.response === '')));
   // and the same groups as a fresh read
   const fresh = [];
   for await (const g of readRun(dir, () => undefined)) fresh.push(g);

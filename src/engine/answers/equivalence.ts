@@ -1,6 +1,6 @@
 // The decision of docs/contract.md#answer-equivalence between two canonical answers (docs/answers.md "Decision rules").
 // Long file: one job, the decision rules for every pair of answer types, in the order docs/answers.md lists them.
-import { budget, BudgetError, EvalError, exactEval, numEval, parts, TimeoutError, type Num } from './evaluate';
+import { budget, BudgetError, ExpressionError, exactEval, numEval, parts, TimeoutError, type Num } from './evaluate';
 import { errorMessage } from '../../util/errors';
 import type { Node } from './latex';
 import * as Q from './rational';
@@ -88,7 +88,7 @@ function tryNum(n: Node, env?: ReadonlyMap<string, number>): Num | null {
     const [re, im] = parts(v);
     return Number.isNaN(re) || Number.isNaN(im) ? null : v;
   } catch (e) {
-    if (e instanceof EvalError) return null;
+    if (e instanceof ExpressionError) return null;
     throw e;
   }
 }
@@ -284,7 +284,7 @@ function exactProportional(f1: Node, f2: Node, vars: string[], positive: boolean
       ratio = r;
     } else if (!Q.eq(r, ratio)) return no('not proportional');
   }
-  return ratio === null ? yes('both identically zero') : yes(`proportional with factor ${Q.toString(ratio)}`);
+  return ratio === null ? yes('both identically zero') : yes(`proportional with factor ${Q.format(ratio)}`);
 }
 
 function numericProportional(f1: Node, f2: Node, vars: string[], positive: boolean): Verdict {
@@ -462,7 +462,7 @@ function compareLists(xs: Value[], ys: Value[]): boolean {
 function exactKey(v: Value): string | null {
   if (v.t !== 'scalar' || v.vars.length > 0 || hasDecimal(v.node)) return null;
   const e = exactEval(v.node);
-  return e ? Q.toString(e) : null;
+  return e ? Q.format(e) : null;
 }
 
 /** Sets of exact rationals compare by keys in linear time; null when some item has no key. */

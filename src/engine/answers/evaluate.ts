@@ -157,11 +157,11 @@ function binom(n: bigint, k: bigint): bigint {
 export type Num = number | Complex;
 export type NumEnv = ReadonlyMap<string, number>;
 
-export class EvalError extends Error {}
+export class ExpressionError extends Error {}
 
 const CONSTS: Record<string, Num> = { pi: Math.PI, e: Math.E, inf: Infinity };
 
-/** Numeric value (mathjs arithmetic; complex where needed). Throws EvalError if not a scalar. */
+/** Numeric value (mathjs arithmetic; complex where needed). Throws ExpressionError if not a scalar. */
 export function numEval(n: Node, env?: NumEnv): Num {
   budget.check();
   switch (n.k) {
@@ -173,7 +173,7 @@ export function numEval(n: Node, env?: NumEnv): Num {
       return n.c === 'i' ? mj().complex(0, 1) : CONSTS[n.c]!;
     case 'var': {
       const v = env?.get(n.name);
-      if (v === undefined) throw new EvalError(`free variable ${n.name}`);
+      if (v === undefined) throw new ExpressionError(`free variable ${n.name}`);
       return v;
     }
     // Real operands use JS arithmetic (what mathjs does for numbers); mathjs, loaded on demand,
@@ -205,12 +205,12 @@ export function numEval(n: Node, env?: NumEnv): Num {
     case 'pow':
       return numPow(numEval(n.a, env), numEval(n.b, env));
     case 'group':
-      if (n.items.length !== 1) throw new EvalError('not a scalar');
+      if (n.items.length !== 1) throw new ExpressionError('not a scalar');
       return numEval(n.items[0]!, env);
     case 'fn':
       return numFn(n.f, n.args.map((a) => numEval(a, env)));
     default:
-      throw new EvalError(`not a scalar: ${n.k}`);
+      throw new ExpressionError(`not a scalar: ${n.k}`);
   }
 }
 
@@ -229,7 +229,7 @@ function numPow(a: Num, b: Num): Num {
 
 function real(x: Num, what: string): number {
   if (typeof x === 'number') return x;
-  if (Math.abs(x.im) > 1e-12 * Math.max(1, Math.abs(x.re))) throw new EvalError(`${what} of a complex value`);
+  if (Math.abs(x.im) > 1e-12 * Math.max(1, Math.abs(x.re))) throw new ExpressionError(`${what} of a complex value`);
   return x.re;
 }
 
@@ -323,7 +323,7 @@ function numFn(f: string, xs: Num[]): Num {
     case 'tanh':
       return mj().tanh(M);
     default:
-      throw new EvalError(`unknown function ${f}`);
+      throw new ExpressionError(`unknown function ${f}`);
   }
 }
 

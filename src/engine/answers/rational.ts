@@ -136,6 +136,6 @@ export function roundUnits(a: Rational, dp: number): bigint {
   return sign * ((2n * abs + den) / (2n * den));
 }
 
-export function toString(a: Rational): string {
+export function format(a: Rational): string {
   return a.d === 1n ? a.n.toString() : `${a.n}/${a.d}`;
 }

@@ -6,7 +6,7 @@
 // Long file: one job, reading every answer type the benchmarks use; each type's parse sits beside
 // the others because readings of one answer are tried together (a split would scatter that order).
 import { budget, treeSize } from './budget';
-import { exactEval, numEval, parts, EvalError } from './evaluate';
+import { exactEval, numEval, parts, ExpressionError } from './evaluate';
 import { parseLatex, ParseError, nodeKey, numNode, type Node, type RelOp } from './latex';
 import { hasWord, normalise } from './normalise';
 import * as Q from './rational';
@@ -583,7 +583,7 @@ function bound(v: string, op: RelOp, l: Node, r: Node): (Bound & { side: 'lower'
   const flip = a.n < 0n;
   const end = Q.div(Q.neg(b), a)!;
   const side = less !== flip ? 'upper' : 'lower';
-  return mkBound({ k: 'num', v: end, dec: hasDecimal(g), src: Q.toString(end) }, closed, side);
+  return mkBound({ k: 'num', v: end, dec: hasDecimal(g), src: Q.format(end) }, closed, side);
 }
 
 function mkBound(at: Node, closed: boolean, side: 'lower' | 'upper'): (Bound & { side: 'lower' | 'upper' }) | null {
@@ -592,7 +592,7 @@ function mkBound(at: Node, closed: boolean, side: 'lower' | 'upper'): (Bound & {
     if (im !== 0 || Number.isNaN(re)) return null;
     return { at, closed, value: re, side };
   } catch (e) {
-    if (e instanceof EvalError) return null;
+    if (e instanceof ExpressionError) return null;
     throw e;
   }
 }
@@ -604,7 +604,7 @@ function numericLinear(g: Node, v: string): { a: number; b: number } | null {
       const [re, im] = parts(numEval(g, new Map([[v, x]])));
       return im === 0 && Number.isFinite(re) ? re : null;
     } catch (e) {
-      if (e instanceof EvalError) return null;
+      if (e instanceof ExpressionError) return null;
       throw e;
     }
   };
@@ -718,7 +718,7 @@ function exactKeyOf(readings: Reading[]): string | null {
   const v = readings[0]!.value;
   if (v.t !== 'scalar' || v.vars.length > 0 || hasDecimal(v.node)) return null;
   const e = exactEval(v.node);
-  return e ? Q.toString(e) : null;
+  return e ? Q.format(e) : null;
 }
 
 function parsedReadings(text: string, percent: boolean, rewrites: string[], push: (v: Value, tag?: ReadingTag) => void): void {

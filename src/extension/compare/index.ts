@@ -286,7 +286,7 @@ export function registerCompare(context: vscode.ExtensionContext, deps: CompareD
     vscode.commands.registerCommand('consensusLens.compareRuns', (arg?: unknown, second?: unknown) => compareCommand(deps, context.extensionUri, arg, second)),
     vscode.commands.registerCommand('consensusLens.openLogAsRun', async (uri?: vscode.Uri) => {
       let target = uri instanceof vscode.Uri ? uri : vscode.window.activeTextEditor?.document.uri;
-      if (!target || target.scheme !== 'file' || !/\.(jsonl|parquet)$/i.test(target.path)) {
+      if (target?.scheme !== 'file' || !/\.(jsonl|parquet)$/i.test(target.path)) {
         // Pick one of the workspace's log files (bounded: the first 500).
         const files = await vscode.workspace.findFiles('**/*.{jsonl,parquet}', '**/node_modules/**', 500);
         const p = await vscode.window.showQuickPick(

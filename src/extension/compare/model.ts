@@ -34,16 +34,16 @@ export function runViewModel(sides: RunSide[], runIds: string[]): RunViewModel {
 /** One side of the side-by-side panel, from the question's view under the side's operator. */
 export function pairSide(run: string, operator: OperatorId, v: QuestionView): PairSide {
   const o = v.operators.find((x) => x.operator === operator);
-  const labelClass = o && o.available ? o.labelClass : -1;
+  const labelClass = o?.available ? o.labelClass : -1;
   return {
     run,
     operator,
     step: v.key.step,
     questionId: v.key.questionId,
     n: v.n,
-    label: o && o.available ? o.label : null,
+    label: o?.available ? o.label : null,
     groundTruth: v.groundTruth,
-    gate: o && o.available ? o.gate : 0,
+    gate: o?.available ? o.gate : 0,
     classes: v.classes.map((c) => ({ answer: c.answer, size: c.size, isLabel: c.index === labelClass, matchesGroundTruth: c.matchesGroundTruth })),
   };
 }
