@@ -187,9 +187,11 @@ export class RunStore {
   private async open(run: RunEntry, distrust?: string): Promise<void> {
     try {
       const found = this.persistFile(run);
-      // each saved light summary goes to a row of columns as it is decoded (QuestionSummaries.stage)
-      const staged = new QuestionSummaries();
-      const persist = found && { ...found, distrust, lightIn: (x: unknown) => staged.stage(x as QuestionSummary) };
+      // Each saved light summary goes to a row of columns as it is decoded (QuestionSummaries.stage).
+      // `let`, dropped after the adoption below: the closures made here share one context, and the
+      // index keeps `onNotice` for the run's life, which would keep the staging columns with it.
+      let staged: QuestionSummaries | undefined = new QuestionSummaries();
+      const persist = found && { ...found, distrust, lightIn: (x: unknown) => staged?.stage(x as QuestionSummary) };
       const index = await RunIndex.open(run.path, {
         persist,
         follow: this.opts.follow ?? true,
@@ -214,6 +216,7 @@ export class RunStore {
         run.summaries.adopt(k, staged, v as number | QuestionSummary);
         if (slice.due) await slice.next();
       }
+      staged = undefined;
       const p = index.persisted;
       if (p.state === 'restored') this.opts.info?.(`${run.label}: opened from its saved index (${p.trusted} files as saved or appended to, ${p.reread} read again; ${index.bytesReadAtOpen} log bytes read, ${run.summaries.size} of ${index.size} questions' summaries restored)`);
       run.error = run.steps.size === 0 ? (run.notices.find((n) => n.level === 'error')?.message ?? null) : null;
