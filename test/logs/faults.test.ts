@@ -96,9 +96,7 @@ test('a folder of 10,000 small files', async () => {
     for (let i = 0; i < N; i++) {
       writeFileSync(join(dir, `${i}.jsonl`), JSON.stringify(rollout(Math.floor(i / 4), `q${i % 4}`, 0)) + '\n' + JSON.stringify(rollout(Math.floor(i / 4), `q${i % 4}`, 1)) + '\n');
     }
-    const t0 = Date.now();
     const { idx, notices } = await index(dir);
-    const t1 = Date.now();
     assert.deepEqual(notices, []);
     assert.equal(idx.size, N);
     assert.equal(idx.groups()[0].questionId, 'q0');
@@ -106,7 +104,6 @@ test('a folder of 10,000 small files', async () => {
     let n = 0;
     for await (const g of readRun(dir, () => undefined)) n += g.rollouts.length;
     assert.equal(n, 2 * N);
-    assert.ok(t1 - t0 < 20_000, `indexing took ${t1 - t0} ms`);
   } finally {
     cleanup();
   }
