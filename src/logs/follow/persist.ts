@@ -455,6 +455,18 @@ export async function readIndex(file: string, key: string, lightIn?: (x: unknown
         else if (depth > 0 && v && typeof v === 'object') internAll(v as Record<string, unknown>, depth - 1);
       }
     };
+    // A head's strings that a run repeats (a question comes back every step); not its key, which
+    // is its own and would only grow the map.
+    const internHead = (h: GroupEntry): void => {
+      h.questionId = intern(h.questionId);
+      h.format = intern(h.format) as GroupEntry['format'];
+      h.origin = intern(h.origin) as GroupEntry['origin'];
+      h.firstSource.file = intern(h.firstSource.file);
+      if (typeof h.groundTruth === 'string') h.groundTruth = intern(h.groundTruth);
+      if (h.run !== undefined) h.run = intern(h.run);
+      if (h.framework !== undefined) h.framework = intern(h.framework) as GroupEntry['framework'];
+      if (h.stream !== undefined) h.stream = intern(h.stream) as GroupEntry['stream'];
+    };
     const slice = new TimeSlice();
     let block: Buffer = Buffer.alloc(0);
     let blockAt = first;
@@ -473,7 +485,7 @@ export async function readIndex(file: string, key: string, lightIn?: (x: unknown
           const h = l.h[j] as GroupEntry;
           if (h.cold?.chunk !== c) throw new Error('a head outside its record');
           h.version = 0;
-          internAll(h as unknown as Record<string, unknown>, 1);
+          internHead(h);
           const f = h.firstSource.file;
           let x = l.x[j];
           if (x !== undefined && lightIn) x = lightIn(x);
