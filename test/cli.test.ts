@@ -1,24 +1,17 @@
 // The consensus-lens command end to end (built dist/cli.js): output shape, sweeps, bad input.
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-
-/** Folders the tests made, removed at the end. */
-const dirs: string[] = [];
-const made = (d: string): string => (dirs.push(d), d);
-after(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+import { scratchDir } from './scratch';
 
 function cli(args: string[], input?: string) {
   const r = spawnSync(process.execPath, ['dist/cli.js', ...args], { encoding: 'utf8', input, maxBuffer: 1 << 26 });
   return { code: r.status, out: r.stdout, err: r.stderr, lines: r.stdout.trim() ? r.stdout.trim().split('\n').map((l) => JSON.parse(l)) : [] };
 }
 
-const dir = made(mkdtempSync(join(tmpdir(), 'cl-cli-')));
+const dir = scratchDir('cl-cli-');
 const group = (q: string, answers: (string | null)[], extra: Record<string, unknown> = {}) =>
   JSON.stringify({
     kind: 'group',

@@ -2,20 +2,20 @@
 // generated native run with a format collapse, on the verl/TRL fixtures, and on bad input.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { makeRun } from './engine/health-runs';
 import { collectHealth } from '../src/cli/health';
 import { labelFreeCopies } from '../src/engine';
+import { scratchDir } from './scratch';
 
 function cli(args: string[]) {
   const r = spawnSync(process.execPath, ['dist/cli.js', ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'cl-health-'));
+const dir = scratchDir('cl-health-');
 const run = join(dir, 'run');
 mkdirSync(run);
 const groups = makeRun({ steps: 20, questions: 5, n: 8, accuracy: 0.5, seed: 4 }, { formatCollapseAt: 10 });

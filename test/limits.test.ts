@@ -3,8 +3,7 @@
 // other group is still scored; `score` then exits non-zero.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { PassThrough } from 'node:stream';
@@ -12,13 +11,14 @@ import { boundDepth, EXTRA_TOO_DEEP, MAX_EXTRA_DEPTH } from '../src/logs/extra';
 import { forEachGroup } from '../src/cli/score';
 import { runServe } from '../src/cli/serve';
 import type { Notice } from '../src/logs';
+import { scratchDir } from './scratch';
 
 function cli(args: string[]) {
   const r = spawnSync(process.execPath, ['dist/cli.js', ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
   return { code: r.status, out: r.stdout, err: r.stderr, lines: r.stdout.trim() && args[0] !== 'report' ? r.stdout.trim().split('\n').map((l) => JSON.parse(l)) : [] };
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'cl-limits-'));
+const dir = scratchDir('cl-limits-');
 const group = (q: string, n: number, extra?: string) =>
   `{"kind":"group","step":1,"question_id":"${q}","rollouts":[${Array.from({ length: n }, (_, i) => `{"response":"step ${i} so \\\\boxed{${i % 3}}","mean_logprob":-0.${i + 1}${extra ?? ''}}`).join(',')}]}`;
 const deep = (levels: number) => '{"a":'.repeat(levels) + '1' + '}'.repeat(levels);
@@ -122,7 +122,7 @@ test('a group that cannot be scored is reported (file and line) and the rest are
 });
 
 test('score exits 1 when an error-level notice was printed, after writing every group it could score', () => {
-  const run = mkdtempSync(join(tmpdir(), 'cl-limits-err-'));
+  const run = scratchDir('cl-limits-err-');
   writeFileSync(join(run, 'ok.jsonl'), group('fine', 3) + '\n');
   writeFileSync(join(run, 'notes.jsonl'), 'hello world\n');
   const r = cli(['score', run]);

@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runEqual } from '../../src/cli/equal';
 import { runExtract } from '../../src/cli/extract';
 import { captureIO } from './helpers';
+import { scratchDir } from '../scratch';
 
 test('equal A B prints true/false; --explain prints the explanation JSON', async () => {
   let c = captureIO();
@@ -28,7 +28,7 @@ test('equal A B prints true/false; --explain prints the explanation JSON', async
 });
 
 test('equal --jsonl keeps line alignment; a malformed line is reported with file and line', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'cl-equal-'));
+  const dir = scratchDir('cl-equal-');
   const file = join(dir, 'pairs.jsonl');
   writeFileSync(file, ['{"a":"1","b":"1.0"}', 'not json', '', '{"a":"x","b":null}', '{"a":"2"}', '{"a":3,"b":"3"}'].join('\n'));
   const c = captureIO();

@@ -4,10 +4,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HOSTILE_ANSWERS } from './hostile-answers';
+import { scratchDir } from '../scratch';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -27,7 +27,7 @@ function cli(args: string[], input?: string): { status: number | null; out: stri
 
 for (const jobs of ['0', '2']) {
   test(`score --jobs ${jobs}: every hostile group is scored, the bidi-wrapped 12 joins the 12s`, { timeout: 150_000 }, () => {
-    const dir = mkdtempSync(join(tmpdir(), 'cl-hostile-'));
+    const dir = scratchDir('cl-hostile-');
     const file = join(dir, 'run.jsonl');
     // enough groups for the worker threads to start
     const all = [...groups(), ...groups().map((g) => ({ ...g, step: 2 }))];

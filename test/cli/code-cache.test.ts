@@ -1,25 +1,18 @@
 // The CLI's bundles run with V8's code cache made at build time (src/cli/code-cache.ts): the cache
 // is used only for the exact bundle it was made from, and a bad or foreign cache never changes
 // what runs.
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import Module from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Script } from 'node:vm';
 import { codeCacheKey, runBundle } from '../../src/cli/code-cache';
-
-/** Folders the tests made, removed at the end. */
-const dirs: string[] = [];
-const made = (d: string): string => (dirs.push(d), d);
-after(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+import { scratchDir } from '../scratch';
 
 const KEY = '0123456789abcdef';
 function bundle(body: string, key: string | null): string {
-  const dir = made(mkdtempSync(join(tmpdir(), 'cl-code-cache-')));
+  const dir = scratchDir('cl-code-cache-');
   const file = join(dir, 'b.js');
   writeFileSync(file, key ? `${body}\n//# code-cache-key=${key}\n` : `${body}\n`);
   return file;

@@ -2,19 +2,12 @@
 // when the work holds no per-question state, and otherwise exits non-zero naming every group not
 // scored; `serve` answers every request, with results or an error, and keeps serving. The thread
 // is made to exit by the score worker's fault-injection variable. Through the built CLI.
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-
-/** Folders the tests made, removed at the end. */
-const dirs: string[] = [];
-const made = (d: string): string => (dirs.push(d), d);
-after(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+import { scratchDir } from '../scratch';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -36,7 +29,7 @@ function group(step: number, q: number, n = 8): Record<string, unknown> {
 
 /** 60 groups: 20 questions over 3 steps. */
 function runFile(): string {
-  const dir = made(mkdtempSync(join(tmpdir(), 'cl-dead-')));
+  const dir = scratchDir('cl-dead-');
   const file = join(dir, 'run.jsonl');
   const lines: string[] = [];
   for (let step = 1; step <= 3; step++) for (let q = 0; q < 20; q++) lines.push(JSON.stringify(group(step, q)));

@@ -2,11 +2,11 @@
 // (bench/baseline.py) on generated groups: labels identical, numbers within 1e-6.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { rng, randomPlan, synthRollouts } from '../../scripts/synth';
+import { scratchDir } from '../scratch';
 
 type Result = { label: string | null; rewards: number[]; gate: number; advantages: number[]; mass?: number[]; support?: number[]; iterations?: number };
 type Line = { question_id: string; results: Record<string, Result> };
@@ -62,7 +62,7 @@ const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { encoding:
 const parse = (s: string): Line[] => s.trim().split('\n').map((l) => JSON.parse(l));
 
 test('score agrees with the numpy baseline on generated groups (defaults and other κ/τ/α)', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'cl-parity-'));
+  const dir = scratchDir('cl-parity-');
   const file = join(dir, 'groups.jsonl');
   writeFileSync(file, groups(11, 60));
   for (const flags of [[], ['--kappa', '0.5', '--tau', '1', '--alpha', '0.05'], ['--kappa', '1', '--alpha', '0.3', '--shift', '0.5', '--omega', '2']]) {
@@ -74,7 +74,7 @@ test('score agrees with the numpy baseline on generated groups (defaults and oth
 });
 
 test('in-process and worker-thread scoring give identical output', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'cl-parity-'));
+  const dir = scratchDir('cl-parity-');
   const file = join(dir, 'groups.jsonl');
   writeFileSync(file, groups(12, 30));
   const a = run(process.execPath, ['dist/cli.js', 'score', file, '--jobs', '0']);
@@ -96,7 +96,7 @@ test('MS-TTRL across threads: every question stays on one thread, so its outcome
       lines.push(JSON.stringify(group));
     }
   }
-  const dir = mkdtempSync(join(tmpdir(), 'cl-parity-'));
+  const dir = scratchDir('cl-parity-');
   const file = join(dir, 'msttrl.jsonl');
   writeFileSync(file, lines.join('\n') + '\n');
   // Without CoRE a worker scores whole groups; with it, a worker computes only the reasoning

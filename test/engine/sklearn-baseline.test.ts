@@ -4,11 +4,11 @@
 // when no python3 with scikit-learn and scipy is installed (CI installs python3-sklearn).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { rng, randomPlan, synthRollouts } from '../../scripts/synth';
+import { scratchDir } from '../scratch';
 
 const python = ['python3', '/usr/bin/python3'].find(
   (py) => spawnSync(py, ['-c', 'import sklearn, scipy, numpy'], { encoding: 'utf8' }).status === 0,
@@ -30,7 +30,7 @@ function groups(): string {
 }
 
 test('the scikit-learn baseline and its numpy variant agree with score (core) within 1e-6', { skip: python ? false : 'no python3 with scikit-learn' }, () => {
-  const dir = mkdtempSync(join(tmpdir(), 'cl-sklearn-'));
+  const dir = scratchDir('cl-sklearn-');
   const file = join(dir, 'groups.jsonl');
   writeFileSync(file, groups());
   const ts = execFileSync(process.execPath, ['dist/cli.js', 'score', file, '--operators', 'core', '--jobs', '0'], { encoding: 'utf8' })

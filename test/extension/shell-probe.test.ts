@@ -5,11 +5,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { invocation, probeQuoteStyle, quoteStyleFor, resolveLaunch, validateProfiles, type TerminalProfile, type TrainingProfile } from '../../src/extension/training/profile';
 import { quotePosix } from '../../src/extension/training/quote';
+import { scratchDir } from '../scratch';
 
 const which = (n: string): string => {
   const p = ['/usr/bin/', '/bin/'].map((d) => d + n).find((x) => existsSync(x));
@@ -24,7 +24,7 @@ async function launchInFolderNamed(tp: TerminalProfile, folder: string): Promise
   const profile: TrainingProfile = { name: 'p', command: 'printf %s ${workspaceFolder}' };
   const l = resolveLaunch(profile, { operator: 'core', params: {} }, { workspaceFolder: folder, date: new Date(), gpus: '' }, style);
   const inv = invocation(l.command, tp, undefined);
-  const dir = mkdtempSync(join(tmpdir(), 'cl-probe-'));
+  const dir = scratchDir('cl-probe-');
   const r = spawnSync(inv.file, inv.args, { encoding: 'utf8', cwd: dir });
   return { out: r.stdout, pwned: existsSync(join(dir, 'PWN')), style };
 }
@@ -39,7 +39,7 @@ test('fish started through env gets fish quoting (by name it would be POSIX): th
 });
 
 test('fish under another name (a link called "sh-wrapper") gets fish quoting', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'cl-renamed-'));
+  const dir = scratchDir('cl-renamed-');
   const renamed = join(dir, 'sh-wrapper');
   symlinkSync(which('fish'), renamed);
   const r = await launchInFolderNamed({ path: renamed, args: ['-c'] }, HOSTILE);

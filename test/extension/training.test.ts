@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { quoteCmd, quoteFish, quotePosix, quotePowerShell, UnquotableError, substitute, quotedVariables, formatParam, formatDate, defaultRunName, type TrainingVariables } from '../../src/extension/training/quote';
@@ -71,7 +71,7 @@ test('every installed shell (sh, bash, dash, zsh, ksh, mksh, fish) gets each hos
     const style = quoteStyleFor(shell);
     assert.ok(style === 'posix' || style === 'fish', shell);
     const cmd = `printf '%s\\0' ${HOSTILE.map((v) => substitute('${runName}', { ...VARS, runName: v }, style)).join(' ')}`;
-    const dir = mkdtempSync(join(tmpdir(), 'cl-quote-'));
+    const dir = scratchDir('cl-quote-');
     const inv = invocation(cmd, { path: shell }, undefined);
     const r = spawnSync(inv.file, inv.args, { encoding: 'utf8', cwd: dir });
     assert.equal(r.status, 0, `${shell}: ${r.stderr}`);
@@ -83,7 +83,7 @@ test('every installed shell (sh, bash, dash, zsh, ksh, mksh, fish) gets each hos
 test('fish: a folder named a\\\'; touch PWN; # stays a folder name (the POSIX form would run touch)', () => {
   const fish = ['/usr/bin/fish', '/bin/fish'].find((p) => existsSync(p));
   if (!fish) return;
-  const dir = mkdtempSync(join(tmpdir(), 'cl-fish-'));
+  const dir = scratchDir('cl-fish-');
   const profile: TrainingProfile = { name: 'f', command: 'printf %s ${workspaceFolder}' };
   const style = quoteStyleFor(fish);
   assert.equal(style, 'fish');
@@ -341,7 +341,7 @@ function runJob(command: string, opts: { stopWhen?: (out: string) => boolean; en
 }
 
 test('job process: the exit code, stdout and stderr, the last lines, the output file', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'cl-job-'));
+  const dir = scratchDir('cl-job-');
   const file = join(dir, 'jobs', 'out.log');
   const r = await runJob('for i in 1 2 3 4 5; do echo "step $i"; done; echo "boom: nan" >&2; exit 3', { outputFile: file });
   assert.equal(r.code, 3);
@@ -356,7 +356,7 @@ test('job process: the exit code, stdout and stderr, the last lines, the output 
 });
 
 test('job process: stop ends the whole process group (children too) with SIGTERM → 143', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'cl-job-'));
+  const dir = scratchDir('cl-job-');
   const pidFile = join(dir, 'child.pid');
   const r = await runJob(`sleep 300 & echo $! > ${quotePosix(pidFile)}; echo started; wait`, { stopWhen: (o) => o.includes('started') });
   assert.equal(r.proc.stopRequested, true);
@@ -396,6 +396,7 @@ test('job environment: VS Code variables dropped, terminal profile env (null uns
 });
 
 import { ignoredUserValue, settingsFiles, setsKey } from '../../src/extension/training/settings-files';
+import { scratchDir } from '../scratch';
 
 test('machine-scoped settings in a remote window: a User-settings value is ignored the same way every time, unless the Remote settings set the key', () => {
   const key = 'consensusLens.training.profiles';

@@ -8,14 +8,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { answersEqual, explainEquality, clearAnswerCaches } from '../../src/engine/answers';
 import { canonicalOf } from '../../src/engine/answers/classes';
 import { checkParquet, readParquetColumns } from '../../src/logs/parquet';
 import { readWandbTable } from '../../src/logs/wandb';
 import { readRun } from '../../src/logs';
+import { scratchDir } from '../scratch';
 
 const CORPUS = join(import.meta.dirname, 'corpus');
 const SEED = 20261202;
@@ -102,7 +102,7 @@ const parquetArb = fc
   });
 
 test('fuzz: mutated parquet files are checked and decoded off-thread into rows or a clear error', { timeout: 60_000 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'cl-fuzz-pq-'));
+  const dir = scratchDir('cl-fuzz-pq-');
   let n = 0;
   const one = async (bytes: Uint8Array, what: string): Promise<void> => {
     const file = join(dir, `f${n++}.parquet`);
@@ -142,7 +142,7 @@ const tableArb = fc.oneof(
 );
 
 test('fuzz: W&B tables are read into groups or refused with a clear error', { timeout: 60_000 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'cl-fuzz-wb-'));
+  const dir = scratchDir('cl-fuzz-wb-');
   let n = 0;
   const one = async (text: string, what: string): Promise<void> => {
     const file = join(dir, `t_${n++}_abc.table.json`);
@@ -175,7 +175,7 @@ const recordArb = fc.oneof(
 );
 
 test('fuzz: JSONL runs are read into groups and notices, never an exception', { timeout: 60_000 }, async () => {
-  const root = mkdtempSync(join(tmpdir(), 'cl-fuzz-jl-'));
+  const root = scratchDir('cl-fuzz-jl-');
   let n = 0;
   const one = async (text: string, what: string): Promise<void> => {
     const dir = join(root, `r${n++}`);

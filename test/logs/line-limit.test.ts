@@ -4,10 +4,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, openSync, writeSync, closeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { openSync, writeSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { readRawLineBatches } from '../../src/logs/lines';
+import { scratchDir } from '../scratch';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const GIB = 1 << 30;
@@ -20,7 +20,7 @@ function rec(q: string): string {
 
 /** line 1: a group; line 2: 1 GiB of NUL bytes (a hole: 4 KB on disk); line 3: a group. */
 function sparseRun(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'cl-sparse-'));
+  const dir = scratchDir('cl-sparse-');
   const file = join(dir, 'run.jsonl');
   const fd = openSync(file, 'w');
   const first = Buffer.from(rec('q1') + '\n');

@@ -4,16 +4,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { craftParquet, rleRun } from './parquet-craft.js';
 import { checkParquet } from '../../src/logs/parquet.js';
+import { scratchDir } from '../scratch';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
 function run(files: Record<string, Uint8Array>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'cl-pq-'));
+  const dir = scratchDir('cl-pq-');
   mkdirSync(join(dir, 'completions'));
   for (const [name, b] of Object.entries(files)) writeFileSync(join(dir, 'completions', name), b);
   return dir;
