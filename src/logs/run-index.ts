@@ -555,6 +555,13 @@ export class RunIndex {
     return [...this.asm.entries.values()];
   }
 
+  /** How many groups are complete (no array of every group built: the explorer asks on each render). */
+  completeCount(): number {
+    let n = 0;
+    for (const e of this.asm.entries.values()) if (e.complete) n++;
+    return n;
+  }
+
   /** A group's head (see `groups`). */
   head(key: GroupKey): GroupHead | undefined {
     return this.asm.entries.get(key);

@@ -131,6 +131,7 @@ for (const poll of [false, true]) {
       appendFileSync(f, jsonl([rollout(1, 'b', 0), rollout(1, 'b', 1)]));
       await waitFor(() => qids().length === 2, 'b');
       assert.equal(idx.group(idx.groups()[1].key)!.complete, false);
+      assert.equal(idx.completeCount(), 1, 'a complete, b not yet');
       const t0 = Date.now();
       appendFileSync(f, jsonl([rollout(1, 'b', 2)]));
       await waitFor(() => idx.groups()[1].complete, 'size completion');

@@ -126,7 +126,7 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
           const groups = run.groups;
           item.description = run.loading && groups === 0 ? 'reading…' : `${run.steps.size} steps · ${groups} groups · ${run.rollouts} roll-outs`;
           // Background scoring in progress: the markers of unscored questions are still to come.
-          const complete = run.index ? run.index.groups().filter((e) => e.complete).length : 0;
+          const complete = run.index?.completeCount() ?? 0;
           if (!run.loading && run.summaries.size < complete) item.description += ` · scoring ${run.summaries.size}/${complete}`;
           const warnings = run.notices.filter((x) => x.level !== 'info').length;
           const conf = run.index?.confidence();
