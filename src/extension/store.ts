@@ -16,7 +16,7 @@ import { errorMessage } from '../util/errors';
 import { analyseRun, createRunContext, labelFreeCopies, type GroupHealth, type OperatorId, type PreparedGroup, type RunContext, type RunHealth } from '../engine';
 import { RunIndex, entryToGroup, rolloutsOf, runLabel, type GroupEntry, type GroupHead, type GroupKey, type Notice, type RunChange } from '../logs';
 import type { QuestionKey } from '../protocol/messages';
-import { QuestionSummaries } from './summaries';
+import { packSummaries, QuestionSummaries } from './summaries';
 import { lightSummary, score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
 import { safeText } from '../logs/safe-text';
 import { cacheKey } from '../logs/cache/index';
@@ -187,11 +187,17 @@ export class RunStore {
   private async open(run: RunEntry, distrust?: string): Promise<void> {
     try {
       const found = this.persistFile(run);
-      // Each saved light summary goes to a row of columns as it is decoded (QuestionSummaries.stage).
+      // Each saved light summary goes to a row of columns as it is decoded (QuestionSummaries.stagePacked;
+      // `stage` for an index saved before the summaries were packed).
       // `let`, dropped after the adoption below: the closures made here share one context, and the
       // index keeps `onNotice` for the run's life, which would keep the staging columns with it.
       let staged: QuestionSummaries | undefined = new QuestionSummaries();
-      const persist = found && { ...found, distrust, lightIn: (x: unknown) => staged?.stage(x as QuestionSummary) };
+      const persist = found && {
+        ...found,
+        distrust,
+        lightIn: (x: unknown) => staged?.stage(x as QuestionSummary),
+        lightUnpack: (p: unknown) => staged?.stagePacked(p) ?? [],
+      };
       const index = await RunIndex.open(run.path, {
         persist,
         follow: this.opts.follow ?? true,
@@ -635,6 +641,7 @@ export class RunStore {
         return !s || s.health ? s : saved();
       },
       light: (x) => lightSummary(x as QuestionSummary),
+      lightPack: (xs) => packSummaries(xs as (QuestionSummary | undefined)[]),
       run: health,
     });
     if (bytes > 0 && run.version === version) {

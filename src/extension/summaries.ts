@@ -19,6 +19,64 @@ const F_CHECKED = 16;
 /** Kept as a row of the columns: its health record is on disk, and its regime one of the columns'. */
 const light = (s: QuestionSummary): boolean => !s.health && !!s.healthSaved && REGIMES.indexOf(s.regime) >= 0;
 
+/**
+ * One saved record's summaries (their light forms), packed: a light one as a row of numbers (what
+ * the columns hold), any other as an object. A restore then decodes one typed array and two short
+ * arrays per record instead of an object tree per question.
+ */
+export interface PackedSummaries {
+  /** PACKED_WIDTH numbers per question: kind, gate, AUROC U, AUROC pairs, n, mismatches, label, majority label (indexes into `strings`, -1: null), flags | regime << 8 | checked << 16, rescued-by bits. */
+  nums: Float64Array;
+  strings: string[];
+  /** The summaries that are not light, in order. */
+  objects: QuestionSummary[];
+}
+const PACKED_WIDTH = 10;
+const PACK_NONE = 0;
+const PACK_ROW = 1;
+const PACK_OBJECT = 2;
+
+/** Packs a record's summaries (undefined where a question has none): see `PackedSummaries`. */
+export function packSummaries(xs: (QuestionSummary | undefined)[]): PackedSummaries {
+  const nums = new Float64Array(PACKED_WIDTH * xs.length);
+  const strings: string[] = [];
+  const ids = new Map<string, number>();
+  const id = (v: string | null): number => {
+    if (v === null) return -1;
+    let i = ids.get(v);
+    if (i === undefined) {
+      i = strings.push(v) - 1;
+      ids.set(v, i);
+    }
+    return i;
+  };
+  const objects: QuestionSummary[] = [];
+  xs.forEach((s, i) => {
+    const at = PACKED_WIDTH * i;
+    if (s === undefined) nums[at] = PACK_NONE;
+    else if (!light(s)) {
+      nums[at] = PACK_OBJECT;
+      objects.push(s);
+    } else {
+      const d = s.digest;
+      const f = (s.overturn ? F_OVERTURN : 0) | (d.degenerate ? F_DEGENERATE : 0) | (d.plurality ? F_PLURALITY : 0) | (d.auroc ? F_AUROC : 0) | (s.checkedAgainst ? F_CHECKED : 0);
+      let rescued = 0;
+      for (const o of d.rescuedBy) rescued |= 1 << OPERATOR_IDS.indexOf(o);
+      nums[at] = PACK_ROW;
+      nums[at + 1] = s.gate;
+      nums[at + 2] = d.auroc ? d.auroc.u : 0;
+      nums[at + 3] = d.auroc ? d.auroc.pairs : 0;
+      nums[at + 4] = s.n;
+      nums[at + 5] = s.mismatches;
+      nums[at + 6] = id(s.label);
+      nums[at + 7] = id(s.majorityLabel);
+      nums[at + 8] = f | (REGIMES.indexOf(s.regime) << 8) | ((s.checkedAgainst ? OPERATOR_IDS.indexOf(s.checkedAgainst) : 0) << 16);
+      nums[at + 9] = rescued >>> 0;
+    }
+  });
+  return { nums, strings, objects };
+}
+
 export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> {
   /** Summaries kept as objects (scored in this process, with their health record). */
   private readonly full = new Map<GroupKey, QuestionSummary>();
@@ -72,6 +130,51 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
    */
   stage(s: QuestionSummary): number | QuestionSummary {
     return light(s) ? this.write(s) : s;
+  }
+
+  /**
+   * A saved record's summaries packed by `packSummaries`, staged as `stage` would stage each: a
+   * light one to a row (its number), any other as it is, none as undefined. Throws on a pack that
+   * is not one (the saved index is then read as corrupt).
+   */
+  stagePacked(p: unknown): (number | QuestionSummary | undefined)[] {
+    const { nums, strings, objects } = (p ?? {}) as Partial<PackedSummaries>;
+    if (!(nums instanceof Float64Array) || nums.length % PACKED_WIDTH !== 0 || !Array.isArray(strings) || !Array.isArray(objects)) throw new Error('not packed summaries');
+    const string = (i: number): string | null => {
+      if (i === -1) return null;
+      const v = strings[i];
+      if (typeof v !== 'string') throw new Error('a label outside the pack');
+      return v;
+    };
+    const out: (number | QuestionSummary | undefined)[] = [];
+    let next = 0;
+    for (let at = 0; at < nums.length; at += PACKED_WIDTH) {
+      const kind = nums[at];
+      if (kind === PACK_NONE) out.push(undefined);
+      else if (kind === PACK_OBJECT) {
+        if (next >= objects.length) throw new Error('an object outside the pack');
+        out.push(this.stage(objects[next++] as QuestionSummary));
+      } else if (kind === PACK_ROW) {
+        const bits = nums[at + 8];
+        const regime = (bits >>> 8) & 0xff;
+        const checked = (bits >>> 16) & 0xff;
+        if (regime >= REGIMES.length || checked >= OPERATOR_IDS.length) throw new Error('a summary outside the columns');
+        const r = this.row();
+        this.gate[r] = nums[at + 1];
+        this.aurocU[r] = nums[at + 2];
+        this.aurocPairs[r] = nums[at + 3];
+        this.counts[2 * r] = nums[at + 4];
+        this.counts[2 * r + 1] = nums[at + 5];
+        this.labels[2 * r] = this.id(string(nums[at + 6]));
+        this.labels[2 * r + 1] = this.id(string(nums[at + 7]));
+        this.flags[r] = bits & 0xff;
+        this.regime[r] = regime;
+        this.checked[r] = checked;
+        this.rescued[r] = nums[at + 9];
+        out.push(r);
+      } else throw new Error('not packed summaries');
+    }
+    return out;
   }
 
   /** Takes a summary staged in `from` (`stage`'s result) as question k's. */

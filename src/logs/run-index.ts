@@ -87,6 +87,8 @@ export interface PersistOptions {
   key: string;
   distrust?: string;
   lightIn?: (x: unknown) => unknown;
+  /** A record's light forms packed by `SaveExtras.lightPack` → what `restoredExtras` gives for each of its groups. */
+  lightUnpack?: (p: unknown) => unknown[];
 }
 
 /** What a save writes beside the groups (the extension: the explorer's question summaries). */
@@ -97,6 +99,8 @@ export interface SaveExtras {
   of: (e: GroupEntry, saved: () => unknown) => unknown;
   /** The light form of an extra, read at open with the groups' heads (the full one stays with the group). */
   light?: (x: unknown) => unknown;
+  /** One saved record's light forms packed into one value (follow/persist.ts `SaveSource.lightPack`). */
+  lightPack?: (xs: unknown[]) => unknown;
   /** Run-level data, restored under the same tag. */
   run?: unknown;
 }
@@ -153,6 +157,7 @@ export class RunIndex {
   private readonly listeners: Array<(e: RunChange) => void> = [];
   private readonly notice: (n: Notice) => void;
   private lightIn?: (x: unknown) => unknown;
+  private lightUnpack?: (p: unknown) => unknown[];
   private readonly opts: { follow: boolean; poll: boolean; pollMs: number; idleMs: number; safetyScanMs: number; persist?: PersistOptions };
   private readonly notLogs = new Set<string>();
   private notLogsReported = 0;
@@ -190,6 +195,7 @@ export class RunIndex {
     };
     this.opts = { follow: opts.follow, poll: opts.poll ?? false, pollMs: opts.pollMs ?? 1000, idleMs: opts.idleMs ?? 2000, safetyScanMs: opts.safetyScanMs ?? 10_000, persist: opts.follow && opts.persist ? { file: opts.persist.file, key: opts.persist.key, distrust: opts.persist.distrust } : undefined };
     this.lightIn = opts.follow ? opts.persist?.lightIn : undefined;
+    this.lightUnpack = opts.follow ? opts.persist?.lightUnpack : undefined;
     this.onProgress = opts.onProgress;
     this.signal = opts.signal;
     this.asm = new GroupAssembler({ policy: opts.follow ? 'followed' : 'one-shot', onNotice: this.notice, ignoreTruth: opts.groundTruth === 'ignore', order: compareRunPaths, thaw: (e) => this.thaw(e) });
@@ -410,9 +416,11 @@ export class RunIndex {
       this.persisted = { state: 'rebuilt', trusted: 0, reread: 0, why: p.distrust };
       return;
     }
-    const lightIn = this.lightIn;
-    this.lightIn = undefined; // used once: what it fills is its owner's to keep or drop
-    const r = await readIndex(p.file, p.key, lightIn);
+    const { lightIn, lightUnpack } = this;
+    // used once: what they fill is their owner's to keep or drop
+    this.lightIn = undefined;
+    this.lightUnpack = undefined;
+    const r = await readIndex(p.file, p.key, lightIn, lightUnpack);
     if (!r.ok) {
       if (r.why !== 'none') {
         this.persisted = { state: 'rebuilt', trusted: 0, reread: 0, why: r.why };
@@ -757,6 +765,7 @@ export class RunIndex {
             savedExtra: (e) => this.savedExtra(e.key),
             extraOf: extra?.of,
             lightOf: extra?.light,
+            lightPack: extra?.lightPack,
             runExtra: extra?.run,
           },
         );

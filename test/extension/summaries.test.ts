@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { OPERATOR_IDS } from '../../src/engine';
-import { QuestionSummaries } from '../../src/extension/summaries';
+import { deserialize, serialize } from 'node:v8';
+import { packSummaries, QuestionSummaries } from '../../src/extension/summaries';
 import type { QuestionSummary } from '../../src/extension/scoring';
 
 function light(i: number): QuestionSummary {
@@ -72,4 +73,27 @@ test('a staged summary adopted by another instance is the summary set there; a f
   for (let i = 1999; i >= 0; i -= 3) assert.deepEqual(m.get(`k${i}`), light(i), `k${i}`);
   assert.deepEqual(m.get('k0'), light(1999), 'k0 was not adopted: as set');
   assert.equal(m.size, 1 + 667 + 1);
+});
+
+test('a saved record of summaries, packed, is staged as each summary would be; a pack that is not one throws', () => {
+  const full = { ...light(1), healthSaved: undefined, health: { step: 1 } } as unknown as QuestionSummary;
+  const xs: (QuestionSummary | undefined)[] = Array.from({ length: 64 }, (_, i) => (i % 10 === 9 ? undefined : light(i)));
+  xs[5] = full;
+  const packed = packSummaries(xs);
+  assert.ok(packed.strings.length < 20, 'each label once per record');
+  // through the saved index's own encoding
+  const staging = new QuestionSummaries();
+  const staged = staging.stagePacked(deserialize(serialize(packed)));
+  assert.equal(staged.length, 64);
+  const m = new QuestionSummaries();
+  staged.forEach((x, i) => {
+    if (i % 10 === 9) return assert.equal(x, undefined, `question ${i} has none`);
+    m.adopt(`k${i}`, staging, x as number | QuestionSummary);
+  });
+  assert.equal(typeof staged[0], 'number', 'a light summary: a row');
+  assert.deepEqual(m.get('k5'), full, 'a summary that is not light comes back as it was');
+  for (let i = 0; i < 64; i++) if (i % 10 !== 9 && i !== 5) assert.deepEqual(m.get(`k${i}`), light(i), `k${i}`);
+  for (const bad of [undefined, {}, { nums: new Float64Array(3), strings: [], objects: [] }, { ...packed, strings: [] }, { ...packed, objects: [] }, { ...packed, nums: packed.nums.map((v, i) => (i === 0 ? 7 : v)) }]) {
+    assert.throws(() => new QuestionSummaries().stagePacked(bad), /pack|columns/);
+  }
 });

@@ -96,7 +96,9 @@ interface Chunk {
  */
 interface LightChunk {
   h: Array<Omit<GroupEntry, 'version'>>;
-  x: unknown[];
+  /** The extras' light forms, one per group; or, packed by their owner (`SaveSource.lightPack`), `p`. */
+  x?: unknown[];
+  p?: unknown;
   a: PerGroup[];
 }
 
@@ -183,6 +185,12 @@ export interface SaveSource {
   extraOf?: (e: GroupEntry, saved: () => unknown) => unknown;
   /** The light form of an extra, read at open with the heads. */
   lightOf?: (x: unknown) => unknown;
+  /**
+   * One record's light forms (undefined where a group has none) packed into one value, so that an
+   * open decodes a few arrays per record rather than objects per group; `readIndex`'s `unpack`
+   * undoes it.
+   */
+  lightPack?: (xs: unknown[]) => unknown;
   runExtra?: unknown;
 }
 
@@ -284,7 +292,11 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
       spans[4 * c] = at;
       spans[4 * c + 1] = len;
       hashes.set(hash, 20 * c);
-      lights.push({ h: full.map((e) => headOf(e, c)), x: extras.map((x) => (x === undefined ? undefined : (src.lightOf?.(x) ?? x))), a: full.map(perGroup) });
+      const xs = extras.map((x) => (x === undefined ? undefined : (src.lightOf?.(x) ?? x)));
+      const light: LightChunk = { h: full.map((e) => headOf(e, c)), a: full.map(perGroup) };
+      if (src.lightPack) light.p = src.lightPack(xs);
+      else light.x = xs;
+      lights.push(light);
       if (slice.due) await slice.next();
     }
     for (let c = 0; c < chunks; c++) {
@@ -389,9 +401,10 @@ export type ReadIndex = { ok: true; saved: SavedIndex } | { ok: false; why: stri
 /**
  * Reads and checks a saved index's header, table and light records, in slices; the heavy records
  * stay on disk (`ColdFile`). `lightIn`: applied to each light extra as it is decoded (its result is
- * what `extras` holds).
+ * what `extras` holds). `unpack`: a record's packed light forms (`SaveSource.lightPack`) → what
+ * `extras` holds for each of its groups; a record packed and no `unpack` given does not decode.
  */
-export async function readIndex(file: string, key: string, lightIn?: (x: unknown) => unknown): Promise<ReadIndex> {
+export async function readIndex(file: string, key: string, lightIn?: (x: unknown) => unknown, unpack?: (p: unknown) => unknown[]): Promise<ReadIndex> {
   let fh: FileHandle;
   try {
     fh = await open(file, 'r');
@@ -483,15 +496,18 @@ export async function readIndex(file: string, key: string, lightIn?: (x: unknown
       if (!sha(b).equals(table.hashes.subarray(20 * (chunks + c), 20 * (chunks + c) + 20))) return { ok: false, why: 'its records do not match their checksum (corrupt)' };
       try {
         const l = deserialize(b.subarray(4)) as LightChunk;
+        const packed = l.p !== undefined;
+        const xs = packed ? unpack?.(l.p) : l.x;
+        if (!Array.isArray(xs) || xs.length !== l.h.length) throw new Error('light forms that do not match the heads');
         for (let j = 0; j < l.h.length; j++) {
           const h = l.h[j] as GroupEntry;
           if (h.cold?.chunk !== c) throw new Error('a head outside its record');
           h.version = 0;
           internHead(h);
           const f = h.firstSource.file;
-          let x = l.x[j];
-          if (x !== undefined && lightIn) x = lightIn(x);
-          else if (x && typeof x === 'object') internAll(x as Record<string, unknown>, 2);
+          let x = xs[j]; // unpacked: already what its owner keeps
+          if (!packed && x !== undefined && lightIn) x = lightIn(x);
+          else if (!packed && x && typeof x === 'object') internAll(x as Record<string, unknown>, 2);
           entries.push(h);
           extras.push(x);
           const a = l.a[j];
