@@ -291,3 +291,45 @@ test("a restored run's size rule keeps count of the groups it restored: the same
     cleanup();
   }
 });
+
+test('every field of a head comes back as it was read: run, stream, framework, outcome checks, no ground truth, a roll-out group', async () => {
+  const { dir, cleanup } = tempDir();
+  const { dir: store, cleanup: cleanStore } = tempDir('cl-index-store-');
+  const file = join(store, 'run.cli');
+  // a head: what every holder reads without loading the group (entries.ts GroupHead), its version and place aside
+  const strip = (idx: RunIndex) => idx.groups().map(({ version: _v, cold: _c, ...h }) => {
+    for (const k of ['packed', 'list', 'prompt', 'groundTruthForms', 'loggedOperator']) delete (h as Record<string, unknown>)[k];
+    return h;
+  });
+  const opened: RunIndex[] = [];
+  try {
+    write(
+      dir,
+      'a.jsonl',
+      jsonl([
+        groupRec(1, 'q1', 4, { run_id: 'alpha', framework: 'verl', outcome_checks: [{ answer: '1', passed: 2, trials: 3 }] }),
+        groupRec(1, 'q2', 4, { ground_truth: undefined }),
+        groupRec(2, 'q1', 3, { run_id: 'beta' }),
+      ]),
+    );
+    write(dir, 'b.jsonl', jsonl([0, 1, 2].map((i) => rollout(2, 'r', i))));
+    // a verl validation dump: roll-out records of the validation stream
+    write(dir, 'val/3.jsonl', jsonl([0, 1].map((i) => ({ input: 'What is 1+1?', output: `so \\boxed{${i}}`, score: i, reward: i, step: 3 }))));
+    const first = await open(dir, file);
+    opened.push(first.idx);
+    const read = strip(first.idx);
+    assert.ok(read.some((h) => h.run === 'alpha' && h.framework === 'verl' && h.outcomeChecks?.length === 1), JSON.stringify(read));
+    assert.ok(read.some((h) => h.stream === 'validation' && h.origin === 'rollouts'));
+    assert.ok(read.some((h) => h.groundTruth === null));
+    await first.idx.save();
+    const second = await open(dir, file);
+    opened.push(second.idx);
+    assert.equal(second.read(), 0, 'no log byte read');
+    assert.ok(second.idx.groups().every((e) => e.cold), 'every group restored as a head');
+    assert.deepEqual(strip(second.idx), read);
+  } finally {
+    for (const idx of opened) idx.close();
+    cleanup();
+    cleanStore();
+  }
+});
