@@ -32,7 +32,9 @@ mkdirSync(results, { recursive: true });
 const tap = join(results, 'node.tap');
 const node = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=./scripts/summary-reporter.mjs', '--test-reporter-destination=stdout', '--test-reporter=tap', `--test-reporter-destination=${tap}`, ...files],
+  // A test that fails with a watcher still open must fail the run, not hang it: the file's process
+  // exits once its tests have finished, and a test with no timeout of its own has ten minutes.
+  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-force-exit', '--test-timeout=600000', '--test-reporter=./scripts/summary-reporter.mjs', '--test-reporter-destination=stdout', '--test-reporter=tap', `--test-reporter-destination=${tap}`, ...files],
   { stdio: 'inherit', env },
 );
 // The Python side (logger, reward client, parity through the worker) runs with the whole suite.
@@ -44,8 +46,8 @@ if (!only.length) {
   if (python.status !== 0) process.stdout.write(`${python.stdout}${python.stderr}\n`);
   else process.stdout.write(`python: ${tail.filter((l) => /^Ran |^OK|^FAILED/.test(l)).join(', ')}\n`);
 }
-// tsx's compile cache (tsx-UID) is the runner's own, not a test's
-const left = readdirSync(tmp).filter((n) => !/^tsx-\d+$/.test(n));
+// tsx's compile cache (tsx-UID) and the CLI's run cache (CONSENSUS_LENS_CACHE_DIR above) are the runner's own, not a test's
+const left = readdirSync(tmp).filter((n) => !/^tsx-\d+$/.test(n) && n !== 'cache');
 rmSync(tmp, { recursive: true, force: true });
 if (left.length) process.stdout.write(`temporary folder: the tests left ${left.length} ${left.length === 1 ? 'entry' : 'entries'} (${left.slice(0, 8).join(', ')}${left.length > 8 ? ', …' : ''}); removed\n`);
 const s = ((Date.now() - started) / 1000).toFixed(0);

@@ -16,8 +16,8 @@
 // again): one header record (the files' identities and reading state, the assembler's state, the
 // notices to replay); then the *heavy* records, the groups in chunks of CHUNK (entries with their
 // roll-out columns in one typed array, and the full per-group extra); then one *light* record per
-// chunk (each group's head — key, step, question, size, completeness, first source — and the light
-// form of its extra); then a table (every record's offset, length and SHA-1, and the run-level
+// chunk (each group's head — key, step, question, size, completeness, first source —, as columns:
+// `packHeads`, and the light form of its extra, packed by its owner when it gives `lightPack`); then a table (every record's offset, length and SHA-1, and the run-level
 // extra) and a fixed trailer (the table's place and the SHA-1 of header and table). At open the
 // header, the table and the light records are read and checked; a heavy record is read, checked
 // against its own SHA-1 and decoded only when one of its groups is needed (`ColdFile`), so the host
