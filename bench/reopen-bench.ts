@@ -29,6 +29,8 @@ interface Phase {
   /** The process's CPU time until ready (the host thread; the workers prepare nothing on a second open). */
   readyCpuMs: number;
   saveMs: number;
+  /** The host's event-loop lag while the index is saved (max). */
+  saveMaxLagMs: number;
   savedBytes: number;
   peakHeapMB: number;
   /** heapUsed after a full garbage collection once ready: what the host keeps for the run. */
@@ -77,9 +79,12 @@ async function child(run: string, storage: string): Promise<void> {
   const readyCpuMs = (cpuReady.user + cpuReady.system) / 1000;
   if (r.summaries.size !== r.index!.size) throw new Error(`${r.summaries.size} of ${r.index!.size} questions scored`);
   sample();
+  const saveLag = monitorEventLoopDelay({ resolution: 10 });
+  saveLag.enable();
   const t1 = performance.now();
   const savedBytes = r.savedVersion === r.version ? 0 : await store.save(r);
   const saveMs = performance.now() - t1;
+  saveLag.disable();
   sample();
   lag.disable();
   const maxLagMs = lag.max / 1e6;
@@ -103,6 +108,7 @@ async function child(run: string, storage: string): Promise<void> {
     readyMs,
     readyCpuMs,
     saveMs,
+    saveMaxLagMs: savedBytes ? saveLag.max / 1e6 : 0,
     savedBytes,
     peakHeapMB: peakHeap / 2 ** 20,
     retainedHeapMB,

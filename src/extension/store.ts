@@ -650,7 +650,14 @@ export class RunStore {
       // The groups saved went to disk (RunIndex: heads); the summaries written with them go light,
       // their records on disk. Only those: a summary scored while the save ran (the scoring pass
       // bumps the run's version in batches) is not in the file, and a light one would be lost.
-      if (tag === this.summaryTag()) for (const [k, s] of written) if (run.summaries.get(k) === s && index.head(k)?.cold) run.summaries.set(k, lightSummary(s));
+      if (tag === this.summaryTag()) {
+        const slice = new TimeSlice(); // a summary per question: a huge run's would stall the host
+        for (const [k, s] of written) {
+          if (this.disposed || run.index !== index) break;
+          if (run.summaries.get(k) === s && index.head(k)?.cold) run.summaries.set(k, lightSummary(s));
+          if (slice.due) await slice.next();
+        }
+      }
     }
     return bytes;
   }

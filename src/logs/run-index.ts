@@ -42,7 +42,7 @@ import { confidentCount, entryToGroup, rolloutsOf, type GroupEntry, type GroupHe
 import { fileChange, newFileState, type FileState } from './follow/files.js';
 import { parserFor, readFileIncrement, type ReadContext } from './follow/read.js';
 import { RunWatcher } from './follow/watch.js';
-import { openWritten, readIndex, savedFileNow, writeIndex, writtenHead, type ColdFile, type SavedFile, type Written } from './follow/persist.js';
+import { CHUNK, openWritten, readIndex, savedFileNow, writeIndex, writtenHead, type ColdFile, type SavedFile, type Written } from './follow/persist.js';
 import { fileIdentity } from './cache/identity.js';
 import type { GroupKey, LogFormat, Notice, ParsedRecord, RolloutSource } from './types.js';
 import { compareRunPaths, listRunFiles } from './walk.js';
@@ -789,18 +789,29 @@ export class RunIndex {
     const next = await openWritten(file, w);
     if (!next) return;
     if (this.closed) return next.close();
+    // First, at once, whatever points into a saved file points into the new one: a cold head to its
+    // new record, a group read back for good to its new record (`thawed`).
     const thawed = new Map<GroupKey, { version: number; chunk: number }>();
+    const cool: number[] = [];
     written.forEach((e, i) => {
       if (this.asm.entries.get(e.key) !== e) return;
-      const head = writtenHead(e, i);
-      if (e.cold) e.cold = head.cold;
-      else if (e.complete && !this.asm.hasTurns(e.key)) this.asm.entries.set(e.key, head);
-      else thawed.set(e.key, { version: e.version, chunk: head.cold!.chunk });
+      const chunk = Math.floor(i / CHUNK);
+      if (e.cold) e.cold = { chunk, confident: e.cold.confident };
+      else if (e.complete && !this.asm.hasTurns(e.key)) cool.push(i);
+      else thawed.set(e.key, { version: e.version, chunk });
     });
     const old = this.cold;
     this.cold = next;
     this.thawed = thawed;
     old?.close();
+    // Then, in slices (a head is built per group), the complete groups become heads. Within the
+    // update chain, so nothing changes a group meanwhile; one read back for good by `group` stays.
+    const slice = new TimeSlice();
+    for (const i of cool) {
+      const e = written[i];
+      if (this.asm.entries.get(e.key) === e && !this.closed) this.asm.entries.set(e.key, writtenHead(e, i));
+      if (slice.due) await slice.next();
+    }
   }
 
   close(): void {

@@ -4,17 +4,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { safeText } from '../../src/logs/safe-text';
+import { scratchDir } from '../scratch';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const ESC = '\u001b';
 const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 function run(): string {
-  const dir = mkdtempSync(join(tmpdir(), `cl-esc-${ESC}]0;dir\u0007-`));
+  const dir = scratchDir(`cl-esc-${ESC}]0;dir\u0007-`);
   const lines: string[] = [];
   for (let s = 1; s <= 3; s++) {
     for (let q = 0; q < 3; q++) {

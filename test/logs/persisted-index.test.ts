@@ -4,7 +4,7 @@
 // values; a corrupt or foreign index file is rebuilt, never trusted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deserialize } from 'node:v8';
 import { RunIndex, rolloutsOf, type RunProgress } from '../../src/logs/index.js';
@@ -289,6 +289,7 @@ test("a restored run's size rule keeps count of the groups it restored: the same
     }
   } finally {
     cleanup();
+    rmSync(file, { force: true });
   }
 });
 

@@ -32,7 +32,7 @@ import { CACHE_FORMAT } from '../cache/run-cache.js';
 import { fileIdentity, sameIdentity, type FileIdentity } from '../cache/identity.js';
 import type { AssemblerState } from '../assemble.js';
 import { confidentCount, type ColdRef, type GroupEntry } from '../entries.js';
-import type { OutcomeCheck } from '../../engine';
+import { packHeads, unpackHeads, type PackedHeads } from './heads.js';
 import type { ParserState } from '../parse.js';
 import type { GroupKey, Notice } from '../types.js';
 import type { FileState } from './files.js';
@@ -41,7 +41,7 @@ import { TimeSlice } from '../../util/slice';
 const MAGIC = Buffer.from('CLINDEX\u0003', 'latin1');
 const TRAILER = Buffer.from('CLIFOOT\u0001', 'latin1');
 /** Groups per record: one record's (de)serialisation is about a millisecond of the host's time. */
-const CHUNK = 64;
+export const CHUNK = 64;
 
 /** A file's reading state as saved (its parser as plain data). */
 export type SavedFileState = Omit<FileState, 'parser'> & { parser?: ParserState };
@@ -160,108 +160,6 @@ function headOf(e: GroupEntry, chunk: number): Omit<GroupEntry, 'version'> {
   return h as Omit<GroupEntry, 'version'>;
 }
 
-/**
- * A record's heads as columns: an open decodes one typed array and two arrays of strings per record
- * (V8 decodes an object property by property, ~2 µs a head), and builds each head as one literal.
- */
-interface PackedHeads {
-  keys: string[];
-  /** The distinct strings of the record's heads (questions, truths, runs, files, formats...). */
-  strs: string[];
-  /** HEAD_WIDTH numbers per head, in HEAD_FIELDS order; a string field is its index in `strs` (-1: none). */
-  nums: Float64Array;
-  /** The heads with outcome checks: [place in the record, checks]. */
-  checks: Array<[number, OutcomeCheck[]]>;
-}
-const HEAD_FIELDS = ['step', 'n', 'complete', 'questionId', 'groundTruth', 'run', 'stream', 'framework', 'origin', 'format', 'file', 'line', 'offset', 'length', 'item', 'confident'] as const;
-const HEAD_WIDTH = HEAD_FIELDS.length;
-const HEAD_KEYS: ReadonlySet<string> = new Set(['key', 'run', 'step', 'questionId', 'groundTruth', 'stream', 'framework', 'outcomeChecks', 'n', 'origin', 'format', 'complete', 'firstSource', 'cold']);
-const SOURCE_KEYS: ReadonlySet<string> = new Set(['file', 'line', 'offset', 'length', 'item']);
-
-/** A record's heads as columns, or null when one has a field this does not know (then saved as objects). */
-function packHeads(heads: Array<Omit<GroupEntry, 'version'>>): PackedHeads | null {
-  const strs: string[] = [];
-  const ids = new Map<string, number>();
-  const id = (v: string | null | undefined): number => {
-    if (v === null || v === undefined) return -1;
-    let i = ids.get(v);
-    if (i === undefined) {
-      i = strs.push(v) - 1;
-      ids.set(v, i);
-    }
-    return i;
-  };
-  const nums = new Float64Array(HEAD_WIDTH * heads.length);
-  const checks: PackedHeads['checks'] = [];
-  for (let j = 0; j < heads.length; j++) {
-    const h = heads[j];
-    for (const k in h) if (!HEAD_KEYS.has(k)) return null;
-    for (const k in h.firstSource) if (!SOURCE_KEYS.has(k)) return null;
-    const src = h.firstSource;
-    const row = [h.step, h.n, h.complete ? 1 : 0, id(h.questionId), id(h.groundTruth), id(h.run), id(h.stream), id(h.framework), id(h.origin), id(h.format), id(src.file), src.line, src.offset, src.length, src.item ?? Number.NaN, h.cold?.confident ?? 0];
-    nums.set(row, HEAD_WIDTH * j);
-    if (h.outcomeChecks) checks.push([j, h.outcomeChecks]);
-  }
-  return { keys: heads.map((h) => h.key), strs, nums, checks };
-}
-
-/**
- * A number read from a Float64Array as V8 keeps an integer read from the logs: a small integer
- * (Smi), not a boxed double; a head's field holding a double is a 16-byte box per head.
- */
-const num = (v: number): number => (v === (v | 0) ? v | 0 : v);
-
-/** The heads of record `chunk` from their columns (`intern`: one string per distinct value across records). Throws on columns that are not a record's. */
-function unpackHeads(p: PackedHeads, chunk: number, intern: (s: string) => string): GroupEntry[] {
-  const { keys, strs, nums, checks } = p ?? ({} as PackedHeads);
-  if (!Array.isArray(keys) || !Array.isArray(strs) || !(nums instanceof Float64Array) || nums.length !== HEAD_WIDTH * keys.length || !Array.isArray(checks)) throw new Error('heads that are not packed heads');
-  const s = strs.map((x) => {
-    if (typeof x !== 'string') throw new Error('a string of the heads is not one');
-    return intern(x);
-  });
-  const str = (i: number): string | undefined => {
-    if (i === -1) return undefined;
-    const v = s[i];
-    if (v === undefined) throw new Error('a string outside the heads');
-    return v;
-  };
-  const out: GroupEntry[] = new Array(keys.length);
-  for (let j = 0, at = 0; j < keys.length; j++, at += HEAD_WIDTH) {
-    const questionId = str(nums[at + 3]);
-    const origin = str(nums[at + 8]);
-    const format = str(nums[at + 9]);
-    const file = str(nums[at + 10]);
-    if (typeof keys[j] !== 'string' || questionId === undefined || origin === undefined || format === undefined || file === undefined) throw new Error('a head without its key, question, origin, format or file');
-    const firstSource: GroupEntry['firstSource'] = { file, line: num(nums[at + 11]), offset: num(nums[at + 12]), length: num(nums[at + 13]) };
-    if (!Number.isNaN(nums[at + 14])) firstSource.item = num(nums[at + 14]);
-    const h: GroupEntry = {
-      key: keys[j],
-      step: num(nums[at]),
-      questionId,
-      groundTruth: str(nums[at + 4]) ?? null,
-      n: num(nums[at + 1]),
-      origin: origin as GroupEntry['origin'],
-      format: format as GroupEntry['format'],
-      complete: nums[at + 2] === 1,
-      version: 0,
-      firstSource,
-      cold: { chunk, confident: num(nums[at + 15]) },
-    };
-    const run = str(nums[at + 5]);
-    const stream = str(nums[at + 6]);
-    const framework = str(nums[at + 7]);
-    if (run !== undefined) h.run = run;
-    if (stream !== undefined) h.stream = stream as GroupEntry['stream'];
-    if (framework !== undefined) h.framework = framework as GroupEntry['framework'];
-    out[j] = h;
-  }
-  for (const [j, c] of checks) {
-    if (!out[j] || !Array.isArray(c)) throw new Error('outcome checks outside the heads');
-    out[j].outcomeChecks = c;
-  }
-  return out;
-}
-
 /** A chunk's entry (decoded, changed in place) with its columns back in typed arrays of their own (a worker thread gets a group's numbers, not the chunk's). */
 function unpackEntry(e: Omit<GroupEntry, 'version'>, cols: Float64Array): GroupEntry {
   const out = e as GroupEntry;
@@ -362,17 +260,25 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
     const slice = new TimeSlice();
     const entries = src.entries;
     // the assembler's per-group state goes with each group's head (light records), not in the header
+    // (in slices, as every pass over the run's groups here: a save must not stall the host)
     const fileIndex = new Map<string, number>();
     const fed = new Map<GroupKey, number[]>();
-    header.asm.files.forEach(([f, keys], i) => {
+    for (let i = 0; i < header.asm.files.length; i++) {
+      const [f, keys] = header.asm.files[i];
       fileIndex.set(f, i);
-      for (const k of keys) {
+      for (let j = 0; j < keys.length; j++) {
+        const k = keys[j];
         const l = fed.get(k);
         if (l) l.push(i);
         else fed.set(k, [i]);
+        if ((j & 1023) === 1023 && slice.due) await slice.next();
       }
-    });
-    const counted = new Map(header.asm.countedSize);
+    }
+    const counted = new Map<GroupKey, number>();
+    for (let j = 0; j < header.asm.countedSize.length; j++) {
+      counted.set(header.asm.countedSize[j][0], header.asm.countedSize[j][1]);
+      if ((j & 1023) === 1023 && slice.due) await slice.next();
+    }
     const perGroup = (e: GroupEntry): PerGroup => {
       const cs = counted.get(e.key) ?? null;
       const fk = fed.get(e.key) ?? [];
