@@ -539,7 +539,10 @@ export class RunStore {
         let next = 0;
         const prefetch = (from: number) => {
           next = Math.max(next, from);
-          while (ahead.size < PREPARE_AHEAD && next < order.length) {
+          // A bounded look ahead per call: scored questions are skipped, and one scan to the end of
+          // a huge run (one question to score early on, the rest scored) would stall the host.
+          const stop = Math.min(order.length, next + 2048);
+          while (ahead.size < PREPARE_AHEAD && next < stop) {
             const k = order[next++];
             if (needs(k) && !ahead.has(k)) ahead.set(k, this.prepare(run, k));
           }
