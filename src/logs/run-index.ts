@@ -760,7 +760,11 @@ export class RunIndex {
             entries,
             load: (e) => {
               if (!cold || !e.cold) throw new Error(`group ${e.key} is cold without a saved index to read it from`);
-              return this.loadCold(cold, e.key, e.cold.chunk).entry;
+              const full = this.loadCold(cold, e.key, e.cold.chunk).entry;
+              // A head changes in place when its group completes by idleness (the assembler's
+              // `complete`): the record read back is as it was saved, the head is as it is now.
+              full.complete = e.complete;
+              return full;
             },
             savedExtra: (e) => this.savedExtra(e.key),
             extraOf: extra?.of,

@@ -334,3 +334,45 @@ test('every field of a head comes back as it was read: run, stream, framework, o
     cleanStore();
   }
 });
+
+test('a restored group that completes by idleness is saved complete: the next window has it complete, not waiting for an idleness that never comes', async () => {
+  const { dir, cleanup } = tempDir();
+  const { dir: store, cleanup: cleanStore } = tempDir('cl-index-store-');
+  const file = join(store, 'run.cli');
+  const key = cacheKey(dir, { groundTruth: 'auto', index: 'followed' });
+  const opened: RunIndex[] = [];
+  const openWith = async (idleMs: number) => {
+    const idx = await RunIndex.open(dir, { follow: true, poll: true, pollMs: 60_000, idleMs, onNotice: () => undefined, persist: { file, key } });
+    opened.push(idx);
+    await idx.settled();
+    return idx;
+  };
+  const rGroup = (idx: RunIndex) => idx.groups().find((e) => e.questionId === 'r')!;
+  try {
+    write(dir, 'a.jsonl', jsonl([groupRec(1, 'q1', 4), ...[0, 1, 2].map((i) => rollout(2, 'r', i))]));
+    // 1. saved while the roll-out group waits (a long idle time)
+    const first = await openWith(60_000);
+    assert.equal(rGroup(first).complete, false);
+    await first.save();
+    first.close();
+    // 2. restored (a head), then completed by idleness in place, and saved again from its head
+    const second = await openWith(50);
+    assert.equal(second.persisted.state, 'restored');
+    assert.ok(rGroup(second).cold, 'restored as a head');
+    const t0 = Date.now();
+    while (!rGroup(second).complete && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 25));
+    assert.equal(rGroup(second).complete, true, 'completed by idleness');
+    assert.ok(rGroup(second).cold, 'still a head');
+    await second.save();
+    second.close();
+    // 3. the next window: complete as saved (idleness would not complete it again: it is no longer waiting)
+    const third = await openWith(60_000);
+    assert.equal(third.persisted.state, 'restored');
+    assert.equal(rGroup(third).complete, true);
+    assert.equal(third.group(rGroup(third).key)!.complete, true);
+  } finally {
+    for (const idx of opened) idx.close();
+    cleanup();
+    cleanStore();
+  }
+});
