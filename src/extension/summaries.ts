@@ -8,6 +8,7 @@ import { OPERATOR_IDS, type OperatorId } from '../engine';
 import type { GroupKey } from '../logs';
 import type { Regime } from '../protocol/messages';
 import type { QuestionSummary } from './scoring';
+import { StringTable } from '../util/string-table';
 
 const REGIMES: Regime[] = ['saturated', 'contested', 'competence-floor', 'empty'];
 const F_OVERTURN = 1;
@@ -25,31 +26,45 @@ const light = (s: QuestionSummary): boolean => !s.health && !!s.healthSaved && R
  * arrays per record instead of an object tree per question.
  */
 export interface PackedSummaries {
-  /** PACKED_WIDTH numbers per question: kind, gate, AUROC U, AUROC pairs, n, mismatches, label, majority label (indexes into `strings`, -1: null), flags | regime << 8 | checked << 16, rescued-by bits. */
+  /** PACKED_WIDTH numbers per question: its kind (none, a row, an object), then its row (`encodeRow`: labels are numbers in `strings`). */
   nums: Float64Array;
   strings: string[];
   /** The summaries that are not light, in order. */
   objects: QuestionSummary[];
 }
-const PACKED_WIDTH = 10;
+const PACKED_WIDTH = 10; // the kind, then a row (`encodeRow`)
 const PACK_NONE = 0;
 const PACK_ROW = 1;
 const PACK_OBJECT = 2;
 
+/**
+ * A light summary's row as numbers, at `nums[at..at + ROW_WIDTH)`: gate, AUROC U, AUROC pairs, n,
+ * mismatches, label, majority label (their numbers in `strings`), flags | regime << 8 | checked
+ * << 16, rescued-by bits. The one encoding of a row: the columns and a packed record both use it.
+ */
+function encodeRow(s: QuestionSummary, strings: StringTable, nums: Float64Array, at: number): void {
+  const d = s.digest;
+  const f = (s.overturn ? F_OVERTURN : 0) | (d.degenerate ? F_DEGENERATE : 0) | (d.plurality ? F_PLURALITY : 0) | (d.auroc ? F_AUROC : 0) | (s.checkedAgainst ? F_CHECKED : 0);
+  let rescued = 0;
+  for (const o of d.rescuedBy) rescued |= 1 << OPERATOR_IDS.indexOf(o);
+  nums[at] = s.gate;
+  nums[at + 1] = d.auroc ? d.auroc.u : 0;
+  nums[at + 2] = d.auroc ? d.auroc.pairs : 0;
+  nums[at + 3] = s.n;
+  nums[at + 4] = s.mismatches;
+  nums[at + 5] = strings.id(s.label);
+  nums[at + 6] = strings.id(s.majorityLabel);
+  nums[at + 7] = f | (REGIMES.indexOf(s.regime) << 8) | ((s.checkedAgainst ? OPERATOR_IDS.indexOf(s.checkedAgainst) : 0) << 16);
+  nums[at + 8] = rescued >>> 0;
+}
+const ROW_WIDTH = 9;
+/** One row's numbers on their way to the columns (`write`). */
+const SCRATCH = new Float64Array(ROW_WIDTH);
+
 /** Packs a record's summaries (undefined where a question has none): see `PackedSummaries`. */
 export function packSummaries(xs: (QuestionSummary | undefined)[]): PackedSummaries {
   const nums = new Float64Array(PACKED_WIDTH * xs.length);
-  const strings: string[] = [];
-  const ids = new Map<string, number>();
-  const id = (v: string | null): number => {
-    if (v === null) return -1;
-    let i = ids.get(v);
-    if (i === undefined) {
-      i = strings.push(v) - 1;
-      ids.set(v, i);
-    }
-    return i;
-  };
+  const strings = new StringTable();
   const objects: QuestionSummary[] = [];
   xs.forEach((s, i) => {
     const at = PACKED_WIDTH * i;
@@ -58,23 +73,11 @@ export function packSummaries(xs: (QuestionSummary | undefined)[]): PackedSummar
       nums[at] = PACK_OBJECT;
       objects.push(s);
     } else {
-      const d = s.digest;
-      const f = (s.overturn ? F_OVERTURN : 0) | (d.degenerate ? F_DEGENERATE : 0) | (d.plurality ? F_PLURALITY : 0) | (d.auroc ? F_AUROC : 0) | (s.checkedAgainst ? F_CHECKED : 0);
-      let rescued = 0;
-      for (const o of d.rescuedBy) rescued |= 1 << OPERATOR_IDS.indexOf(o);
       nums[at] = PACK_ROW;
-      nums[at + 1] = s.gate;
-      nums[at + 2] = d.auroc ? d.auroc.u : 0;
-      nums[at + 3] = d.auroc ? d.auroc.pairs : 0;
-      nums[at + 4] = s.n;
-      nums[at + 5] = s.mismatches;
-      nums[at + 6] = id(s.label);
-      nums[at + 7] = id(s.majorityLabel);
-      nums[at + 8] = f | (REGIMES.indexOf(s.regime) << 8) | ((s.checkedAgainst ? OPERATOR_IDS.indexOf(s.checkedAgainst) : 0) << 16);
-      nums[at + 9] = rescued >>> 0;
+      encodeRow(s, strings, nums, at + 1);
     }
   });
-  return { nums, strings, objects };
+  return { nums, strings: strings.strings, objects };
 }
 
 export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> {
@@ -95,8 +98,7 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
   private regime = new Uint8Array(0);
   private checked = new Uint8Array(0);
   private rescued = new Uint32Array(0); // bit i: OPERATOR_IDS[i]
-  private readonly strings: string[] = [];
-  private readonly stringIds = new Map<string, number>();
+  private readonly strings = new StringTable();
 
   get size(): number {
     return this.full.size + this.rows.size;
@@ -155,22 +157,8 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
         if (next >= objects.length) throw new Error('an object outside the pack');
         out.push(this.stage(objects[next++] as QuestionSummary));
       } else if (kind === PACK_ROW) {
-        const bits = nums[at + 8];
-        const regime = (bits >>> 8) & 0xff;
-        const checked = (bits >>> 16) & 0xff;
-        if (regime >= REGIMES.length || checked >= OPERATOR_IDS.length) throw new Error('a summary outside the columns');
         const r = this.row();
-        this.gate[r] = nums[at + 1];
-        this.aurocU[r] = nums[at + 2];
-        this.aurocPairs[r] = nums[at + 3];
-        this.counts[2 * r] = nums[at + 4];
-        this.counts[2 * r + 1] = nums[at + 5];
-        this.labels[2 * r] = this.id(string(nums[at + 6]));
-        this.labels[2 * r + 1] = this.id(string(nums[at + 7]));
-        this.flags[r] = bits & 0xff;
-        this.regime[r] = regime;
-        this.checked[r] = checked;
-        this.rescued[r] = nums[at + 9];
+        this.fill(r, nums, at + 1, (i) => this.strings.id(string(i)));
         out.push(r);
       } else throw new Error('not packed summaries');
     }
@@ -190,8 +178,8 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
     this.counts[2 * r + 1] = from.counts[2 * staged + 1];
     const label = from.labels[2 * staged];
     const majority = from.labels[2 * staged + 1];
-    this.labels[2 * r] = this.id(label < 0 ? null : from.strings[label]);
-    this.labels[2 * r + 1] = this.id(majority < 0 ? null : from.strings[majority]);
+    this.labels[2 * r] = this.strings.id(label < 0 ? null : from.strings.strings[label]);
+    this.labels[2 * r + 1] = this.strings.id(majority < 0 ? null : from.strings.strings[majority]);
     this.regime[r] = from.regime[staged];
     this.checked[r] = from.checked[staged];
     this.flags[r] = from.flags[staged];
@@ -208,28 +196,28 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
   /** Writes a light summary to a new row; returns the row. */
   private write(s: QuestionSummary): number {
     const r = this.row();
-    this.gate[r] = s.gate;
-    this.counts[2 * r] = s.n;
-    this.counts[2 * r + 1] = s.mismatches;
-    this.labels[2 * r] = this.id(s.label);
-    this.labels[2 * r + 1] = this.id(s.majorityLabel);
-    this.regime[r] = REGIMES.indexOf(s.regime);
-    const d = s.digest;
-    let f = (s.overturn ? F_OVERTURN : 0) | (d.degenerate ? F_DEGENERATE : 0) | (d.plurality ? F_PLURALITY : 0);
-    if (d.auroc) {
-      f |= F_AUROC;
-      this.aurocU[r] = d.auroc.u;
-      this.aurocPairs[r] = d.auroc.pairs;
-    }
-    if (s.checkedAgainst) {
-      f |= F_CHECKED;
-      this.checked[r] = OPERATOR_IDS.indexOf(s.checkedAgainst);
-    }
-    this.flags[r] = f;
-    let bits = 0;
-    for (const o of d.rescuedBy) bits |= 1 << OPERATOR_IDS.indexOf(o);
-    this.rescued[r] = bits;
+    encodeRow(s, this.strings, SCRATCH, 0);
+    this.fill(r, SCRATCH, 0, (i) => i);
     return r;
+  }
+
+  /** Row r from an encoded row (`encodeRow`); `label`: a label's number there → its number here. Throws on a row the columns cannot hold. */
+  private fill(r: number, nums: Float64Array, at: number, label: (i: number) => number): void {
+    const bits = nums[at + 7];
+    const regime = (bits >>> 8) & 0xff;
+    const checked = (bits >>> 16) & 0xff;
+    if (regime >= REGIMES.length || checked >= OPERATOR_IDS.length) throw new Error('a summary outside the columns');
+    this.gate[r] = nums[at];
+    this.aurocU[r] = nums[at + 1];
+    this.aurocPairs[r] = nums[at + 2];
+    this.counts[2 * r] = nums[at + 3];
+    this.counts[2 * r + 1] = nums[at + 4];
+    this.labels[2 * r] = label(nums[at + 5]);
+    this.labels[2 * r + 1] = label(nums[at + 6]);
+    this.flags[r] = bits & 0xff;
+    this.regime[r] = regime;
+    this.checked[r] = checked;
+    this.rescued[r] = nums[at + 8];
   }
 
   delete(k: GroupKey): boolean {
@@ -267,17 +255,6 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
     return this.entries();
   }
 
-  private id(s: string | null): number {
-    if (s === null) return -1;
-    let i = this.stringIds.get(s);
-    if (i === undefined) {
-      i = this.strings.length;
-      this.strings.push(s);
-      this.stringIds.set(s, i);
-    }
-    return i;
-  }
-
   private build(r: number): QuestionSummary {
     const f = this.flags[r];
     const rescuedBy: OperatorId[] = [];
@@ -289,8 +266,8 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
       overturn: (f & F_OVERTURN) !== 0,
       gate: this.gate[r],
       mismatches: this.counts[2 * r + 1],
-      label: label < 0 ? null : this.strings[label],
-      majorityLabel: majority < 0 ? null : this.strings[majority],
+      label: label < 0 ? null : this.strings.strings[label],
+      majorityLabel: majority < 0 ? null : this.strings.strings[majority],
       n: this.counts[2 * r],
       digest: { degenerate: (f & F_DEGENERATE) !== 0, plurality: (f & F_PLURALITY) !== 0, rescuedBy },
       healthSaved: true,

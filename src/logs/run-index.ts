@@ -582,17 +582,26 @@ export class RunIndex {
   group(key: GroupKey): GroupEntry | undefined {
     const e = this.asm.entries.get(key);
     if (!e?.cold) return e;
-    const full = this.thaw(e);
-    full.version = e.version;
-    full.complete = e.complete;
-    return full;
+    return this.thaw(e);
   }
 
   private thaw(e: GroupEntry): GroupEntry {
     if (!this.cold || !e.cold) throw new Error(`group ${e.key} is cold without a saved index to read it from`);
-    const full = this.loadCold(this.cold, e.key, e.cold.chunk).entry;
-    delete full.cold;
+    const full = this.readBack(this.cold, e);
     this.thawed.set(e.key, { version: e.version, chunk: e.cold.chunk });
+    return full;
+  }
+
+  /**
+   * Head e's group read back from `cold`, as the head is now: its record is as it was saved, and a
+   * head changes in place since (its version at a restore; completed by idleness, the assembler's
+   * `complete`).
+   */
+  private readBack(cold: ColdFile, e: GroupEntry): GroupEntry {
+    const full = this.loadCold(cold, e.key, e.cold!.chunk).entry;
+    delete full.cold;
+    full.version = e.version;
+    full.complete = e.complete;
     return full;
   }
 
@@ -760,11 +769,7 @@ export class RunIndex {
             entries,
             load: (e) => {
               if (!cold || !e.cold) throw new Error(`group ${e.key} is cold without a saved index to read it from`);
-              const full = this.loadCold(cold, e.key, e.cold.chunk).entry;
-              // A head changes in place when its group completes by idleness (the assembler's
-              // `complete`): the record read back is as it was saved, the head is as it is now.
-              full.complete = e.complete;
-              return full;
+              return this.readBack(cold, e);
             },
             savedExtra: (e) => this.savedExtra(e.key),
             extraOf: extra?.of,
@@ -809,7 +814,7 @@ export class RunIndex {
     this.thawed = thawed;
     old?.close();
     // Then, in slices (a head is built per group), the complete groups become heads. Within the
-    // update chain, so nothing changes a group meanwhile; one read back for good by `group` stays.
+    // update chain, so nothing changes a group meanwhile (one replaced all the same is left as it is).
     const slice = new TimeSlice();
     for (const i of cool) {
       const e = written[i];

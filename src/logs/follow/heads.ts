@@ -3,6 +3,7 @@
 // builds each head as one literal, so its fields are in the object and its integers small integers.
 import type { OutcomeCheck } from '../../engine';
 import type { GroupEntry } from '../entries.js';
+import { StringTable } from '../../util/string-table';
 
 /**
  * A record's heads as columns: an open decodes one typed array and two arrays of strings per record
@@ -24,17 +25,8 @@ const SOURCE_KEYS: ReadonlySet<string> = new Set(['file', 'line', 'offset', 'len
 
 /** A record's heads as columns, or null when one has a field this does not know (then saved as objects). */
 export function packHeads(heads: Array<Omit<GroupEntry, 'version'>>): PackedHeads | null {
-  const strs: string[] = [];
-  const ids = new Map<string, number>();
-  const id = (v: string | null | undefined): number => {
-    if (v === null || v === undefined) return -1;
-    let i = ids.get(v);
-    if (i === undefined) {
-      i = strs.push(v) - 1;
-      ids.set(v, i);
-    }
-    return i;
-  };
+  const table = new StringTable();
+  const id = (v: string | null | undefined) => table.id(v);
   const nums = new Float64Array(HEAD_WIDTH * heads.length);
   const checks: PackedHeads['checks'] = [];
   for (let j = 0; j < heads.length; j++) {
@@ -46,7 +38,7 @@ export function packHeads(heads: Array<Omit<GroupEntry, 'version'>>): PackedHead
     nums.set(row, HEAD_WIDTH * j);
     if (h.outcomeChecks) checks.push([j, h.outcomeChecks]);
   }
-  return { keys: heads.map((h) => h.key), strs, nums, checks };
+  return { keys: heads.map((h) => h.key), strs: table.strings, nums, checks };
 }
 
 /**
