@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { errorMessage } from '../util/errors';
 import { analyseRun, createRunContext, labelFreeCopies, type GroupHealth, type OperatorId, type PreparedGroup, type RunContext, type RunHealth } from '../engine';
-import { RunIndex, entryToGroup, rolloutsOf, runLabel, type GroupEntry, type GroupHead, type GroupKey, type Notice, type RunChange } from '../logs';
+import { RunIndex, entryToGroup, rolloutsOf, runLabel, type GroupEntry, type GroupHead, type GroupKey, type Notice, type RunChange, type RunProgress } from '../logs';
 import type { QuestionKey } from '../protocol/messages';
 import { packSummaries, QuestionSummaries } from './summaries';
 import { lightSummary, score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
@@ -45,6 +45,8 @@ export interface RunEntry {
   rollouts: number;
   /** The last step that received a group. */
   latestStep: number | null;
+  /** The first read's progress, while it runs (its groups appear as they are read). */
+  progress?: RunProgress;
   /** The store's growth clock when groups were last added to the run after it was first read
    * (0: it has not grown since). The run with the highest is the one being written. */
   grownAt: number;
@@ -65,6 +67,7 @@ export interface StoreOptions {
   info?: (message: string) => void;
   /** Passed to RunIndex (tests use small values). */
   pollMs?: number;
+  streamMs?: number;
   idleMs?: number;
   /** Follow files (default true). */
   follow?: boolean;
@@ -185,6 +188,7 @@ export class RunStore {
   }
 
   private async open(run: RunEntry, distrust?: string): Promise<void> {
+    let started: RunIndex | undefined;
     try {
       const found = this.persistFile(run);
       // Each saved light summary goes to a row of columns as it is decoded (QuestionSummaries.stagePacked;
@@ -198,9 +202,24 @@ export class RunStore {
         lightIn: (x: unknown) => staged?.stage(x as QuestionSummary),
         lightUnpack: (p: unknown) => staged?.stagePacked(p) ?? [],
       };
+      let lastProgress = 0;
       const index = await RunIndex.open(run.path, {
         persist,
         follow: this.opts.follow ?? true,
+        // The first read streams: its groups are arranged and scored as they are read (a change
+        // every second or file), so the questions of a huge run appear as their steps are indexed.
+        onStart: (idx) => {
+          if (this.disposed || this.runs.get(run.id) !== run) return;
+          run.index = started = idx;
+          idx.onDidChange((ch) => this.onIndexChange(run, ch));
+        },
+        onProgress: (p) => {
+          run.progress = p;
+          if (Date.now() - lastProgress < 500) return;
+          lastProgress = Date.now();
+          this.emit({ kind: 'run', runId: run.id, changed: [] });
+        },
+        streamMs: this.opts.streamMs,
         onNotice: (n) => {
           run.notices.push(n);
           if (run.notices.length > 500) run.notices.shift();
@@ -210,9 +229,8 @@ export class RunStore {
         idleMs: this.opts.idleMs,
         groundTruth: this.opts.groundTruth?.() ?? 'auto',
       });
-      if (this.disposed || this.runs.get(run.id) !== run) return index.close();
-      run.index = index;
-      index.onDidChange((ch) => this.onIndexChange(run, ch));
+      run.progress = undefined;
+      if (this.disposed || this.runs.get(run.id) !== run || run.index !== index) return index.close();
       index.onSavedCorrupt((why) => this.reopen(run, why));
       await this.rebuildSliced(run);
       // the summaries saved with the index, for its groups restored unchanged (same settings)
@@ -228,6 +246,8 @@ export class RunStore {
       run.error = run.steps.size === 0 ? (run.notices.find((n) => n.level === 'error')?.message ?? null) : null;
     } catch (err) {
       run.error = errorMessage(err);
+      if (started && run.index === started) run.index = null; // started, and its first read failed (closed)
+      run.progress = undefined;
     }
     run.loading = false;
     run.version++;
@@ -269,12 +289,12 @@ export class RunStore {
       run.summaries.delete(k);
     }
     const before = run.latestStep;
-    this.rebuild(run);
+    this.arrangeChange(run, ch);
     if (run.error && run.steps.size) run.error = null;
     run.version++;
-    // Growth is new groups: a group read at open and completed later by the idle timeout is not
-    // new data (and would make a finished run look live right after the window opens).
-    if (ch.added.length) run.grownAt = ++this.clock;
+    // Growth is new groups: a group read at open (streamed while the run loads, or completed later
+    // by the idle timeout) is not new data, and would make a finished run look live.
+    if (ch.added.length && !run.loading) run.grownAt = ++this.clock;
     const touched = [...new Set([...ch.added, ...ch.completed, ...ch.changed, ...ch.removed])];
     this.emit({ kind: 'run', runId: run.id, changed: touched });
     if (touched.length || before !== run.latestStep) {
@@ -310,13 +330,21 @@ export class RunStore {
     this.rebuilds.set(run, at);
     const pass = arrange(index.groups());
     const slice = new TimeSlice();
-    for (let r = pass.next(); ; r = pass.next()) {
-      if (r.done) return void Object.assign(run, r.value);
-      if (!slice.due) continue;
-      await slice.next();
-      if (this.rebuilds.get(run) !== at) return;
+    this.slicing.set(run, at);
+    try {
+      for (let r = pass.next(); ; r = pass.next()) {
+        if (r.done) return void this.arranged(run, r.value);
+        if (!slice.due) continue;
+        await slice.next();
+        if (this.rebuilds.get(run) !== at) return;
+      }
+    } finally {
+      if (this.slicing.get(run) === at) this.slicing.delete(run);
     }
   }
+
+  /** Runs whose sliced rebuild is under way (an index change meanwhile rebuilds the run whole). */
+  private readonly slicing = new WeakMap<RunEntry, number>();
 
   /** The step → question index of a run (one pass over the index's heads). */
   private rebuild(run: RunEntry): void {
@@ -324,7 +352,75 @@ export class RunStore {
     if (!index) return;
     this.rebuilds.set(run, (this.rebuilds.get(run) ?? 0) + 1);
     const pass = arrange(index.groups());
-    for (let r = pass.next(); ; r = pass.next()) if (r.done) return void Object.assign(run, r.value);
+    for (let r = pass.next(); ; r = pass.next()) if (r.done) return void this.arranged(run, r.value);
+  }
+
+  /** Per run: the roll-outs of each step, as last counted (`arrangeChange` recounts the steps a change touches). */
+  private readonly stepRollouts = new WeakMap<RunEntry, Map<number, number>>();
+
+  private arranged(run: RunEntry, a: Arranged): void {
+    run.steps = a.steps;
+    run.groups = a.groups;
+    run.rollouts = a.rollouts;
+    run.latestStep = a.latestStep;
+    this.stepRollouts.set(run, a.stepRollouts);
+  }
+
+  /**
+   * The step → question index after an index change, in the cost of what changed: new groups go to
+   * the end of their steps' lists (the index keeps groups in first-record order, and appends a new
+   * one), and the steps touched are counted again. The same index as a rebuild's, which runs
+   * instead when groups went, the index re-sorted them, a sliced rebuild is under way (it began
+   * before these groups), or the counts disagree with the index's. A followed huge run's change
+   * (a step's new groups, a group completed) costs the host those groups, not a pass over the run.
+   */
+  private arrangeChange(run: RunEntry, ch: RunChange): void {
+    const index = run.index;
+    const counts = this.stepRollouts.get(run);
+    if (!index || !counts || ch.removed.length || ch.rearranged || this.slicing.has(run)) return this.rebuild(run);
+    const touched = new Map<number, GroupKey[]>();
+    const touch = (k: GroupKey): GroupHead | undefined => {
+      const h = index.head(k);
+      if (h && !touched.has(h.step)) touched.set(h.step, []);
+      return h;
+    };
+    for (const k of ch.added) {
+      const h = touch(k);
+      if (h) touched.get(h.step)!.push(k);
+    }
+    for (const k of ch.changed) touch(k);
+    for (const k of ch.completed) touch(k);
+    for (const k of ch.grown) touch(k);
+    let steps = run.steps;
+    let groups = run.groups;
+    let rollouts = run.rollouts;
+    let newStep = false;
+    for (const [step, added] of touched) {
+      const old = steps.get(step);
+      let list = old;
+      if (added.length) {
+        const had = old && new Set(old);
+        const fresh = had ? added.filter((k) => !had.has(k)) : added;
+        if (fresh.length !== added.length) return this.rebuild(run); // a group the index held already: not an append
+        if (steps === run.steps) steps = new Map(steps); // a change makes new maps and lists (`groupKey` caches by list)
+        list = old ? old.concat(fresh) : fresh;
+        if (!old) newStep = true;
+        steps.set(step, list);
+        groups += fresh.length;
+      }
+      if (!list) continue;
+      let n = 0;
+      for (const k of list) n += index.head(k)?.n ?? 0; // never rolloutsOf: an index change must not build roll-outs
+      rollouts += n - (counts.get(step) ?? 0);
+      counts.set(step, n);
+    }
+    if (groups !== index.size) return this.rebuild(run);
+    this.rebuilds.set(run, (this.rebuilds.get(run) ?? 0) + 1);
+    if (newStep) steps = new Map([...steps].sort((a, b) => a[0] - b[0]));
+    run.steps = steps;
+    run.groups = groups;
+    run.rollouts = rollouts;
+    if (newStep) run.latestStep = Math.max(...steps.keys());
   }
 
   /** A counter that ticks whenever a followed run grows (compare with `RunEntry.grownAt`). */
@@ -695,9 +791,12 @@ export class RunStore {
   }
 }
 
+type Arranged = Pick<RunEntry, 'steps' | 'groups' | 'rollouts' | 'latestStep'> & { stepRollouts: Map<number, number> };
+
 /** A run's steps (ascending, each with its question keys in first-record order), question keys and size, from its groups' heads; yields every 256 groups. */
-function* arrange(heads: readonly GroupHead[]): Generator<void, Pick<RunEntry, 'steps' | 'groups' | 'rollouts' | 'latestStep'>> {
+function* arrange(heads: readonly GroupHead[]): Generator<void, Arranged> {
   const steps = new Map<number, GroupKey[]>();
+  const stepRollouts = new Map<number, number>();
   let rollouts = 0;
   for (let i = 0; i < heads.length; i++) {
     const e = heads[i];
@@ -705,10 +804,11 @@ function* arrange(heads: readonly GroupHead[]): Generator<void, Pick<RunEntry, '
     if (!list) steps.set(e.step, (list = []));
     list.push(e.key);
     rollouts += e.n; // never rolloutsOf: an index change must not build every roll-out
+    stepRollouts.set(e.step, (stepRollouts.get(e.step) ?? 0) + e.n);
     if ((i & 255) === 255) yield;
   }
   const sorted = new Map([...steps.entries()].sort((a, b) => a[0] - b[0]));
-  return { steps: sorted, groups: heads.length, rollouts, latestStep: sorted.size ? Math.max(...sorted.keys()) : null };
+  return { steps: sorted, groups: heads.length, rollouts, latestStep: sorted.size ? Math.max(...sorted.keys()) : null, stepRollouts };
 }
 
 function summaryOperators(configured: OperatorId | undefined): OperatorId[] {

@@ -38,8 +38,10 @@ export class Change {
   added = new Set<GroupKey>();
   completed = new Set<GroupKey>();
   changed = new Set<GroupKey>();
+  /** Open groups that received roll-outs: only their size changed (a complete one that does reopens: `changed` when it completes again). */
+  grown = new Set<GroupKey>();
   get empty(): boolean {
-    return !this.removed.size && !this.added.size && !this.completed.size && !this.changed.size;
+    return !this.removed.size && !this.added.size && !this.completed.size && !this.changed.size && !this.grown.size;
   }
 }
 
@@ -274,6 +276,7 @@ export class GroupAssembler {
       insertOrdered(existing.list!, entry);
       existing.n = existing.list!.length;
       existing.version = nextVersion();
+      ch.grown.add(key);
       if (existing.prompt === undefined && rec.prompt !== undefined) existing.prompt = rec.prompt;
       if (existing.groundTruth === null && rec.groundTruth != null) existing.groundTruth = rec.groundTruth;
       if (existing.complete) this.reopen(existing);
@@ -482,8 +485,9 @@ export class GroupAssembler {
   /**
    * Puts the groups back in the order a fresh read gives (first records by file order, then line),
    * after a file was re-read or a new file sorts before others. Linear when already in order.
+   * Whether it had to: the groups were not only appended to.
    */
-  reorder(): void {
+  reorder(): boolean {
     let prev: GroupEntry | undefined;
     let sorted = true;
     for (const e of this.entries.values()) {
@@ -493,10 +497,11 @@ export class GroupAssembler {
       }
       prev = e;
     }
-    if (sorted) return;
+    if (sorted) return false;
     const list = [...this.entries.values()].sort((x, y) => (this.before(x.firstSource, y.firstSource) ? -1 : this.before(y.firstSource, x.firstSource) ? 1 : 0));
     this.entries.clear();
     for (const e of list) this.entries.set(e.key, e);
+    return true;
   }
 
   private forget(key: GroupKey): void {

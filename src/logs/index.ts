@@ -13,9 +13,11 @@
 // (a workspace scan can use it to recognise every format below without reading whole files).
 //
 // Followable index (extension, `watch`):
-//   RunIndex.open(path, { follow, poll?, pollMs?, idleMs?, safetyScanMs?, onNotice, onProgress?, signal?, persist? })
+//   RunIndex.open(path, { follow, poll?, pollMs?, idleMs?, safetyScanMs?, onNotice, onProgress?, onStart?, streamMs?, signal?, persist? })
 //     → RunIndex (after the initial read; onProgress reports it, signal cancels it: AbortError;
-//     persist: a saved index, follow/persist.ts — .save(), .persisted, .restoredExtras(tag))
+//     onStart(index) runs before it: listeners subscribed there get its groups as they are read,
+//     every streamMs and after each file; persist: a saved index, follow/persist.ts — .save(),
+//     .persisted, .restoredExtras(tag))
 //     .mode 'watch' | 'poll' | 'static'    (an info notice says which, and why polling)
 //     .groups(): GroupHead[]               first-record order; per group (entries.ts): key, run, step,
 //                                          questionId, groundTruth (diagnostic), stream ('validation' or
@@ -27,7 +29,9 @@
 //                                          verification, sampleIdx, extra, source) — no text; a call
 //                                          that builds them, never a property: count with `n`
 //     .head(key): GroupHead / .group(key): GroupEntry (with its prompt and roll-outs) / .size
-//     .onDidChange(({ removed, added, completed, changed }) => …) → { dispose() }
+//     .onDidChange(({ removed, added, completed, changed, grown, rearranged }) => …) → { dispose() }
+//                                          grown: open groups whose size changed; rearranged: the
+//                                          groups were put in a new order, not only appended to
 //     .loadGroup(key): Promise<Group>      the engine's Group, texts read back from disk by offset
 //     .readRolloutText(source, version?)   one roll-out's text (group-record roll-outs carry `item`)
 //     .confidence()                        roll-outs with a confidence c_i, and why not (per format)

@@ -27,8 +27,11 @@
 // is normal): none of its groups completes by idleness. A group smaller than its stream's usual
 // size in a file modified lately waits ten idle periods (a writer pausing between lines).
 //
-// Events: `onDidChange({ removed, added, completed, changed })`, handled in that order; a key can be
-// both removed and added in one event (its file was re-read), and then it is a new group.
+// Events: `onDidChange({ removed, added, completed, changed, grown, rearranged })`, handled in that
+// order; a key can be both removed and added in one event (its file was re-read), and then it is a
+// new group. `grown`: open groups whose size changed; `rearranged`: the groups were put in a new
+// order, not only appended to (a listener that keeps its own order arranges again). The initial
+// read streams its changes to the listeners subscribed in `onStart`.
 import type { Stats } from 'node:fs';
 import { asError, errnoCode, errorMessage, errorName } from '../util/errors';
 import { readFile as readFileFs, stat } from 'node:fs/promises';
@@ -56,6 +59,10 @@ export interface RunChange {
   added: GroupKey[];
   completed: GroupKey[];
   changed: GroupKey[];
+  /** Groups still open whose size changed (nothing else to redo for them: they were never complete). */
+  grown: GroupKey[];
+  /** The groups were put in a new order (a file re-read, a new file sorting before others): not only appended to. */
+  rearranged: boolean;
 }
 
 export interface RunIndexOptions {
@@ -68,6 +75,13 @@ export interface RunIndexOptions {
   safetyScanMs?: number;
   /** Progress of the initial read (throttled to ~10 per second, and once at the end). */
   onProgress?: (p: RunProgress) => void;
+  /**
+   * Called with the index before its initial read: a listener subscribed here (`onDidChange`) sees
+   * the initial read's groups as they are read — in batches, after each file and every `streamMs`
+   * (default 1000) within one — not only once `open` resolves.
+   */
+  onStart?: (index: RunIndex) => void;
+  streamMs?: number;
   /** Cancels the initial read: `open` then rejects with an AbortError and nothing keeps running. */
   signal?: AbortSignal;
   /** 'ignore': logged ground truth is dropped as it is read. Default 'auto'. */
@@ -158,7 +172,7 @@ export class RunIndex {
   private readonly notice: (n: Notice) => void;
   private lightIn?: (x: unknown) => unknown;
   private lightUnpack?: (p: unknown) => unknown[];
-  private readonly opts: { follow: boolean; poll: boolean; pollMs: number; idleMs: number; safetyScanMs: number; persist?: PersistOptions };
+  private readonly opts: { follow: boolean; poll: boolean; pollMs: number; idleMs: number; safetyScanMs: number; streamMs: number; persist?: PersistOptions };
   private readonly notLogs = new Set<string>();
   private notLogsReported = 0;
   private readonly onProgress?: (p: RunProgress) => void;
@@ -193,7 +207,7 @@ export class RunIndex {
       }
       opts.onNotice(n);
     };
-    this.opts = { follow: opts.follow, poll: opts.poll ?? false, pollMs: opts.pollMs ?? 1000, idleMs: opts.idleMs ?? 2000, safetyScanMs: opts.safetyScanMs ?? 10_000, persist: opts.follow && opts.persist ? { file: opts.persist.file, key: opts.persist.key, distrust: opts.persist.distrust } : undefined };
+    this.opts = { follow: opts.follow, poll: opts.poll ?? false, pollMs: opts.pollMs ?? 1000, idleMs: opts.idleMs ?? 2000, safetyScanMs: opts.safetyScanMs ?? 10_000, streamMs: opts.streamMs ?? 1000, persist: opts.follow && opts.persist ? { file: opts.persist.file, key: opts.persist.key, distrust: opts.persist.distrust } : undefined };
     this.lightIn = opts.follow ? opts.persist?.lightIn : undefined;
     this.lightUnpack = opts.follow ? opts.persist?.lightUnpack : undefined;
     this.onProgress = opts.onProgress;
@@ -229,6 +243,7 @@ export class RunIndex {
     if (!p) return;
     p.bytesRead += bytes;
     const now = Date.now();
+    if (now - this.streamedAt >= this.opts.streamMs) this.stream();
     if (!this.onProgress || (!force && now - p.last < 100)) return;
     p.last = now;
     p.groups = this.asm.size;
@@ -247,6 +262,7 @@ export class RunIndex {
       throw new Error(code === 'ENOENT' ? `${path}: no such file or folder` : `${path}: cannot read (${code ?? errorMessage(err)})`);
     }
     const idx = new RunIndex(root, st.isDirectory(), opts);
+    opts.onStart?.(idx);
     try {
       await idx.start();
     } catch (err) {
@@ -278,6 +294,7 @@ export class RunIndex {
     }
     let aborted: Error | undefined;
     await this.enqueue(async (ch) => {
+      this.initial = ch;
       try {
         if (this.opts.persist) await this.restoreSaved(this.opts.persist);
         await this.scan(ch, true);
@@ -321,16 +338,36 @@ export class RunIndex {
       } catch (err) {
         this.notice({ level: 'error', message: `${this.root}: ${errorMessage(err)}` });
       }
-      // a file re-read, or a new file that sorts before others: the order of a fresh read
-      if (ch.added.size || ch.changed.size) this.asm.reorder();
-      if (!ch.empty && !this.closed) this.emit(ch);
+      if (!this.closed) this.emit(ch);
+      this.initial = undefined;
       this.armIdle();
     };
     this.chain = this.chain.then(run, run);
     return this.chain;
   }
 
+  /** The initial read's changes so far (`onStart`). */
+  private initial?: Change;
+  private streamedAt = Date.now();
+
+  /** The initial read's changes so far to the listeners, then counted anew (a group announced and changed later is `changed`). */
+  private stream(): void {
+    const ch = this.initial;
+    this.streamedAt = Date.now();
+    if (!ch || ch.empty || !this.listeners.length || this.closed) return;
+    this.emit(ch);
+    ch.removed.clear();
+    ch.added.clear();
+    ch.completed.clear();
+    ch.changed.clear();
+    ch.grown.clear();
+  }
+
+  /** An update's changes to the listeners, the groups first put in the order of a fresh read. */
   private emit(ch: Change): void {
+    if (ch.empty) return;
+    // a file re-read, or a new file that sorts before others: the order of a fresh read
+    const rearranged = (ch.added.size > 0 || ch.changed.size > 0) && this.asm.reorder();
     const entries = this.asm.entries;
     const present = (k: GroupKey) => entries.has(k);
     const e: RunChange = {
@@ -338,8 +375,10 @@ export class RunIndex {
       added: [...ch.added].filter(present),
       completed: [...ch.completed].filter((k) => entries.get(k)?.complete),
       changed: [...ch.changed].filter((k) => present(k) && !ch.added.has(k)),
+      grown: [...ch.grown].filter((k) => present(k) && !ch.added.has(k) && !ch.changed.has(k)),
+      rearranged,
     };
-    if (!e.removed.length && !e.added.length && !e.completed.length && !e.changed.length) return;
+    if (!e.removed.length && !e.added.length && !e.completed.length && !e.changed.length && !e.grown.length) return;
     for (const l of this.listeners) {
       try {
         l(e);
@@ -396,6 +435,7 @@ export class RunIndex {
         }
         if (!this.opts.follow) this.asm.endOfFile(slice[j], ch);
         if (this.progress) this.progress.filesRead++;
+        if (initial && Date.now() - this.streamedAt >= this.opts.streamMs) this.stream();
       }
     }
     if (this.notLogs.size > this.notLogsReported) {

@@ -56,7 +56,10 @@ test('the store prepares every group through the engine (worker threads), with t
   cleanup.push(() => store.dispose());
   const run = store.add(writeHostileRun(), 'opened');
   await store.summariesDone();
-  assert.deepEqual(seen.map((g) => g.questionId).sort(), ['big', 'q0', 'q1', 'q2', 'q3']);
+  // every group once; the one that cannot be prepared is tried again by the next scoring pass (one
+  // runs as the first read streams its groups in, one once the run is open)
+  assert.deepEqual(seen.map((g) => g.questionId).filter((q) => q !== 'big').sort(), ['q0', 'q1', 'q2', 'q3']);
+  assert.ok(seen.some((g) => g.questionId === 'big'));
   assert.equal(run.summaries.size, 4);
   for (const { entry, questionId } of seen.filter((x) => x.questionId !== 'big')) {
     const texts = await Promise.all(rolloutsOf(entry).map((r) => readRolloutText(r.source)));

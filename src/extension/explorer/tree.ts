@@ -124,7 +124,10 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
         item.iconPath = new vscode.ThemeIcon(run?.loading ? 'loading~spin' : 'folder-library');
         if (run) {
           const groups = run.groups;
-          item.description = run.loading && groups === 0 ? 'reading…' : `${run.steps.size} steps · ${groups} groups · ${run.rollouts} roll-outs`;
+          // the first read streams: its steps and questions show as they are read, with its progress
+          const p = run.loading ? run.progress : undefined;
+          const reading = p && p.totalBytes > 0 ? `reading ${Math.min(99, Math.floor((100 * p.bytesRead) / p.totalBytes))}%` : 'reading…';
+          item.description = run.loading && groups === 0 ? reading : `${run.loading ? `${reading} · ` : ''}${run.steps.size} steps · ${groups} groups · ${run.rollouts} roll-outs`;
           // Background scoring in progress: the markers of unscored questions are still to come.
           const complete = run.index?.completeCount() ?? 0;
           if (!run.loading && run.summaries.size < complete) item.description += ` · scoring ${run.summaries.size}/${complete}`;
