@@ -69,6 +69,25 @@ export interface ColdRef {
   confident: number;
 }
 
+let refChunk = -1;
+let refs = new Map<number, ColdRef>();
+
+/**
+ * A cold head's ColdRef, shared by the heads of one record with the same confidence count (most of
+ * a record's): a head per group is what a huge run keeps, and an object less per head is ~40 bytes
+ * of it. Frozen, as it is shared; the heads of a record are made one after another, so only the last
+ * record's are remembered.
+ */
+export function coldRef(chunk: number, confident: number): ColdRef {
+  if (chunk !== refChunk) {
+    refChunk = chunk;
+    refs = new Map();
+  }
+  let r = refs.get(confident);
+  if (!r) refs.set(confident, (r = Object.freeze({ chunk, confident })));
+  return r;
+}
+
 /** What every holder of a group may read without loading it: a cold group's head has these. */
 export type GroupHead = Omit<GroupEntry, 'packed' | 'list' | 'prompt' | 'groundTruthForms' | 'loggedOperator'>;
 

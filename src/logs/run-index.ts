@@ -41,7 +41,7 @@ import { isJsonlName, isNotLogName, PROBE_BYTES } from './parse.js';
 import { notLogSummary } from './describe.js';
 import { readRolloutText as readText } from './texts.js';
 import { Change, GroupAssembler } from './assemble.js';
-import { confidentCount, entryToGroup, rolloutsOf, type GroupEntry, type GroupHead } from './entries.js';
+import { coldRef, confidentCount, entryToGroup, rolloutsOf, type GroupEntry, type GroupHead } from './entries.js';
 import { fileChange, newFileState, type FileState } from './follow/files.js';
 import { parserFor, readFileIncrement, type ReadContext } from './follow/read.js';
 import { RunWatcher } from './follow/watch.js';
@@ -845,7 +845,7 @@ export class RunIndex {
     written.forEach((e, i) => {
       if (this.asm.entries.get(e.key) !== e) return;
       const chunk = Math.floor(i / CHUNK);
-      if (e.cold) e.cold = { chunk, confident: e.cold.confident };
+      if (e.cold) e.cold = coldRef(chunk, e.cold.confident);
       else if (e.complete && !this.asm.hasTurns(e.key)) cool.push(i);
       else thawed.set(e.key, { version: e.version, chunk });
     });

@@ -2,7 +2,7 @@
 // decodes one typed array and two arrays of strings per record instead of an object per group, and
 // builds each head as one literal, so its fields are in the object and its integers small integers.
 import type { OutcomeCheck } from '../../engine';
-import type { GroupEntry } from '../entries.js';
+import { coldRef, type GroupEntry } from '../entries.js';
 import { StringTable } from '../../util/string-table';
 
 /**
@@ -81,7 +81,7 @@ export function unpackHeads(p: PackedHeads, chunk: number, intern: (s: string) =
       complete: nums[at + 2] === 1,
       version: 0,
       firstSource,
-      cold: { chunk, confident: num(nums[at + 15]) },
+      cold: coldRef(chunk, num(nums[at + 15])),
     };
     const run = str(nums[at + 5]);
     const stream = str(nums[at + 6]);

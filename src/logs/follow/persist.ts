@@ -31,7 +31,7 @@ import { deserialize, serialize } from 'node:v8';
 import { CACHE_FORMAT } from '../cache/run-cache.js';
 import { fileIdentity, sameIdentity, type FileIdentity } from '../cache/identity.js';
 import type { AssemblerState } from '../assemble.js';
-import { confidentCount, type ColdRef, type GroupEntry } from '../entries.js';
+import { coldRef, confidentCount, type GroupEntry } from '../entries.js';
 import { packHeads, unpackHeads, type PackedHeads } from './heads.js';
 import type { ParserState } from '../parse.js';
 import type { GroupKey, Notice } from '../types.js';
@@ -156,7 +156,7 @@ function headOf(e: GroupEntry, chunk: number): Omit<GroupEntry, 'version'> {
   // dictionary, ~3× the bytes, and a head per group is kept after every save.
   const h: Record<string, unknown> = {};
   for (const k in e) if (!HEAVY_FIELDS.has(k)) h[k] = e[k as keyof GroupEntry];
-  h.cold = { chunk, confident: confidentCount(e) } satisfies ColdRef;
+  h.cold = coldRef(chunk, confidentCount(e));
   return h as Omit<GroupEntry, 'version'>;
 }
 
