@@ -87,7 +87,7 @@ export interface AssemblerOptions {
   ignoreTruth?: boolean;
   /** The reading order of two files (a followed index keeps its groups in the order of a fresh read). */
   order?: (a: string, b: string) => number;
-  /** A cold group's full entry (restored from a persisted index: entries.ts `cold`), read back before the assembler changes it. */
+  /** A cold group's full entry as its head is now (version, completeness; not cold), read back before the assembler changes it (RunIndex.readBack). */
   thaw?: (e: GroupEntry) => GroupEntry;
 }
 
@@ -151,9 +151,6 @@ export class GroupAssembler {
     if (!e.cold) return e;
     if (!this.opts.thaw) throw new Error(`group ${e.key} is cold and the assembler cannot read it back`);
     const full = this.opts.thaw(e);
-    full.version = e.version;
-    full.complete = e.complete;
-    delete full.cold;
     if (e.complete && !this.countedSize.has(e.key)) this.countedSize.set(e.key, e.n);
     this.entries.set(e.key, full);
     return full;
