@@ -371,7 +371,8 @@ export class RunStore {
    * the end of their steps' lists (the index keeps groups in first-record order, and appends a new
    * one), and the steps touched are counted again. The same index as a rebuild's, which runs
    * instead when groups went, the index re-sorted them, a sliced rebuild is under way (it began
-   * before these groups), or the counts disagree with the index's. A followed huge run's change
+   * before these groups), or the count of groups disagrees with the index's (a group announced
+   * twice, or one gone unannounced). A followed huge run's change
    * (a step's new groups, a group completed) costs the host those groups, not a pass over the run.
    */
   private arrangeChange(run: RunEntry, ch: RunChange): void {
@@ -399,14 +400,11 @@ export class RunStore {
       const old = steps.get(step);
       let list = old;
       if (added.length) {
-        const had = old && new Set(old);
-        const fresh = had ? added.filter((k) => !had.has(k)) : added;
-        if (fresh.length !== added.length) return this.rebuild(run); // a group the index held already: not an append
         if (steps === run.steps) steps = new Map(steps); // a change makes new maps and lists (`groupKey` caches by list)
-        list = old ? old.concat(fresh) : fresh;
+        list = old ? old.concat(added) : added;
         if (!old) newStep = true;
         steps.set(step, list);
-        groups += fresh.length;
+        groups += added.length;
       }
       if (!list) continue;
       let n = 0;

@@ -243,7 +243,7 @@ export class RunIndex {
     if (!p) return;
     p.bytesRead += bytes;
     const now = Date.now();
-    if (now - this.streamedAt >= this.opts.streamMs) this.stream();
+    this.stream();
     if (!this.onProgress || (!force && now - p.last < 100)) return;
     p.last = now;
     p.groups = this.asm.size;
@@ -350,9 +350,10 @@ export class RunIndex {
   private initial?: Change;
   private streamedAt = Date.now();
 
-  /** The initial read's changes so far to the listeners, then counted anew (a group announced and changed later is `changed`). */
+  /** The initial read's changes so far to the listeners, every `streamMs`, then counted anew (a group announced and changed later is `changed`). */
   private stream(): void {
     const ch = this.initial;
+    if (Date.now() - this.streamedAt < this.opts.streamMs) return;
     this.streamedAt = Date.now();
     if (!ch || ch.empty || !this.listeners.length || this.closed) return;
     this.emit(ch);
@@ -435,7 +436,7 @@ export class RunIndex {
         }
         if (!this.opts.follow) this.asm.endOfFile(slice[j], ch);
         if (this.progress) this.progress.filesRead++;
-        if (initial && Date.now() - this.streamedAt >= this.opts.streamMs) this.stream();
+        if (initial) this.stream();
       }
     }
     if (this.notLogs.size > this.notLogsReported) {

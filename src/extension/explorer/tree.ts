@@ -125,9 +125,10 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
         if (run) {
           const groups = run.groups;
           // the first read streams: its steps and questions show as they are read, with its progress
-          const p = run.loading ? run.progress : undefined;
-          const reading = p && p.totalBytes > 0 ? `reading ${Math.min(99, Math.floor((100 * p.bytesRead) / p.totalBytes))}%` : 'reading…';
-          item.description = run.loading && groups === 0 ? reading : `${run.loading ? `${reading} · ` : ''}${run.steps.size} steps · ${groups} groups · ${run.rollouts} roll-outs`;
+          const p = run.progress;
+          const reading = !run.loading ? '' : p?.totalBytes ? `reading ${Math.min(99, Math.floor((100 * p.bytesRead) / p.totalBytes))}%` : 'reading…';
+          const counts = `${run.steps.size} steps · ${groups} groups · ${run.rollouts} roll-outs`;
+          item.description = !reading ? counts : groups === 0 ? reading : `${reading} · ${counts}`;
           // Background scoring in progress: the markers of unscored questions are still to come.
           const complete = run.index?.completeCount() ?? 0;
           if (!run.loading && run.summaries.size < complete) item.description += ` · scoring ${run.summaries.size}/${complete}`;
