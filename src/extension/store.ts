@@ -35,6 +35,11 @@ export interface RunEntry {
   groups: number;
   /** Keyed by the index's group key, valid for the group's version only (src/logs/entries.ts). */
   prepared: Map<GroupKey, { version: number; group: StoredGroup }>;
+  /**
+   * Groups that could not be prepared → the version that failed: reported once, and the background
+   * scoring leaves them until their roll-outs change (opening one tries again).
+   */
+  unprepared: Map<GroupKey, number>;
   /** Scored questions' summaries (light ones in columns: summaries.ts). */
   summaries: QuestionSummaries;
   notices: Notice[];
@@ -144,6 +149,7 @@ export class RunStore {
       steps: new Map(),
       groups: 0,
       prepared: new Map(),
+      unprepared: new Map(),
       summaries: new QuestionSummaries(),
       notices: [],
       loading: true,
@@ -180,6 +186,7 @@ export class RunStore {
     run.index?.close();
     run.index = null;
     run.prepared.clear();
+    run.unprepared.clear();
     run.summaries.clear();
     run.savedHealth = undefined;
     run.savedVersion = undefined;
@@ -282,6 +289,7 @@ export class RunStore {
     // (prepared groups are checked against the version; summaries are dropped here).
     for (const k of [...ch.removed, ...ch.changed, ...ch.completed]) {
       run.prepared.delete(k);
+      run.unprepared.delete(k);
       run.summaries.delete(k);
     }
     for (const k of ch.added) {
@@ -533,9 +541,11 @@ export class RunStore {
         group = storeGroup({ ...entryToGroup(e, texts, rollouts), questionId: displayQuestionId(e) }, run.id, run.label);
       }
     } catch (err) {
-      this.opts.log?.(`${run.label}: ${errorMessage(err)}`);
+      if (run.unprepared.get(k) !== h.version) this.opts.log?.(`${run.label}: ${errorMessage(err)}`);
+      run.unprepared.set(k, h.version);
       return undefined;
     }
+    run.unprepared.delete(k);
     run.prepared.delete(k);
     run.prepared.set(k, { version: e.version, group });
     // Bounded: a long run keeps the most recently used groups' features only (Map order = LRU).
@@ -627,7 +637,7 @@ export class RunStore {
         const order = [...run.steps.values()].flat();
         const needs = (k: GroupKey): boolean => {
           const e = run.index?.head(k);
-          return !!e && e.complete && (!run.summaries.has(k) || (mark > 0 && !!e.outcomeChecks?.length));
+          return !!e && e.complete && run.unprepared.get(k) !== e.version && (!run.summaries.has(k) || (mark > 0 && !!e.outcomeChecks?.length));
         };
         const ahead = new Map<GroupKey, Promise<StoredGroup | undefined>>();
         let next = 0;
@@ -646,7 +656,7 @@ export class RunStore {
             const k = order[i];
             if (this.disposed || generation !== this.summaryGeneration || this.runs.get(run.id) !== run) return;
             const e = run.index.head(k);
-            if (!e?.complete || (run.summaries.has(k) && !(mark > 0 && e.outcomeChecks?.length))) {
+            if (!e?.complete || run.unprepared.get(k) === e.version || (run.summaries.has(k) && !(mark > 0 && e.outcomeChecks?.length))) {
               // a run restored with its summaries is walked without scoring: still in slices
               if (slice.due) await slice.next();
               continue;
