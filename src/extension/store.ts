@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { errorMessage } from '../util/errors';
 import { analyseRun, createRunContext, labelFreeCopies, type GroupHealth, type OperatorId, type PreparedGroup, type RunContext, type RunHealth } from '../engine';
-import { RunIndex, entryToGroup, rolloutsOf, runLabel, type GroupEntry, type GroupHead, type GroupKey, type Notice, type RunChange, type RunProgress } from '../logs';
+import { RunIndex, entryToGroup, rolloutsOf, runLabel, type GroupEntry, type GroupHead, type GroupKey, type GroupSize, type Notice, type RunChange, type RunProgress } from '../logs';
 import type { QuestionKey } from '../protocol/messages';
 import { packSummaries, QuestionSummaries } from './summaries';
 import { lightSummary, score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
@@ -336,7 +336,7 @@ export class RunStore {
     if (!index) return;
     const at = (this.rebuilds.get(run) ?? 0) + 1;
     this.rebuilds.set(run, at);
-    const pass = arrange(index.groups());
+    const pass = arrange(index.sizes());
     const slice = new TimeSlice();
     this.slicing.set(run, at);
     try {
@@ -359,7 +359,7 @@ export class RunStore {
     const index = run.index;
     if (!index) return;
     this.rebuilds.set(run, (this.rebuilds.get(run) ?? 0) + 1);
-    const pass = arrange(index.groups());
+    const pass = arrange(index.sizes());
     for (let r = pass.next(); ; r = pass.next()) if (r.done) return void this.arranged(run, r.value);
   }
 
@@ -655,6 +655,11 @@ export class RunStore {
           {
             const k = order[i];
             if (this.disposed || generation !== this.summaryGeneration || this.runs.get(run.id) !== run) return;
+            if (mark === 0 && run.summaries.has(k)) {
+              // scored (a run restored with its summaries is walked without building a head: still in slices)
+              if ((i & 255) === 255 && slice.due) await slice.next();
+              continue;
+            }
             const e = run.index.head(k);
             if (!e?.complete || run.unprepared.get(k) === e.version || (run.summaries.has(k) && !(mark > 0 && e.outcomeChecks?.length))) {
               // a run restored with its summaries is walked without scoring: still in slices
@@ -801,22 +806,22 @@ export class RunStore {
 
 type Arranged = Pick<RunEntry, 'steps' | 'groups' | 'rollouts' | 'latestStep'> & { stepRollouts: Map<number, number> };
 
-/** A run's steps (ascending, each with its question keys in first-record order), question keys and size, from its groups' heads; yields every 256 groups. */
-function* arrange(heads: readonly GroupHead[]): Generator<void, Arranged> {
+/** A run's steps (ascending, each with its question keys in first-record order), question keys and size, from its groups' sizes; yields every 256 groups. */
+function* arrange(sizes: Iterable<GroupSize>): Generator<void, Arranged> {
   const steps = new Map<number, GroupKey[]>();
   const stepRollouts = new Map<number, number>();
   let rollouts = 0;
-  for (let i = 0; i < heads.length; i++) {
-    const e = heads[i];
+  let groups = 0;
+  for (const e of sizes) {
     let list = steps.get(e.step);
     if (!list) steps.set(e.step, (list = []));
     list.push(e.key);
     rollouts += e.n; // never rolloutsOf: an index change must not build every roll-out
     stepRollouts.set(e.step, (stepRollouts.get(e.step) ?? 0) + e.n);
-    if ((i & 255) === 255) yield;
+    if ((++groups & 255) === 0) yield;
   }
   const sorted = new Map([...steps.entries()].sort((a, b) => a[0] - b[0]));
-  return { steps: sorted, groups: heads.length, rollouts, latestStep: sorted.size ? Math.max(...sorted.keys()) : null, stepRollouts };
+  return { steps: sorted, groups, rollouts, latestStep: sorted.size ? Math.max(...sorted.keys()) : null, stepRollouts };
 }
 
 function summaryOperators(configured: OperatorId | undefined): OperatorId[] {

@@ -27,6 +27,7 @@
 // from its stream's usual size is reported; at most 10 one by one, then one line counting the rest.
 import { describeGroup, modalSize } from './describe.js';
 import { insertOrdered, nextVersion, pack, toRolloutEntry, type GroupEntry } from './entries.js';
+import { GroupTable } from './group-table.js';
 import { groupKey, type GroupKey, type LogFormat, type NoticeSink, type ParsedRecord, type RolloutSource } from './types.js';
 import { TableJoin } from './join.js';
 
@@ -104,8 +105,11 @@ export interface AssemblerState {
 }
 
 export class GroupAssembler {
-  /** Groups held, in first-record order. */
-  readonly entries = new Map<GroupKey, GroupEntry>();
+  /** Groups held, in first-record order (a cold head as a row of columns: group-table.ts). */
+  readonly entries = new GroupTable();
+  /** The latest first record of the groups appended (a fresh read's order), and whether one came after a later one (`reorder`). */
+  private last?: RolloutSource;
+  private disordered = false;
   /** One-shot: groups handed out for good → where their first record was. */
   private readonly released = new Map<GroupKey, string>();
   private readonly files = new Map<string, FileGroups>();
@@ -234,7 +238,7 @@ export class GroupAssembler {
       if (rec.groundTruthForms) e.groundTruthForms = rec.groundTruthForms;
       if (rec.stream) e.stream = rec.stream;
       if (rec.framework) e.framework = rec.framework;
-      this.entries.set(key, e);
+      this.append(e);
       fg.keys.add(key);
       ch.added.add(key);
       this.complete(e, ch);
@@ -299,7 +303,7 @@ export class GroupAssembler {
     if (rec.stream) e.stream = rec.stream;
     if (rec.framework) e.framework = rec.framework;
     if (rec.loggedOperator) e.loggedOperator = rec.loggedOperator;
-    this.entries.set(key, e);
+    this.append(e);
     ch.added.add(key);
     this.maybeCompleteBySize(e, ch);
     return e;
@@ -467,7 +471,10 @@ export class GroupAssembler {
         e.list = kept;
         e.n = kept.length;
         e.version = nextVersion();
-        if (e.firstSource.file === path) e.firstSource = kept.reduce((a, r) => (this.before(r.source, a) ? r.source : a), kept[0].source);
+        if (e.firstSource.file === path) {
+          e.firstSource = kept.reduce((a, r) => (this.before(r.source, a) ? r.source : a), kept[0].source);
+          this.disordered = true;
+        }
         ch.changed.add(key);
       }
     }
@@ -479,25 +486,26 @@ export class GroupAssembler {
     return c < 0 || (c === 0 && a.line < b.line);
   }
 
+  /** A new group, at the end (a Map's order); noted when a fresh read would put it before another. */
+  private append(e: GroupEntry): void {
+    if (this.last && this.before(e.firstSource, this.last)) this.disordered = true;
+    else this.last = e.firstSource;
+    this.entries.set(e.key, e);
+  }
+
   /**
    * Puts the groups back in the order a fresh read gives (first records by file order, then line),
-   * after a file was re-read or a new file sorts before others. Linear when already in order.
+   * after a file was re-read or a new file sorts before others. Nothing to do (and no pass over the
+   * groups) unless a group was appended before another's place or its first record moved.
    * Whether it had to: the groups were not only appended to.
    */
   reorder(): boolean {
-    let prev: GroupEntry | undefined;
-    let sorted = true;
-    for (const e of this.entries.values()) {
-      if (prev && this.before(e.firstSource, prev.firstSource)) {
-        sorted = false;
-        break;
-      }
-      prev = e;
-    }
-    if (sorted) return false;
+    if (!this.disordered) return false;
+    this.disordered = false;
     const list = [...this.entries.values()].sort((x, y) => (this.before(x.firstSource, y.firstSource) ? -1 : this.before(y.firstSource, x.firstSource) ? 1 : 0));
     this.entries.clear();
     for (const e of list) this.entries.set(e.key, e);
+    this.last = list.at(-1)?.firstSource;
     return true;
   }
 
@@ -550,10 +558,11 @@ export class GroupAssembler {
    */
   *restore(s: AssemblerState, entries: readonly GroupEntry[], counted?: Float64Array): Generator<void> {
     let i = 0;
+    this.entries.reserve(this.entries.size + entries.length);
     for (let j = 0; j < entries.length; j++) {
       const e = entries[j];
       e.version = nextVersion();
-      this.entries.set(e.key, e);
+      this.append(e);
       // the size a group was counted with, given beside the groups (a pair per group is garbage at 10 M roll-outs)
       if (counted && !Number.isNaN(counted[j]) && !(e.cold && e.complete && counted[j] === e.n)) this.countedSize.set(e.key, counted[j]);
       if (++i % 256 === 0) yield;

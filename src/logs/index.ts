@@ -29,6 +29,8 @@
 //                                          verification, sampleIdx, extra, source) — no text; a call
 //                                          that builds them, never a property: count with `n`
 //     .head(key): GroupHead / .group(key): GroupEntry (with its prompt and roll-outs) / .size
+//     .sizes(): Iterable<{ key, step, n }>  each group's, in order, without building its head (a
+//                                          cold head is a row of columns: group-table.ts)
 //     .onDidChange(({ removed, added, completed, changed, grown, rearranged }) => …) → { dispose() }
 //                                          grown: open groups whose size changed; rearranged: the
 //                                          groups were put in a new order, not only appended to
@@ -57,6 +59,7 @@ export { groupKey } from './types.js';
 export { readRun, emptyReadStats, type ReadRunOptions, type ReadStats } from './read-run.js';
 export { streamOf, type CompletionPolicy } from './assemble.js';
 export { rolloutsOf, rolloutSourceOf, rolloutsMaterialised, nextVersion, type Packed } from './entries.js';
+export type { GroupSize } from './group-table.js';
 export { detectLogFile, runLabel } from './records.js';
 export { listRunFiles, unsafeRunRoot, WALK_MAX_DEPTH, WALK_MAX_FILES, type WalkOptions } from './walk.js';
 export { nemoMeanLogprob } from './nemo.js';

@@ -20,6 +20,7 @@
 import { dirname, sep } from 'node:path';
 import { nextVersion, type GroupEntry } from './entries.js';
 import type { GroupKey, NoticeSink } from './types.js';
+import type { GroupTable } from './group-table.js';
 
 /** A change the join makes: `removed` the table group, `changed` the log group. */
 export interface JoinChange {
@@ -57,7 +58,7 @@ export class TableJoin {
   joined = 0;
 
   constructor(
-    private readonly entries: Map<GroupKey, GroupEntry>,
+    private readonly entries: GroupTable,
     private readonly onNotice: NoticeSink,
     /** Removes a group from the assembler (its size histogram, idle timers). */
     private readonly forget: (key: GroupKey) => void,

@@ -41,13 +41,14 @@ import { isJsonlName, isNotLogName, PROBE_BYTES } from './parse.js';
 import { notLogSummary } from './describe.js';
 import { readRolloutText as readText } from './texts.js';
 import { Change, GroupAssembler } from './assemble.js';
-import { coldRef, confidentCount, entryToGroup, rolloutsOf, type GroupEntry, type GroupHead } from './entries.js';
+import { confidentCount, entryToGroup, rolloutsOf, type GroupEntry, type GroupHead } from './entries.js';
 import { fileChange, newFileState, type FileState } from './follow/files.js';
 import { parserFor, readFileIncrement, type ReadContext } from './follow/read.js';
 import { RunWatcher } from './follow/watch.js';
 import { CHUNK, openWritten, readIndex, savedFileNow, writeIndex, writtenHead, type ColdFile, type SavedFile, type Written } from './follow/persist.js';
 import { fileIdentity } from './cache/identity.js';
 import type { GroupKey, LogFormat, Notice, ParsedRecord, RolloutSource } from './types.js';
+import type { GroupSize } from './group-table.js';
 import { compareRunPaths, listRunFiles } from './walk.js';
 import { TimeSlice } from '../util/slice';
 
@@ -604,11 +605,17 @@ export class RunIndex {
     return [...this.asm.entries.values()];
   }
 
+  /**
+   * Each group's key, step and size, in the order of `groups`, without building a head (what
+   * arranging a huge run's steps needs): one object, reused as the walk goes (read it at once).
+   */
+  sizes(): Iterable<GroupSize> {
+    return this.asm.entries.sizes();
+  }
+
   /** How many groups are complete (no array of every group built: the explorer asks on each render). */
   completeCount(): number {
-    let n = 0;
-    for (const e of this.asm.entries.values()) if (e.complete) n++;
-    return n;
+    return this.asm.entries.completeCount();
   }
 
   /** A group's head (see `groups`). */
@@ -673,11 +680,11 @@ export class RunIndex {
     let rollouts = 0;
     let withConfidence = 0;
     const formats = new Set<LogFormat>();
-    for (const e of this.asm.entries.values()) {
-      formats.add(e.format);
-      rollouts += e.n;
-      withConfidence += confidentCount(e);
-    }
+    this.asm.entries.forEachCount((format, n, confident, e) => {
+      formats.add(format);
+      rollouts += n;
+      withConfidence += confident ?? confidentCount(e!);
+    });
     const list = [...formats];
     let why: string | null = null;
     if (rollouts > 0 && withConfidence === 0) why = list.map((f) => NO_CONFIDENCE[f]).join('; ');
@@ -761,7 +768,7 @@ export class RunIndex {
       for (let i = 0; i < r.entries.length; i++) {
         const k = r.entries[i].key;
         // a group changed since (a dropped file, the scan after) has another version
-        if (r.extras[i] !== undefined && held.get(k)?.version === r.entries[i].version) yield [k, r.extras[i]] as [GroupKey, unknown];
+        if (r.extras[i] !== undefined && held.versionOf(k) === r.entries[i].version) yield [k, r.extras[i]] as [GroupKey, unknown];
       }
     })();
   }
@@ -843,10 +850,12 @@ export class RunIndex {
     // new record, a group read back for good to its new record (`thawed`).
     const thawed = new Map<GroupKey, { version: number; chunk: number }>();
     const cool: number[] = [];
+    const held = this.asm.entries;
     written.forEach((e, i) => {
-      if (this.asm.entries.get(e.key) !== e) return;
+      // unchanged since it was written (a version is never reused)
+      if (held.versionOf(e.key) !== e.version) return;
       const chunk = Math.floor(i / CHUNK);
-      if (e.cold) e.cold = coldRef(chunk, e.cold.confident);
+      if (e.cold) held.moveCold(e.key, chunk);
       else if (e.complete && !this.asm.hasTurns(e.key)) cool.push(i);
       else thawed.set(e.key, { version: e.version, chunk });
     });
@@ -859,7 +868,7 @@ export class RunIndex {
     const slice = new TimeSlice();
     for (const i of cool) {
       const e = written[i];
-      if (this.asm.entries.get(e.key) === e && !this.closed) this.asm.entries.set(e.key, writtenHead(e, i));
+      if (held.versionOf(e.key) === e.version && !this.closed) held.set(e.key, writtenHead(e, i));
       if (slice.due) await slice.next();
     }
   }

@@ -1,0 +1,102 @@
+// The assembler's group table: a cold, complete head is kept as a row of columns and built back as
+// the head it was set with; everything else is kept as the object it is; Map order and semantics.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { GroupTable } from '../../src/logs/group-table.js';
+import type { GroupEntry } from '../../src/logs/entries.js';
+
+let version = 100;
+function head(q: string, over: Partial<GroupEntry> = {}): GroupEntry {
+  return {
+    key: JSON.stringify(['', 1, q]),
+    step: 1,
+    questionId: q,
+    groundTruth: null,
+    n: 64,
+    origin: 'group',
+    format: 'native',
+    complete: true,
+    version: ++version,
+    firstSource: { file: '/run/a.jsonl', line: 3, offset: 3_000_000_000, length: 900 },
+    cold: { chunk: 2, confident: 60 },
+    ...over,
+  };
+}
+
+test('a cold complete head comes back as the head it was set with, every field', () => {
+  const t = new GroupTable();
+  const heads = [
+    head('a'),
+    head('b', { run: 'r1', stream: 'validation', framework: 'verl', groundTruth: '42', step: 7.5, outcomeChecks: [{ answer: '4', passed: 2, trials: 3 }] }),
+    head('c', { origin: 'rollouts', format: 'verl', firstSource: { file: '/run/b.jsonl', line: 9, offset: 12, length: 5, item: 3 }, run: '' }),
+    head('d', { firstSource: { file: '/run/a.jsonl', line: 2 ** 31 - 1, offset: 2 ** 40 + 7, length: 0, item: 0 } }),
+  ];
+  for (const h of heads) t.set(h.key, h);
+  assert.equal(t.size, 4);
+  for (const h of heads) {
+    const got = t.get(h.key)!;
+    assert.notEqual(got, h, 'built, not the object set');
+    assert.deepEqual(got, h);
+    assert.equal(t.versionOf(h.key), h.version);
+  }
+  assert.deepEqual([...t.values()], heads);
+  assert.deepEqual([...t.keys()], heads.map((h) => h.key));
+  assert.equal(t.completeCount(), 4);
+  const sizes: Array<[string, number, number]> = [];
+  for (const s of t.sizes()) sizes.push([s.key, s.step, s.n]);
+  assert.deepEqual(sizes, heads.map((h) => [h.key, h.step, h.n]));
+});
+
+test('a hot group, an incomplete cold head, or a head with a field the columns do not know stays the object', () => {
+  const t = new GroupTable();
+  const hot = head('hot', { cold: undefined, packed: undefined });
+  delete hot.cold;
+  const open = head('open', { complete: false });
+  const odd = head('odd', { prompt: 'p' } as Partial<GroupEntry>);
+  const bigLine = head('big', { firstSource: { file: 'f', line: 2 ** 31, offset: 0, length: 1 } });
+  for (const h of [hot, open, odd, bigLine]) t.set(h.key, h);
+  for (const h of [hot, open, odd, bigLine]) assert.equal(t.get(h.key), h);
+  assert.equal(t.completeCount(), 3);
+  let confident = 0;
+  t.forEachCount((_f, _n, c, e) => (confident += c ?? e!.cold?.confident ?? 0));
+  assert.equal(confident, 180);
+});
+
+test('Map semantics: set keeps a held key in its place (cold → hot → cold), delete frees its row for another, clear empties', () => {
+  const t = new GroupTable();
+  const [a, b, c] = ['a', 'b', 'c'].map((q) => head(q));
+  for (const h of [a, b, c]) t.set(h.key, h);
+  const warmB = { ...b, cold: undefined, version: ++version };
+  delete warmB.cold;
+  t.set(b.key, warmB);
+  assert.deepEqual([...t.keys()], [a.key, b.key, c.key]);
+  assert.equal(t.get(b.key), warmB);
+  const coolB = { ...b, version: ++version, cold: { chunk: 9, confident: 1 } };
+  t.set(b.key, coolB);
+  assert.deepEqual(t.get(b.key), coolB);
+  assert.deepEqual([...t.keys()], [a.key, b.key, c.key]);
+  assert.equal(t.delete(a.key), true);
+  assert.equal(t.delete(a.key), false);
+  assert.equal(t.get(a.key), undefined);
+  assert.equal(t.versionOf(a.key), undefined);
+  const d = head('d', { groundTruth: 'x' });
+  t.set(d.key, d); // takes a's row: nothing of a's comes back
+  assert.deepEqual(t.get(d.key), d);
+  assert.deepEqual([...t.values()], [coolB, c, d]);
+  t.moveCold(c.key, 40);
+  assert.deepEqual(t.get(c.key)!.cold, { chunk: 40, confident: 60 });
+  t.clear();
+  assert.equal(t.size, 0);
+  assert.deepEqual([...t.values()], []);
+  t.set(c.key, c);
+  assert.deepEqual(t.get(c.key), c);
+});
+
+test('many rows: growing the columns keeps every head', () => {
+  const t = new GroupTable();
+  t.reserve(10);
+  const heads = Array.from({ length: 5000 }, (_, i) => head(`q${i}`, { step: i >> 5, n: i % 70, firstSource: { file: `/run/${i % 3}.jsonl`, line: i + 1, offset: i * 1000, length: 999 } }));
+  for (const h of heads) t.set(h.key, h);
+  for (let i = 0; i < heads.length; i += 7) assert.deepEqual(t.get(heads[i].key), heads[i]);
+  assert.deepEqual([...t.values()], heads);
+});
