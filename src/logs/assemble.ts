@@ -552,21 +552,36 @@ export class GroupAssembler {
   }
 
   /**
-   * Puts back a snapshot's state and its groups (in order) into an empty assembler. Every group
-   * takes a new version: versions belong to a process, and a restored group is new to it. A
-   * generator: it yields every few thousand items, so that the caller can give the event loop a turn.
+   * A saved group put back into an empty assembler, in the saved order (before `restore`), with
+   * the size it was counted with (NaN: not counted). It takes a new version: versions belong to a
+   * process, and a restored group is new to it.
    */
-  *restore(s: AssemblerState, entries: readonly GroupEntry[], counted?: Float64Array): Generator<void> {
+  restoreGroup(e: GroupEntry, counted: number): void {
+    e.version = nextVersion();
+    this.append(e);
+    // given beside the group (a pair per group is garbage at 10 M roll-outs); a cold head counted with its own size is not kept (`counted`)
+    if (!Number.isNaN(counted) && !(e.cold && e.complete && counted === e.n)) this.countedSize.set(e.key, counted);
+  }
+
+  /** Room for `groups` more (a restore knows how many it brings). */
+  reserve(groups: number): void {
+    this.entries.reserve(this.entries.size + groups);
+  }
+
+  /** Back to empty: a restore that failed part way (its groups are not to be trusted). */
+  reset(): void {
+    this.entries.clear();
+    this.countedSize.clear();
+    this.last = undefined;
+    this.disordered = false;
+  }
+
+  /**
+   * Puts back a snapshot's state, its groups already restored (`restoreGroup`). A generator: it
+   * yields every few thousand items, so that the caller can give the event loop a turn.
+   */
+  *restore(s: AssemblerState): Generator<void> {
     let i = 0;
-    this.entries.reserve(this.entries.size + entries.length);
-    for (let j = 0; j < entries.length; j++) {
-      const e = entries[j];
-      e.version = nextVersion();
-      this.append(e);
-      // the size a group was counted with, given beside the groups (a pair per group is garbage at 10 M roll-outs)
-      if (counted && !Number.isNaN(counted[j]) && !(e.cold && e.complete && counted[j] === e.n)) this.countedSize.set(e.key, counted[j]);
-      if (++i % 256 === 0) yield;
-    }
     for (const [f, keys, maxStep] of s.files) this.files.set(f, new FileGroups(keys, maxStep));
     for (const [k, t] of s.lastUpdate) this.lastUpdate.set(k, t);
     for (const [st, h] of s.sizeHist) this.sizeHist.set(st, new Map(h));

@@ -193,7 +193,7 @@ export class RunIndex {
   bytesReadAtOpen = 0;
   /** Per-group data saved with the index, for the groups restored as they were (see `restoredExtras`). */
   /** The saved extras of the restored groups (`extras[i]` of `entries[i]`). */
-  private restored?: { tag: string | null; entries: GroupEntry[]; extras: unknown[]; runExtra: unknown };
+  private restored?: { tag: string | null; keys: GroupKey[]; versions: number[]; extras: unknown[]; runExtra: unknown };
   /** The heavy records of the persisted index restored at open (cold groups are read back from it). */
   private cold?: ColdFile;
 
@@ -462,15 +462,32 @@ export class RunIndex {
     // used once: what they fill is their owner's to keep or drop
     this.lightIn = undefined;
     this.lightUnpack = undefined;
-    const r = await readIndex(p.file, p.key, lightIn, lightUnpack);
+    // each head goes to the assembler as its record is read (never an array of every head)
+    const keys: GroupKey[] = [];
+    const versions: number[] = [];
+    const r = await readIndex(
+      p.file,
+      p.key,
+      {
+        expect: (groups) => this.asm.reserve(groups),
+        head: (h, counted) => {
+          this.asm.restoreGroup(h, counted);
+          keys.push(h.key);
+          versions.push(h.version);
+        },
+      },
+      lightIn,
+      lightUnpack,
+    );
     if (!r.ok) {
+      this.asm.reset();
       if (r.why !== 'none') {
         this.persisted = { state: 'rebuilt', trusted: 0, reread: 0, why: r.why };
         this.notice({ level: 'info', message: `${p.file}: saved index not used (${r.why}); the run is read from its logs and the index saved again`, file: p.file });
       }
       return;
     }
-    const { header, entries, extras, runExtra } = r.saved;
+    const { header, extras, runExtra } = r.saved;
     this.cold = r.saved.cold;
     const trusted = new Set<string>();
     const slice = new TimeSlice();
@@ -478,7 +495,7 @@ export class RunIndex {
       if (savedFileNow(f.identity) !== 'changed') trusted.add(f.identity.path);
       if (slice.due) await slice.next();
     }
-    for (const _ of this.asm.restore(header.asm, entries, r.saved.counted)) if (slice.due) await slice.next();
+    for (const _ of this.asm.restore(header.asm)) if (slice.due) await slice.next();
     const scratch = new Change();
     for (const [path] of header.asm.files) if (!trusted.has(path)) this.asm.dropFile(path, scratch);
     for (const f of header.files) {
@@ -492,7 +509,7 @@ export class RunIndex {
     for (const k of header.runOnce) this.runOnce.add(k);
     this.notLogsReported = this.notLogs.size;
     for (const n of header.notices) if (!n.file || trusted.has(n.file) || !header.files.some((f) => f.identity.path === n.file)) this.notice(n);
-    this.restored = { tag: header.extraTag, entries, extras, runExtra };
+    this.restored = { tag: header.extraTag, keys, versions, extras, runExtra };
     this.persisted = { state: 'restored', trusted: trusted.size, reread: header.files.length - trusted.size };
   }
 
@@ -765,10 +782,10 @@ export class RunIndex {
     this.restoredRun = { tag: r.tag, value: r.runExtra };
     const held = this.asm.entries;
     return (function* () {
-      for (let i = 0; i < r.entries.length; i++) {
-        const k = r.entries[i].key;
+      for (let i = 0; i < r.keys.length; i++) {
+        const k = r.keys[i];
         // a group changed since (a dropped file, the scan after) has another version
-        if (r.extras[i] !== undefined && held.versionOf(k) === r.entries[i].version) yield [k, r.extras[i]] as [GroupKey, unknown];
+        if (r.extras[i] !== undefined && held.versionOf(k) === r.versions[i]) yield [k, r.extras[i]] as [GroupKey, unknown];
       }
     })();
   }

@@ -376,3 +376,36 @@ test('a restored group that completes by idleness is saved complete: the next wi
     cleanStore();
   }
 });
+
+test('a saved index found corrupt past its first records (heads already restored) is rebuilt from the logs: nothing restored is kept', async () => {
+  const { dir, cleanup } = tempDir();
+  const { dir: store, cleanup: cleanStore } = tempDir('cl-index-store-');
+  const file = join(store, 'run.cli');
+  try {
+    // three records of heads (64 groups each at most), and a group still open
+    write(dir, 'a.jsonl', jsonl(Array.from({ length: 150 }, (_, i) => groupRec(1 + (i >> 4), `q${i}`, 3))));
+    const first = await open(dir, file);
+    const fresh = await content(first.idx);
+    await first.idx.save({ tag: 't', of: (e) => `extra ${e.key}` });
+    first.idx.close();
+    const good = readFileSync(file);
+    const tail = good.subarray(good.length - 44);
+    const tableAt = tail.readDoubleLE(0);
+    const table = deserialize(good.subarray(tableAt + 4, tableAt + tail.readUInt32LE(8))) as { spans: Float64Array };
+    assert.equal(table.spans.length, 4 * 3);
+    writeFileSync(file, flip(good, table.spans[4 * 2 + 2] + 10)); // the last light record
+    const r = await open(dir, file);
+    try {
+      assert.equal(r.idx.persisted.state, 'rebuilt');
+      assert.equal(r.idx.size, 150);
+      assert.ok(r.idx.groups().every((e) => !e.cold));
+      assert.deepEqual(await content(r.idx), fresh);
+      assert.deepEqual([...r.idx.restoredExtras('t')], []);
+    } finally {
+      r.idx.close();
+    }
+  } finally {
+    cleanup();
+    cleanStore();
+  }
+});

@@ -66,12 +66,8 @@ export interface IndexHeader {
 
 export interface SavedIndex {
   header: IndexHeader;
-  /** The groups' heads (cold: their roll-outs are read back from `cold`). */
-  entries: GroupEntry[];
-  /** Per-group data saved beside the groups, in its light form (same order); undefined where none. */
+  /** Per-group data saved beside the groups, in its light form (in the groups' order); undefined where none. */
   extras: unknown[];
-  /** The size each group was counted with by the assembler (same order; NaN: not counted). `header.asm.countedSize` is empty. */
-  counted: Float64Array;
   /** The run-level data saved with it. */
   runExtra: unknown;
   /** The heavy records, open until the index closes (`ColdFile.close`). */
@@ -414,12 +410,25 @@ const RECENT_CHUNKS = 16;
 export type ReadIndex = { ok: true; saved: SavedIndex } | { ok: false; why: string };
 
 /**
+ * Where `readIndex` puts each group's head (cold: its roll-outs are read back from `cold`), in
+ * order, as its record is checked and decoded, with the size the assembler counted it with (NaN:
+ * not counted; `header.asm.countedSize` is then empty). One head at a time, not an array of every
+ * head: a huge run's heads as objects all at once are the largest part of an open's heap. Whatever
+ * it kept is not to be trusted when the read fails.
+ */
+export interface HeadSink {
+  /** How many heads will come (called once, before the first). */
+  expect(groups: number): void;
+  head(head: GroupEntry, counted: number): void;
+}
+
+/**
  * Reads and checks a saved index's header, table and light records, in slices; the heavy records
  * stay on disk (`ColdFile`). `lightIn`: applied to each light extra as it is decoded (its result is
  * what `extras` holds). `unpack`: a record's packed light forms (`SaveSource.lightPack`) → what
  * `extras` holds for each of its groups; a record packed and no `unpack` given does not decode.
  */
-export async function readIndex(file: string, key: string, lightIn?: (x: unknown) => unknown, unpack?: (p: unknown) => unknown[]): Promise<ReadIndex> {
+export async function readIndex(file: string, key: string, sink: HeadSink, lightIn?: (x: unknown) => unknown, unpack?: (p: unknown) => unknown[]): Promise<ReadIndex> {
   let fh: FileHandle;
   try {
     fh = await open(file, 'r');
@@ -461,12 +470,12 @@ export async function readIndex(file: string, key: string, lightIn?: (x: unknown
     if (header?.format !== CACHE_FORMAT || header.key !== key) return { ok: false, why: 'written for another run or format' };
     const chunks = Math.ceil(header.groups / CHUNK);
     if (!(table.spans instanceof Float64Array) || table.spans.length !== 4 * chunks || !(table.hashes instanceof Uint8Array) || table.hashes.length !== 40 * chunks) return { ok: false, why: 'its table does not match its group count (corrupt)' };
-    const entries: GroupEntry[] = [];
+    let groups = 0;
     const extras: unknown[] = [];
+    sink.expect(header.groups);
     // the assembler's per-group state, back into its snapshot's shape
     const fileIndex = new Map(header.asm.files.map(([f], i) => [f, i]));
     const fileKeys: GroupKey[][] = header.asm.files.map(() => []);
-    const counted = new Float64Array(header.groups).fill(Number.NaN);
     // the light records are contiguous: read in large blocks, checked one by one
     const first = chunks ? table.spans[2] : tableAt;
     // One string per distinct value, not one per group (a decoded record makes a string of every
@@ -526,11 +535,11 @@ export async function readIndex(file: string, key: string, lightIn?: (x: unknown
           let x = xs[j]; // unpacked: already what its owner keeps
           if (!packed && x !== undefined && lightIn) x = lightIn(x);
           else if (!packed && x && typeof x === 'object') internAll(x as Record<string, unknown>, 2);
-          entries.push(h);
           extras.push(x);
           const a = l.a[j];
           const cs = typeof a === 'number' ? a : a ? a[0] : null;
-          if (cs !== null) counted[entries.length - 1] = cs;
+          groups++;
+          sink.head(h, cs ?? Number.NaN);
           const fk = Array.isArray(a) ? a[1] : [fileIndex.get(f)];
           for (const i of fk) {
             if (i === undefined || !fileKeys[i]) throw new Error('a group fed by a file not saved');
@@ -542,12 +551,12 @@ export async function readIndex(file: string, key: string, lightIn?: (x: unknown
       }
       if (slice.due) await slice.next();
     }
-    if (entries.length !== header.groups) return { ok: false, why: 'its group count does not match (corrupt)' };
+    if (groups !== header.groups) return { ok: false, why: 'its group count does not match (corrupt)' };
     header.asm.files = header.asm.files.map(([f, , maxStep], i) => [f, fileKeys[i], maxStep]);
     header.asm.countedSize = [];
     const cold = new ColdFile(file, fh, table, chunks);
     keep = true;
-    return { ok: true, saved: { header, entries, extras, counted, runExtra: table.runExtra, cold } };
+    return { ok: true, saved: { header, extras, runExtra: table.runExtra, cold } };
   } catch (err) {
     return { ok: false, why: `unreadable (${errnoCode(err) ?? errorMessage(err)})` };
   } finally {
