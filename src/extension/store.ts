@@ -243,6 +243,7 @@ export class RunStore {
       // the summaries saved with the index, for its groups restored unchanged (same settings)
       // (light: each health record stays on disk with its group, read back by `healthRecords`)
       const slice = new TimeSlice();
+      run.summaries.reserve(index.size);
       for (const [k, v] of index.restoredExtras(this.summaryTag())) {
         run.summaries.adopt(k, staged, v as number | QuestionSummary);
         if (slice.due) await slice.next();
@@ -318,10 +319,7 @@ export class RunStore {
   private async everySummary(run: RunEntry): Promise<boolean> {
     const slice = new TimeSlice();
     for (const keys of [...run.steps.values()]) {
-      for (const k of keys) {
-        const e = run.index?.head(k);
-        if (e?.complete && !run.summaries.has(k)) return false;
-      }
+      for (const k of keys) if (!run.summaries.has(k) && run.index?.head(k)?.complete) return false;
       if (slice.due) await slice.next();
     }
     return true;

@@ -105,7 +105,7 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
   }
 
   has(k: GroupKey): boolean {
-    return this.full.has(k) || this.rows.has(k);
+    return this.rows.has(k) || this.full.has(k); // light ones first: a restored run's are
   }
 
   get(k: GroupKey): QuestionSummary | undefined {
@@ -168,9 +168,13 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
   /** Takes a summary staged in `from` (`stage`'s result) as question k's. */
   adopt(k: GroupKey, from: QuestionSummaries, staged: number | QuestionSummary): this {
     if (typeof staged !== 'number') return this.set(k, staged);
-    this.delete(k);
-    const r = this.row();
-    this.rows.set(k, r);
+    // a held row is written over (one lookup: a restore adopts every question of a huge run)
+    let r = this.rows.get(k);
+    if (r === undefined) {
+      this.full.delete(k);
+      r = this.row();
+      this.rows.set(k, r);
+    }
     this.gate[r] = from.gate[staged];
     this.aurocU[r] = from.aurocU[staged];
     this.aurocPairs[r] = from.aurocPairs[staged];
@@ -185,6 +189,11 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
     this.flags[r] = from.flags[staged];
     this.rescued[r] = from.rescued[staged];
     return this;
+  }
+
+  /** Room for `rows` light summaries in all (a restore knows how many questions it brings: no doubling's slack). */
+  reserve(rows: number): void {
+    if (rows > this.cap) this.grow(rows);
   }
 
   private row(): number {

@@ -108,7 +108,7 @@ export class GroupAssembler {
   /** Groups held, in first-record order (a cold head as a row of columns: group-table.ts). */
   readonly entries = new GroupTable();
   /** The latest first record of the groups appended (a fresh read's order), and whether one came after a later one (`reorder`). */
-  private last?: RolloutSource;
+  private last?: { file: string; line: number };
   private disordered = false;
   /** One-shot: groups handed out for good → where their first record was. */
   private readonly released = new Map<GroupKey, string>();
@@ -481,16 +481,18 @@ export class GroupAssembler {
     return dropped;
   }
 
-  private before(a: RolloutSource, b: RolloutSource): boolean {
+  private before(a: Pick<RolloutSource, 'file' | 'line'>, b: Pick<RolloutSource, 'file' | 'line'>): boolean {
     const c = a.file === b.file ? 0 : (this.opts.order ?? ((x: string, y: string) => (x < y ? -1 : 1)))(a.file, b.file);
     return c < 0 || (c === 0 && a.line < b.line);
   }
 
   /** A new group, at the end (a Map's order); noted when a fresh read would put it before another. */
-  private append(e: GroupEntry): void {
-    if (this.last && this.before(e.firstSource, this.last)) this.disordered = true;
-    else this.last = e.firstSource;
-    this.entries.set(e.key, e);
+  private append(e: GroupEntry, reused = false): void {
+    const s = e.firstSource;
+    if (this.last && this.before(s, this.last)) this.disordered = true;
+    else this.last = { file: s.file, line: s.line };
+    if (reused) this.entries.put(e.key, e);
+    else this.entries.set(e.key, e);
   }
 
   /**
@@ -554,11 +556,11 @@ export class GroupAssembler {
   /**
    * A saved group put back into an empty assembler, in the saved order (before `restore`), with
    * the size it was counted with (NaN: not counted). It takes a new version: versions belong to a
-   * process, and a restored group is new to it.
+   * process, and a restored group is new to it. `e` may be reused by the caller (nothing of it is kept).
    */
   restoreGroup(e: GroupEntry, counted: number): void {
     e.version = nextVersion();
-    this.append(e);
+    this.append(e, true);
     // given beside the group (a pair per group is garbage at 10 M roll-outs); a cold head counted with its own size is not kept (`counted`)
     if (!Number.isNaN(counted) && !(e.cold && e.complete && counted === e.n)) this.countedSize.set(e.key, counted);
   }

@@ -44,6 +44,17 @@ function columnar(e: GroupEntry): boolean {
   return INT32(e.n) && INT32(s.line) && INT32(s.length) && (s.item === undefined || (INT32(s.item) && s.item >= 0)) && INT32(e.cold.chunk) && INT32(e.cold.confident);
 }
 
+/** A head as one literal of its own, an optional field absent where it is undefined. */
+function copyHead(e: GroupEntry): GroupEntry {
+  const s = e.firstSource;
+  const firstSource: GroupEntry['firstSource'] = { file: s.file, line: s.line, offset: s.offset, length: s.length };
+  if (s.item !== undefined) firstSource.item = s.item;
+  const h: GroupEntry = { ...e, firstSource };
+  for (const k of ['run', 'stream', 'framework', 'outcomeChecks', 'cold'] as const) if (h[k] === undefined) delete h[k];
+  if (e.cold) h.cold = { chunk: e.cold.chunk, confident: e.cold.confident };
+  return h;
+}
+
 export class GroupTable {
   /** A group in memory, or a cold head's row in the columns. */
   private readonly map = new Map<GroupKey, GroupEntry | number>();
@@ -60,6 +71,13 @@ export class GroupTable {
   private checks = new Map<number, OutcomeCheck[]>();
   private kinds: Kind[] = [];
   private kindIds = new Map<string, number>();
+
+  /**
+   * Counts `set`, `put`, `delete` and `clear`: a group's version changes only through one of them
+   * (a cold head is read back and `set` before it changes), so an unchanged count means unchanged
+   * versions.
+   */
+  writes = 0;
 
   get size(): number {
     return this.map.size;
@@ -81,8 +99,17 @@ export class GroupTable {
     return typeof v === 'number' ? this.version[v] : v?.version;
   }
 
+  /**
+   * `set`, where the caller reuses `e` after the call (a restore's heads, follow/heads.ts
+   * `eachHead`): kept as a row, or as a copy with only its own fields.
+   */
+  put(k: GroupKey, e: GroupEntry): this {
+    return this.set(k, columnar(e) ? e : copyHead(e));
+  }
+
   /** Kept in its place when the key is held (a Map's order), else appended. */
   set(k: GroupKey, e: GroupEntry): this {
+    this.writes++;
     const v = this.map.get(k);
     if (columnar(e)) {
       const row = typeof v === 'number' ? v : this.row();
@@ -96,12 +123,14 @@ export class GroupTable {
   }
 
   delete(k: GroupKey): boolean {
+    this.writes++;
     const v = this.map.get(k);
     if (typeof v === 'number') this.release(v);
     return this.map.delete(k);
   }
 
   clear(): void {
+    this.writes++;
     this.map.clear();
     this.free = [];
     this.used = 0;

@@ -193,7 +193,7 @@ export class RunIndex {
   bytesReadAtOpen = 0;
   /** Per-group data saved with the index, for the groups restored as they were (see `restoredExtras`). */
   /** The saved extras of the restored groups (`extras[i]` of `entries[i]`). */
-  private restored?: { tag: string | null; keys: GroupKey[]; versions: number[]; extras: unknown[]; runExtra: unknown };
+  private restored?: { tag: string | null; keys: GroupKey[]; versions: number[]; extras: unknown[]; runExtra: unknown; writes: number };
   /** The heavy records of the persisted index restored at open (cold groups are read back from it). */
   private cold?: ColdFile;
 
@@ -496,6 +496,7 @@ export class RunIndex {
       if (slice.due) await slice.next();
     }
     for (const _ of this.asm.restore(header.asm)) if (slice.due) await slice.next();
+    const writes = this.asm.entries.writes; // the groups as restored (`restoredExtras`)
     const scratch = new Change();
     for (const [path] of header.asm.files) if (!trusted.has(path)) this.asm.dropFile(path, scratch);
     for (const f of header.files) {
@@ -509,7 +510,7 @@ export class RunIndex {
     for (const k of header.runOnce) this.runOnce.add(k);
     this.notLogsReported = this.notLogs.size;
     for (const n of header.notices) if (!n.file || trusted.has(n.file) || !header.files.some((f) => f.identity.path === n.file)) this.notice(n);
-    this.restored = { tag: header.extraTag, keys, versions, extras, runExtra };
+    this.restored = { tag: header.extraTag, keys, versions, extras, runExtra, writes };
     this.persisted = { state: 'restored', trusted: trusted.size, reread: header.files.length - trusted.size };
   }
 
@@ -784,8 +785,9 @@ export class RunIndex {
     return (function* () {
       for (let i = 0; i < r.keys.length; i++) {
         const k = r.keys[i];
-        // a group changed since (a dropped file, the scan after) has another version
-        if (r.extras[i] !== undefined && held.versionOf(k) === r.versions[i]) yield [k, r.extras[i]] as [GroupKey, unknown];
+        // a group changed since (a dropped file, the scan after) has another version; none did
+        // while the table was not written to (no lookup per group then)
+        if (r.extras[i] !== undefined && (held.writes === r.writes || held.versionOf(k) === r.versions[i])) yield [k, r.extras[i]] as [GroupKey, unknown];
       }
     })();
   }

@@ -100,3 +100,22 @@ test('many rows: growing the columns keeps every head', () => {
   for (let i = 0; i < heads.length; i += 7) assert.deepEqual(t.get(heads[i].key), heads[i]);
   assert.deepEqual([...t.values()], heads);
 });
+
+test('put: the caller reuses its object — a row, or a copy with only its own fields, is kept', () => {
+  const t = new GroupTable();
+  const scratch = head('a', { run: undefined, stream: undefined, framework: undefined, outcomeChecks: undefined, firstSource: { file: 'f', line: 1, offset: 2, length: 3, item: undefined } });
+  const writes = t.writes;
+  t.put(scratch.key, scratch);
+  const a = t.get(scratch.key)!;
+  Object.assign(scratch, { key: JSON.stringify(['', 1, 'b']), questionId: 'b', complete: false, run: 'r' });
+  t.put(scratch.key, scratch); // incomplete: kept as an object, a copy
+  scratch.questionId = 'changed after';
+  assert.equal(t.writes, writes + 2);
+  assert.equal(t.get(a.key)!.questionId, 'a');
+  const b = t.get(JSON.stringify(['', 1, 'b']))!;
+  assert.notEqual(b, scratch);
+  assert.equal(b.questionId, 'b');
+  assert.equal(b.run, 'r');
+  assert.deepEqual(Object.keys(a).sort(), ['cold', 'complete', 'firstSource', 'format', 'groundTruth', 'key', 'n', 'origin', 'questionId', 'step', 'version']);
+  assert.ok(!('stream' in b) && !('item' in b.firstSource), 'no field that is undefined');
+});

@@ -47,8 +47,14 @@ export function packHeads(heads: Array<Omit<GroupEntry, 'version'>>): PackedHead
  */
 const num = (v: number): number => (v === (v | 0) ? v | 0 : v);
 
-/** The heads of record `chunk` from their columns (`intern`: one string per distinct value across records). Throws on columns that are not a record's. */
-export function unpackHeads(p: PackedHeads, chunk: number, intern: (s: string) => string): GroupEntry[] {
+/**
+ * The heads of record `chunk` from their columns, one by one to `f` (`intern`: one string per
+ * distinct value across records). One head object is reused for a record's complete heads (a
+ * restore keeps them as columns, group-table.ts, and a huge run's heads as objects are garbage by
+ * the megabyte): `f` reads it during the call and keeps nothing of it; an incomplete head is an
+ * object of its own. Throws on columns that are not a record's (before calling `f` on any).
+ */
+export function eachHead(p: PackedHeads, chunk: number, intern: (s: string) => string, f: (h: GroupEntry, j: number) => void): void {
   const { keys, strs, nums, checks } = p ?? ({} as PackedHeads);
   if (!Array.isArray(keys) || !Array.isArray(strs) || !(nums instanceof Float64Array) || nums.length !== HEAD_WIDTH * keys.length || !Array.isArray(checks)) throw new Error('heads that are not packed heads');
   const s = strs.map((x) => {
@@ -61,39 +67,70 @@ export function unpackHeads(p: PackedHeads, chunk: number, intern: (s: string) =
     if (v === undefined) throw new Error('a string outside the heads');
     return v;
   };
-  const out: GroupEntry[] = new Array(keys.length);
+  const checked = new Map<number, OutcomeCheck[]>();
+  for (const [j, c] of checks) {
+    if (!Number.isInteger(j) || j < 0 || j >= keys.length || !Array.isArray(c)) throw new Error('outcome checks outside the heads');
+    checked.set(j, c);
+  }
   for (let j = 0, at = 0; j < keys.length; j++, at += HEAD_WIDTH) {
-    const questionId = str(nums[at + 3]);
-    const origin = str(nums[at + 8]);
-    const format = str(nums[at + 9]);
-    const file = str(nums[at + 10]);
-    if (typeof keys[j] !== 'string' || questionId === undefined || origin === undefined || format === undefined || file === undefined) throw new Error('a head without its key, question, origin, format or file');
-    const firstSource: GroupEntry['firstSource'] = { file, line: num(nums[at + 11]), offset: num(nums[at + 12]), length: num(nums[at + 13]) };
-    if (!Number.isNaN(nums[at + 14])) firstSource.item = num(nums[at + 14]);
+    if (typeof keys[j] !== 'string' || str(nums[at + 3]) === undefined || str(nums[at + 8]) === undefined || str(nums[at + 9]) === undefined || str(nums[at + 10]) === undefined) throw new Error('a head without its key, question, origin, format or file');
+    str(nums[at + 4]);
+    str(nums[at + 5]);
+    str(nums[at + 6]);
+    str(nums[at + 7]);
+  }
+  // the reused head has every field, undefined where a head has none (no delete: that would make
+  // it a dictionary); a head kept as an object is built as one literal with only its own fields
+  const cold: { chunk: number; confident: number } = { chunk, confident: 0 };
+  const src: GroupEntry['firstSource'] = { file: '', line: 0, offset: 0, length: 0, item: undefined };
+  const scratch: GroupEntry = { key: '', step: 0, questionId: '', groundTruth: null, n: 0, origin: 'group', format: 'native', complete: true, version: 0, firstSource: src, cold, run: undefined, stream: undefined, framework: undefined, outcomeChecks: undefined };
+  for (let j = 0, at = 0; j < keys.length; j++, at += HEAD_WIDTH) {
+    const item = nums[at + 14];
+    const run = str(nums[at + 5]);
+    const stream = str(nums[at + 6]) as GroupEntry['stream'];
+    const framework = str(nums[at + 7]) as GroupEntry['framework'];
+    const c = checked.get(j);
+    if (nums[at + 2] === 1) {
+      src.file = str(nums[at + 10])!;
+      src.line = num(nums[at + 11]);
+      src.offset = num(nums[at + 12]);
+      src.length = num(nums[at + 13]);
+      src.item = Number.isNaN(item) ? undefined : num(item);
+      scratch.key = keys[j];
+      scratch.step = num(nums[at]);
+      scratch.questionId = str(nums[at + 3])!;
+      scratch.groundTruth = str(nums[at + 4]) ?? null;
+      scratch.n = num(nums[at + 1]);
+      scratch.origin = str(nums[at + 8]) as GroupEntry['origin'];
+      scratch.format = str(nums[at + 9]) as GroupEntry['format'];
+      scratch.version = 0;
+      cold.confident = num(nums[at + 15]);
+      scratch.run = run;
+      scratch.stream = stream;
+      scratch.framework = framework;
+      scratch.outcomeChecks = c;
+      f(scratch, j);
+      continue;
+    }
+    const firstSource: GroupEntry['firstSource'] = { file: str(nums[at + 10])!, line: num(nums[at + 11]), offset: num(nums[at + 12]), length: num(nums[at + 13]) };
+    if (!Number.isNaN(item)) firstSource.item = num(item);
     const h: GroupEntry = {
       key: keys[j],
       step: num(nums[at]),
-      questionId,
+      questionId: str(nums[at + 3])!,
       groundTruth: str(nums[at + 4]) ?? null,
       n: num(nums[at + 1]),
-      origin: origin as GroupEntry['origin'],
-      format: format as GroupEntry['format'],
-      complete: nums[at + 2] === 1,
+      origin: str(nums[at + 8]) as GroupEntry['origin'],
+      format: str(nums[at + 9]) as GroupEntry['format'],
+      complete: false,
       version: 0,
       firstSource,
       cold: coldRef(chunk, num(nums[at + 15])),
     };
-    const run = str(nums[at + 5]);
-    const stream = str(nums[at + 6]);
-    const framework = str(nums[at + 7]);
     if (run !== undefined) h.run = run;
-    if (stream !== undefined) h.stream = stream as GroupEntry['stream'];
-    if (framework !== undefined) h.framework = framework as GroupEntry['framework'];
-    out[j] = h;
+    if (stream !== undefined) h.stream = stream;
+    if (framework !== undefined) h.framework = framework;
+    if (c) h.outcomeChecks = c;
+    f(h, j);
   }
-  for (const [j, c] of checks) {
-    if (!out[j] || !Array.isArray(c)) throw new Error('outcome checks outside the heads');
-    out[j].outcomeChecks = c;
-  }
-  return out;
 }

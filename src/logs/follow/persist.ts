@@ -32,7 +32,7 @@ import { CACHE_FORMAT } from '../cache/run-cache.js';
 import { fileIdentity, sameIdentity, type FileIdentity } from '../cache/identity.js';
 import type { AssemblerState } from '../assemble.js';
 import { coldRef, confidentCount, type GroupEntry } from '../entries.js';
-import { packHeads, unpackHeads, type PackedHeads } from './heads.js';
+import { eachHead, packHeads, type PackedHeads } from './heads.js';
 import type { ParserState } from '../parse.js';
 import type { GroupKey, Notice } from '../types.js';
 import type { FileState } from './files.js';
@@ -413,8 +413,9 @@ export type ReadIndex = { ok: true; saved: SavedIndex } | { ok: false; why: stri
  * Where `readIndex` puts each group's head (cold: its roll-outs are read back from `cold`), in
  * order, as its record is checked and decoded, with the size the assembler counted it with (NaN:
  * not counted; `header.asm.countedSize` is then empty). One head at a time, not an array of every
- * head: a huge run's heads as objects all at once are the largest part of an open's heap. Whatever
- * it kept is not to be trusted when the read fails.
+ * head: a huge run's heads as objects all at once are the largest part of an open's heap; and the
+ * head object may be reused for the next one (heads.ts `eachHead`): the sink copies what it keeps.
+ * Whatever it kept is not to be trusted when the read fails.
  */
 export interface HeadSink {
   /** How many heads will come (called once, before the first). */
@@ -520,17 +521,12 @@ export async function readIndex(file: string, key: string, sink: HeadSink, light
       if (!sha(b).equals(table.hashes.subarray(20 * (chunks + c), 20 * (chunks + c) + 20))) return { ok: false, why: 'its records do not match their checksum (corrupt)' };
       try {
         const l = deserialize(b.subarray(4)) as LightChunk;
-        const heads = l.hp ? unpackHeads(l.hp, c, intern) : (l.h as GroupEntry[]);
+        const count = l.hp ? (Array.isArray(l.hp.keys) ? l.hp.keys.length : -1) : Array.isArray(l.h) ? l.h.length : -1;
         const packed = l.p !== undefined;
         const xs = packed ? unpack?.(l.p) : l.x;
-        if (!Array.isArray(heads) || !Array.isArray(xs) || xs.length !== heads.length || !Array.isArray(l.a) || l.a.length !== heads.length) throw new Error('light forms that do not match the heads');
-        for (let j = 0; j < heads.length; j++) {
-          const h = heads[j];
-          if (!l.hp) {
-            if (h.cold?.chunk !== c) throw new Error('a head outside its record');
-            h.version = 0;
-            internHead(h);
-          }
+        if (count < 0 || !Array.isArray(xs) || xs.length !== count || !Array.isArray(l.a) || l.a.length !== count) throw new Error('light forms that do not match the heads');
+        // `h` may be an object reused for the next head (eachHead): read now, nothing of it kept
+        const each = (h: GroupEntry, j: number): void => {
           const f = h.firstSource.file;
           let x = xs[j]; // unpacked: already what its owner keeps
           if (!packed && x !== undefined && lightIn) x = lightIn(x);
@@ -545,7 +541,15 @@ export async function readIndex(file: string, key: string, sink: HeadSink, light
             if (i === undefined || !fileKeys[i]) throw new Error('a group fed by a file not saved');
             fileKeys[i].push(h.key);
           }
-        }
+        };
+        if (l.hp) eachHead(l.hp, c, intern, each);
+        else
+          (l.h as GroupEntry[]).forEach((h, j) => {
+            if (h?.cold?.chunk !== c) throw new Error('a head outside its record');
+            h.version = 0;
+            internHead(h);
+            each(h, j);
+          });
       } catch {
         return { ok: false, why: 'a record does not decode (corrupt)' };
       }
