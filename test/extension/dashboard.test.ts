@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { RunStore } from '../../src/extension/store';
 import { storeSource } from '../../src/extension/rescore';
 import { WhatIfEngine } from '../../src/extension/whatif/engine';
-import { dashboardModel } from '../../src/extension/dashboard/model';
+import { dashboardModel, dashboardRecords } from '../../src/extension/dashboard/model';
 import { defaultParams } from '../../src/extension/params';
 import { buildReport, renderTable } from '../../src/cli/report';
 import { accuracyOf, countAccuracy, emptyAccuracy, formatAccuracy, OPERATOR_IDS } from '../../src/engine';
@@ -149,4 +149,22 @@ test('operator colours: every pair is far apart in both default themes, and no t
     }
   }
   assert.equal(new Set(ops.map((o) => OPERATOR_STYLES[o].pointStyle)).size, ops.length);
+});
+
+test("the panel's run health, analysed on a what-if worker, is the model's own analysis", async () => {
+  const dir = writeRun();
+  const engine = new WhatIfEngine({ workers: 1, script: join(import.meta.dirname, 'whatif-worker.mjs') });
+  cleanup.push(() => engine.dispose());
+  let analysed = 0;
+  const store = new RunStore({ configuredOperator: () => 'core', params: defaultParams, follow: false, analyse: (rs) => (analysed++, engine.analyse(rs)) });
+  cleanup.push(() => store.dispose());
+  const run = store.add(dir, 'opened');
+  await store.idle();
+  const data = await engine.dashboard(storeSource(store, run), defaultParams(), 'core');
+  const records = dashboardRecords(data);
+  assert.ok(records.length > 0);
+  const before = analysed;
+  const offHost = dashboardModel(data, await store.analyseHealth(records));
+  assert.equal(analysed, before + 1, 'analysed by the worker');
+  assert.deepEqual(offHost, dashboardModel(data));
 });

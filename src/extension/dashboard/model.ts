@@ -5,7 +5,7 @@ import { OPERATOR_IDS, type OperatorId } from '../../engine';
 import { agreementRates } from '../../engine';
 import { accuracyOf, countAccuracy, emptyAccuracy, type AccuracyCount } from '../../engine';
 import type { DashboardData } from '../whatif/engine';
-import { analyseRun, labelFreeCopies } from '../../engine';
+import { analyseRun, labelFreeCopies, type GroupHealth, type RunHealth } from '../../engine';
 import type { DashModel, DashRecoveryPoint, DashStep } from '../../protocol/dashboard';
 
 // The model's shape is the dashboard protocol's: the host builds exactly what the webview draws.
@@ -16,7 +16,17 @@ export type DashboardModel = DashModel;
 /** Keeps the first `max` contested points (the plot stays legible; the count is reported). */
 export const MAX_RECOVERY_POINTS = 5000;
 
-export function dashboardModel(d: DashboardData): DashboardModel {
+/** The health records of the dashboard's rows (what `health` is analysed from). */
+export function dashboardRecords(d: DashboardData): GroupHealth[] {
+  return d.rows.flatMap((r) => (r.health ? [r.health] : []));
+}
+
+/**
+ * `health`: the run's health analysed from `dashboardRecords(d)` — the panel has it analysed on a
+ * what-if worker (`RunStore.analyseHealth`: permutation tests over every question, seconds on a
+ * huge run, never on the host's thread); here by default (tests, the CLI's model).
+ */
+export function dashboardModel(d: DashboardData, health: RunHealth = analyseRun(labelFreeCopies(dashboardRecords(d)))): DashboardModel {
   const steps = new Map<number, DashboardStep & { gateSum: number; ratioSum: number; correct: Partial<Record<OperatorId, AccuracyCount>> }>();
   const regimes: Record<string, number> = {};
   const recovery: RecoveryPoint[] = [];
@@ -104,6 +114,6 @@ export function dashboardModel(d: DashboardData): DashboardModel {
     withTruth: out.reduce((t, s) => t + s.withTruth, 0),
     ms: d.ms,
     // Run health (docs/health.md): the same analysis as `consensus-lens health` and the status bar.
-    health: analyseRun(labelFreeCopies(d.rows.flatMap((r) => (r.health ? [r.health] : [])))),
+    health,
   };
 }

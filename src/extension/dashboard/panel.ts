@@ -11,7 +11,7 @@ import { makeNonce, panelHtml } from '../html';
 import type { RunStore } from '../store';
 import { storeSource } from '../rescore';
 import type { WhatIfController } from '../whatif';
-import { dashboardModel } from './model';
+import { dashboardModel, dashboardRecords } from './model';
 import { errorMessage } from '../../util/errors';
 import { LatestJob } from '../util/latest-job';
 
@@ -147,7 +147,9 @@ export class DashboardPanel implements vscode.Disposable {
         cancelled: () => this.runId !== runId || this.disposed,
       });
       if (data.cancelled || this.runId !== runId) return;
-      this.model = dashboardModel(data);
+      const health = await this.host.store.analyseHealth(dashboardRecords(data));
+      if (this.runId !== runId || this.disposed) return;
+      this.model = dashboardModel(data, health);
       this.post({ type: 'model', model: this.model, live: !!run.index && run.index.mode !== 'static' });
       this.host.log(
         `dashboard of ${run.label}: ${data.rows.length} groups in ${data.ms.toFixed(0)} ms${data.failed.length ? `; ${data.failed.length} could not be scored (e.g. step ${data.failed[0].step}, ${data.failed[0].questionId}: ${data.failed[0].message})` : ''}`,
