@@ -191,8 +191,11 @@ export class RunIndex {
   persisted: PersistedOpen = { state: 'none', trusted: 0, reread: 0 };
   /** Log bytes read by the initial read (0: everything came from a persisted index). */
   bytesReadAtOpen = 0;
-  /** Per-group data saved with the index, for the groups restored as they were (see `restoredExtras`). */
-  /** The saved extras of the restored groups (`extras[i]` of `entries[i]`). */
+  /**
+   * Per-group data saved with the index, for the groups restored as they were (`restoredExtras`):
+   * `extras[i]` of the group `keys[i]` restored with `versions[i]`; `writes`: the assembler's table
+   * as restored (no version changed while it is the same).
+   */
   private restored?: { tag: string | null; keys: GroupKey[]; versions: number[]; extras: unknown[]; runExtra: unknown; writes: number };
   /** The heavy records of the persisted index restored at open (cold groups are read back from it). */
   private cold?: ColdFile;
