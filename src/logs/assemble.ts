@@ -1,3 +1,7 @@
+// Long file: one set of rules (identity, versions, completion, duplicates, late roll-outs, streams,
+// sizes, a saved state put back), each reading the state the others keep; split, they would share
+// every map.
+//
 // The group assembler: the one place where parsed records become groups, for every reader (the
 // one-shot `readRun` of score/sweep/report/health, and the followed `RunIndex` of the extension and
 // `watch`). It owns a group's identity (key: run, step, question_id), its version (entries.ts) and
