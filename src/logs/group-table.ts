@@ -44,15 +44,19 @@ function columnar(e: GroupEntry): boolean {
   return INT32(e.n) && INT32(s.line) && INT32(s.length) && (s.item === undefined || (INT32(s.item) && s.item >= 0)) && INT32(e.cold.chunk) && INT32(e.cold.confident);
 }
 
-/** A head as one literal of its own, an optional field absent where it is undefined. */
+/**
+ * A head as an object of its own, field by field (not spread and then deleted from: a delete
+ * makes a dictionary), a field absent where it is undefined; its first record and ColdRef copied.
+ */
 function copyHead(e: GroupEntry): GroupEntry {
+  const h: Record<string, unknown> = {};
+  for (const k in e) if (e[k as keyof GroupEntry] !== undefined) h[k] = e[k as keyof GroupEntry];
   const s = e.firstSource;
   const firstSource: GroupEntry['firstSource'] = { file: s.file, line: s.line, offset: s.offset, length: s.length };
   if (s.item !== undefined) firstSource.item = s.item;
-  const h: GroupEntry = { ...e, firstSource };
-  for (const k of ['run', 'stream', 'framework', 'outcomeChecks', 'cold'] as const) if (h[k] === undefined) delete h[k];
+  h.firstSource = firstSource;
   if (e.cold) h.cold = { chunk: e.cold.chunk, confident: e.cold.confident };
-  return h;
+  return h as unknown as GroupEntry;
 }
 
 export class GroupTable {

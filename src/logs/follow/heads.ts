@@ -52,7 +52,8 @@ const num = (v: number): number => (v === (v | 0) ? v | 0 : v);
  * distinct value across records). One head object is reused for a record's complete heads (a
  * restore keeps them as columns, group-table.ts, and a huge run's heads as objects are garbage by
  * the megabyte): `f` reads it during the call and keeps nothing of it; an incomplete head is an
- * object of its own. Throws on columns that are not a record's (before calling `f` on any).
+ * object of its own. Throws on columns that are not a record's (the caller then distrusts
+ * whatever `f` was given).
  */
 export function eachHead(p: PackedHeads, chunk: number, intern: (s: string) => string, f: (h: GroupEntry, j: number) => void): void {
   const { keys, strs, nums, checks } = p ?? ({} as PackedHeads);
@@ -72,37 +73,36 @@ export function eachHead(p: PackedHeads, chunk: number, intern: (s: string) => s
     if (!Number.isInteger(j) || j < 0 || j >= keys.length || !Array.isArray(c)) throw new Error('outcome checks outside the heads');
     checked.set(j, c);
   }
-  for (let j = 0, at = 0; j < keys.length; j++, at += HEAD_WIDTH) {
-    if (typeof keys[j] !== 'string' || str(nums[at + 3]) === undefined || str(nums[at + 8]) === undefined || str(nums[at + 9]) === undefined || str(nums[at + 10]) === undefined) throw new Error('a head without its key, question, origin, format or file');
-    str(nums[at + 4]);
-    str(nums[at + 5]);
-    str(nums[at + 6]);
-    str(nums[at + 7]);
-  }
   // the reused head has every field, undefined where a head has none (no delete: that would make
   // it a dictionary); a head kept as an object is built as one literal with only its own fields
   const cold: { chunk: number; confident: number } = { chunk, confident: 0 };
   const src: GroupEntry['firstSource'] = { file: '', line: 0, offset: 0, length: 0, item: undefined };
   const scratch: GroupEntry = { key: '', step: 0, questionId: '', groundTruth: null, n: 0, origin: 'group', format: 'native', complete: true, version: 0, firstSource: src, cold, run: undefined, stream: undefined, framework: undefined, outcomeChecks: undefined };
   for (let j = 0, at = 0; j < keys.length; j++, at += HEAD_WIDTH) {
+    const key = keys[j];
+    const questionId = str(nums[at + 3]);
+    const origin = str(nums[at + 8]) as GroupEntry['origin'] | undefined;
+    const format = str(nums[at + 9]) as GroupEntry['format'] | undefined;
+    const file = str(nums[at + 10]);
+    if (typeof key !== 'string' || questionId === undefined || origin === undefined || format === undefined || file === undefined) throw new Error('a head without its key, question, origin, format or file');
     const item = nums[at + 14];
     const run = str(nums[at + 5]);
     const stream = str(nums[at + 6]) as GroupEntry['stream'];
     const framework = str(nums[at + 7]) as GroupEntry['framework'];
     const c = checked.get(j);
     if (nums[at + 2] === 1) {
-      src.file = str(nums[at + 10])!;
+      src.file = file;
       src.line = num(nums[at + 11]);
       src.offset = num(nums[at + 12]);
       src.length = num(nums[at + 13]);
       src.item = Number.isNaN(item) ? undefined : num(item);
-      scratch.key = keys[j];
+      scratch.key = key;
       scratch.step = num(nums[at]);
-      scratch.questionId = str(nums[at + 3])!;
+      scratch.questionId = questionId;
       scratch.groundTruth = str(nums[at + 4]) ?? null;
       scratch.n = num(nums[at + 1]);
-      scratch.origin = str(nums[at + 8]) as GroupEntry['origin'];
-      scratch.format = str(nums[at + 9]) as GroupEntry['format'];
+      scratch.origin = origin;
+      scratch.format = format;
       scratch.version = 0;
       cold.confident = num(nums[at + 15]);
       scratch.run = run;
@@ -112,16 +112,16 @@ export function eachHead(p: PackedHeads, chunk: number, intern: (s: string) => s
       f(scratch, j);
       continue;
     }
-    const firstSource: GroupEntry['firstSource'] = { file: str(nums[at + 10])!, line: num(nums[at + 11]), offset: num(nums[at + 12]), length: num(nums[at + 13]) };
+    const firstSource: GroupEntry['firstSource'] = { file, line: num(nums[at + 11]), offset: num(nums[at + 12]), length: num(nums[at + 13]) };
     if (!Number.isNaN(item)) firstSource.item = num(item);
     const h: GroupEntry = {
-      key: keys[j],
+      key,
       step: num(nums[at]),
-      questionId: str(nums[at + 3])!,
+      questionId,
       groundTruth: str(nums[at + 4]) ?? null,
       n: num(nums[at + 1]),
-      origin: str(nums[at + 8]) as GroupEntry['origin'],
-      format: str(nums[at + 9]) as GroupEntry['format'],
+      origin,
+      format,
       complete: false,
       version: 0,
       firstSource,
