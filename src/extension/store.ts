@@ -98,8 +98,8 @@ export interface StoreOptions {
 /** Groups the background scoring has being prepared ahead of the one it scores (one per worker thread, and one more). */
 const PREPARE_AHEAD = 3;
 
-/** How many prepared groups (features, previews; no texts) a run keeps. */
-export const PREPARED_CACHE = 2000;
+/** How many prepared groups (features, similarities, previews; no texts: ~40 KB each) a run keeps, the most recently used. */
+export const PREPARED_CACHE = 500;
 
 export const questionKeyString = (step: number, questionId: string): string => `${step}\u0000${questionId}`;
 
@@ -512,17 +512,24 @@ export class RunStore {
     const run = this.runs.get(key.runId);
     const k = run && this.groupKey(run, key.step, key.questionId);
     if (!run || !k) return undefined;
-    return this.prepare(run, k);
+    return (await this.prepare(run, k, true))?.group;
   }
 
-  private async prepare(run: RunEntry, k: GroupKey): Promise<StoredGroup | undefined> {
+  /**
+   * `keep`: into the run's cache of recently used groups. The background scoring does not keep
+   * what it prepares: a first open scores every question once, and each prepared group is ~40 KB
+   * (features, similarities, previews), so keeping them would fill the cache with groups nobody
+   * looked at, and push out the ones the views use.
+   */
+  private async prepare(run: RunEntry, k: GroupKey, keep: boolean): Promise<{ version: number; group: StoredGroup } | undefined> {
     const h = run.index?.head(k);
     if (!h) return undefined;
     const c = run.prepared.get(k);
     if (c && c.version === h.version) {
+      if (!keep) return c;
       run.prepared.delete(k);
       run.prepared.set(k, c);
-      return c.group;
+      return c;
     }
     let group: StoredGroup;
     let e: GroupEntry;
@@ -548,11 +555,13 @@ export class RunStore {
       return undefined;
     }
     run.unprepared.delete(k);
+    const done = { version: e.version, group };
+    if (!keep) return done;
     run.prepared.delete(k);
-    run.prepared.set(k, { version: e.version, group });
+    run.prepared.set(k, done);
     // Bounded: a long run keeps the most recently used groups' features only (Map order = LRU).
     while (run.prepared.size > PREPARED_CACHE) run.prepared.delete(run.prepared.keys().next().value as GroupKey);
-    return group;
+    return done;
   }
 
   /** A run's health from its records (docs/health.md), off the host thread when the store was given a way. */
@@ -641,7 +650,7 @@ export class RunStore {
           const e = run.index?.head(k);
           return !!e && e.complete && run.unprepared.get(k) !== e.version && (!run.summaries.has(k) || (mark > 0 && !!e.outcomeChecks?.length));
         };
-        const ahead = new Map<GroupKey, Promise<StoredGroup | undefined>>();
+        const ahead = new Map<GroupKey, Promise<{ version: number; group: StoredGroup } | undefined>>();
         let next = 0;
         const prefetch = (from: number) => {
           next = Math.max(next, from);
@@ -650,7 +659,7 @@ export class RunStore {
           const stop = Math.min(order.length, next + 2048);
           while (ahead.size < PREPARE_AHEAD && next < stop) {
             const k = order[next++];
-            if (needs(k) && !ahead.has(k)) ahead.set(k, this.prepare(run, k));
+            if (needs(k) && !ahead.has(k)) ahead.set(k, this.prepare(run, k, false));
           }
         };
         for (let i = 0; i < order.length; i++) {
@@ -669,12 +678,13 @@ export class RunStore {
               continue;
             }
             prefetch(i + 1);
-            const g = await (ahead.get(k) ?? this.prepare(run, k));
+            const p = await (ahead.get(k) ?? this.prepare(run, k, false));
             ahead.delete(k);
             prefetch(i + 1);
-            // prepared for the group as it is now (a change meanwhile drops it, and scores it again)
-            const held = run.prepared.get(k);
-            if (!g || held?.group !== g || held.version !== run.index.head(k)?.version) continue;
+            // prepared for the group as it is now (a change meanwhile gives it a new version: it is
+            // scored again on the next pass, from its new roll-outs)
+            if (!p || p.version !== run.index.head(k)?.version) continue;
+            const g = p.group;
             try {
               run.summaries.set(k, summarize(g, score(g, this.opts.params(), this.opts.configuredOperator(), ctx, summaryOperators(this.opts.configuredOperator()))));
               changed = true;
