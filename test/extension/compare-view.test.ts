@@ -9,6 +9,9 @@ import { pairSide, runViewModel, sideOf } from '../../src/extension/compare/mode
 import { parseCompareMessage } from '../../src/protocol/compare';
 import { buildView, storeGroup } from '../../src/extension/scoring';
 import { defaultParams } from '../../src/extension/params';
+import { join } from 'node:path';
+import { WhatIfEngine } from '../../src/extension/whatif/engine';
+import type { GroupHealth } from '../../src/engine';
 
 async function groups(path: string): Promise<Group[]> {
   const out: Group[] = [];
@@ -40,6 +43,42 @@ test('run view model: one run (a log file opened as a run) has no comparison', a
   assert.deepEqual(m.disagreements, []);
   assert.equal(m.runs[0].operator, 'core');
   assert.deepEqual(m.runs[0].labelAccuracy, { correct: 4, over: 5, value: 0.8 });
+});
+
+async function records(path: string, op: 'majority' | 'core'): Promise<GroupHealth[]> {
+  const ctx = createRunContext();
+  return (await groups(path)).map((g) => healthOf(g, { params: {}, configuredOperator: op }, ctx));
+}
+
+test('run view model on a worker thread: the same model as built here, records sent in parts', async () => {
+  const a = await records('test/fixtures/compare/run-a', 'majority');
+  const b0 = await records('test/fixtures/compare/run-b', 'core');
+  // past one part (500 records): the same questions again under new ids
+  const b = [...b0, ...Array.from({ length: 130 }, (_, i) => b0.map((h) => ({ ...h, questionId: `${h.questionId}-${i}` }))).flat()];
+  assert.ok(b.length > 500);
+  const engine = new WhatIfEngine({ workers: 1, script: join(import.meta.dirname, 'whatif-worker.mjs') });
+  try {
+    const local: string[] = [];
+    const expected = runViewModel([sideOf('a', 'majority', a, (m) => local.push(m)), sideOf('b', 'core', b, (m) => local.push(m))], ['ra', 'rb']);
+    const got = await engine.runView(
+      [
+        { name: 'a', operator: 'majority', records: a },
+        { name: 'b', operator: 'core', records: b },
+      ],
+      ['ra', 'rb'],
+    );
+    assert.deepEqual(got.model, expected);
+    assert.deepEqual(got.warnings, local);
+    assert.equal(got.model.runs[1].operator, 'core');
+    assert.ok(got.model.shared!.questions > 0 && got.model.disagreementsTotal > 0);
+    // one run, and a run with no records
+    const one = await engine.runView([{ name: 'a', operator: 'majority', records: a }], ['ra']);
+    assert.deepEqual(one.model, runViewModel([sideOf('a', 'majority', a, () => {})], ['ra']));
+    const none = await engine.runView([{ name: 'e', operator: 'core', records: [] }], ['re']);
+    assert.deepEqual(none.model, runViewModel([sideOf('e', 'core', [], () => {})], ['re']));
+  } finally {
+    engine.dispose();
+  }
 });
 
 test('pairSide: the operator\u2019s label class marked, the truth class marked', async () => {

@@ -16,7 +16,7 @@ import type { RunStore } from '../store';
 import { storeSource } from '../rescore';
 import { buildView } from '../scoring';
 import type { WhatIfController } from '../whatif';
-import { pairSide, runViewModel, sideOf } from './model';
+import { pairSide } from './model';
 import type { QuestionKey } from '../../protocol/messages';
 
 export const COMPARE_VIEW_TYPE = 'consensusLens.compare';
@@ -124,19 +124,16 @@ export class RunView implements vscode.Disposable {
         if (!run) throw new Error(`the run ${s.runId} is no longer open`);
         const data = await this.deps.whatIf.engine.dashboard(storeSource(this.deps.store, run), this.deps.configuredParams(), s.operator, { cancelled: () => this.disposed || this.sides !== sides });
         if (data.cancelled || this.sides !== sides) return;
-        out.push(
-          sideOf(
-            run.label,
-            s.operator,
-            data.rows.flatMap((r) => (r.health ? [r.health] : [])),
-            (m) => this.deps.log(m),
-          ),
-        );
+        out.push({ name: run.label, operator: s.operator, records: data.rows.flatMap((r) => (r.health ? [r.health] : [])) });
       }
-      this.model = runViewModel(
+      // analysed and compared on a worker thread: seconds of permutation tests on a long run
+      const view = await this.deps.whatIf.engine.runView(
         out,
         sides.map((s) => s.runId),
       );
+      if (this.disposed || this.sides !== sides) return;
+      for (const m of view.warnings) this.deps.log(m);
+      this.model = view.model;
       this.post({ type: 'model', model: this.model });
       this.panel.title = this.title();
     } catch (e) {

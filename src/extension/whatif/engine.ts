@@ -19,6 +19,7 @@ import { type Group, type OperatorId, type PreparedGroup, type SensitivityInterv
 import type { GroupEntry } from '../../logs';
 import { WhatIfShard, type DashboardRow, type FailedItem, type Setting, type ShardReply, type ShardRequest, type SweepCell, type WhatIfItem } from './shard';
 import { changedParams } from '../params';
+import type { RunViewModel } from '../../protocol/compare';
 
 /** One group of a run as the engine needs it: identity, version (src/logs/entries.ts), and how to load it when a worker lacks it. */
 export interface RunItem {
@@ -431,6 +432,35 @@ export class WhatIfEngine {
       }
       await new Promise((res) => setImmediate(res));
     }
+  }
+
+  /**
+   * The run view's model (compare/model.ts: each side's health analysed — permutation tests —, the
+   * two runs compared) built on a worker thread, for the same reason as `analyse`; the records go
+   * over in parts. `warnings`: what the model's reading of the records noticed (trainingRecords).
+   */
+  async runView(sides: { name: string; operator: OperatorId; records: readonly GroupHealth[] }[], runIds: string[]): Promise<{ model: RunViewModel; warnings: string[] }> {
+    const slot = this.slots[0];
+    const id = ++this.analyses;
+    const PART = 500;
+    const heads = sides.map((s) => ({ name: s.name, operator: s.operator }));
+    // at least one request per side (an empty side still needs its place), the last one builds
+    const parts: { side: number; from: number }[] = [];
+    sides.forEach((s, side) => {
+      for (let from = 0; from === 0 || from < s.records.length; from += PART) parts.push({ side, from });
+    });
+    for (let i = 0; i < parts.length; i++) {
+      const { side, from } = parts[i];
+      const last = i === parts.length - 1;
+      const r = await this.send(slot, { kind: 'runView', id, sides: heads, runIds, side, part: sides[side].records.slice(from, from + PART), last });
+      if (r.kind !== 'runView') throw new Error('unexpected reply');
+      if (last) {
+        if (!r.model) throw new Error('the run view gave nothing');
+        return { model: r.model, warnings: r.warnings };
+      }
+      await new Promise((res) => setImmediate(res));
+    }
+    throw new Error('a run view of no runs');
   }
 
   /** Frees a run's features in every shard (the run was closed). */

@@ -12,6 +12,8 @@
 //
 // Order: the host sends each question's groups to the same shard in step order, so MS-TTRL's
 // outcome cache (one RunContext per job and setting) sees them as the training did.
+import { runViewModel, sideOf } from '../compare/model';
+import type { RunViewModel } from '../../protocol/compare';
 import { OPERATOR_IDS, fnv1a, answersEqual, operatorSpec, resolveParams, type Params, createRunContext, prepareGroup, scoreGroup, type Group, type OperatorId, type OperatorResult, type PreparedGroup, type RunContext, addAgreement, addGroup, diffGroup, emptyAgreement, emptyComparison, type AgreementMatrix, type ComparisonStats, type GroupDiff, type LabelRow, sensitivity, type SensitivityInterval, groupHealth, rolloutWhatIf, type GroupHealth, analyseRun, labelFreeCopies, type RunHealth } from '../../engine';
 import { errorMessage } from '../../util/errors';
 import { entryToGroup, readRolloutText, rolloutsOf, type GroupEntry } from '../../logs';
@@ -86,7 +88,12 @@ export type ShardRequest =
   | { kind: 'end'; job: number }
   | { kind: 'forget'; prefix?: string }
   /** A run's health records, in parts (each part a short structured clone on the host); the last part analyses them. */
-  | { kind: 'analyse'; id: number; part: GroupHealth[]; last: boolean };
+  | { kind: 'analyse'; id: number; part: GroupHealth[]; last: boolean }
+  /**
+   * The run view's model (compare/model.ts) from each side's health records, sent in parts like
+   * 'analyse' (`side`: whose records `part` holds); the last part builds the model.
+   */
+  | { kind: 'runView'; id: number; sides: { name: string; operator: OperatorId }[]; runIds: string[]; side: number; part: GroupHealth[]; last: boolean };
 
 export type ShardReply =
   | { kind: 'rescore'; diffs: GroupDiff[]; stats: ComparisonStats; missing: string[]; failed: FailedItem[] }
@@ -95,6 +102,7 @@ export type ShardReply =
   | { kind: 'sensitivity'; kappa: SensitivityInterval; tau: SensitivityInterval }
   | { kind: 'prepare'; prepared: PreparedGroup; previews: string[] }
   | { kind: 'analysed'; health: RunHealth | null }
+  | { kind: 'runView'; model: RunViewModel | null; warnings: string[] }
   | { kind: 'ok'; cached: number };
 
 interface Cached {
@@ -124,6 +132,8 @@ export class WhatIfShard {
   private readonly contexts = new Map<number, RunContext[]>();
   /** Health records received so far per analysis ('analyse' requests). */
   private readonly analysing = new Map<number, GroupHealth[]>();
+  /** Each side's health records received so far per run view ('runView' requests). */
+  private readonly viewing = new Map<number, GroupHealth[][]>();
 
   get size(): number {
     return this.cache.size;
@@ -151,6 +161,18 @@ export class WhatIfShard {
         if (!req.last) return { kind: 'analysed', health: null };
         this.analysing.delete(req.id);
         return { kind: 'analysed', health: analyseRun(labelFreeCopies(rs)) };
+      }
+      case 'runView': {
+        let per = this.viewing.get(req.id);
+        if (!per) this.viewing.set(req.id, (per = req.sides.map(() => [])));
+        const into = per[req.side];
+        if (!into) throw new Error(`no side ${req.side} in the run view`);
+        for (const h of req.part) into.push(h);
+        if (!req.last) return { kind: 'runView', model: null, warnings: [] };
+        this.viewing.delete(req.id);
+        const warnings: string[] = [];
+        const sides = req.sides.map((s, i) => sideOf(s.name, s.operator, per[i], (m) => warnings.push(m)));
+        return { kind: 'runView', model: runViewModel(sides, req.runIds), warnings };
       }
       case 'prepare': {
         // A followed run's group for the explorer and the panel: the texts read back from disk,
