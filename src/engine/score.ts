@@ -93,7 +93,8 @@ export function scoreGroup(g: PreparedGroup, req: ScoreRequest = {}, ctx?: RunCo
     const configured = configuredOperatorOf(g, req.configuredOperator);
     const spec = operatorSpec(configured)!;
     const runnable = g.n > 0 && !spec.unavailable(g, ctx, p) && (g.hasReasoning || !spec.needs.includes('text'));
-    const r = results[configured] ?? (runnable ? spec.run(g, p) : undefined);
+    // with the run's context: MS-TTRL's rewards depend on its outcome cache (docs/contract.md#ms-ttrl)
+    const r = results[configured] ?? (runnable ? spec.run(g, p, ctx) : undefined);
     if (r) score.rewardMismatch = { operator: configured, ...rewardMismatches(g.loggedRewards, r.rewards) };
   }
   return score;

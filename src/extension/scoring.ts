@@ -6,7 +6,10 @@ import {
   classAffinity,
   classCoherence,
   configuredOperatorOf,
+  createRunContext,
+  operatorSpec,
   prepareGroup,
+  resolveParams,
   scoreGroup,
   type Group,
   type GroupScore,
@@ -117,9 +120,24 @@ export function score(g: StoredGroup, params: Record<string, number>, configured
   return scoreGroup(g.prepared, { params: engineParams(params), configuredOperator: configured, operators }, ctx);
 }
 
-export function summarize(g: StoredGroup, s: GroupScore): QuestionSummary {
+/**
+ * The run context a question's MS-TTRL sees when it is scored alone (the panel, a pair): its
+ * outcome cache as the question's earlier groups left it, their outcome checks replayed in run
+ * order (docs/contract.md#ms-ttrl). `history`: RunStore.outcomeHistory. Other operators read no
+ * context.
+ */
+export function outcomeContext(history: readonly PreparedGroup[], params: Record<string, number>): RunContext {
+  const ctx = createRunContext();
+  const p = resolveParams(engineParams(params));
+  const spec = operatorSpec('msttrl')!;
+  for (const g of history) if (g.n > 0 && !spec.unavailable(g, ctx, p)) spec.run(g, p, ctx);
+  return ctx;
+}
+
+/** `ctx`: the context `s` was scored with (a logged MS-TTRL's rewards are checked against it). */
+export function summarize(g: StoredGroup, s: GroupScore, ctx?: RunContext): QuestionSummary {
   const core = s.results.core;
-  const health = groupHealth(g.prepared, s, { configuredOperator: s.rewardMismatch?.operator });
+  const health = groupHealth(g.prepared, s, { configuredOperator: s.rewardMismatch?.operator, ctx });
   return {
     regime: g.prepared.n === 0 ? 'empty' : s.analysis.regime,
     overturn: s.analysis.overturn === true,
@@ -192,7 +210,7 @@ export function buildView(g: StoredGroup, params: Record<string, number>, config
     };
   });
 
-  const health = groupHealth(p, s, { configuredOperator: configured });
+  const health = groupHealth(p, s, { configuredOperator: configured, ctx });
   const support = new Set(eq?.support ?? []);
   const confWeights = core?.confidence === 'used' ? core.weights : undefined;
   const rollouts: RolloutRow[] = [];

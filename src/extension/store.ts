@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { errorMessage } from '../util/errors';
 import { analyseRun, createRunContext, labelFreeCopies, type GroupHealth, type OperatorId, type PreparedGroup, type RunContext, type RunHealth } from '../engine';
-import { RunIndex, entryToGroup, rolloutsOf, runLabel, type GroupEntry, type GroupHead, type GroupKey, type GroupSize, type Notice, type RunChange, type RunProgress } from '../logs';
+import { RunIndex, entryToGroup, groupKey, rolloutsOf, runLabel, type GroupEntry, type GroupHead, type GroupKey, type GroupSize, type Notice, type RunChange, type RunProgress } from '../logs';
 import type { QuestionKey } from '../protocol/messages';
 import { packSummaries, QuestionSummaries } from './summaries';
 import { lightSummary, score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
@@ -517,9 +517,10 @@ export class RunStore {
 
   /**
    * `keep`: into the run's cache of recently used groups. The background scoring does not keep
-   * what it prepares: a first open scores every question once, and each prepared group is ~40 KB
-   * (features, similarities, previews), so keeping them would fill the cache with groups nobody
-   * looked at, and push out the ones the views use.
+   * what it prepares (but groups with outcome checks, which it scores again): a first open scores
+   * every question once, and each prepared group is ~40 KB (features, similarities, previews), so
+   * keeping them would fill the cache with groups nobody looked at, and push out the ones the views
+   * use.
    */
   private async prepare(run: RunEntry, k: GroupKey, keep: boolean): Promise<{ version: number; group: StoredGroup } | undefined> {
     const h = run.index?.head(k);
@@ -562,6 +563,29 @@ export class RunStore {
     // Bounded: a long run keeps the most recently used groups' features only (Map order = LRU).
     while (run.prepared.size > PREPARED_CACHE) run.prepared.delete(run.prepared.keys().next().value as GroupKey);
     return done;
+  }
+
+  /**
+   * The question's earlier groups (complete, at earlier steps, with outcome checks), prepared, in
+   * run order: MS-TTRL's outcome cache for the question is what their checks made it
+   * (docs/contract.md#ms-ttrl); a view scored alone replays them (scoring.ts `outcomeContext`), so
+   * that its MS-TTRL is the run-wide scoring's and the training loop's.
+   */
+  async outcomeHistory(key: QuestionKey): Promise<PreparedGroup[]> {
+    const run = this.runs.get(key.runId);
+    const k = run && this.groupKey(run, key.step, key.questionId);
+    const h = k ? run!.index?.head(k) : undefined;
+    if (!run || !h) return [];
+    const out: PreparedGroup[] = [];
+    for (const step of [...run.steps.keys()]) {
+      if (step >= h.step) break;
+      const ek = groupKey(h.run, step, h.questionId);
+      const e = run.index?.head(ek);
+      if (!e?.complete || !e.outcomeChecks?.length) continue;
+      const p = await this.prepare(run, ek, false);
+      if (p) out.push(p.group.prepared);
+    }
+    return out;
   }
 
   /** A run's health from its records (docs/health.md), off the host thread when the store was given a way. */
@@ -650,6 +674,9 @@ export class RunStore {
           const e = run.index?.head(k);
           return !!e && e.complete && run.unprepared.get(k) !== e.version && (!run.summaries.has(k) || (mark > 0 && !!e.outcomeChecks?.length));
         };
+        // A group with outcome checks is scored again at every change of its run (MS-TTRL's cache
+        // runs in order): what it prepared is kept for the next pass; other groups are scored once.
+        const keepScored = (k: GroupKey): boolean => !!run.index?.head(k)?.outcomeChecks?.length;
         const ahead = new Map<GroupKey, Promise<{ version: number; group: StoredGroup } | undefined>>();
         let next = 0;
         const prefetch = (from: number) => {
@@ -659,7 +686,7 @@ export class RunStore {
           const stop = Math.min(order.length, next + 2048);
           while (ahead.size < PREPARE_AHEAD && next < stop) {
             const k = order[next++];
-            if (needs(k) && !ahead.has(k)) ahead.set(k, this.prepare(run, k, false));
+            if (needs(k) && !ahead.has(k)) ahead.set(k, this.prepare(run, k, keepScored(k)));
           }
         };
         for (let i = 0; i < order.length; i++) {
@@ -678,7 +705,7 @@ export class RunStore {
               continue;
             }
             prefetch(i + 1);
-            const p = await (ahead.get(k) ?? this.prepare(run, k, false));
+            const p = await (ahead.get(k) ?? this.prepare(run, k, keepScored(k)));
             ahead.delete(k);
             prefetch(i + 1);
             // prepared for the group as it is now (a change meanwhile gives it a new version: it is
@@ -686,7 +713,7 @@ export class RunStore {
             if (!p || p.version !== run.index.head(k)?.version) continue;
             const g = p.group;
             try {
-              run.summaries.set(k, summarize(g, score(g, this.opts.params(), this.opts.configuredOperator(), ctx, summaryOperators(this.opts.configuredOperator()))));
+              run.summaries.set(k, summarize(g, score(g, this.opts.params(), this.opts.configuredOperator(), ctx, summaryOperators(this.opts.configuredOperator())), ctx));
               changed = true;
             } catch (err) {
               this.opts.log?.(`scoring ${g.key.questionId} (step ${g.key.step}) failed: ${errorMessage(err)}`);

@@ -73,3 +73,27 @@ test('MS-TTRL label ties: equal pass rate goes to the larger class, then the low
   ]);
   assert.equal(scoreGroup(prepareGroup(g), { operators: ['msttrl'] }).results.msttrl!.label, '2');
 });
+
+test('reward mismatch against a logged MS-TTRL that was not scored: checked with the run\u2019s outcome cache, not a fresh one', () => {
+  const steps = [
+    ms(0, ['1', '2', '3'], [
+      { answer: '1', passed: 1, trials: 8 }, // Wrong, for good
+      { answer: '2', passed: 5, trials: 8 },
+    ]),
+    ms(1, ['1', '2', '3', '3'], [
+      { answer: '1', passed: 8, trials: 8 }, // ignored: already Wrong
+      { answer: '2', passed: 6, trials: 8 },
+    ]),
+  ];
+  // the rewards the training loop logged: MS-TTRL over the run in order
+  const loop = createRunContext();
+  const logged = steps.map((g) => Array.from(scoreGroup(prepareGroup(g), { operators: ['msttrl'] }, loop).results.msttrl!.rewards));
+  assert.equal(logged[1][0], 0, 'the roll-out of a Wrong answer earns nothing');
+  const ctx = createRunContext();
+  for (const [i, g] of steps.entries()) {
+    const rollouts = g.rollouts.map((r, j) => ({ ...r, reward: logged[i][j] }));
+    const s = scoreGroup(prepareGroup({ ...g, rollouts, loggedOperator: 'msttrl' }), { operators: ['majority', 'core'] }, ctx);
+    assert.equal(s.rewardMismatch!.operator, 'msttrl');
+    assert.deepEqual(s.rewardMismatch!.indices, [], `step ${i}: the logged rewards are MS-TTRL's`);
+  }
+});

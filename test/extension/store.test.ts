@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { scoreGroup } from '../../src/engine';
+import { createRunContext, prepareGroup, scoreGroup } from '../../src/engine';
 import { RunStore } from '../../src/extension/store';
-import { buildView } from '../../src/extension/scoring';
+import { buildView, outcomeContext } from '../../src/extension/scoring';
 import { storeSource } from '../../src/extension/rescore';
 import { WhatIfEngine } from '../../src/extension/whatif/engine';
 import { filterQuestions } from '../../src/extension/explorer/filters';
@@ -191,4 +191,56 @@ test('a step of 1,000 questions lists every question with its summary (timing: b
   const visible = filterQuestions(run.steps.get(1)!, (k) => run.summaries.get(k), 'all', 'gate');
   assert.equal(visible.length, 1000);
   assert.ok(visible.every((k) => store.summary(store.keyOf(run, k)!)));
+});
+
+test('MS-TTRL in a question scored alone (panel, pair, roll-out document) and in the explorer sees the outcome cache its earlier steps left', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cl-msttrl-'));
+  dirs.push(dir);
+  // q at steps 1–3: "1" judged Wrong at step 1 stays Wrong (its 8/8 at step 2 is ignored); step 3
+  // logs no checks and is scored from the cache alone; p is a question of its own
+  const steps: { answers: string[]; checks: { answer: string; passed: number; trials: number }[] }[] = [
+    { answers: ['1', '2', '3'], checks: [{ answer: '1', passed: 1, trials: 8 }, { answer: '2', passed: 5, trials: 8 }] },
+    { answers: ['1', '2', '3', '3'], checks: [{ answer: '1', passed: 8, trials: 8 }, { answer: '2', passed: 6, trials: 8 }] },
+    { answers: ['2', '1'], checks: [] },
+  ];
+  const loop = createRunContext();
+  const groups = steps.map((s, i) => ({ step: i + 1, questionId: 'q', rollouts: s.answers.map((a, j) => ({ response: `so \\boxed{${a}} (${j})`, answer: a })), outcomeChecks: s.checks }));
+  // the rewards the training loop logged: MS-TTRL over the run in order
+  const logged = groups.map((g) => Array.from(scoreGroup(prepareGroup(g), { operators: ['msttrl'] }, loop).results.msttrl!.rewards));
+  assert.equal(logged[1][0], 0);
+  for (const [i, g] of groups.entries()) {
+    const line = (qid: string) => JSON.stringify({ kind: 'group', step: g.step, question_id: qid, outcome_checks: g.outcomeChecks, extra: { operator: 'msttrl' }, rollouts: g.rollouts.map((r, j) => ({ response: r.response, reward: logged[i][j] })) });
+    writeFileSync(join(dir, `step-${g.step}.jsonl`), `${line('q')}\n${line('p')}\n`);
+  }
+  const store = new RunStore({ configuredOperator: () => 'msttrl', params: defaultParams, pollMs: 100, idleMs: 200 });
+  stores.push(store);
+  const run = store.add(dir, 'opened');
+  await store.summariesDone();
+  assert.equal(run.error, null);
+  for (const step of [1, 2, 3]) {
+    const key = { runId: run.id, step, questionId: 'q' };
+    const history = await store.outcomeHistory(key);
+    assert.deepEqual(
+      history.map((h) => h.step),
+      [1, 2].filter((s) => s < step),
+    );
+    const v = buildView((await store.get(key))!, defaultParams(), 'msttrl', outcomeContext(history, defaultParams()));
+    assert.deepEqual(
+      v.rollouts.map((r) => r.rewards.msttrl),
+      logged[step - 1],
+      `step ${step}`,
+    );
+    assert.equal(v.mismatches, 0, `step ${step}: the logged rewards are MS-TTRL's`);
+    assert.ok(v.rollouts.every((r) => !r.mismatch));
+    // the explorer's summary (the background scoring, in run order) agrees
+    const summary = store.summary(key)!;
+    assert.equal(summary.mismatches, 0);
+    assert.deepEqual(summary.health?.rewards?.expected, logged[step - 1], 'the health record checks against the same rewards');
+    // p at step 2 was scored in the same pass: its own cache, so its "1" is Correct at 8/8
+    if (step === 2) assert.ok(buildView((await store.get({ ...key, questionId: 'p' }))!, defaultParams(), 'msttrl').rollouts[0].rewards.msttrl! > 0);
+  }
+  // alone, without its history, step 2 would reward the Wrong "1": the check fails without the fix
+  const alone = buildView((await store.get({ runId: run.id, step: 2, questionId: 'q' }))!, defaultParams(), 'msttrl');
+  assert.ok(alone.rollouts[0].rewards.msttrl! > 0);
+  assert.ok(alone.mismatches > 0);
 });

@@ -205,7 +205,9 @@ export function groupHealth(g: PreparedGroup, score: GroupScore, opts: GroupHeal
     const p = score.params ?? resolveParams(opts.params);
     const spec = operatorSpec(configured)!;
     const runnable = !spec.unavailable(g, opts.ctx, p) && (g.hasReasoning || !spec.needs.includes('text'));
-    const r = score.results[configured] ?? (runnable ? spec.run(g, p) : undefined);
+    // with the run's context: MS-TTRL's rewards depend on its outcome cache (docs/contract.md#ms-ttrl);
+    // scoreGroup ran it for this group already, and a second run of a group leaves the cache as it was
+    const r = score.results[configured] ?? (runnable ? spec.run(g, p, opts.ctx) : undefined);
     if (r) {
       const labels: Partial<Record<OperatorId, number>> = {};
       for (const [id, res] of Object.entries(score.results)) if (res) labels[id as OperatorId] = res.labelClass;

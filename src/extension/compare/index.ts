@@ -14,7 +14,7 @@ import { parseCompareMessage, type CompareHostMessage, type RunViewModel } from 
 import { makeNonce, panelHtml } from '../html';
 import type { RunStore } from '../store';
 import { storeSource } from '../rescore';
-import { buildView } from '../scoring';
+import { buildView, outcomeContext } from '../scoring';
 import type { WhatIfController } from '../whatif';
 import { pairSide } from './model';
 import type { QuestionKey } from '../../protocol/messages';
@@ -168,7 +168,8 @@ export class RunView implements vscode.Disposable {
           const s = this.sides[k];
           const key = { runId: s.runId, step: k === 0 ? d.stepA : d.stepB, questionId: d.questionId };
           const g = await this.deps.store.get(key);
-          return g ? pairSide(this.label(s.runId), s.operator, buildView(g, params, s.operator)) : null;
+          const ctx = outcomeContext(await this.deps.store.outcomeHistory(key), params);
+          return g ? pairSide(this.label(s.runId), s.operator, buildView(g, params, s.operator, ctx)) : null;
         };
         return this.post({ type: 'pair', index: m.index, sides: [await side(0), await side(1)] });
       }

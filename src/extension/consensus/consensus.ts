@@ -5,8 +5,9 @@ import * as vscode from 'vscode';
 import { existsSync } from 'node:fs';
 import { OPERATOR_IDS } from '../../engine';
 import { isQuestionKey, type PanelState, type QuestionKey, type QuestionView } from '../../protocol/messages';
-import type { RunStore } from '../store';
-import { buildView } from '../scoring';
+import { questionKeyString, type RunStore } from '../store';
+import { buildView, outcomeContext } from '../scoring';
+import type { PreparedGroup } from '../../engine';
 import { SLIDER_PARAMS } from '../params';
 import { affectsScores, configuredOperator, configuredParams } from '../settings';
 import { runPremise } from '../status/health-status';
@@ -34,6 +35,8 @@ export interface ConsensusHooks {
   shown(): void;
   log(message: string): void;
 }
+
+const panelKey = (key: QuestionKey): string => `${key.runId}\u0000${questionKeyString(key.step, key.questionId)}`;
 
 export class ConsensusFeature implements vscode.Disposable {
   private readonly host: PanelHost;
@@ -120,10 +123,22 @@ export class ConsensusFeature implements vscode.Disposable {
     return v;
   }
 
+  /**
+   * The question's earlier groups with outcome checks (RunStore.outcomeHistory) for the question on
+   * show, as of a run version: a slider move re-scores without reading them again.
+   */
+  private history?: { key: string; version: number; groups: PreparedGroup[] };
+
+  private historyOf(key: QuestionKey): PreparedGroup[] | undefined {
+    const h = this.history;
+    return h && h.key === panelKey(key) && h.version === this.store.runs.get(key.runId)?.version ? h.groups : undefined;
+  }
+
   private view(key: QuestionKey, params: Record<string, number>): QuestionView | Promise<QuestionView> {
     // Re-scoring a question already prepared stays synchronous (the slider path).
     const cached = this.store.cached(key);
-    if (cached) return this.withRunPremise(buildView(cached, params, configuredOperator()));
+    const known = this.historyOf(key);
+    if (cached && known) return this.withRunPremise(buildView(cached, params, configuredOperator(), outcomeContext(known, params)));
     return (async () => {
       let g = await this.store.get(key);
       if (!g) {
@@ -134,7 +149,11 @@ export class ConsensusFeature implements vscode.Disposable {
         g = await this.store.get(key);
       }
       if (!g) throw new Error(`${key.questionId} (step ${key.step}) is not in the open runs`);
-      return this.withRunPremise(buildView(g, params, configuredOperator()));
+      // MS-TTRL sees the outcome cache the question's earlier groups left (docs/contract.md#ms-ttrl)
+      const version = this.store.runs.get(key.runId)?.version ?? -1;
+      const groups = await this.store.outcomeHistory(key);
+      this.history = { key: panelKey(key), version, groups };
+      return this.withRunPremise(buildView(g, params, configuredOperator(), outcomeContext(groups, params)));
     })();
   }
 

@@ -4,7 +4,7 @@ import { rolloutSourceOf } from '../../logs';
 import * as vscode from 'vscode';
 import { isQuestionKey, type QuestionKey } from '../../protocol/messages';
 import type { RunStore } from '../store';
-import { buildView } from '../scoring';
+import { buildView, outcomeContext } from '../scoring';
 import { configuredOperator, configuredParams } from '../settings';
 import type { Node } from '../explorer/tree';
 import { RolloutDocuments, ROLLOUT_SCHEME, parseRolloutUri } from './documents';
@@ -38,7 +38,9 @@ export class Rollouts implements vscode.Disposable {
       {
         view: async (key, params) => {
           const g = await store.get(key);
-          return g ? buildView(g, params ?? configuredParams(), configuredOperator()) : undefined;
+          if (!g) return undefined;
+          const p = params ?? configuredParams();
+          return buildView(g, p, configuredOperator(), outcomeContext(await store.outcomeHistory(key), p));
         },
         source: (key, index) => {
           const e = store.entry(key);
