@@ -7,12 +7,14 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import { RunStore } from '../../src/extension/store';
 import { storeSource } from '../../src/extension/rescore';
 import { WhatIfEngine } from '../../src/extension/whatif/engine';
 import { defaultParams } from '../../src/extension/params';
 import { lightSummary as lightSummaryOf, type QuestionSummary } from '../../src/extension/scoring';
 import { analyseRun, labelFreeCopies } from '../../src/engine';
+import { randomHistory } from '../logs/random-history';
 
 const dirs: string[] = [];
 const cleanup: (() => unknown)[] = [];
@@ -41,12 +43,12 @@ function step(s: number, answers: string[][]): string {
     .concat('\n');
 }
 
-function newStore(persist: string | undefined, engine?: WhatIfEngine): RunStore {
+function newStore(persist: string | undefined, engine?: WhatIfEngine, idleMs = 100): RunStore {
   const store = new RunStore({
     configuredOperator: () => 'core',
     params: defaultParams,
     pollMs: 60_000,
-    idleMs: 100,
+    idleMs,
     saveDelayMs: 10,
     persistDir: () => persist,
     prepare: engine ? (entry, questionId) => engine.prepare({ entry, questionId }) : undefined,
@@ -270,4 +272,53 @@ test('a run with outcome checks (MS-TTRL) restored as saved is not scored again,
   assert.equal(run.savedVersion, run.version, 'nothing to save');
   assert.deepEqual(explorer(second, run.id), shown);
   second.dispose();
+});
+
+test('random histories of a run under a window that follows it and windows opened from its saved index: the explorer of a fresh read, every time', { timeout: 180_000 }, async () => {
+  for (const seed of process.env.CL_PERSIST_SEEDS ? process.env.CL_PERSIST_SEEDS.split(",").map(Number) : [5, 6]) {
+    const dir = temp('cl-persist-random-run-');
+    const storage = temp('cl-persist-random-storage-');
+    const h = randomHistory(dir, seed, 8);
+    h.append('f0.jsonl', 4);
+    const live = newStore(storage, undefined, 20);
+    const run = await opened(live, dir);
+    for (let round = 0; round < 12; round++) {
+      const what = `seed ${seed}, round ${round}: ${h.next()}`;
+      await run.index!.refresh();
+      // a window that reads the run afresh; roll-out groups complete by idleness (in each window):
+      // wait until the windows agree, or time out and show the difference
+      const plain = newStore(undefined, undefined, 20);
+      const fresh = await opened(plain, dir);
+      const other = newStore(storage, undefined, 20);
+      const r2 = await opened(other, dir);
+      assert.equal(r2.index!.persisted.state, 'restored', what);
+      const settled = async () => {
+        await Promise.all([live.savesDone(), plain.savesDone(), other.savesDone()]);
+        return [explorer(plain, fresh.id), explorer(live, run.id), explorer(other, r2.id)];
+      };
+      // A file that ends mid-line is being written: its roll-out groups do not complete by
+      // idleness, in a window that reads it now; one that saw them complete before keeps them so.
+      // Then the questions must be the same, and the summaries shown by both.
+      const mid = h.halfWritten > 0;
+      const same = (a: ReturnType<typeof explorer>, b: ReturnType<typeof explorer>): boolean => {
+        if (!mid) return isDeepStrictEqual(a, b);
+        const keys = (x: ReturnType<typeof explorer>) => x.map(([st, qs]) => [st, (qs as [string, unknown][]).map(([q]) => q)]);
+        if (!isDeepStrictEqual(keys(a), keys(b))) return false;
+        const sums = (x: ReturnType<typeof explorer>) => new Map(x.flatMap(([st, qs]) => (qs as [string, unknown][]).map(([q, v]) => [`${st}/${q}`, v] as const)));
+        const sb = sums(b);
+        for (const [k, v] of sums(a)) if (v !== undefined && sb.get(k) !== undefined && !isDeepStrictEqual(v, sb.get(k))) return false;
+        return true;
+      };
+      const until = Date.now() + 8000;
+      let [expected, shown, reopened] = await settled();
+      while (Date.now() < until && !(same(shown, expected) && same(reopened, expected))) {
+        await new Promise((r) => setTimeout(r, 100));
+        [expected, shown, reopened] = await settled();
+      }
+      if (!same(shown, expected)) assert.deepEqual(shown, expected, `${what}: the window following the run`);
+      if (!same(reopened, expected)) assert.deepEqual(reopened, expected, `${what}: a window opened from the saved index`);
+      plain.dispose();
+      other.dispose();
+    }
+  }
 });
