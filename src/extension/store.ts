@@ -582,7 +582,8 @@ export class RunStore {
       const ek = groupKey(h.run, step, h.questionId);
       const e = run.index?.head(ek);
       if (!e?.complete || !e.outcomeChecks?.length) continue;
-      const p = await this.prepare(run, ek, false);
+      // kept with the views' groups: a slider move scores the question again with them
+      const p = await this.prepare(run, ek, true);
       if (p) out.push(p.group.prepared);
     }
     return out;
