@@ -12,6 +12,7 @@ export { OPERATOR_LABELS, isOperatorId, type OperatorId } from './operators/ids'
 export { scoreGroup, runOperator, scoreToJson, resultToJson, type GroupScore, type ScoreRequest, type RewardMismatch } from './score';
 export { grpoAdvantages, frameworkAdvantages, rewardMismatches, ADVANTAGE_FORMULAS, type AdvantageFormula } from './analysis/grpo';
 export { classAffinity } from './operators/equilibrium';
+export { outcomeReplay, type OutcomeReplay } from './operators/msttrl';
 export { fnv1a } from './hash';
 export { theoryReadout, regimeOf, classCoherence, type TheoryReadout, type Regime } from './analysis/theory';
 export { extractAnswer, answersEqual, explainEquality, formClasses, type AnswerClass, type AnswerClasses } from './answers';

@@ -13,11 +13,11 @@
 import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { errorMessage } from '../util/errors';
-import { analyseRun, createRunContext, labelFreeCopies, type GroupHealth, type OperatorId, type PreparedGroup, type RunContext, type RunHealth } from '../engine';
+import { analyseRun, createRunContext, labelFreeCopies, outcomeReplay, resolveParams, type OutcomeReplay, type Params, type GroupHealth, type OperatorId, type PreparedGroup, type RunContext, type RunHealth } from '../engine';
 import { RunIndex, entryToGroup, groupKey, rolloutsOf, runLabel, type GroupEntry, type GroupHead, type GroupKey, type GroupSize, type Notice, type RunChange, type RunProgress } from '../logs';
 import type { QuestionKey } from '../protocol/messages';
 import { packSummaries, QuestionSummaries } from './summaries';
-import { lightSummary, score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
+import { engineParams, lightSummary, score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
 import { safeText } from '../logs/safe-text';
 import { cacheKey } from '../logs/cache/index';
 import { TimeSlice } from '../util/slice';
@@ -42,6 +42,13 @@ export interface RunEntry {
   unprepared: Map<GroupKey, number>;
   /** Scored questions' summaries (light ones in columns: summaries.ts). */
   summaries: QuestionSummaries;
+  /**
+   * Per scored group that MS-TTRL's outcome cache concerns (it has outcome checks, or its question
+   * had a cache when it was scored): the question's cache it was scored with (`seen`, a
+   * fingerprint) and what its checks feed the cache. The background scoring walks the run in
+   * order and scores such a group again only when the cache before it is not `seen`.
+   */
+  outcomes: Map<GroupKey, { questionId: string; seen: string; replay?: OutcomeReplay }>;
   notices: Notice[];
   loading: boolean;
   error: string | null;
@@ -150,6 +157,7 @@ export class RunStore {
       groups: 0,
       prepared: new Map(),
       unprepared: new Map(),
+      outcomes: new Map(),
       summaries: new QuestionSummaries(),
       notices: [],
       loading: true,
@@ -188,6 +196,7 @@ export class RunStore {
     run.prepared.clear();
     run.unprepared.clear();
     run.summaries.clear();
+    run.outcomes.clear();
     run.savedHealth = undefined;
     run.savedVersion = undefined;
     run.loading = true;
@@ -275,9 +284,10 @@ export class RunStore {
   }
 
   /**
-   * Runs whose questions with outcome checks must be re-scored in step order (MS-TTRL's cache):
-   * the run changed, or the settings did. Other runs keep their summaries, so a run that grows
-   * does not make the host re-score every other run's MS-TTRL questions. Value: a change count.
+   * Runs that changed (or whose settings did) since their last scoring pass: that pass checks the
+   * scored groups it has no outcome record of (`RunEntry.outcomes`: restored ones) for what
+   * MS-TTRL's cache concerns. Other runs' passes skip their scored groups without building a head.
+   * Value: a change count.
    */
   private readonly rescoreAll = new Map<string, number>();
   private markForRescore(id: string): void {
@@ -292,10 +302,12 @@ export class RunStore {
       run.prepared.delete(k);
       run.unprepared.delete(k);
       run.summaries.delete(k);
+      run.outcomes.delete(k);
     }
     for (const k of ch.added) {
       run.prepared.delete(k);
       run.summaries.delete(k);
+      run.outcomes.delete(k);
     }
     const before = run.latestStep;
     this.arrangeChange(run, ch);
@@ -517,7 +529,7 @@ export class RunStore {
 
   /**
    * `keep`: into the run's cache of recently used groups. The background scoring does not keep
-   * what it prepares (but groups with outcome checks, which it scores again): a first open scores
+   * what it prepares: a first open scores
    * every question once, and each prepared group is ~40 KB (features, similarities, previews), so
    * keeping them would fill the cache with groups nobody looked at, and push out the ones the views
    * use.
@@ -635,6 +647,7 @@ export class RunStore {
   invalidateSummaries(): void {
     for (const run of this.runs.values()) {
       run.summaries.clear();
+      run.outcomes.clear();
       run.savedHealth = undefined;
       this.markForRescore(run.id);
     }
@@ -649,8 +662,9 @@ export class RunStore {
 
   /**
    * Scores every question without a summary, in step order, in slices of a few milliseconds so
-   * the extension host never blocks. Runs with outcome checks re-score all steps in order (the
-   * MS-TTRL cache needs them).
+   * the extension host never blocks. MS-TTRL's outcome cache runs over the steps in order: every
+   * group's checks go into it as the pass walks the run, and a scored group whose question's cache
+   * before it changed is scored again (`RunEntry.outcomes`).
    */
   private scheduleSummaries(): void {
     if (this.summaryRunning) {
@@ -671,13 +685,13 @@ export class RunStore {
         // Groups are scored one by one in step order (MS-TTRL's cache), but prepared ahead: a few
         // requests in flight keep every what-if worker busy while the host scores.
         const order = [...run.steps.values()].flat();
+        // MS-TTRL's outcome cache, per question, for the parameters being scored with
+        const msParams = resolveParams(engineParams(this.opts.params()));
         const needs = (k: GroupKey): boolean => {
           const e = run.index?.head(k);
-          return !!e && e.complete && run.unprepared.get(k) !== e.version && (!run.summaries.has(k) || (mark > 0 && !!e.outcomeChecks?.length));
+          if (!e?.complete || run.unprepared.get(k) === e.version) return false;
+          return !run.summaries.has(k) || (mark > 0 && !run.outcomes.has(k) && !!e.outcomeChecks?.length);
         };
-        // A group with outcome checks is scored again at every change of its run (MS-TTRL's cache
-        // runs in order): what it prepared is kept for the next pass; other groups are scored once.
-        const keepScored = (k: GroupKey): boolean => !!run.index?.head(k)?.outcomeChecks?.length;
         const ahead = new Map<GroupKey, Promise<{ version: number; group: StoredGroup } | undefined>>();
         let next = 0;
         const prefetch = (from: number) => {
@@ -687,38 +701,69 @@ export class RunStore {
           const stop = Math.min(order.length, next + 2048);
           while (ahead.size < PREPARE_AHEAD && next < stop) {
             const k = order[next++];
-            if (needs(k) && !ahead.has(k)) ahead.set(k, this.prepare(run, k, keepScored(k)));
+            if (needs(k) && !ahead.has(k)) ahead.set(k, this.prepare(run, k, false));
           }
+        };
+        /** Leaves a scored group as it is (its outcome checks still go into the cache, in order). */
+        const pass = async (k: GroupKey, i: number, cheap: boolean): Promise<void> => {
+          const m = run.outcomes.get(k);
+          if (m?.replay) ctx.replayOutcomes(msParams, m.replay);
+          ahead.delete(k);
+          if (!cheap || (i & 255) === 255) if (slice.due) await slice.next();
         };
         for (let i = 0; i < order.length; i++) {
           {
             const k = order[i];
             if (this.disposed || generation !== this.summaryGeneration || this.runs.get(run.id) !== run) return;
-            if (mark === 0 && run.summaries.has(k)) {
-              // scored (a run restored with its summaries is walked without building a head: still in slices)
-              if ((i & 255) === 255 && slice.due) await slice.next();
-              continue;
+            if (run.summaries.has(k)) {
+              // Scored. Again only when what its MS-TTRL read may have changed: the question's
+              // outcome cache before it is not the one it was scored with (an earlier group of the
+              // question changed), or, scored before this process kept track (restored) and the
+              // run changed, it has outcome checks or its question has a cache.
+              const m = run.outcomes.get(k);
+              if (m) {
+                if (seenBy(ctx, msParams, m.questionId) === m.seen) {
+                  await pass(k, i, true);
+                  continue;
+                }
+              } else if (mark === 0) {
+                // a run restored with its summaries is walked without building a head: still in slices
+                await pass(k, i, true);
+                continue;
+              } else {
+                const h = run.index.head(k);
+                if (!h || !(h.outcomeChecks?.length || seenBy(ctx, msParams, displayQuestionId(h)) !== '[]')) {
+                  await pass(k, i, false);
+                  continue;
+                }
+              }
             }
             const e = run.index.head(k);
-            if (!e?.complete || run.unprepared.get(k) === e.version || (run.summaries.has(k) && !(mark > 0 && e.outcomeChecks?.length))) {
-              // a run restored with its summaries is walked without scoring: still in slices
-              if (slice.due) await slice.next();
+            if (!e?.complete || run.unprepared.get(k) === e.version) {
+              await pass(k, i, false);
               continue;
             }
             prefetch(i + 1);
-            const p = await (ahead.get(k) ?? this.prepare(run, k, keepScored(k)));
+            const p = await (ahead.get(k) ?? this.prepare(run, k, false));
             ahead.delete(k);
             prefetch(i + 1);
             // prepared for the group as it is now (a change meanwhile gives it a new version: it is
             // scored again on the next pass, from its new roll-outs)
             if (!p || p.version !== run.index.head(k)?.version) continue;
             const g = p.group;
+            const seen = seenBy(ctx, msParams, g.prepared.questionId);
             try {
               run.summaries.set(k, summarize(g, score(g, this.opts.params(), this.opts.configuredOperator(), ctx, summaryOperators(this.opts.configuredOperator())), ctx));
               changed = true;
             } catch (err) {
               this.opts.log?.(`scoring ${g.key.questionId} (step ${g.key.step}) failed: ${errorMessage(err)}`);
             }
+            // Its checks go into the cache whether or not MS-TTRL ran on it (the training loop's
+            // cache has every group's); a group that MS-TTRL scored already leaves it as it is.
+            const replay = g.prepared.outcomeChecks.length ? outcomeReplay(g.prepared) : undefined;
+            if (replay) ctx.replayOutcomes(msParams, replay);
+            if (replay || seen !== '[]') run.outcomes.set(k, { questionId: g.prepared.questionId, seen, replay });
+            else run.outcomes.delete(k);
             if (slice.due) {
               await slice.next();
               if (changed && Date.now() - lastEmit > 400) {
@@ -862,6 +907,16 @@ function* arrange(sizes: Iterable<GroupSize>): Generator<void, Arranged> {
   }
   const sorted = new Map([...steps.entries()].sort((a, b) => a[0] - b[0]));
   return { steps: sorted, groups, rollouts, latestStep: sorted.size ? Math.max(...sorted.keys()) : null, stepRollouts };
+}
+
+/**
+ * A question's outcome cache as the store keeps it for a scored group (`RunEntry.outcomes.seen`):
+ * short ones as they are ('[]': nothing cached), longer ones as their SHA-1 (a memo per group of a
+ * huge MS-TTRL run: a few bytes, not the cache's JSON).
+ */
+function seenBy(ctx: RunContext, p: Params, questionId: string): string {
+  const s = ctx.outcomeFingerprint(p, questionId);
+  return s.length <= 48 ? s : createHash('sha1').update(s).digest('base64');
 }
 
 function summaryOperators(configured: OperatorId | undefined): OperatorId[] {

@@ -134,14 +134,29 @@ test("a growing run does not make the host re-score another run's questions with
   assert.equal(rb.summaries.size, 2);
   // The same summary objects: run a's MS-TTRL questions were not scored again.
   assert.deepEqual([...ra.summaries.values()].map((s, i) => s === before[i]), [true, true]);
-  // A change in run a itself re-scores them (in step order, for MS-TTRL's cache).
-  writeFileSync(join(a, 'step-2.jsonl'), g('m3', true).replace('"step":1', '"step":2') + '\n');
-  for (let i = 0; i < 100 && ra.summaries.size < 3; i++) {
+  // A change in run a itself: a new question leaves the others as they were (MS-TTRL's cache is
+  // per question), and the question's next step is scored with the cache its first step left.
+  const step2 = (q: string, checks: boolean) => g(q, checks).replace('"step":1', '"step":2');
+  writeFileSync(join(a, 'step-2.jsonl'), [step2('m3', true), step2('m1', false)].join('\n') + '\n');
+  for (let i = 0; i < 100 && ra.summaries.size < 4; i++) {
     await new Promise((r) => setTimeout(r, 50));
     await store.summariesDone();
   }
-  assert.equal(ra.summaries.size, 3);
-  assert.ok([...ra.summaries.values()].slice(0, 2).every((s, i) => s !== before[i]));
+  assert.equal(ra.summaries.size, 4);
+  assert.deepEqual([...ra.summaries.values()].slice(0, 2).map((s, i) => s === before[i]), [true, true], 'm1 and m2 at step 1 not scored again');
+  const m1Later = () => store.summary({ runId: ra.id, step: 2, questionId: 'm1' })!;
+  // m1 at step 2 logs no checks: MS-TTRL ran on the cache (its "1" Correct at 3/4, its "2" unchecked)
+  assert.ok(m1Later().health?.operators?.msttrl, 'MS-TTRL ran on the cache of step 1');
+  const kept = m1Later();
+  // m1's step 1 rewritten (its checks now judge "1" Wrong): m1 at step 2 is scored again
+  writeFileSync(join(a, 'step-1.jsonl'), [g('m1', true).replace('"passed":3', '"passed":1'), g('m2', true)].join('\n') + '\n');
+  for (let i = 0; i < 100 && (m1Later() === kept || !store.summary({ runId: ra.id, step: 1, questionId: 'm1' })); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    await store.summariesDone();
+  }
+  assert.notEqual(m1Later(), kept);
+  assert.equal(kept.health!.operators!.msttrl!.label, '1', 'Correct before: the label');
+  assert.equal(m1Later().health!.operators!.msttrl!.label, null, 'Wrong now: no label');
 });
 
 test('what-if engine: the configured group size limit reaches the workers', async () => {

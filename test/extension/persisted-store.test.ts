@@ -13,7 +13,7 @@ import { storeSource } from '../../src/extension/rescore';
 import { WhatIfEngine } from '../../src/extension/whatif/engine';
 import { defaultParams } from '../../src/extension/params';
 import { lightSummary as lightSummaryOf, type QuestionSummary } from '../../src/extension/scoring';
-import { analyseRun, labelFreeCopies } from '../../src/engine';
+import { analyseRun, labelFreeCopies, type OperatorId } from '../../src/engine';
 import { randomHistory } from '../logs/random-history';
 
 const dirs: string[] = [];
@@ -43,9 +43,9 @@ function step(s: number, answers: string[][]): string {
     .concat('\n');
 }
 
-function newStore(persist: string | undefined, engine?: WhatIfEngine, idleMs = 100): RunStore {
+function newStore(persist: string | undefined, engine?: WhatIfEngine, idleMs = 100, operator: OperatorId = 'core'): RunStore {
   const store = new RunStore({
-    configuredOperator: () => 'core',
+    configuredOperator: () => operator,
     params: defaultParams,
     pollMs: 60_000,
     idleMs,
@@ -275,21 +275,23 @@ test('a run with outcome checks (MS-TTRL) restored as saved is not scored again,
 });
 
 test('random histories of a run under a window that follows it and windows opened from its saved index: the explorer of a fresh read, every time', { timeout: 180_000 }, async () => {
-  for (const seed of process.env.CL_PERSIST_SEEDS ? process.env.CL_PERSIST_SEEDS.split(",").map(Number) : [5, 6]) {
+  // with MS-TTRL's outcome checks on questions asked again (configured, or only logged)
+  const runs: [number, boolean, OperatorId][] = process.env.CL_PERSIST_SEEDS ? process.env.CL_PERSIST_SEEDS.split(',').flatMap((x) => [[Number(x), false, 'core'], [Number(x), true, 'msttrl']] as [number, boolean, OperatorId][]) : [[5, false, 'core'], [6, true, 'msttrl'], [7, true, 'core']];
+  for (const [seed, outcomeChecks, operator] of runs) {
     const dir = temp('cl-persist-random-run-');
     const storage = temp('cl-persist-random-storage-');
-    const h = randomHistory(dir, seed, 8);
+    const h = randomHistory(dir, seed, 8, outcomeChecks);
     h.append('f0.jsonl', 4);
-    const live = newStore(storage, undefined, 20);
+    const live = newStore(storage, undefined, 20, operator);
     const run = await opened(live, dir);
     for (let round = 0; round < 12; round++) {
-      const what = `seed ${seed}, round ${round}: ${h.next()}`;
+      const what = `seed ${seed}${outcomeChecks ? ` (outcome checks, ${operator})` : ''}, round ${round}: ${h.next()}`;
       await run.index!.refresh();
       // a window that reads the run afresh; roll-out groups complete by idleness (in each window):
       // wait until the windows agree, or time out and show the difference
-      const plain = newStore(undefined, undefined, 20);
+      const plain = newStore(undefined, undefined, 20, operator);
       const fresh = await opened(plain, dir);
-      const other = newStore(storage, undefined, 20);
+      const other = newStore(storage, undefined, 20, operator);
       const r2 = await opened(other, dir);
       assert.equal(r2.index!.persisted.state, 'restored', what);
       const settled = async () => {

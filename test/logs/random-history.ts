@@ -15,7 +15,11 @@ export interface RandomHistory {
   readonly halfWritten: number;
 }
 
-export function randomHistory(dir: string, seed: number, groupSize = 6): RandomHistory {
+/**
+ * `outcomeChecks`: half the group records are of a few questions asked again at later steps, with
+ * MS-TTRL's outcome checks (some without), so that a question's cache runs across steps.
+ */
+export function randomHistory(dir: string, seed: number, groupSize = 6, outcomeChecks = false): RandomHistory {
   const r = rng(seed);
   const pick = <T>(xs: T[]): T => xs[Math.floor(r() * xs.length)];
   let step = 1;
@@ -25,6 +29,22 @@ export function randomHistory(dir: string, seed: number, groupSize = 6): RandomH
   /** The second half of a half-written line, per file. */
   const half = new Map<string, string>();
   const files = () => readdirSync(dir).filter((f) => f.endsWith('.jsonl'));
+  /** Questions asked again, each once a step at most. */
+  const asked = new Set<string>();
+  const again = (): string | null => {
+    const free = ['m0', 'm1', 'm2'].filter((m) => !asked.has(`${step}/${m}`));
+    if (!free.length) return null;
+    const m = pick(free);
+    asked.add(`${step}/${m}`);
+    return m;
+  };
+  /** A question asked again, with outcome checks (or none), or null when each was asked at this step. */
+  const askAgain = (): Record<string, unknown> | null => {
+    const m = again();
+    if (!m) return null;
+    const checks = r() < 0.7 ? ['0', '1', '2'].filter(() => r() < 0.6).map((answer) => ({ answer, passed: Math.floor(r() * 5), trials: 4 })) : [];
+    return groupRec(step, m, 1 + Math.floor(r() * groupSize), { outcome_checks: checks, extra: { operator: 'msttrl' } });
+  };
   const record = (f: string): Record<string, unknown> => {
     if (r() < 0.5) return groupRec(step, `q${q++}`, 1 + Math.floor(r() * groupSize), r() < 0.3 ? { ground_truth: String(Math.floor(r() * 3)) } : {});
     let o = open.get(f);
@@ -52,14 +72,17 @@ export function randomHistory(dir: string, seed: number, groupSize = 6): RandomH
       return f;
     },
     'same-length rewrite, times put back': () => {
-      const f = pick(files().filter((x) => /"reward":[01]/.test(readFileSync(join(dir, x), 'utf8'))));
+      // a reward flipped, or an outcome check's pass count changed (MS-TTRL's cache, for later steps)
+      const digit = /"(reward|passed)":([0-4])/g;
+      const f = pick(files().filter((x) => /"(reward|passed)":[0-4]/.test(readFileSync(join(dir, x), 'utf8'))));
       if (!f) return null;
       const p = join(dir, f);
       const t = readFileSync(p, 'utf8');
-      const at = [...t.matchAll(/"reward":([01])/g)];
+      const at = [...t.matchAll(digit)];
       const m = pick(at);
-      const i = m.index! + 9;
-      const u = t.slice(0, i) + (m[1] === '1' ? '0' : '1') + t.slice(i + 1);
+      const i = m.index! + m[0].length - 1;
+      const to = m[1] === 'reward' ? (m[2] === '1' ? '0' : '1') : String((Number(m[2]) + 1 + Math.floor(r() * 4)) % 5);
+      const u = t.slice(0, i) + to + t.slice(i + 1);
       const st = statSync(p);
       writeFileSync(p, u);
       utimesSync(p, st.atime, st.mtime);
@@ -92,13 +115,37 @@ export function randomHistory(dir: string, seed: number, groupSize = 6): RandomH
       open.delete(f);
       return f;
     },
+    // (outcomeChecks) a file per step: a change to one step's checks leaves the later steps' files as they are
+    'ask again': () => {
+      const rec = outcomeChecks ? askAgain() : null;
+      if (!rec) return null;
+      const f = `s${step}.jsonl`;
+      appendFileSync(join(dir, f), (half.get(f) ?? '') + jsonl([rec]));
+      half.delete(f);
+      return f;
+    },
+    // (outcomeChecks) an earlier step's pass count changed in place: the later steps' groups of the
+    // question, in files that did not change, read another cache
+    'earlier checks rewritten': () => {
+      const f = outcomeChecks ? pick(files().filter((x) => /^s\d+\.jsonl$/.test(x) && Number(x.slice(1, -6)) < step && /"passed":[0-4]/.test(readFileSync(join(dir, x), 'utf8')))) : undefined;
+      if (!f) return null;
+      const p = join(dir, f);
+      const t = readFileSync(p, 'utf8');
+      const m = pick([...t.matchAll(/"passed":([0-4])/g)]);
+      const i = m.index! + m[0].length - 1;
+      const u = t.slice(0, i) + String((Number(m[1]) + 1 + Math.floor(r() * 4)) % 5) + t.slice(i + 1);
+      const st = statSync(p);
+      writeFileSync(p, u);
+      utimesSync(p, st.atime, st.mtime);
+      return f;
+    },
     'next step': () => {
       step++;
       return null;
     },
   };
   const kinds = Object.keys(changes);
-  const weights = [6, 2, 3, 1, 1, 1, 1];
+  const weights = [6, 2, 3, 1, 1, 1, outcomeChecks ? 5 : 0, outcomeChecks ? 4 : 0, outcomeChecks ? 4 : 1];
   const choose = () => {
     let x = r() * weights.reduce((a, b) => a + b, 0);
     for (let i = 0; i < kinds.length; i++) if ((x -= weights[i]) < 0) return kinds[i];

@@ -2,6 +2,7 @@
 // (question, outcome) across steps, and confidence-gated inverse-probability scaling.
 
 import type { PreparedGroup } from '../prepare';
+import type { OutcomeCheck } from '../types';
 import type { Params } from '../params';
 import { answersEqual } from '../answers';
 import { gateOneResult, type OperatorResult } from './result';
@@ -37,6 +38,46 @@ export class OutcomeCache {
   has(questionId: string): boolean {
     return (this.byQuestion.get(questionId)?.length ?? 0) > 0;
   }
+
+  /** A question's entries as one string: equal strings, the same MS-TTRL for a group of it. */
+  fingerprint(questionId: string): string {
+    return JSON.stringify(this.byQuestion.get(questionId) ?? []);
+  }
+}
+
+/** What a group tells the outcome cache: its question, its step, its classes' answers (in class order) and its checks. */
+export interface OutcomeReplay {
+  questionId: string;
+  step: number;
+  answers: string[];
+  checks: OutcomeCheck[];
+}
+
+export function outcomeReplay(g: PreparedGroup): OutcomeReplay {
+  return { questionId: g.questionId, step: g.step, answers: g.classes.map((c) => c.answer), checks: g.outcomeChecks };
+}
+
+/**
+ * Each class's outcome, the cache updated with the group's checks (the cache rule of
+ * docs/contract.md#ms-ttrl). Applying a group twice leaves the cache as once: a resolved state
+ * stays, a Candidate takes the same pass rate again.
+ */
+export function judgeOutcomes(cache: OutcomeCache, g: OutcomeReplay, p: Params): { state: State; passRate: number; checked: boolean }[] {
+  const cached = cache.outcomes(g.questionId);
+  return g.answers.map((answer) => {
+    let entry = cached.find((o) => o.answer === answer) ?? cached.find((o) => answersEqual(o.answer, answer));
+    if (entry && entry.state !== 'candidate') return { state: entry.state, passRate: entry.passRate, checked: true };
+    const check = g.checks.find((o) => o.trials > 0 && answersEqual(o.answer, answer));
+    if (check) {
+      const passRate = check.passed / check.trials;
+      const state = judge(passRate, p);
+      if (entry) Object.assign(entry, { state, passRate, step: g.step });
+      else cached.push((entry = { answer, state, passRate, step: g.step }));
+      return { state, passRate, checked: true };
+    }
+    if (entry) return { state: entry.state, passRate: entry.passRate, checked: true };
+    return { state: 'candidate' as State, passRate: p.uncheckedPassRate, checked: false };
+  });
 }
 
 export function msttrlUnavailable(g: PreparedGroup, cache: OutcomeCache | undefined): string | null {
@@ -52,21 +93,7 @@ function judge(passRate: number, p: Params): State {
 }
 
 export function msttrl(g: PreparedGroup, p: Params, cache: OutcomeCache = new OutcomeCache(p.tauLow, p.tauHigh)): OperatorResult {
-  const cached = cache.outcomes(g.questionId);
-  const outcomes = g.classes.map((c) => {
-    let entry = cached.find((o) => o.answer === c.answer) ?? cached.find((o) => answersEqual(o.answer, c.answer));
-    if (entry && entry.state !== 'candidate') return { state: entry.state, passRate: entry.passRate, checked: true };
-    const check = g.outcomeChecks.find((o) => o.trials > 0 && answersEqual(o.answer, c.answer));
-    if (check) {
-      const passRate = check.passed / check.trials;
-      const state = judge(passRate, p);
-      if (entry) Object.assign(entry, { state, passRate, step: g.step });
-      else cached.push((entry = { answer: c.answer, state, passRate, step: g.step }));
-      return { state, passRate, checked: true };
-    }
-    if (entry) return { state: entry.state, passRate: entry.passRate, checked: true };
-    return { state: 'candidate' as State, passRate: p.uncheckedPassRate, checked: false };
-  });
+  const outcomes = judgeOutcomes(cache, outcomeReplay(g), p);
 
   // Rewards: Correct (1/f)^(1−λ) with f = class size / N; Candidate p; Wrong and no answer 0.
   const rewards = new Float64Array(g.n);

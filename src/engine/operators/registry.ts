@@ -7,7 +7,7 @@ import type { OperatorResult } from './result';
 import { OPERATOR_IDS, OPERATOR_LABELS, type OperatorId } from './ids';
 import { cisc, ciscUnavailable, majority, t3rl, t3rlUnavailable } from './vote';
 import { equilibrium } from './equilibrium';
-import { msttrl, msttrlUnavailable, OutcomeCache } from './msttrl';
+import { judgeOutcomes, msttrl, msttrlUnavailable, OutcomeCache, type OutcomeReplay } from './msttrl';
 
 /** State carried across the groups of one run (MS-TTRL's outcome cache), one per threshold setting. */
 export class RunContext {
@@ -20,6 +20,14 @@ export class RunContext {
   }
   peekOutcomeCache(p: Params): OutcomeCache | undefined {
     return this.caches.get(`${p.tauLow}|${p.tauHigh}`);
+  }
+  /** A question's outcome cache as one string ('[]': nothing cached): what MS-TTRL of a group of it reads. */
+  outcomeFingerprint(p: Params, questionId: string): string {
+    return this.peekOutcomeCache(p)?.fingerprint(questionId) ?? '[]';
+  }
+  /** Feeds a group's outcome checks to the cache, as MS-TTRL scoring the group does (again: no change). */
+  replayOutcomes(p: Params, g: OutcomeReplay): void {
+    judgeOutcomes(this.outcomeCache(p), g, p);
   }
 }
 
