@@ -229,12 +229,16 @@ test('training: launch from the panel with κ = 0.4, follow the run live, exit c
   assert.ok(gpuRows.some((l) => /GPU 1: NVIDIA A100-SXM4-80GB.*76\.4\/80\.0 GiB used.*100% busy/.test(l)), gpuRows.join(' | '));
   // Tick GPU 2 and see it ticked before accepting: a click that lands while the list is still
   // settling is lost, and Enter would then go on with no GPU.
+  // The quick input's own count ("1 Selected") is what Enter accepts: a checkbox read while the
+  // list re-renders can say ticked when it is not, and a second click then unticks it.
   const box = quickRow(page, 'GPU 2:').locator('.monaco-checkbox, input[type=checkbox], .quick-input-list-checkbox').first();
-  const ticked = () => box.evaluate((el) => el.checked === true || el.getAttribute('aria-checked') === 'true' || el.classList.contains('checked'));
+  const selected = async () => ((await quickInput(page).locator('.quick-input-count').first().textContent().catch(() => '')) ?? '').trim();
   await retry(async () => {
-    if (!(await ticked())) await box.click();
-    assert.ok(await ticked(), 'GPU 2 ticked');
-  }, { timeout: 15_000, interval: 500 });
+    if (!/^1\b/.test(await selected())) await box.click();
+    await page.waitForTimeout(300);
+    assert.match(await selected(), /^1\b/, 'GPU 2 ticked');
+    assert.ok(await quickRow(page, 'GPU 2:').locator('[aria-checked="true"], .checked, input:checked').count(), 'GPU 2, not another');
+  }, { timeout: 20_000, interval: 500 });
   await page.keyboard.press('Enter');
 
   // The resolved command, shown whole in a modal dialog (it is longer than a one-line input
@@ -249,7 +253,7 @@ test('training: launch from the panel with κ = 0.4, follow the run live, exit c
   const control = join(WS, 'control', fakeJob);
 
   // The job runs as a task in its own terminal; the Jobs view shows it running.
-  await retry(async () => assert.ok(existsSync(join(control, 'args.txt'))), { timeout: 30_000 });
+  await retry(async () => assert.ok(existsSync(join(control, 'args.txt'))), { timeout: 60_000 });
   assert.deepEqual(readFileSync(join(control, 'args.txt'), 'utf8').split('\n').slice(0, 5), ['0.4', '0.4', 'core', '2', fakeJob]);
   await showJobs(page);
   await retry(async () => {
