@@ -12,7 +12,7 @@ import { RunStore } from '../../src/extension/store';
 import { storeSource } from '../../src/extension/rescore';
 import { WhatIfEngine } from '../../src/extension/whatif/engine';
 import { defaultParams } from '../../src/extension/params';
-import { lightSummary as lightSummaryOf, type QuestionSummary } from '../../src/extension/scoring';
+import { buildView, lightSummary as lightSummaryOf, outcomeContext, type QuestionSummary } from '../../src/extension/scoring';
 import { analyseRun, labelFreeCopies, type OperatorId } from '../../src/engine';
 import { randomHistory } from '../logs/random-history';
 
@@ -276,7 +276,7 @@ test('a run with outcome checks (MS-TTRL) restored as saved is not scored again,
 
 test('random histories of a run under a window that follows it and windows opened from its saved index: the explorer of a fresh read, every time', { timeout: 180_000 }, async () => {
   // with MS-TTRL's outcome checks on questions asked again (configured, or only logged)
-  const runs: [number, boolean, OperatorId][] = process.env.CL_PERSIST_SEEDS ? process.env.CL_PERSIST_SEEDS.split(',').flatMap((x) => [[Number(x), false, 'core'], [Number(x), true, 'msttrl']] as [number, boolean, OperatorId][]) : [[5, false, 'core'], [6, true, 'msttrl'], [7, true, 'core']];
+  const runs: [number, boolean, OperatorId][] = process.env.CL_PERSIST_SEEDS ? process.env.CL_PERSIST_SEEDS.split(',').flatMap((x) => [[Number(x), false, 'core'], [Number(x), true, 'msttrl']] as [number, boolean, OperatorId][]) : [[5, false, 'core'], [6, true, 'msttrl'], [14, true, 'msttrl'], [7, true, 'core']];
   for (const [seed, outcomeChecks, operator] of runs) {
     const dir = temp('cl-persist-random-run-');
     const storage = temp('cl-persist-random-storage-');
@@ -319,6 +319,23 @@ test('random histories of a run under a window that follows it and windows opene
       }
       if (!same(shown, expected)) assert.deepEqual(shown, expected, `${what}: the window following the run`);
       if (!same(reopened, expected)) assert.deepEqual(reopened, expected, `${what}: a window opened from the saved index`);
+      // a question asked again, scored alone (the panel: its earlier steps' checks replayed), says
+      // what the background scoring said of it in run order
+      if (outcomeChecks && !mid) {
+        for (const [st, keys] of fresh.steps) {
+          for (const k of keys) {
+            const key = plain.keyOf(fresh, k)!;
+            const s = fresh.summaries.get(k);
+            if (!s || !key.questionId.startsWith('m')) continue;
+            const v = buildView((await plain.get(key))!, defaultParams(), operator, outcomeContext(await plain.outcomeHistory(key), defaultParams()));
+            const where = `${what}: ${key.questionId} at step ${st}, alone and in the run`;
+            assert.equal(v.mismatches, s.mismatches, where);
+            // the rewards the logged ones were checked against (MS-TTRL's when it is configured)
+            const expected = s.health?.rewards?.expected;
+            if (operator === 'msttrl' && expected) assert.deepEqual(v.rollouts.map((r) => r.rewards.msttrl), expected, where);
+          }
+        }
+      }
       plain.dispose();
       other.dispose();
     }
