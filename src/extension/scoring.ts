@@ -7,7 +7,6 @@ import {
   classCoherence,
   configuredOperatorOf,
   createRunContext,
-  operatorSpec,
   prepareGroup,
   resolveParams,
   scoreGroup,
@@ -16,6 +15,7 @@ import {
   type OperatorId,
   type Params,
   type PreparedGroup,
+  type OutcomeReplay,
   type RunContext,
   FLAG,
   FLAG_NAMES,
@@ -126,11 +126,10 @@ export function score(g: StoredGroup, params: Record<string, number>, configured
  * order (docs/contract.md#ms-ttrl). `history`: RunStore.outcomeHistory. Other operators read no
  * context.
  */
-export function outcomeContext(history: readonly PreparedGroup[], params: Record<string, number>): RunContext {
+export function outcomeContext(history: readonly OutcomeReplay[], params: Record<string, number>): RunContext {
   const ctx = createRunContext();
   const p = resolveParams(engineParams(params));
-  const spec = operatorSpec('msttrl')!;
-  for (const g of history) if (g.n > 0 && !spec.unavailable(g, ctx, p)) spec.run(g, p, ctx);
+  for (const g of history) ctx.replayOutcomes(p, g);
   return ctx;
 }
 

@@ -529,10 +529,9 @@ export class RunStore {
 
   /**
    * `keep`: into the run's cache of recently used groups. The background scoring does not keep
-   * what it prepares: a first open scores
-   * every question once, and each prepared group is ~40 KB (features, similarities, previews), so
-   * keeping them would fill the cache with groups nobody looked at, and push out the ones the views
-   * use.
+   * what it prepares: a first open scores every question once, and each prepared group is ~40 KB
+   * (features, similarities, previews), so keeping them would fill the cache with groups nobody
+   * looked at, and push out the ones the views use.
    */
   private async prepare(run: RunEntry, k: GroupKey, keep: boolean): Promise<{ version: number; group: StoredGroup } | undefined> {
     const h = run.index?.head(k);
@@ -578,25 +577,26 @@ export class RunStore {
   }
 
   /**
-   * The question's earlier groups (complete, at earlier steps, with outcome checks), prepared, in
-   * run order: MS-TTRL's outcome cache for the question is what their checks made it
-   * (docs/contract.md#ms-ttrl); a view scored alone replays them (scoring.ts `outcomeContext`), so
-   * that its MS-TTRL is the run-wide scoring's and the training loop's.
+   * What the question's earlier groups (complete, at earlier steps, with outcome checks) feed
+   * MS-TTRL's outcome cache, in run order: the cache for the question is what their checks made it
+   * (docs/contract.md#ms-ttrl). A view scored alone replays them (scoring.ts `outcomeContext`), so
+   * that its MS-TTRL is the run-wide scoring's and the training loop's. From the background
+   * scoring's records when it has them, else the group prepared.
    */
-  async outcomeHistory(key: QuestionKey): Promise<PreparedGroup[]> {
+  async outcomeHistory(key: QuestionKey): Promise<OutcomeReplay[]> {
     const run = this.runs.get(key.runId);
     const k = run && this.groupKey(run, key.step, key.questionId);
     const h = k ? run!.index?.head(k) : undefined;
     if (!run || !h) return [];
-    const out: PreparedGroup[] = [];
+    const out: OutcomeReplay[] = [];
     for (const step of [...run.steps.keys()]) {
       if (step >= h.step) break;
       const ek = groupKey(h.run, step, h.questionId);
       const e = run.index?.head(ek);
       if (!e?.complete || !e.outcomeChecks?.length) continue;
-      // kept with the views' groups: a slider move scores the question again with them
-      const p = await this.prepare(run, ek, true);
-      if (p) out.push(p.group.prepared);
+      const known = run.outcomes.get(ek)?.replay; // dropped when the group changes
+      const replay = known ?? (await this.prepare(run, ek, false).then((p) => p && outcomeReplay(p.group.prepared)));
+      if (replay) out.push(replay);
     }
     return out;
   }
@@ -715,6 +715,7 @@ export class RunStore {
           {
             const k = order[i];
             if (this.disposed || generation !== this.summaryGeneration || this.runs.get(run.id) !== run) return;
+            let head: GroupHead | undefined;
             if (run.summaries.has(k)) {
               // Scored. Again only when what its MS-TTRL read may have changed: the question's
               // outcome cache before it is not the one it was scored with (an earlier group of the
@@ -731,14 +732,14 @@ export class RunStore {
                 await pass(k, i, true);
                 continue;
               } else {
-                const h = run.index.head(k);
-                if (!h || !(h.outcomeChecks?.length || seenBy(ctx, msParams, displayQuestionId(h)) !== '[]')) {
+                head = run.index.head(k);
+                if (!head || !(head.outcomeChecks?.length || seenBy(ctx, msParams, displayQuestionId(head)) !== '[]')) {
                   await pass(k, i, false);
                   continue;
                 }
               }
             }
-            const e = run.index.head(k);
+            const e = head ?? run.index.head(k);
             if (!e?.complete || run.unprepared.get(k) === e.version) {
               await pass(k, i, false);
               continue;

@@ -7,7 +7,7 @@ import { OPERATOR_IDS } from '../../engine';
 import { isQuestionKey, type PanelState, type QuestionKey, type QuestionView } from '../../protocol/messages';
 import { questionKeyString, type RunStore } from '../store';
 import { buildView, outcomeContext } from '../scoring';
-import type { PreparedGroup } from '../../engine';
+import type { OutcomeReplay } from '../../engine';
 import { SLIDER_PARAMS } from '../params';
 import { affectsScores, configuredOperator, configuredParams } from '../settings';
 import { runPremise } from '../status/health-status';
@@ -124,12 +124,12 @@ export class ConsensusFeature implements vscode.Disposable {
   }
 
   /**
-   * The question's earlier groups with outcome checks (RunStore.outcomeHistory) for the question on
-   * show, as of a run version: a slider move re-scores without reading them again.
+   * What the earlier groups of the question on show feed MS-TTRL's cache (RunStore.outcomeHistory),
+   * as of a run version: a slider move re-scores without reading them again.
    */
-  private history?: { key: string; version: number; groups: PreparedGroup[] };
+  private history?: { key: string; version: number; groups: OutcomeReplay[] };
 
-  private historyOf(key: QuestionKey): PreparedGroup[] | undefined {
+  private historyOf(key: QuestionKey): OutcomeReplay[] | undefined {
     const h = this.history;
     return h && h.key === panelKey(key) && h.version === this.store.runs.get(key.runId)?.version ? h.groups : undefined;
   }

@@ -414,53 +414,52 @@ export class WhatIfEngine {
   private analyses = 0;
 
   /**
-   * A run's health (docs/health.md) analysed on a worker thread: the analysis runs permutation
-   * tests over every step, seconds on a long run, which the extension host must not spend. The
-   * records go over in parts, the host yielding between them.
+   * Health records to a worker thread in parts (each a short structured clone on the host, the
+   * host yielding between them), one list after the other; the reply to the last part is the
+   * answer. `request` makes each part's request (`side`: which list it is from).
    */
-  async analyse(records: readonly GroupHealth[]): Promise<RunHealth> {
-    const slot = this.slots[0];
-    const id = ++this.analyses;
+  private async inParts(lists: readonly (readonly GroupHealth[])[], request: (part: GroupHealth[], side: number, last: boolean) => ShardRequest): Promise<ShardReply> {
     const PART = 500;
-    for (let i = 0; ; i += PART) {
-      const last = i + PART >= records.length;
-      const r = await this.send(slot, { kind: 'analyse', id, part: records.slice(i, i + PART), last });
-      if (r.kind !== 'analysed') throw new Error('unexpected reply');
-      if (last) {
-        if (!r.health) throw new Error('the analysis gave nothing');
-        return r.health;
-      }
+    // at least one part per list (an empty one still needs its place)
+    const parts: { side: number; from: number }[] = [];
+    lists.forEach((l, side) => {
+      for (let from = 0; from === 0 || from < l.length; from += PART) parts.push({ side, from });
+    });
+    if (!parts.length) throw new Error('no records to send');
+    for (let i = 0; ; i++) {
+      const { side, from } = parts[i];
+      const last = i === parts.length - 1;
+      const r = await this.send(this.slots[0], request(lists[side].slice(from, from + PART), side, last));
+      if (last) return r;
       await new Promise((res) => setImmediate(res));
     }
   }
 
   /**
+   * A run's health (docs/health.md) analysed on a worker thread: the analysis runs permutation
+   * tests over every step, seconds on a long run, which the extension host must not spend.
+   */
+  async analyse(records: readonly GroupHealth[]): Promise<RunHealth> {
+    const id = ++this.analyses;
+    const r = await this.inParts([records], (part, _side, last) => ({ kind: 'analyse', id, part, last }));
+    if (r.kind !== 'analysed' || !r.health) throw new Error('the analysis gave nothing');
+    return r.health;
+  }
+
+  /**
    * The run view's model (compare/model.ts: each side's health analysed — permutation tests —, the
-   * two runs compared) built on a worker thread, for the same reason as `analyse`; the records go
-   * over in parts. `warnings`: what the model's reading of the records noticed (trainingRecords).
+   * two runs compared) built on a worker thread, for the same reason as `analyse`. `warnings`: what
+   * the model's reading of the records noticed (trainingRecords).
    */
   async runView(sides: { name: string; operator: OperatorId; records: readonly GroupHealth[] }[], runIds: string[]): Promise<{ model: RunViewModel; warnings: string[] }> {
-    const slot = this.slots[0];
     const id = ++this.analyses;
-    const PART = 500;
     const heads = sides.map((s) => ({ name: s.name, operator: s.operator }));
-    // at least one request per side (an empty side still needs its place), the last one builds
-    const parts: { side: number; from: number }[] = [];
-    sides.forEach((s, side) => {
-      for (let from = 0; from === 0 || from < s.records.length; from += PART) parts.push({ side, from });
-    });
-    for (let i = 0; i < parts.length; i++) {
-      const { side, from } = parts[i];
-      const last = i === parts.length - 1;
-      const r = await this.send(slot, { kind: 'runView', id, sides: heads, runIds, side, part: sides[side].records.slice(from, from + PART), last });
-      if (r.kind !== 'runView') throw new Error('unexpected reply');
-      if (last) {
-        if (!r.model) throw new Error('the run view gave nothing');
-        return { model: r.model, warnings: r.warnings };
-      }
-      await new Promise((res) => setImmediate(res));
-    }
-    throw new Error('a run view of no runs');
+    const r = await this.inParts(
+      sides.map((s) => s.records),
+      (part, side, last) => ({ kind: 'runView', id, sides: heads, runIds, side, part, last }),
+    );
+    if (r.kind !== 'runView' || !r.model) throw new Error('the run view gave nothing');
+    return { model: r.model, warnings: r.warnings };
   }
 
   /** Frees a run's features in every shard (the run was closed). */

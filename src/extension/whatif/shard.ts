@@ -130,10 +130,20 @@ const memoisable = (op: OperatorId): boolean => op !== 'msttrl';
 export class WhatIfShard {
   private readonly cache = new Map<string, Cached>();
   private readonly contexts = new Map<number, RunContext[]>();
-  /** Health records received so far per analysis ('analyse' requests). */
-  private readonly analysing = new Map<number, GroupHealth[]>();
-  /** Each side's health records received so far per run view ('runView' requests). */
-  private readonly viewing = new Map<number, GroupHealth[][]>();
+  /** Health records received so far per request id ('analyse', 'runView': sent in parts), per side. */
+  private readonly received = new Map<number, GroupHealth[][]>();
+
+  /** Adds a part to what request `id` received; all of it once `last` (then forgotten here). */
+  private receive(id: number, sides: number, side: number, part: GroupHealth[], last: boolean): GroupHealth[][] | null {
+    let per = this.received.get(id);
+    if (!per) this.received.set(id, (per = Array.from({ length: sides }, () => [])));
+    const into = per[side];
+    if (!into) throw new Error(`no side ${side} in request ${id}`);
+    for (const h of part) into.push(h);
+    if (!last) return null;
+    this.received.delete(id);
+    return per;
+  }
 
   get size(): number {
     return this.cache.size;
@@ -155,23 +165,14 @@ export class WhatIfShard {
       case 'sensitivity':
         return { kind: 'sensitivity', ...sensitivity(req.prepared, engineParams(req.params)) };
       case 'analyse': {
-        let rs = this.analysing.get(req.id);
-        if (!rs) this.analysing.set(req.id, (rs = []));
-        for (const h of req.part) rs.push(h);
-        if (!req.last) return { kind: 'analysed', health: null };
-        this.analysing.delete(req.id);
-        return { kind: 'analysed', health: analyseRun(labelFreeCopies(rs)) };
+        const all = this.receive(req.id, 1, 0, req.part, req.last);
+        return { kind: 'analysed', health: all && analyseRun(labelFreeCopies(all[0])) };
       }
       case 'runView': {
-        let per = this.viewing.get(req.id);
-        if (!per) this.viewing.set(req.id, (per = req.sides.map(() => [])));
-        const into = per[req.side];
-        if (!into) throw new Error(`no side ${req.side} in the run view`);
-        for (const h of req.part) into.push(h);
-        if (!req.last) return { kind: 'runView', model: null, warnings: [] };
-        this.viewing.delete(req.id);
+        const all = this.receive(req.id, req.sides.length, req.side, req.part, req.last);
+        if (!all) return { kind: 'runView', model: null, warnings: [] };
         const warnings: string[] = [];
-        const sides = req.sides.map((s, i) => sideOf(s.name, s.operator, per[i], (m) => warnings.push(m)));
+        const sides = req.sides.map((s, i) => sideOf(s.name, s.operator, all[i], (m) => warnings.push(m)));
         return { kind: 'runView', model: runViewModel(sides, req.runIds), warnings };
       }
       case 'prepare': {
