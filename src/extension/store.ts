@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { errorMessage } from '../util/errors';
 import { analyseRun, createRunContext, labelFreeCopies, outcomeReplay, resolveParams, type OutcomeReplay, type Params, type GroupHealth, type OperatorId, type PreparedGroup, type RunContext, type RunHealth } from '../engine';
-import { RunIndex, entryToGroup, groupKey, rolloutsOf, runLabel, type GroupEntry, type GroupHead, type GroupKey, type GroupSize, type Notice, type RunChange, type RunProgress } from '../logs';
+import { RunIndex, SAVED_EXTRA, entryToGroup, groupKey, rolloutsOf, runLabel, type GroupEntry, type GroupHead, type GroupKey, type GroupSize, type Notice, type RunChange, type RunProgress } from '../logs';
 import type { QuestionKey } from '../protocol/messages';
 import { packSummaries, QuestionSummaries } from './summaries';
 import { engineParams, lightSummary, score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
@@ -98,6 +98,15 @@ export interface StoreOptions {
   persistDir?: () => string | undefined;
   /** Quiet time after the last change before a run's index is saved again (ms; default 5000). */
   saveDelayMs?: number;
+  /**
+   * Groups held in memory and not yet saved — read and not saved (their roll-out columns), or
+   * scored and not saved (their summaries with their health records), ~3 KB each — past which a
+   * run's index is saved at once, without waiting for the run to be quiet (a checkpoint; default
+   * 16,384): a first open of a huge run then holds a bounded part of it, not all of it until its end.
+   */
+  checkpointGroups?: number;
+  /** Bytes read from a log file at a time (RunIndexOptions.readBlock; tests). */
+  readBlock?: number;
   /** Analyses a run's health off the host thread (the what-if engine's workers); without it, in-process (tests). */
   analyse?: (records: readonly GroupHealth[]) => Promise<RunHealth>;
 }
@@ -193,6 +202,7 @@ export class RunStore {
     if (this.disposed || this.runs.get(run.id) !== run) return;
     run.index?.close();
     run.index = null;
+    this.heldAfterCheckpoint.delete(run.id);
     run.prepared.clear();
     run.unprepared.clear();
     run.summaries.clear();
@@ -236,6 +246,7 @@ export class RunStore {
           this.emit({ kind: 'run', runId: run.id, changed: [] });
         },
         streamMs: this.opts.streamMs,
+        readBlock: this.opts.readBlock,
         onNotice: (n) => {
           run.notices.push(n);
           if (run.notices.length > 500) run.notices.shift();
@@ -294,6 +305,24 @@ export class RunStore {
     this.rescoreAll.set(id, (this.rescoreAll.get(id) ?? 0) + 1);
   }
 
+  /** A checkpoint per run in progress (`checkpointGroups`). */
+  private readonly checkpoints = new Map<string, Promise<number>>();
+  /** Per run: what was held unsaved after its last checkpoint (what a save cannot let go of: groups not complete). */
+  private readonly heldAfterCheckpoint = new Map<string, number>();
+
+  /** Saves the run's index at once when `checkpointGroups` more of it are held in memory unsaved than after the last checkpoint. */
+  private checkpointIfDue(run: RunEntry): void {
+    const index = run.index;
+    if (!index || this.disposed || this.checkpoints.has(run.id) || !this.persistFile(run)) return;
+    const held = () => index.unsavedCount() + run.summaries.unsavedCount();
+    if (held() - (this.heldAfterCheckpoint.get(run.id) ?? 0) < (this.opts.checkpointGroups ?? 16_384)) return;
+    const p = this.save(run, true).finally(() => {
+      this.checkpoints.delete(run.id);
+      if (run.index === index) this.heldAfterCheckpoint.set(run.id, held());
+    });
+    this.checkpoints.set(run.id, p);
+  }
+
   private onIndexChange(run: RunEntry, ch: RunChange): void {
     run.savedHealth = undefined;
     // A group completed again after a late roll-out has a new version: its summary is stale
@@ -322,6 +351,7 @@ export class RunStore {
       this.markForRescore(run.id);
       this.scheduleSummaries();
     }
+    this.checkpointIfDue(run);
   }
 
   /** Per run: how many times its step index was rebuilt (a sliced rebuild overtaken by another stops). */
@@ -766,6 +796,7 @@ export class RunStore {
             if (replay || seen !== '[]') run.outcomes.set(k, { questionId: g.prepared.questionId, seen, replay });
             else run.outcomes.delete(k);
             if (slice.due) {
+              this.checkpointIfDue(run);
               await slice.next();
               if (changed && Date.now() - lastEmit > 400) {
                 run.version++;
@@ -814,47 +845,58 @@ export class RunStore {
     this.saveTimers.set(run.id, t);
   }
 
-  /** Saves a run's index now, with the summaries of its scored questions. Resolves to the bytes written. */
-  async save(run: RunEntry): Promise<number> {
+  /**
+   * Saves a run's index now, with the summaries of its scored questions. Resolves to the bytes
+   * written. `checkpoint`: a save to bound what is held in memory (`checkpointGroups`), part way
+   * through a first open or its scoring: without the run's health (analysed at the save once the
+   * run is quiet), and the run not counted as saved.
+   */
+  async save(run: RunEntry, checkpoint = false): Promise<number> {
     const index = run.index;
     if (!index || this.disposed || this.runs.get(run.id) !== run) return 0;
     const version = run.version;
     const tag = this.summaryTag();
     // the run's health goes with the index, so that a second open does not read every record back
     let health: RunEntry['savedHealth'];
-    try {
-      health = run.savedHealth ?? { size: run.summaries.size, health: await this.analyseHealth(await this.healthRecords(run)) };
-    } catch (err) {
-      this.opts.log?.(`${run.label}: ${errorMessage(err)}`);
+    if (!checkpoint) {
+      try {
+        health = run.savedHealth ?? { size: run.summaries.size, health: await this.analyseHealth(await this.healthRecords(run)) };
+      } catch (err) {
+        this.opts.log?.(`${run.label}: ${errorMessage(err)}`);
+      }
+      if (run.version !== version || this.disposed) return 0;
     }
-    if (run.version !== version || this.disposed) return 0;
     // the summaries written whole (with their health record): those may go light afterwards
     const written = new Map<GroupKey, QuestionSummary>();
     const bytes = await index.save({
       tag,
-      // a light summary (restored, its group unchanged) is saved with the health record saved before
-      of: (e, saved) => {
+      // A light summary (restored, or saved before, its group unchanged) is the one saved with its
+      // group, and so is none (no summary is dropped but with its group, or with every other under
+      // another tag): the writer copies a record of such groups as it is.
+      of: (e) => {
         const s = run.summaries.get(e.key);
-        if (s?.health) written.set(e.key, s);
-        return !s || s.health ? s : saved();
+        if (!s?.health) return SAVED_EXTRA;
+        written.set(e.key, s);
+        return s;
       },
+      savedLight: (e) => run.summaries.get(e.key),
       light: (x) => lightSummary(x as QuestionSummary),
       lightPack: (xs) => packSummaries(xs as (QuestionSummary | undefined)[]),
       run: health,
     });
-    if (bytes > 0 && run.version === version) {
+    if (bytes > 0 && !checkpoint && run.version === version) {
       run.savedVersion = version;
       if (health) run.savedHealth = health;
-      // The groups saved went to disk (RunIndex: heads); the summaries written with them go light,
-      // their records on disk. Only those: a summary scored while the save ran (the scoring pass
-      // bumps the run's version in batches) is not in the file, and a light one would be lost.
-      if (tag === this.summaryTag()) {
-        const slice = new TimeSlice(); // a summary per question: a huge run's would stall the host
-        for (const [k, s] of written) {
-          if (this.disposed || run.index !== index) break;
-          if (run.summaries.get(k) === s && index.head(k)?.cold) run.summaries.set(k, lightSummary(s));
-          if (slice.due) await slice.next();
-        }
+    }
+    // The groups saved went to disk (RunIndex: heads); the summaries written with them go light,
+    // their records on disk. Only those: a summary scored while the save ran (the scoring pass
+    // bumps the run's version in batches) is not in the file, and a light one would be lost.
+    if (bytes > 0 && tag === this.summaryTag()) {
+      const slice = new TimeSlice(); // a summary per question: a huge run's would stall the host
+      for (const [k, s] of written) {
+        if (this.disposed || run.index !== index) break;
+        if (run.summaries.get(k) === s && index.head(k)?.cold) run.summaries.set(k, lightSummary(s));
+        if (slice.due) await slice.next();
       }
     }
     return bytes;

@@ -104,6 +104,11 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
     return this.full.size + this.rows.size;
   }
 
+  /** Summaries held as objects: scored and not saved since (with their health records). */
+  unsavedCount(): number {
+    return this.full.size;
+  }
+
   has(k: GroupKey): boolean {
     return this.rows.has(k) || this.full.has(k); // light ones first: a restored run's are
   }

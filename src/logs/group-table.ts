@@ -91,6 +91,13 @@ export class GroupTable {
     return this.map.has(k);
   }
 
+  /** Groups held with their roll-outs (not cold heads): what a save would let go of. */
+  get warm(): number {
+    return this.warmCount;
+  }
+
+  private warmCount = 0;
+
   /** The group, a cold head built as a new object (change it only through `set`). */
   get(k: GroupKey): GroupEntry | undefined {
     const v = this.map.get(k);
@@ -115,6 +122,7 @@ export class GroupTable {
   set(k: GroupKey, e: GroupEntry): this {
     this.writes++;
     const v = this.map.get(k);
+    if (v !== undefined && typeof v !== 'number' && !v.cold) this.warmCount--;
     if (columnar(e)) {
       const row = typeof v === 'number' ? v : this.row();
       this.write(row, e);
@@ -122,6 +130,7 @@ export class GroupTable {
     } else {
       if (typeof v === 'number') this.release(v);
       this.map.set(k, e);
+      if (!e.cold) this.warmCount++;
     }
     return this;
   }
@@ -130,11 +139,13 @@ export class GroupTable {
     this.writes++;
     const v = this.map.get(k);
     if (typeof v === 'number') this.release(v);
+    else if (v && !v.cold) this.warmCount--;
     return this.map.delete(k);
   }
 
   clear(): void {
     this.writes++;
+    this.warmCount = 0;
     this.map.clear();
     this.free = [];
     this.used = 0;

@@ -64,4 +64,4 @@ export { detectLogFile, runLabel } from './records.js';
 export { listRunFiles, unsafeRunRoot, WALK_MAX_DEPTH, WALK_MAX_FILES, type WalkOptions } from './walk.js';
 export { nemoMeanLogprob } from './nemo.js';
 export { readRolloutText, readRolloutObject } from './texts.js';
-export { RunIndex, entryToGroup, type ConfidenceSummary, type GroupEntry, type GroupHead, type RunChange, type RunIndexOptions, type SaveExtras, type RunProgress } from './run-index.js';
+export { RunIndex, SAVED_EXTRA, entryToGroup, type ConfidenceSummary, type GroupEntry, type GroupHead, type RunChange, type RunIndexOptions, type SaveExtras, type RunProgress } from './run-index.js';

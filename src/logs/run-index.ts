@@ -42,9 +42,10 @@ import { notLogSummary } from './describe.js';
 import { readRolloutText as readText } from './texts.js';
 import { Change, GroupAssembler } from './assemble.js';
 import { confidentCount, entryToGroup, rolloutsOf, type GroupEntry, type GroupHead } from './entries.js';
-import { fileChange, newFileState, type FileState } from './follow/files.js';
+import { bytesBefore, fileChange, newFileState, type FileState } from './follow/files.js';
 import { parserFor, readFileIncrement, type ReadContext } from './follow/read.js';
 import { RunWatcher } from './follow/watch.js';
+export { SAVED_EXTRA } from './follow/persist.js';
 import { CHUNK, openWritten, readIndex, savedFileNow, writeIndex, writtenHead, type ColdFile, type SavedFile, type Written } from './follow/persist.js';
 import { fileIdentity } from './cache/identity.js';
 import type { GroupKey, LogFormat, Notice, ParsedRecord, RolloutSource } from './types.js';
@@ -83,6 +84,8 @@ export interface RunIndexOptions {
    */
   onStart?: (index: RunIndex) => void;
   streamMs?: number;
+  /** Bytes read from a log file at a time (default 1 MiB; tests make it small, so that a read streams, and saves, part way through a file). */
+  readBlock?: number;
   /** Cancels the initial read: `open` then rejects with an AbortError and nothing keeps running. */
   signal?: AbortSignal;
   /** 'ignore': logged ground truth is dropped as it is read. Default 'auto'. */
@@ -116,6 +119,12 @@ export interface SaveExtras {
   light?: (x: unknown) => unknown;
   /** One saved record's light forms packed into one value (follow/persist.ts `SaveSource.lightPack`). */
   lightPack?: (xs: unknown[]) => unknown;
+  /**
+   * The light form of the extra saved with a group, for a group whose `of` is SAVED_EXTRA (the
+   * one saved before, under this tag): with it, a record whose groups are all unchanged and all
+   * SAVED_EXTRA is copied, not written again.
+   */
+  savedLight?: (e: GroupEntry) => unknown;
   /** Run-level data, restored under the same tag. */
   run?: unknown;
 }
@@ -226,6 +235,9 @@ export class RunIndex {
       notLogs: this.notLogs,
       add: (rec: ParsedRecord, fs: FileState, ch: Change) => void this.asm.add(rec, fs.format ?? fs.parser?.format ?? 'native', ch),
       drop: (path, ch, why) => this.dropFile(path, ch, why),
+      block: opts.readBlock,
+      saveWaiting: (fs) => this.saveWaiting(fs),
+      checkpoint: (fs) => this.runEarly(fs),
       progress: (bytes) => {
         if (!this.progress) return;
         this.checkAbort();
@@ -344,6 +356,8 @@ export class RunIndex {
       }
       if (!this.closed) this.emit(ch);
       this.initial = undefined;
+      this.early = []; // run by the chain (each runs once)
+      this.earlyBlocked = undefined;
       this.armIdle();
     };
     this.chain = this.chain.then(run, run);
@@ -372,7 +386,8 @@ export class RunIndex {
   private emit(ch: Change): void {
     if (ch.empty) return;
     // a file re-read, or a new file that sorts before others: the order of a fresh read
-    const rearranged = (ch.added.size > 0 || ch.changed.size > 0) && this.asm.reorder();
+    const rearranged = ((ch.added.size > 0 || ch.changed.size > 0) && this.asm.reorder()) || this.reorderedBySave;
+    this.reorderedBySave = false;
     const entries = this.asm.entries;
     const present = (k: GroupKey) => entries.has(k);
     const e: RunChange = {
@@ -441,6 +456,7 @@ export class RunIndex {
         if (!this.opts.follow) this.asm.endOfFile(slice[j], ch);
         if (this.progress) this.progress.filesRead++;
         if (initial) this.stream();
+        if (this.early.length) await this.runEarly();
       }
     }
     if (this.notLogs.size > this.notLogsReported) {
@@ -693,6 +709,15 @@ export class RunIndex {
     return this.asm.size;
   }
 
+  /** Groups held in memory with their roll-outs, not saved (a save makes the complete ones cold heads). */
+  unsavedCount(): number {
+    return this.persistOn ? this.asm.entries.warm : 0;
+  }
+
+  private get persistOn(): boolean {
+    return this.opts.persist !== undefined;
+  }
+
   /**
    * Which roll-outs carry a confidence c_i (a mean token log-prob, needed by CISC and CoRE) and,
    * when none do, why: what the run's formats log. The explorer shows it per run.
@@ -812,51 +837,138 @@ export class RunIndex {
   save(extra?: SaveExtras): Promise<number> {
     const p = this.opts.persist;
     if (!p) return Promise.resolve(0);
-    let bytes = 0;
-    const run = async () => {
-      if (this.closed) return;
-      const files: SavedFile[] = [];
-      const slice = new TimeSlice();
-      for (const fs of this.files.values()) {
-        if (slice.due) await slice.next();
-        let identity: SavedFile['identity'];
-        try {
+    let started = false;
+    let finished!: (bytes: number) => void;
+    const done = new Promise<number>((r) => (finished = r));
+    const run = async (reading?: FileState): Promise<boolean> => {
+      if (started) return true;
+      started = true;
+      let bytes = 0;
+      try {
+        if (!this.closed) {
+          const w = await this.write(p, extra, reading);
+          if (w === null) {
+            started = false; // the file changed as it was read: at the next boundary, or after the update
+            return false;
+          }
+          bytes = w;
+        }
+      } catch (err) {
+        finished(0);
+        throw err;
+      }
+      finished(bytes);
+      return true;
+    };
+    // During the initial read, at its next record boundary (`runEarly`): a huge first open would
+    // otherwise hold every group read in memory until its end.
+    if (this.initial) this.early.push(run);
+    const later = async () => void (await run());
+    this.chain = this.chain.then(later, later);
+    return done;
+  }
+
+  /** A save part way through an update put the groups in order (its listeners are told at the update's next emit). */
+  private reorderedBySave = false;
+
+  /** Saves asked for during the initial read, run at its next record boundary (`save`). */
+  private early: Array<(reading?: FileState) => Promise<boolean>> = [];
+  /** A file that changed as it was read: no save part way through it (its bytes read may not be its bytes now). */
+  private earlyBlocked?: FileState;
+
+  /** Whether a save waits for a record boundary of `fs` (`early`). */
+  private saveWaiting(fs?: FileState): boolean {
+    return this.early.length > 0 && (fs === undefined || fs !== this.earlyBlocked);
+  }
+
+  /** Runs the saves waiting (`early`) now, between two records of file `reading` (or between two files). */
+  private async runEarly(reading?: FileState): Promise<void> {
+    const waiting = this.early;
+    this.early = [];
+    for (let i = 0; i < waiting.length; i++) {
+      if (await waiting[i](reading)) continue;
+      // postponed: the file changed under the read
+      this.earlyBlocked = reading;
+      this.early.push(...waiting.slice(i));
+      return;
+    }
+  }
+
+  /** Whether `fs`'s file is as it was when its read began (no byte written since: its times and size are as then). */
+  private async unchangedSinceRead(fs: FileState): Promise<boolean> {
+    try {
+      const st = await stat(fs.path);
+      return st.ino === fs.ino && st.dev === fs.dev && st.size === fs.size && st.mtimeMs === fs.mtimeMs && st.ctimeMs === fs.ctimeMs;
+    } catch {
+      return false;
+    }
+  }
+
+  private async write(p: PersistOptions, extra: SaveExtras | undefined, reading?: FileState): Promise<number | null> {
+    const files: SavedFile[] = [];
+    const slice = new TimeSlice();
+    for (const fs of this.files.values()) {
+      if (slice.due) await slice.next();
+      let identity: SavedFile['identity'];
+      const { parser, ...rest } = fs;
+      const state: SavedFile['state'] = parser ? { ...rest, parser: parser.state() } : rest;
+      try {
+        if (fs === reading) {
+          // Part way through: saved as the file was up to its last record read, so the next open
+          // finds it appended to and reads on from there. Only a file not written to since its
+          // read began (its hashes are of the bytes read: checked after they are taken); else the
+          // save waits (null).
+          if (!(await this.unchangedSinceRead(fs))) return null;
+          identity = { ...fileIdentity(fs.path, fs.consumed), mtimeMs: fs.mtimeMs, ctimeMs: fs.ctimeMs };
+          state.size = fs.consumed;
+          state.partial = false;
+          state.format = parser?.format ?? fs.format;
+          state.tail = await bytesBefore(fs.path, fs.consumed);
+          if (!(await this.unchangedSinceRead(fs))) return null;
+        } else {
           // the bytes as they were read (size, times): a change since is seen at the next open
           identity = { ...fileIdentity(fs.path, fs.size), mtimeMs: fs.mtimeMs, ctimeMs: fs.ctimeMs };
-        } catch {
-          continue; // gone: read again (or dropped) at the next open
         }
-        const { parser, ...rest } = fs;
-        files.push({ identity, state: parser ? { ...rest, parser: parser.state() } : rest });
+      } catch {
+        continue; // gone: read again (or dropped) at the next open
       }
-      try {
-        const cold = this.cold;
-        const entries = [...this.asm.entries.values()];
-        const written = await writeIndex(
-          p.file,
-          { key: p.key, files, asm: this.asm.snapshot(), notices: [...this.history], extraTag: extra?.tag ?? null, runOnce: [...this.runOnce] },
-          {
-            entries,
-            load: (e) => {
-              if (!cold || !e.cold) throw new Error(`group ${e.key} is cold without a saved index to read it from`);
-              return this.readBack(cold, e);
-            },
-            savedExtra: (e) => this.savedExtra(e.key),
-            extraOf: extra?.of,
-            lightOf: extra?.light,
-            lightPack: extra?.lightPack,
-            runExtra: extra?.run,
+      files.push({ identity, state });
+    }
+    try {
+      // saved in the order of a fresh read (part way through an update, the groups read since its
+      // last emit may not be yet)
+      if (this.asm.reorder()) this.reorderedBySave = true;
+      const cold = this.cold;
+      const entries = [...this.asm.entries.values()];
+      const written = await writeIndex(
+        p.file,
+        { key: p.key, files, asm: this.asm.snapshot(), notices: [...this.history], extraTag: extra?.tag ?? null, runOnce: [...this.runOnce] },
+        {
+          entries,
+          load: (e) => {
+            if (!cold || !e.cold) throw new Error(`group ${e.key} is cold without a saved index to read it from`);
+            return this.readBack(cold, e);
           },
-        );
-        bytes = written.bytes;
-        await this.coolAfterSave(p.file, written, entries);
-      } catch (err) {
-        this.notice({ level: 'info', message: `${p.file}: cannot save the index (${errnoCode(err) ?? errorMessage(err)})`, file: p.file });
-      }
-    };
-    this.chain = this.chain.then(run, run);
-    return this.chain.then(() => bytes);
+          savedExtra: (e) => this.savedExtra(e.key),
+          extraOf: extra?.of,
+          lightOf: extra?.light,
+          lightPack: extra?.lightPack,
+          savedLight: extra?.savedLight,
+          cold,
+          runExtra: extra?.run,
+        },
+      );
+      this.lastWrite = { bytes: written.bytes, copied: written.copied, chunks: written.chunks, partial: reading !== undefined };
+      await this.coolAfterSave(p.file, written, entries);
+      return written.bytes;
+    } catch (err) {
+      this.notice({ level: 'info', message: `${p.file}: cannot save the index (${errnoCode(err) ?? errorMessage(err)})`, file: p.file });
+      return 0;
+    }
   }
+
+  /** The last save's size, records copied from the index it replaced, records in all, and whether it was part way through a file. */
+  lastWrite?: { bytes: number; copied: number; chunks: number; partial: boolean };
 
   /**
    * After a save, the groups written go to disk: a complete group becomes a head read back from the

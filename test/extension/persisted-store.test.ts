@@ -43,13 +43,17 @@ function step(s: number, answers: string[][]): string {
     .concat('\n');
 }
 
-function newStore(persist: string | undefined, engine?: WhatIfEngine, idleMs = 100, operator: OperatorId = 'core'): RunStore {
+/** `checkpointGroups` set: the store also reads 64 bytes at a time and streams each, so that its checkpoints fall part way through files. */
+function newStore(persist: string | undefined, engine?: WhatIfEngine, idleMs = 100, operator: OperatorId = 'core', checkpointGroups?: number): RunStore {
   const store = new RunStore({
+    readBlock: checkpointGroups === undefined ? undefined : 64,
+    streamMs: checkpointGroups === undefined ? undefined : 0,
     configuredOperator: () => operator,
     params: defaultParams,
     pollMs: 60_000,
     idleMs,
     saveDelayMs: 10,
+    checkpointGroups,
     persistDir: () => persist,
     prepare: engine ? (entry, questionId) => engine.prepare({ entry, questionId }) : undefined,
   });
@@ -282,7 +286,9 @@ test('random histories of a run under a window that follows it and windows opene
     const storage = temp('cl-persist-random-storage-');
     const h = randomHistory(dir, seed, 8, outcomeChecks);
     h.append('f0.jsonl', 4);
-    const live = newStore(storage, undefined, 20, operator);
+    // a low checkpoint threshold (odd seeds' following window, every reopened one): saves part way
+    // through reads and scoring passes, each reopened from by the next window
+    const live = newStore(storage, undefined, 20, operator, seed % 2 ? 2 : undefined);
     const run = await opened(live, dir);
     for (let round = 0; round < 12; round++) {
       const what = `seed ${seed}${outcomeChecks ? ` (outcome checks, ${operator})` : ''}, round ${round}: ${h.next()}`;
@@ -291,7 +297,7 @@ test('random histories of a run under a window that follows it and windows opene
       // wait until the windows agree, or time out and show the difference
       const plain = newStore(undefined, undefined, 20, operator);
       const fresh = await opened(plain, dir);
-      const other = newStore(storage, undefined, 20, operator);
+      const other = newStore(storage, undefined, 20, operator, 2);
       const r2 = await opened(other, dir);
       assert.equal(r2.index!.persisted.state, 'restored', what);
       const settled = async () => {
@@ -340,4 +346,63 @@ test('random histories of a run under a window that follows it and windows opene
       other.dispose();
     }
   }
+});
+
+test('a first open saves as it goes (checkpoints): the groups held unsaved stay bounded whatever the run, and a window opened from the saved index shows a fresh read', { timeout: 120_000 }, async () => {
+  const dir = temp('cl-checkpoint-run-');
+  const storage = temp('cl-checkpoint-storage-');
+  // 12 files of 5 steps × 16 questions: 960 groups
+  const answers = (s: number, q: number) => Array.from({ length: 8 }, (_, i) => String((s + q + i) % 3 === 0 ? 3 : (s * q + i) % 5));
+  for (let f = 0; f < 12; f++) {
+    let text = '';
+    for (let s = 5 * f + 1; s <= 5 * f + 5; s++) text += step(s, Array.from({ length: 16 }, (_, q) => answers(s, q)));
+    writeFileSync(join(dir, `part-${String(f).padStart(2, '0')}.jsonl`), text);
+  }
+  const make = (checkpointGroups?: number) => {
+    const s = new RunStore({ configuredOperator: () => 'core', params: defaultParams, pollMs: 60_000, idleMs: 100, saveDelayMs: 10, streamMs: 0, checkpointGroups, persistDir: () => storage });
+    cleanup.push(() => s.dispose());
+    return s;
+  };
+  const first = make(40);
+  let held = 0;
+  let saves = 0;
+  const run = first.add(dir, 'opened');
+  const sample = () => {
+    const i = run.index;
+    if (i) held = Math.max(held, i.unsavedCount() + run.summaries.unsavedCount());
+  };
+  const timer = setInterval(sample, 2);
+  first.onChange(sample);
+  const index = () => run.index!;
+  await new Promise<void>((r) => {
+    const t = setInterval(() => {
+      if (!run.index) return;
+      clearInterval(t);
+      const save = run.index.save.bind(run.index);
+      run.index.save = (extra) => {
+        saves++;
+        return save(extra);
+      };
+      r();
+    }, 0);
+  });
+  await first.savesDone();
+  clearInterval(timer);
+  assert.equal(index().size, 960);
+  // the bound: the threshold, what one streamed change brings (a file: 80 groups), a few in flight
+  assert.ok(held < 40 + 80 + 40, `at most ${held} groups held unsaved`);
+  assert.ok(saves >= 5, `${saves} saves`);
+  const shown = explorer(first, run.id);
+  first.dispose();
+
+  const plain = newStore(undefined);
+  const fresh = await opened(plain, dir);
+  assert.deepEqual(shown, explorer(plain, fresh.id));
+  const second = make();
+  const r2 = second.add(dir, 'opened');
+  await second.idle();
+  assert.equal(r2.index!.persisted.state, 'restored');
+  assert.equal(r2.index!.bytesReadAtOpen, 0);
+  assert.equal(r2.savedVersion, r2.version, 'restored as saved: nothing to score or save again');
+  assert.deepEqual(explorer(second, r2.id), explorer(plain, fresh.id));
 });

@@ -14,8 +14,24 @@ import { randomHistory } from './random-history.js';
 
 const IDLE_MS = 20;
 
-async function openIndex(dir: string, file: string, key: string): Promise<RunIndex> {
-  const idx = await RunIndex.open(dir, { follow: true, poll: true, pollMs: 60_000, idleMs: IDLE_MS, onNotice: () => undefined, persist: { file, key } });
+/**
+ * `saveEarly`: the window saves at the first change its read streams, part way through its read
+ * (it reads 64 bytes at a time, and streams at each: part way through a file, as a huge file's).
+ */
+async function openIndex(dir: string, file: string, key: string, saveEarly = false): Promise<RunIndex> {
+  let early: Promise<number> | undefined;
+  const idx = await RunIndex.open(dir, {
+    follow: true,
+    poll: true,
+    pollMs: 60_000,
+    idleMs: IDLE_MS,
+    streamMs: 0,
+    readBlock: saveEarly ? 64 : undefined,
+    onNotice: () => undefined,
+    persist: { file, key },
+    onStart: saveEarly ? (i) => void i.onDidChange(() => void (early ??= i.save())) : undefined,
+  });
+  await early;
   await settle(idx);
   return idx;
 }
@@ -82,6 +98,24 @@ function history(seed: number, rounds: number) {
         const mid = h.halfWritten > 0;
         const expected = await fresh(dir, mid);
         assert.deepEqual(await agreed(live, expected, mid), expected, `${what}: the window following the run`);
+        if (round % 2 === 1) {
+          // A window opened from the index saved before this change (or none): it reads the change
+          // and saves at the first change its read streams, part way through its read; and a
+          // window opened from that save.
+          const early = await openIndex(dir, file, key, true);
+          try {
+            assert.deepEqual(await agreed(early, expected, mid), expected, `${what}: a window that saved part way through its read`);
+          } finally {
+            early.close();
+          }
+          const next = await openIndex(dir, file, key);
+          try {
+            assert.equal(next.persisted.state, 'restored', `${what}: the index saved part way through a read is used`);
+            assert.deepEqual(await agreed(next, expected, mid), expected, `${what}: a window opened from an index saved part way through a read`);
+          } finally {
+            next.close();
+          }
+        }
         await live.save();
         // a new window: from the saved index, what changed since read again
         const reopened = await openIndex(dir, file, key);

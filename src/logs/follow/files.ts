@@ -68,6 +68,20 @@ export async function fileChange(fs: FileState, st: Stats, event = false): Promi
   return 'grown';
 }
 
+/** The HEAD bytes of `path` just before `end` (a file's `tail` as read up to there); undefined when they cannot be read. */
+export async function bytesBefore(path: string, end: number): Promise<Buffer | undefined> {
+  const n = Math.min(HEAD, end);
+  if (n <= 0) return undefined;
+  const fh = await open(path, 'r');
+  try {
+    const b = Buffer.alloc(n);
+    const { bytesRead } = await fh.read(b, 0, n, end - n);
+    return bytesRead === n ? b : undefined;
+  } finally {
+    await fh.close();
+  }
+}
+
 export async function sameBytes(path: string, pos: number, bytes: Buffer): Promise<boolean> {
   try {
     const fh = await open(path, 'r');

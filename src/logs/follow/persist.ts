@@ -1,6 +1,8 @@
 // The persisted index of a followed run (the extension's): what RunIndex knows of each file and the
 // assembler's groups and state, saved outside the run folder so that a second open of an unchanged
 // run reads this file instead of the logs, and an appended file is read from where it stopped.
+// Long file: one format — its writer, its reader and its on-demand record reads share the record
+// layouts and checks below, and must change together.
 //
 // Validity: the same rules as the CLI's run cache (../cache/run-cache.ts): the cache format
 // (CACHE_FORMAT), a key from the run's path and reading options (`cacheKey`), a SHA-1 of every byte,
@@ -11,9 +13,9 @@
 // that is not ours, of another format or key, truncated or whose bytes do not hash to its trailer is
 // never trusted: the run is read from its logs and the file rewritten.
 //
-// Format, for the access pattern (written whole from time to time; at open, only what the explorer
-// needs is read; a group's roll-outs are read back when the group is opened, prepared or saved
-// again): one header record (the files' identities and reading state, the assembler's state, the
+// Format, for the access pattern (written whole from time to time — part way through a first open
+// too, to bound what the host holds —; at open, only what the explorer needs is read; a group's
+// roll-outs are read back when the group is opened, prepared or saved again): one header record (the files' identities and reading state, the assembler's state, the
 // notices to replay); then the *heavy* records, the groups in chunks of CHUNK (entries with their
 // roll-out columns in one typed array, and the full per-group extra); then one *light* record per
 // chunk (each group's head — key, step, question, size, completeness, first source —, as columns:
@@ -22,6 +24,9 @@
 // header, the table and the light records are read and checked; a heavy record is read, checked
 // against its own SHA-1 and decoded only when one of its groups is needed (`ColdFile`), so the host
 // holds a head per group, never the whole run. V8 structured clone throughout; texts never stored.
+// A save copies each heavy record whose groups are all as saved in the file it replaces (same
+// record, same extras: SAVED_EXTRA) byte for byte, checked against its SHA-1: saving again and
+// again as a huge run is read costs what changed, not the run.
 import { createHash, randomBytes } from 'node:crypto';
 import { errnoCode, errorMessage } from '../../util/errors';
 import { readSync } from 'node:fs';
@@ -172,6 +177,14 @@ function unpackEntry(e: Omit<GroupEntry, 'version'>, cols: Float64Array): GroupE
   return out;
 }
 
+/**
+ * What an owner's `extraOf` returns for a group whose extra is the one saved with it before (under
+ * the same tag): a record whose groups are all cold and all say so is copied byte for byte from the
+ * index being replaced, not read back and written again (a save part way through a huge first
+ * open would otherwise rewrite everything saved so far, each time).
+ */
+export const SAVED_EXTRA: unique symbol = Symbol('the extra saved before');
+
 /** What `writeIndex` saves per group and for the run. */
 export interface SaveSource {
   /** The groups in order; a cold head is read back with `load`. */
@@ -180,8 +193,12 @@ export interface SaveSource {
   load: (e: GroupEntry) => GroupEntry;
   /** The extra saved before for a group restored and unchanged since (cold, or read back since). */
   savedExtra: (e: GroupEntry) => unknown;
-  /** The extra to save for a group (`saved`: the one saved before, for a cold group). */
+  /** The extra to save for a group (`saved`: the one saved before, for a cold group), or SAVED_EXTRA. */
   extraOf?: (e: GroupEntry, saved: () => unknown) => unknown;
+  /** The light form of the extra saved with a group (for SAVED_EXTRA; without it no record is copied). */
+  savedLight?: (e: GroupEntry) => unknown;
+  /** The index being replaced (its cold groups' records; whole records are copied from it). */
+  cold?: ColdFile;
   /** The light form of an extra, read at open with the heads. */
   lightOf?: (x: unknown) => unknown;
   /**
@@ -198,6 +215,10 @@ export interface Written {
   bytes: number;
   table: Table;
   chunks: number;
+  groups: number;
+  tag: string | null;
+  /** Heavy records copied from the index replaced (SAVED_EXTRA), not written again. */
+  copied: number;
 }
 
 /** A group's head for a file written by `writeIndex` (its `index` in the groups written), with the group's version. */
@@ -219,7 +240,7 @@ export async function openWritten(file: string, w: Written): Promise<ColdFile | 
     await fh.close().catch(() => undefined);
     return null;
   }
-  return new ColdFile(file, fh, w.table, w.chunks);
+  return new ColdFile(file, fh, w.table, w.chunks, w.groups, w.tag);
 }
 
 /** Writes `header` and the groups to `file` (a temporary file renamed into place). */
@@ -237,9 +258,9 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
     pendingBytes = 0;
     await fh.write(b);
   };
-  /** Appends one record; returns its [offset, length, sha1]. */
-  const record = async (v: unknown): Promise<[number, number, Buffer]> => {
-    const body = serialize(v);
+  /** Appends one record (`serialised`: v is its bytes already); returns its [offset, length, sha1]. */
+  const record = async (v: unknown, serialised = false): Promise<[number, number, Buffer]> => {
+    const body = serialised ? (v as Buffer) : serialize(v);
     const len = Buffer.alloc(4);
     len.writeUInt32LE(body.length, 0);
     const at = size;
@@ -286,32 +307,58 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
     const chunks = Math.ceil(entries.length / CHUNK);
     const spans = new Float64Array(4 * chunks);
     const hashes = new Uint8Array(40 * chunks);
-    const lights: LightChunk[] = [];
+    // the light records, serialised as they are made (smaller than their objects), written after the heavy ones
+    const lights: Buffer[] = [];
+    const old = src.cold;
+    const sameTag = !!old && old.tag === header.extraTag;
+    let copied = 0;
     for (let c = 0; c < chunks; c++) {
-      const full: GroupEntry[] = [];
-      const extras: unknown[] = [];
-      for (const e of entries.slice(c * CHUNK, (c + 1) * CHUNK)) {
-        const entry = e.cold ? src.load(e) : e;
-        full.push(entry);
-        extras.push(src.extraOf?.(entry, () => src.savedExtra(e)));
+      const group = entries.slice(c * CHUNK, (c + 1) * CHUNK);
+      const raw = group.map((e) => src.extraOf?.(e, () => src.savedExtra(e)));
+      // the whole record as saved before: its groups, in its order, each cold with the extra saved
+      const c0 = group[0].cold?.chunk;
+      const reuse =
+        sameTag &&
+        src.savedLight !== undefined &&
+        c0 !== undefined &&
+        group.length === old!.groupsIn(c0) &&
+        group.every((e, j) => e.cold?.chunk === c0 && (src.extraOf ? raw[j] === SAVED_EXTRA : header.extraTag === null));
+      const bytes = reuse ? old!.raw(c0!) : null;
+      let xs: unknown[];
+      if (bytes) {
+        const at = size;
+        pending.push(bytes.record);
+        pendingBytes += bytes.record.length;
+        size += bytes.record.length;
+        if (pendingBytes >= 1 << 22) await flush();
+        spans[4 * c] = at;
+        spans[4 * c + 1] = bytes.record.length;
+        hashes.set(bytes.hash, 20 * c);
+        xs = group.map((e) => src.savedLight!(e));
+        copied++;
+      } else {
+        const full: GroupEntry[] = group.map((e) => (e.cold ? src.load(e) : e));
+        // SAVED_EXTRA: the one saved before, under the same tag only (another tag's is not this save's)
+        const extras = raw.map((x, j) => (x !== SAVED_EXTRA ? x : sameTag ? src.savedExtra(group[j]) : undefined));
+        const [at, len, hash] = await record(packChunk(full, extras));
+        spans[4 * c] = at;
+        spans[4 * c + 1] = len;
+        hashes.set(hash, 20 * c);
+        xs = extras.map((x) => (x === undefined ? undefined : (src.lightOf?.(x) ?? x)));
       }
-      const [at, len, hash] = await record(packChunk(full, extras));
-      spans[4 * c] = at;
-      spans[4 * c + 1] = len;
-      hashes.set(hash, 20 * c);
-      const xs = extras.map((x) => (x === undefined ? undefined : (src.lightOf?.(x) ?? x)));
-      const heads = full.map((e) => headOf(e, c));
-      const light: LightChunk = { a: full.map(perGroup) };
+      const heads = group.map((e) => headOf(e, c));
+      const light: LightChunk = { a: group.map(perGroup) };
       const hp = packHeads(heads);
       if (hp) light.hp = hp;
       else light.h = heads;
       if (src.lightPack) light.p = src.lightPack(xs);
       else light.x = xs;
-      lights.push(light);
+      lights.push(serialize(light));
       if (slice.due) await slice.next();
     }
     for (let c = 0; c < chunks; c++) {
-      const [at, len, hash] = await record(lights[c]);
+      const [at, len, hash] = await record(lights[c], true);
+      lights[c] = EMPTY;
       spans[4 * c + 2] = at;
       spans[4 * c + 3] = len;
       hashes.set(hash, 20 * (chunks + c));
@@ -331,13 +378,15 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
     await fh.sync();
     await fh.close();
     await rename(tmp, file);
-    return { bytes: size, table, chunks };
+    return { bytes: size, table, chunks, groups: entries.length, tag: header.extraTag, copied };
   } catch (err) {
     await fh.close().catch(() => undefined);
     await rm(tmp, { force: true });
     throw err;
   }
 }
+
+const EMPTY = Buffer.alloc(0);
 
 /** Bytes of the trailer before its magic: table offset (f64), table length, header length (u32 each), SHA-1. */
 const TAIL = 36;
@@ -357,8 +406,36 @@ export class ColdFile {
     private readonly fh: FileHandle,
     private readonly table: Table,
     private readonly chunks: number,
+    /** How many groups it holds, and the tag their extras were saved under. */
+    readonly groups: number,
+    readonly tag: string | null,
   ) {
     this.fd = fh.fd;
+  }
+
+  /** How many groups heavy record `chunk` holds (CHUNK but for the last). */
+  groupsIn(chunk: number): number {
+    if (!(chunk >= 0 && chunk < this.chunks)) return -1;
+    return chunk < this.chunks - 1 ? CHUNK : this.groups - CHUNK * (this.chunks - 1);
+  }
+
+  /**
+   * Heavy record `chunk` as it is on disk (its length prefix and body) with its SHA-1, checked: what
+   * a save copies. Null when it cannot be read or does not match (the save then reads its groups
+   * back one by one, which reports the corruption).
+   */
+  raw(chunk: number): { record: Buffer; hash: Uint8Array } | null {
+    if (this.fd === null || !(chunk >= 0 && chunk < this.chunks)) return null;
+    const at = this.table.spans[4 * chunk];
+    const len = this.table.spans[4 * chunk + 1];
+    const buf = Buffer.allocUnsafe(len);
+    try {
+      if (readSync(this.fd, buf, 0, len, at) !== len) return null;
+    } catch {
+      return null;
+    }
+    const hash = this.table.hashes.subarray(20 * chunk, 20 * chunk + 20);
+    return createHash('sha1').update(buf).digest().equals(hash) ? { record: buf, hash: hash.slice() } : null;
   }
 
   /** The full entry and saved extra of a cold group (its version is the caller's to set). */
@@ -558,7 +635,7 @@ export async function readIndex(file: string, key: string, sink: HeadSink, light
     if (groups !== header.groups) return { ok: false, why: 'its group count does not match (corrupt)' };
     header.asm.files = header.asm.files.map(([f, , maxStep], i) => [f, fileKeys[i], maxStep]);
     header.asm.countedSize = [];
-    const cold = new ColdFile(file, fh, table, chunks);
+    const cold = new ColdFile(file, fh, table, chunks, header.groups, header.extraTag);
     keep = true;
     return { ok: true, saved: { header, extras, runExtra: table.runExtra, cold } };
   } catch (err) {

@@ -43,6 +43,14 @@ export interface ReadContext {
   drop(path: string, ch: Change, why: 'deleted' | 'rewritten'): void;
   /** Bytes read during the initial read (progress; throws AbortError when cancelled). */
   progress?(bytes: number): void;
+  /**
+   * A save is waiting for the read to reach a record boundary (the index's `save` during its
+   * initial read): `checkpoint` runs it there, with `fs` as read so far.
+   */
+  saveWaiting?(fs: FileState): boolean;
+  /** Bytes read at a time (the reader's default when unset). */
+  block?: number;
+  checkpoint?(fs: FileState): Promise<void>;
 }
 
 /** The parser of a JSON-lines file of the run (a file of a folder not named *.jsonl may quietly turn out not to be a log). */
@@ -125,7 +133,7 @@ async function readLines(c: ReadContext, fs: FileState, fh: FileLike, size: numb
   const pause = async (): Promise<void> => {
     if (c.follow && slice.due) await slice.next();
   };
-  for await (const lines of readRawLineBatches(fh, fs.consumed, fs.nextLine, size)) {
+  for await (const lines of readRawLineBatches(fh, fs.consumed, fs.nextLine, size, c.block)) {
     c.progress?.(lines[lines.length - 1].end - lines[0].offset);
     for (const raw of lines) {
       await pause();
@@ -167,6 +175,7 @@ async function readLines(c: ReadContext, fs: FileState, fh: FileLike, size: numb
       fs.nextLine = raw.line + 1;
       if (rec) c.add(rec, fs, ch);
       if (parser.unsupported) break;
+      if (c.saveWaiting?.(fs)) await c.checkpoint!(fs);
     }
     if (parser.unsupported) break;
   }

@@ -1,0 +1,177 @@
+// Saves part way through a first open, and saves that copy what is unchanged (follow/persist.ts,
+// RunIndex.save during the initial read): a save asked for while a large file is being read runs at
+// the next record boundary, with the file saved as it was up to there, so the next window finds it
+// appended to and reads only the rest; a save whose records' groups and extras are all as saved
+// copies those records byte for byte; either way a window opened from the file has a fresh read's
+// groups and extras.
+import { afterEach, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { RunIndex, SAVED_EXTRA, rolloutsOf, type RunProgress } from '../../src/logs/index.js';
+import { cacheKey } from '../../src/logs/cache/index.js';
+import { groupRec, jsonl, tempDir, write } from './helpers.js';
+
+/** Every index opened, closed after each test (a failed assertion leaves none following its run). */
+const opened: RunIndex[] = [];
+afterEach(() => {
+  for (const i of opened.splice(0)) i.close();
+});
+
+async function open(dir: string, file: string, during?: (idx: RunIndex) => void) {
+  let read = 0;
+  const idx = await RunIndex.open(dir, {
+    follow: true,
+    poll: true,
+    pollMs: 60_000,
+    idleMs: 50,
+    streamMs: 0,
+    onNotice: () => undefined,
+    onProgress: (p: RunProgress) => (read = p.bytesRead),
+    onStart: during,
+    persist: { file, key: cacheKey(dir, { groundTruth: 'auto', index: 'followed' }) },
+  });
+  opened.push(idx);
+  await idx.settled();
+  return { idx, read: () => read };
+}
+
+async function content(idx: RunIndex) {
+  const out = [];
+  for (const e of idx.groups()) {
+    const g = await idx.loadGroup(e.key);
+    out.push({ key: e.key, n: e.n, complete: e.complete, rollouts: rolloutsOf(idx.group(e.key)!).map((r) => [r.reward, r.meanLogprob, r.source.file, r.source.line]), texts: g.rollouts.map((r) => r.response) });
+  }
+  return out;
+}
+
+/** Steps of 16 questions, each a group record of 8 long roll-outs (~1.6 KB a line): `steps` × 16 groups. */
+function bigRun(dir: string, steps: number): string {
+  const recs = [];
+  for (let s = 1; s <= steps; s++) for (let q = 0; q < 16; q++) recs.push({ ...groupRec(s, `q${q}`, 8), note: 'x'.repeat(1500) });
+  return write(dir, 'run.jsonl', jsonl(recs));
+}
+
+test('a save asked for during a first read runs part way through the file; the next window reads only the rest and has a fresh read', async () => {
+  const { dir, cleanup } = tempDir('cl-checkpoint-');
+  const { dir: storage, cleanup: cleanStorage } = tempDir('cl-checkpoint-store-');
+  const file = join(storage, 'run.cli');
+  try {
+    // ~4.6 MiB: several of the reader's 1 MiB blocks, so the first change is streamed mid-file
+    const log = bigRun(dir, 140);
+    const size = statSync(log).size;
+    let saved: Promise<number> | undefined;
+    let groupsAtSave = 0;
+    const first = await open(dir, file, (idx) => {
+      idx.onDidChange(() => {
+        if (saved) return;
+        groupsAtSave = idx.size;
+        saved = idx.save();
+      });
+    });
+    assert.ok(saved, 'a change was streamed during the read');
+    assert.ok((await saved) > 0, 'the save ran');
+    assert.equal(first.idx.lastWrite?.partial, true, 'it ran part way through the file');
+    assert.ok(groupsAtSave > 0 && groupsAtSave < first.idx.size, `saved at ${groupsAtSave} of ${first.idx.size} groups`);
+    // what it saved went cold: the groups read after it are the ones held
+    const cold = first.idx.groups().filter((e) => e.cold).length;
+    assert.ok(cold >= groupsAtSave - 16 && cold < first.idx.size, `${cold} groups cold after the save`);
+    assert.equal(first.idx.unsavedCount(), first.idx.size - cold);
+    const expected = await content(first.idx);
+    assert.equal(expected.length, 140 * 16);
+    first.idx.close();
+
+    // a window from that save: the file was saved up to a record, so it reads on from there
+    const second = await open(dir, file);
+    assert.deepEqual(second.idx.persisted, { state: 'restored', trusted: 1, reread: 0 });
+    assert.ok(second.read() > 0 && second.read() < size, `read ${second.read()} of ${size} bytes`);
+    assert.deepEqual(await content(second.idx), expected);
+    // and its own save (after its read) makes a file the next window reads nothing for
+    assert.ok((await second.idx.save()) > 0);
+    assert.equal(second.idx.lastWrite?.partial, false);
+    second.idx.close();
+    const third = await open(dir, file);
+    assert.equal(third.read(), 0);
+    assert.deepEqual(await content(third.idx), expected);
+    third.idx.close();
+  } finally {
+    cleanup();
+    cleanStorage();
+  }
+});
+
+test('a save of groups as saved copies their records; a changed extra is written anew; the next window has every extra as it was last saved', async () => {
+  const { dir, cleanup } = tempDir('cl-checkpoint-copy-');
+  const { dir: storage, cleanup: cleanStorage } = tempDir('cl-checkpoint-copy-store-');
+  const file = join(storage, 'run.cli');
+  try {
+    bigRun(dir, 13); // 208 groups: records of 64, 64, 64 and 16
+    const first = await open(dir, file);
+    const full = (k: string) => ({ full: k });
+    assert.ok((await first.idx.save({ tag: 't', of: (e) => full(e.key), light: (x) => ({ light: (x as { full: string }).full }) })) > 0);
+    assert.deepEqual([first.idx.lastWrite?.chunks, first.idx.lastWrite?.copied], [4, 0]);
+    const changed = first.idx.groups()[100].key;
+    // every group's extra as saved but one: its record (the second) is written, the others copied
+    const again = { tag: 't', of: (e: { key: string }) => (e.key === changed ? { full: 'changed' } : SAVED_EXTRA), savedLight: (e: { key: string }) => ({ light: e.key }), light: (x: unknown) => ({ light: (x as { full: string }).full }) };
+    assert.ok((await first.idx.save(again)) > 0);
+    assert.deepEqual([first.idx.lastWrite?.chunks, first.idx.lastWrite?.copied], [4, 3]);
+    // under another tag nothing saved before is this save's: nothing copied, no extra kept
+    const expected = await content(first.idx);
+    first.idx.close();
+
+    const second = await open(dir, file);
+    assert.equal(second.read(), 0);
+    assert.deepEqual(await content(second.idx), expected);
+    const heads = second.idx.groups();
+    for (const h of heads) assert.deepEqual(second.idx.savedExtra(h.key), h.key === changed ? { full: 'changed' } : full(h.key), h.key);
+    const lights = new Map(second.idx.restoredExtras('t'));
+    assert.equal(lights.size, heads.length);
+    for (const h of heads) assert.deepEqual(lights.get(h.key), { light: h.key === changed ? 'changed' : h.key });
+    // another tag: the extras saved under 't' are not carried over, and no record is copied
+    assert.ok((await second.idx.save({ tag: 'u', of: () => SAVED_EXTRA, savedLight: () => 'stale' })) > 0);
+    assert.equal(second.idx.lastWrite?.copied, 0);
+    second.idx.close();
+    const third = await open(dir, file);
+    assert.equal(new Map(third.idx.restoredExtras('u')).size, 0, 'no extra under the new tag');
+    for (const h of third.idx.groups()) assert.equal(third.idx.savedExtra(h.key), undefined);
+    third.idx.close();
+  } finally {
+    cleanup();
+    cleanStorage();
+  }
+});
+
+test('a file rewritten while it is read is not saved part way through: the save waits, and the next window reads the file anew', async () => {
+  const { dir, cleanup } = tempDir('cl-checkpoint-rewrite-');
+  const { dir: storage, cleanup: cleanStorage } = tempDir('cl-checkpoint-rewrite-store-');
+  const file = join(storage, 'run.cli');
+  try {
+    const log = bigRun(dir, 140);
+    let saved: Promise<number> | undefined;
+    const first = await open(dir, file, (idx) => {
+      idx.onDidChange(() => {
+        if (saved) return;
+        // the first question's rewards flipped in place, the same length, the times put back
+        const st = statSync(log);
+        const text = readFileSync(log, 'utf8');
+        const flipped = text.replace('"reward":0', '"reward":1');
+        assert.equal(flipped.length, text.length);
+        writeFileSync(log, flipped);
+        utimesSync(log, st.atime, st.mtime);
+        saved = idx.save();
+      });
+    });
+    assert.ok((await saved!) > 0);
+    assert.equal(first.idx.lastWrite?.partial, false, 'saved once the read was over, not part way through the file');
+    await first.idx.refresh();
+    const fresh = await content(first.idx);
+    assert.equal(fresh[0].rollouts[0][0], 1, 'the window following the run has the new value');
+    first.idx.close();
+    const second = await open(dir, file);
+    assert.deepEqual(second.idx.persisted, { state: 'restored', trusted: 0, reread: 1 });
+    assert.deepEqual(await content(second.idx), fresh);
+  } finally {
+    cleanup();
+    cleanStorage();
+  }
+});
