@@ -6,7 +6,7 @@
 //                steps, questions, gates — ready in < 2 s; host heap < 150 MB; event-loop lag
 //                < 50 ms throughout);
 //   idle         the host's CPU time over 10 s after the second open, the run open and followed.
-//   node scripts/build.mjs && node --import tsx bench/reopen-bench.ts [--rollouts 2000000] [--bytes 600] [--keep]
+//   node scripts/build.mjs && node --import tsx bench/reopen-bench.ts [--rollouts 2000000] [--bytes 600] [--keep] [--checkpoint GROUPS]
 // The run: native group records of 64 roll-outs (bench/make-groups.ts), 32 questions a step, one
 // file, kept in .bench/ between runs (--keep keeps the storage too). Prints one JSON line with
 // `rows` for bench/run.mjs.
@@ -42,6 +42,8 @@ interface Phase {
   /** The same over the next 10 s, once V8's collector has settled after the open. */
   laterIdleCpuMs: number;
   persisted: string;
+  /** The explicit save's records: in all, and copied from the index it replaced (saved part way through the open). */
+  lastWrite?: { bytes: number; copied: number; chunks: number };
   bytesRead: number;
   groups: number;
   rollouts: number;
@@ -62,7 +64,8 @@ async function child(run: string, storage: string): Promise<void> {
   const store = new RunStore({
     configuredOperator: () => 'core',
     params: defaultParams,
-    saveDelayMs: 60_000, // saved explicitly below, timed
+    saveDelayMs: 60_000, // saved explicitly below, timed (and as it goes: checkpoints)
+    checkpointGroups: flag('checkpoint') ? Number(flag('checkpoint')) : undefined,
     persistDir: () => storage,
     prepare: (entry, questionId) => engine.prepare({ entry, questionId }),
     analyse: (records) => engine.analyse(records),
@@ -117,6 +120,7 @@ async function child(run: string, storage: string): Promise<void> {
     idleCpuMs: (c.user + c.system) / 1000,
     laterIdleCpuMs: (later.user + later.system) / 1000,
     persisted: r.index!.persisted.state,
+    lastWrite: savedBytes ? r.index!.lastWrite : undefined,
     bytesRead: r.index!.bytesReadAtOpen,
     groups: r.index!.size,
     rollouts: r.rollouts,
@@ -128,7 +132,8 @@ async function child(run: string, storage: string): Promise<void> {
 }
 
 function phase(run: string, storage: string): Phase {
-  const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/reopen-bench.ts', '--child', run, '--storage', storage], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
+  const more = flag('checkpoint') ? ['--checkpoint', flag('checkpoint')!] : [];
+  const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/reopen-bench.ts', '--child', run, '--storage', storage, ...more], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
   if (r.status !== 0) throw new Error(`reopen-bench child failed (${r.status})`);
   return JSON.parse(r.stdout.trim().split('\n').pop()!) as Phase;
 }
