@@ -109,6 +109,11 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
     return this.full.size;
   }
 
+  /** Whether k's summary is held as an object (scored and not saved since, or one the columns do not take), without building it. */
+  heldWhole(k: GroupKey): boolean {
+    return this.full.has(k);
+  }
+
   has(k: GroupKey): boolean {
     return this.rows.has(k) || this.full.has(k); // light ones first: a restored run's are
   }

@@ -536,7 +536,8 @@ export class GroupAssembler {
    * order, and the completion and size rules' data. A followed assembler only (a one-shot one
    * releases its groups). Multi-turn sessions name their kept roll-out by its index in the list.
    */
-  snapshot(): AssemblerState {
+  /** `perGroupApart`: without the counted sizes (a save asks for them group by group: `countedSizeOf`). */
+  snapshot(perGroupApart = false): AssemblerState {
     const turns: AssemblerState['turns'] = [];
     for (const [key, m] of this.turns) {
       const held = this.entries.get(key);
@@ -549,7 +550,7 @@ export class GroupAssembler {
       files: [...this.files].map(([f, g]) => [f, g.list(), g.maxStep]),
       lastUpdate: [...this.lastUpdate],
       sizeHist: [...this.sizeHist].map(([s, h]) => [s, [...h]]),
-      countedSize: [...this.countedSize], // a cold head counted with its own size is counted at restore (`counted`)
+      countedSize: perGroupApart ? [] : [...this.countedSize], // a cold head counted with its own size is counted at restore (`counted`)
       reopened: [...this.reopened],
       streamStep: [...this.streamStep],
       turns,
@@ -608,6 +609,11 @@ export class GroupAssembler {
   }
 
   /** The group has multi-turn sessions (their kept outputs are held by identity: it stays in memory). */
+  /** The size a group was counted with, when kept (a cold head counted with its own size has none: `counted`). */
+  countedSizeOf(key: GroupKey): number | undefined {
+    return this.countedSize.get(key);
+  }
+
   hasTurns(key: GroupKey): boolean {
     return this.turns.has(key);
   }

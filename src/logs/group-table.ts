@@ -28,6 +28,12 @@ interface Kind {
   file: string;
 }
 
+/** A group's key and, for a cold row (complete, as saved), its saved record; -1 otherwise (`GroupTable.slots`). */
+export interface GroupSlot {
+  key: GroupKey;
+  chunk: number;
+}
+
 /** A group's key, step and size (`GroupTable.sizes`). */
 export interface GroupSize {
   key: GroupKey;
@@ -175,6 +181,20 @@ export class GroupTable {
         out.step = v.step;
         out.n = v.n;
       }
+      yield out;
+    }
+  }
+
+  /**
+   * Each group's key in order and, for a cold row, its saved record (-1 for a group held as an
+   * object: in memory, or a cold head the columns do not take, which may have changed since it was
+   * saved), without building a head: one object, reused (read it at once).
+   */
+  *slots(): IterableIterator<GroupSlot> {
+    const out: GroupSlot = { key: '', chunk: -1 };
+    for (const [k, v] of this.map) {
+      out.key = k;
+      out.chunk = typeof v === 'number' ? this.ints[7 * v + 5] : -1;
       yield out;
     }
   }

@@ -125,6 +125,8 @@ export interface SaveExtras {
    * SAVED_EXTRA is copied, not written again.
    */
   savedLight?: (e: GroupEntry) => unknown;
+  /** Whether `of` would give SAVED_EXTRA for the group, known without building it (false when unsure): what lets a record be copied. */
+  unchanged?: (key: GroupKey) => boolean;
   /** Run-level data, restored under the same tag. */
   run?: unknown;
 }
@@ -939,18 +941,22 @@ export class RunIndex {
       // last emit may not be yet)
       if (this.asm.reorder()) this.reorderedBySave = true;
       const cold = this.cold;
-      const entries = [...this.asm.entries.values()];
+      const table = this.asm.entries;
       const written = await writeIndex(
         p.file,
-        { key: p.key, files, asm: this.asm.snapshot(), notices: [...this.history], extraTag: extra?.tag ?? null, runOnce: [...this.runOnce] },
+        { key: p.key, files, asm: this.asm.snapshot(true), notices: [...this.history], extraTag: extra?.tag ?? null, runOnce: [...this.runOnce] },
         {
-          entries,
+          count: table.size,
+          slots: table.slots(),
+          head: (k) => table.get(k)!,
           load: (e) => {
             if (!cold || !e.cold) throw new Error(`group ${e.key} is cold without a saved index to read it from`);
             return this.readBack(cold, e);
           },
+          countedOf: (k) => this.asm.countedSizeOf(k),
           savedExtra: (e) => this.savedExtra(e.key),
           extraOf: extra?.of,
+          unchanged: extra?.unchanged,
           lightOf: extra?.light,
           lightPack: extra?.lightPack,
           savedLight: extra?.savedLight,
@@ -958,8 +964,8 @@ export class RunIndex {
           runExtra: extra?.run,
         },
       );
-      this.lastWrite = { bytes: written.bytes, copied: written.copied, chunks: written.chunks, partial: reading !== undefined };
-      await this.coolAfterSave(p.file, written, entries);
+      this.lastWrite = { bytes: written.bytes, copied: written.copied, copiedLight: written.copiedLight, chunks: written.chunks, partial: reading !== undefined };
+      await this.coolAfterSave(p.file, written);
       return written.bytes;
     } catch (err) {
       this.notice({ level: 'info', message: `${p.file}: cannot save the index (${errnoCode(err) ?? errorMessage(err)})`, file: p.file });
@@ -968,7 +974,7 @@ export class RunIndex {
   }
 
   /** The last save's size, records copied from the index it replaced, records in all, and whether it was part way through a file. */
-  lastWrite?: { bytes: number; copied: number; chunks: number; partial: boolean };
+  lastWrite?: { bytes: number; copied: number; copiedLight: number; chunks: number; partial: boolean };
 
   /**
    * After a save, the groups written go to disk: a complete group becomes a head read back from the
@@ -976,19 +982,21 @@ export class RunIndex {
    * host holds a head per group after a first open or a re-score too, not only after a restore.
    * Within the update chain: nothing changed the groups since they were written.
    */
-  private async coolAfterSave(file: string, w: Written, written: GroupEntry[]): Promise<void> {
+  private async coolAfterSave(file: string, w: Written): Promise<void> {
     const next = await openWritten(file, w);
     if (!next) return;
     if (this.closed) return next.close();
     // First, at once, whatever points into a saved file points into the new one: a cold head to its
-    // new record, a group read back for good to its new record (`thawed`).
+    // new record, a group read back for good to its new record (`thawed`). The records copied with
+    // their light record hold the same groups at the same number: nothing of theirs changes.
     const thawed = new Map<GroupKey, { version: number; chunk: number }>();
     const cool: number[] = [];
     const held = this.asm.entries;
-    written.forEach((e, i) => {
+    const { rewritten } = w;
+    rewritten.forEach(({ index, entry: e }, i) => {
       // unchanged since it was written (a version is never reused)
       if (held.versionOf(e.key) !== e.version) return;
-      const chunk = Math.floor(i / CHUNK);
+      const chunk = Math.floor(index / CHUNK);
       if (e.cold) held.moveCold(e.key, chunk);
       else if (e.complete && !this.asm.hasTurns(e.key)) cool.push(i);
       else thawed.set(e.key, { version: e.version, chunk });
@@ -1001,8 +1009,8 @@ export class RunIndex {
     // update chain, so nothing changes a group meanwhile (one replaced all the same is left as it is).
     const slice = new TimeSlice();
     for (const i of cool) {
-      const e = written[i];
-      if (held.versionOf(e.key) === e.version && !this.closed) held.set(e.key, writtenHead(e, i));
+      const { index, entry: e } = rewritten[i];
+      if (held.versionOf(e.key) === e.version && !this.closed) held.set(e.key, writtenHead(e, index));
       if (slice.due) await slice.next();
     }
   }

@@ -112,9 +112,16 @@ test('a save of groups as saved copies their records; a changed extra is written
     assert.deepEqual([first.idx.lastWrite?.chunks, first.idx.lastWrite?.copied], [4, 0]);
     const changed = first.idx.groups()[100].key;
     // every group's extra as saved but one: its record (the second) is written, the others copied
-    const again = { tag: 't', of: (e: { key: string }) => (e.key === changed ? { full: 'changed' } : SAVED_EXTRA), savedLight: (e: { key: string }) => ({ light: e.key }), light: (x: unknown) => ({ light: (x as { full: string }).full }) };
+    const again = {
+      tag: 't',
+      of: (e: { key: string }) => (e.key === changed ? { full: 'changed' } : SAVED_EXTRA),
+      unchanged: (k: string) => k !== changed,
+      savedLight: (e: { key: string }) => ({ light: e.key }),
+      light: (x: unknown) => ({ light: (x as { full: string }).full }),
+    };
     assert.ok((await first.idx.save(again)) > 0);
-    assert.deepEqual([first.idx.lastWrite?.chunks, first.idx.lastWrite?.copied], [4, 3]);
+    // the light records copied too (same record numbers, same files)
+    assert.deepEqual([first.idx.lastWrite?.chunks, first.idx.lastWrite?.copied, first.idx.lastWrite?.copiedLight], [4, 3, 3]);
     // under another tag nothing saved before is this save's: nothing copied, no extra kept
     const expected = await content(first.idx);
     first.idx.close();
@@ -128,7 +135,7 @@ test('a save of groups as saved copies their records; a changed extra is written
     assert.equal(lights.size, heads.length);
     for (const h of heads) assert.deepEqual(lights.get(h.key), { light: h.key === changed ? 'changed' : h.key });
     // another tag: the extras saved under 't' are not carried over, and no record is copied
-    assert.ok((await second.idx.save({ tag: 'u', of: () => SAVED_EXTRA, savedLight: () => 'stale' })) > 0);
+    assert.ok((await second.idx.save({ tag: 'u', of: () => SAVED_EXTRA, unchanged: () => true, savedLight: () => 'stale' })) > 0);
     assert.equal(second.idx.lastWrite?.copied, 0);
     second.idx.close();
     const third = await open(dir, file);

@@ -25,8 +25,9 @@
 // against its own SHA-1 and decoded only when one of its groups is needed (`ColdFile`), so the host
 // holds a head per group, never the whole run. V8 structured clone throughout; texts never stored.
 // A save copies each heavy record whose groups are all as saved in the file it replaces (same
-// record, same extras: SAVED_EXTRA) byte for byte, checked against its SHA-1: saving again and
-// again as a huge run is read costs what changed, not the run.
+// record, same extras: SAVED_EXTRA) byte for byte with its SHA-1, and its light record too when it
+// keeps its number and the files theirs: saving again and again as a huge run is read costs what
+// changed (and a copy of the bytes), not a decode and encode of the run.
 import { createHash, randomBytes } from 'node:crypto';
 import { errnoCode, errorMessage } from '../../util/errors';
 import { readSync } from 'node:fs';
@@ -36,6 +37,7 @@ import { deserialize, serialize } from 'node:v8';
 import { CACHE_FORMAT } from '../cache/run-cache.js';
 import { fileIdentity, sameIdentity, type FileIdentity } from '../cache/identity.js';
 import type { AssemblerState } from '../assemble.js';
+import type { GroupSlot } from '../group-table.js';
 import { coldRef, confidentCount, type GroupEntry } from '../entries.js';
 import { eachHead, packHeads, type PackedHeads } from './heads.js';
 import type { ParserState } from '../parse.js';
@@ -187,14 +189,21 @@ export const SAVED_EXTRA: unique symbol = Symbol('the extra saved before');
 
 /** What `writeIndex` saves per group and for the run. */
 export interface SaveSource {
-  /** The groups in order; a cold head is read back with `load`. */
-  entries: GroupEntry[];
+  /** How many groups, and each in order without building it (`GroupTable.slots`: its key, and the record of a complete cold head). */
+  count: number;
+  slots: Iterable<GroupSlot>;
+  /** A group's head (or, in memory, the group), built when its record is written anew. */
+  head: (key: GroupKey) => GroupEntry;
   /** A cold group's full entry (from the index being replaced). */
   load: (e: GroupEntry) => GroupEntry;
+  /** The size the assembler counted a group with, when it keeps one (`GroupAssembler.countedSizeOf`). */
+  countedOf: (key: GroupKey) => number | undefined;
   /** The extra saved before for a group restored and unchanged since (cold, or read back since). */
   savedExtra: (e: GroupEntry) => unknown;
   /** The extra to save for a group (`saved`: the one saved before, for a cold group), or SAVED_EXTRA. */
   extraOf?: (e: GroupEntry, saved: () => unknown) => unknown;
+  /** Whether `extraOf` would give SAVED_EXTRA for a group, known without building it (false when unsure). */
+  unchanged?: (key: GroupKey) => boolean;
   /** The light form of the extra saved with a group (for SAVED_EXTRA; without it no record is copied). */
   savedLight?: (e: GroupEntry) => unknown;
   /** The index being replaced (its cold groups' records; whole records are copied from it). */
@@ -217,8 +226,13 @@ export interface Written {
   chunks: number;
   groups: number;
   tag: string | null;
-  /** Heavy records copied from the index replaced (SAVED_EXTRA), not written again. */
+  /** The header's files (their order: a light record names files by their index). */
+  files: string[];
+  /** Heavy records copied from the index replaced (SAVED_EXTRA), not written again; and of those, how many with their light record. */
   copied: number;
+  copiedLight: number;
+  /** The groups of every record whose light record was written anew (the others are as they were in the index replaced), with their index in the save. */
+  rewritten: Array<{ index: number; entry: GroupEntry }>;
 }
 
 /** A group's head for a file written by `writeIndex` (its `index` in the groups written), with the group's version. */
@@ -240,7 +254,7 @@ export async function openWritten(file: string, w: Written): Promise<ColdFile | 
     await fh.close().catch(() => undefined);
     return null;
   }
-  return new ColdFile(file, fh, w.table, w.chunks, w.groups, w.tag);
+  return new ColdFile(file, fh, w.table, w.chunks, w.groups, w.tag, w.files);
 }
 
 /** Writes `header` and the groups to `file` (a temporary file renamed into place). */
@@ -275,69 +289,96 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
     pendingBytes += MAGIC.length;
     size = MAGIC.length;
     const slice = new TimeSlice();
-    const entries = src.entries;
     // the assembler's per-group state goes with each group's head (light records), not in the header
     // (in slices, as every pass over the run's groups here: a save must not stall the host)
     const fileIndex = new Map<string, number>();
-    const fed = new Map<GroupKey, number[]>();
+    /** The file that fed a group (its index), or the files when more than one. */
+    const fed = new Map<GroupKey, number | number[]>();
     for (let i = 0; i < header.asm.files.length; i++) {
       const [f, keys] = header.asm.files[i];
       fileIndex.set(f, i);
       for (let j = 0; j < keys.length; j++) {
         const k = keys[j];
         const l = fed.get(k);
-        if (l) l.push(i);
-        else fed.set(k, [i]);
+        if (l === undefined) fed.set(k, i);
+        else if (typeof l === 'number') fed.set(k, [l, i]);
+        else l.push(i);
         if ((j & 1023) === 1023 && slice.due) await slice.next();
       }
     }
-    const counted = new Map<GroupKey, number>();
-    for (let j = 0; j < header.asm.countedSize.length; j++) {
-      counted.set(header.asm.countedSize[j][0], header.asm.countedSize[j][1]);
-      if ((j & 1023) === 1023 && slice.due) await slice.next();
-    }
     const perGroup = (e: GroupEntry): PerGroup => {
-      const cs = counted.get(e.key) ?? null;
-      const fk = fed.get(e.key) ?? [];
+      const cs = src.countedOf(e.key) ?? null;
+      const f = fed.get(e.key);
+      const fk = f === undefined ? [] : typeof f === 'number' ? [f] : f;
       if (fk.length === 1 && fk[0] === fileIndex.get(e.firstSource.file)) return cs ?? undefined;
       return [cs, fk];
     };
+    const files = header.asm.files.map(([f]) => f);
     const asm: AssemblerState = { ...header.asm, files: header.asm.files.map(([f, , maxStep]) => [f, [], maxStep]), countedSize: [] };
-    const [, headerLen, headerHash] = await record({ ...header, asm, format: CACHE_FORMAT, groups: entries.length } satisfies IndexHeader);
-    const chunks = Math.ceil(entries.length / CHUNK);
+    const [, headerLen, headerHash] = await record({ ...header, asm, format: CACHE_FORMAT, groups: src.count } satisfies IndexHeader);
+    const chunks = Math.ceil(src.count / CHUNK);
     const spans = new Float64Array(4 * chunks);
     const hashes = new Uint8Array(40 * chunks);
-    // the light records, serialised as they are made (smaller than their objects), written after the heavy ones
-    const lights: Buffer[] = [];
+    // The light records, written after the heavy ones: those written anew serialised as they are
+    // made (smaller than their objects); those copied, by their record in the index replaced.
+    const lights: Array<Buffer | number> = [];
     const old = src.cold;
     const sameTag = !!old && old.tag === header.extraTag;
+    // A light record names files by their index in the header: copied only while the files saved
+    // before keep theirs (new files come after them).
+    const sameFiles = !!old && old.files.length <= files.length && old.files.every((f, i) => files[i] === f);
     let copied = 0;
+    let copiedLight = 0;
+    const rewritten: Written['rewritten'] = [];
+    const slots = src.slots[Symbol.iterator]();
+    const keys: GroupKey[] = [];
+    const saved: number[] = [];
     for (let c = 0; c < chunks; c++) {
-      const group = entries.slice(c * CHUNK, (c + 1) * CHUNK);
-      const raw = group.map((e) => src.extraOf?.(e, () => src.savedExtra(e)));
-      // the whole record as saved before: its groups, in its order, each cold with the extra saved
-      const c0 = group[0].cold?.chunk;
+      keys.length = 0;
+      saved.length = 0;
+      for (let j = 0; j < CHUNK; j++) {
+        const n = slots.next();
+        if (n.done) break;
+        keys.push(n.value.key);
+        saved.push(n.value.chunk);
+      }
+      if (keys.length !== Math.min(CHUNK, src.count - c * CHUNK)) throw new Error('the groups changed while they were saved');
+      // The whole heavy record as saved before: its groups, each a complete cold head of that record
+      // with the extra saved with it; and its light record too when it is the same record number
+      // (a head names its record) and the files kept their numbers.
+      const c0 = saved[0];
       const reuse =
         sameTag &&
         src.savedLight !== undefined &&
-        c0 !== undefined &&
-        group.length === old!.groupsIn(c0) &&
-        group.every((e, j) => e.cold?.chunk === c0 && (src.extraOf ? raw[j] === SAVED_EXTRA : header.extraTag === null));
-      const bytes = reuse ? old!.raw(c0!) : null;
-      let xs: unknown[];
-      if (bytes) {
+        c0 >= 0 &&
+        keys.length === old!.groupsIn(c0) &&
+        saved.every((x) => x === c0) &&
+        keys.every((k) => (src.extraOf ? src.unchanged?.(k) === true : header.extraTag === null));
+      const heavy = reuse ? old!.raw(c0) : null;
+      const light = heavy && c === c0 && sameFiles ? old!.rawLight(c0) : null;
+      if (heavy) {
         const at = size;
-        pending.push(bytes.record);
-        pendingBytes += bytes.record.length;
-        size += bytes.record.length;
+        pending.push(heavy.record);
+        pendingBytes += heavy.record.length;
+        size += heavy.record.length;
         if (pendingBytes >= 1 << 22) await flush();
         spans[4 * c] = at;
-        spans[4 * c + 1] = bytes.record.length;
-        hashes.set(bytes.hash, 20 * c);
-        xs = group.map((e) => src.savedLight!(e));
+        spans[4 * c + 1] = heavy.record.length;
+        hashes.set(heavy.hash, 20 * c);
         copied++;
-      } else {
+      }
+      if (light) {
+        lights.push(c0);
+        copiedLight++;
+        if (slice.due) await slice.next();
+        continue;
+      }
+      const group = keys.map((k) => src.head(k));
+      let xs: unknown[];
+      if (heavy) xs = group.map((e) => src.savedLight!(e));
+      else {
         const full: GroupEntry[] = group.map((e) => (e.cold ? src.load(e) : e));
+        const raw = group.map((e) => src.extraOf?.(e, () => src.savedExtra(e)));
         // SAVED_EXTRA: the one saved before, under the same tag only (another tag's is not this save's)
         const extras = raw.map((x, j) => (x !== SAVED_EXTRA ? x : sameTag ? src.savedExtra(group[j]) : undefined));
         const [at, len, hash] = await record(packChunk(full, extras));
@@ -347,21 +388,39 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
         xs = extras.map((x) => (x === undefined ? undefined : (src.lightOf?.(x) ?? x)));
       }
       const heads = group.map((e) => headOf(e, c));
-      const light: LightChunk = { a: group.map(perGroup) };
+      const l: LightChunk = { a: group.map(perGroup) };
       const hp = packHeads(heads);
-      if (hp) light.hp = hp;
-      else light.h = heads;
-      if (src.lightPack) light.p = src.lightPack(xs);
-      else light.x = xs;
-      lights.push(serialize(light));
+      if (hp) l.hp = hp;
+      else l.h = heads;
+      if (src.lightPack) l.p = src.lightPack(xs);
+      else l.x = xs;
+      lights.push(serialize(l));
+      group.forEach((entry, j) => rewritten.push({ index: c * CHUNK + j, entry }));
       if (slice.due) await slice.next();
     }
+    if (!slots.next().done) throw new Error('the groups changed while they were saved');
     for (let c = 0; c < chunks; c++) {
-      const [at, len, hash] = await record(lights[c], true);
-      lights[c] = EMPTY;
+      const l = lights[c];
+      let at: number;
+      let len: number;
+      if (typeof l === 'number') {
+        const raw = old!.rawLight(l);
+        if (!raw) throw new Error('a saved record changed while it was copied');
+        at = size;
+        len = raw.record.length;
+        pending.push(raw.record);
+        pendingBytes += len;
+        size += len;
+        if (pendingBytes >= 1 << 22) await flush();
+        hashes.set(raw.hash, 20 * (chunks + c));
+      } else {
+        let hash: Buffer;
+        [at, len, hash] = await record(l, true);
+        hashes.set(hash, 20 * (chunks + c));
+      }
+      lights[c] = 0;
       spans[4 * c + 2] = at;
       spans[4 * c + 3] = len;
-      hashes.set(hash, 20 * (chunks + c));
       if (slice.due) await slice.next();
     }
     const table: Table = { spans, hashes, runExtra: src.runExtra };
@@ -378,15 +437,13 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
     await fh.sync();
     await fh.close();
     await rename(tmp, file);
-    return { bytes: size, table, chunks, groups: entries.length, tag: header.extraTag, copied };
+    return { bytes: size, table, chunks, groups: src.count, tag: header.extraTag, files, copied, copiedLight, rewritten };
   } catch (err) {
     await fh.close().catch(() => undefined);
     await rm(tmp, { force: true });
     throw err;
   }
 }
-
-const EMPTY = Buffer.alloc(0);
 
 /** Bytes of the trailer before its magic: table offset (f64), table length, header length (u32 each), SHA-1. */
 const TAIL = 36;
@@ -409,6 +466,8 @@ export class ColdFile {
     /** How many groups it holds, and the tag their extras were saved under. */
     readonly groups: number,
     readonly tag: string | null,
+    /** The header's files, in order (a light record names them by index). */
+    readonly files: readonly string[],
   ) {
     this.fd = fh.fd;
   }
@@ -420,22 +479,33 @@ export class ColdFile {
   }
 
   /**
-   * Heavy record `chunk` as it is on disk (its length prefix and body) with its SHA-1, checked: what
-   * a save copies. Null when it cannot be read or does not match (the save then reads its groups
-   * back one by one, which reports the corruption).
+   * Heavy record `chunk` as it is on disk (its length prefix and body) with its SHA-1 from the
+   * table: what a save copies. Not checked here (a save part way through a huge open copies most
+   * of the run each time): the copy keeps the table's SHA-1, so a record damaged on disk still
+   * fails the read that uses it, as it would have in the old file. Null when it cannot be read.
    */
   raw(chunk: number): { record: Buffer; hash: Uint8Array } | null {
+    return this.rawAt(chunk, chunk);
+  }
+
+  /** Light record `chunk` as it is on disk (see `raw`). */
+  rawLight(chunk: number): { record: Buffer; hash: Uint8Array } | null {
+    return this.rawAt(chunk, this.chunks + chunk);
+  }
+
+  /** Record `r` of the table (heavy ones first, then light ones), `chunk` its group record. */
+  private rawAt(chunk: number, r: number): { record: Buffer; hash: Uint8Array } | null {
     if (this.fd === null || !(chunk >= 0 && chunk < this.chunks)) return null;
-    const at = this.table.spans[4 * chunk];
-    const len = this.table.spans[4 * chunk + 1];
+    const span = r < this.chunks ? 4 * chunk : 4 * chunk + 2;
+    const at = this.table.spans[span];
+    const len = this.table.spans[span + 1];
     const buf = Buffer.allocUnsafe(len);
     try {
       if (readSync(this.fd, buf, 0, len, at) !== len) return null;
     } catch {
       return null;
     }
-    const hash = this.table.hashes.subarray(20 * chunk, 20 * chunk + 20);
-    return createHash('sha1').update(buf).digest().equals(hash) ? { record: buf, hash: hash.slice() } : null;
+    return { record: buf, hash: this.table.hashes.slice(20 * r, 20 * r + 20) };
   }
 
   /** The full entry and saved extra of a cold group (its version is the caller's to set). */
@@ -635,7 +705,7 @@ export async function readIndex(file: string, key: string, sink: HeadSink, light
     if (groups !== header.groups) return { ok: false, why: 'its group count does not match (corrupt)' };
     header.asm.files = header.asm.files.map(([f, , maxStep], i) => [f, fileKeys[i], maxStep]);
     header.asm.countedSize = [];
-    const cold = new ColdFile(file, fh, table, chunks, header.groups, header.extraTag);
+    const cold = new ColdFile(file, fh, table, chunks, header.groups, header.extraTag, header.asm.files.map(([f]) => f));
     keep = true;
     return { ok: true, saved: { header, extras, runExtra: table.runExtra, cold } };
   } catch (err) {
