@@ -6,11 +6,11 @@
 // groups and extras.
 import { afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RunIndex, SAVED_EXTRA, rolloutsOf, type RunProgress } from '../../src/logs/index.js';
 import { cacheKey } from '../../src/logs/cache/index.js';
-import { groupRec, jsonl, tempDir, write } from './helpers.js';
+import { groupRec, jsonl, rollout, tempDir, write } from './helpers.js';
 
 /** Every index opened, closed after each test (a failed assertion leaves none following its run). */
 const opened: RunIndex[] = [];
@@ -177,6 +177,56 @@ test('a file rewritten while it is read is not saved part way through: the save 
     const second = await open(dir, file);
     assert.deepEqual(second.idx.persisted, { state: 'restored', trusted: 0, reread: 1 });
     assert.deepEqual(await content(second.idx), fresh);
+  } finally {
+    cleanup();
+    cleanStorage();
+  }
+});
+
+test('a light record is copied only while the files keep their numbers: a file deleted before others renumbers them, and what each file fed stays right', async () => {
+  const { dir, cleanup } = tempDir('cl-checkpoint-files-');
+  const { dir: storage, cleanup: cleanStorage } = tempDir('cl-checkpoint-files-store-');
+  const file = join(storage, 'run.cli');
+  try {
+    // b and c feed the groups of step 1 (c only continues them); d and e those of step 2: 64 groups each, a record each
+    const part = (step: number, from: number, to: number) => jsonl(Array.from({ length: 64 }, (_, q) => Array.from({ length: to - from }, (_, i) => rollout(step, `q${q}`, from + i, { reward: (q + i) % 2 }))).flat());
+    write(dir, 'b.jsonl', part(1, 0, 2));
+    write(dir, 'c.jsonl', part(1, 2, 3));
+    write(dir, 'd.jsonl', part(2, 0, 2));
+    const e = write(dir, 'e.jsonl', part(2, 2, 3));
+    // what changed read, and the roll-out groups complete (by idleness)
+    const settle = async (idx: RunIndex) => {
+      await idx.refresh();
+      for (let t = 0; t < 100 && !idx.groups().every((g) => g.complete); t++) await new Promise((r) => setTimeout(r, 50));
+      await idx.settled();
+    };
+    const first = await open(dir, file);
+    await settle(first.idx);
+    assert.ok(first.idx.groups().every((g) => g.complete && g.n === 3));
+    assert.ok((await first.idx.save()) > 0);
+    // c goes: step 1's groups change, step 2's record is as saved, at the same number — but d and e are files 1 and 2 now, not 2 and 3
+    rmSync(join(dir, 'c.jsonl'));
+    await settle(first.idx);
+    assert.ok((await first.idx.save()) > 0);
+    assert.deepEqual([first.idx.lastWrite?.copied, first.idx.lastWrite?.copiedLight], [1, 0], 'the heavy record copied, its light record written anew');
+    first.idx.close();
+    // a window from that save: e rewritten (its roll-outs dropped from step 2's groups, read again)
+    const second = await open(dir, file);
+    assert.equal(second.read(), 0);
+    const st = statSync(e);
+    writeFileSync(e, readFileSync(e, 'utf8').replaceAll('"reward":0', '"reward":7').replaceAll('"reward":1', '"reward":0').replaceAll('"reward":7', '"reward":1'));
+    utimesSync(e, st.atime, st.mtime);
+    await settle(second.idx);
+    const got = await content(second.idx);
+    second.idx.close();
+    const { dir: other, cleanup: cleanOther } = tempDir('cl-checkpoint-files-fresh-');
+    try {
+      const fresh = await open(dir, join(other, 'none.cli'));
+      await settle(fresh.idx);
+      assert.deepEqual(got, await content(fresh.idx));
+    } finally {
+      cleanOther();
+    }
   } finally {
     cleanup();
     cleanStorage();

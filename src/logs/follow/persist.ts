@@ -349,7 +349,7 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
       const c0 = saved[0];
       const reuse =
         sameTag &&
-        src.savedLight !== undefined &&
+        (src.extraOf === undefined || src.savedLight !== undefined) &&
         c0 >= 0 &&
         keys.length === old!.groupsIn(c0) &&
         saved.every((x) => x === c0) &&
@@ -375,7 +375,7 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
       }
       const group = keys.map((k) => src.head(k));
       let xs: unknown[];
-      if (heavy) xs = group.map((e) => src.savedLight!(e));
+      if (heavy) xs = group.map((e) => src.savedLight?.(e));
       else {
         const full: GroupEntry[] = group.map((e) => (e.cold ? src.load(e) : e));
         const raw = group.map((e) => src.extraOf?.(e, () => src.savedExtra(e)));
