@@ -885,7 +885,7 @@ export class RunStore {
       light: (x) => lightSummary(x as QuestionSummary),
       lightPack: (xs) => packSummaries(xs as (QuestionSummary | undefined)[]),
       run: health,
-    });
+    }, { checkpoint });
     if (bytes > 0 && !checkpoint && run.version === version) {
       run.savedVersion = version;
       if (health) run.savedHealth = health;

@@ -833,10 +833,11 @@ export class RunIndex {
 
   /**
    * Saves the index (follow/persist.ts), between two updates (none runs meanwhile); `extra` adds
-   * per-group data under a tag. Resolves to the bytes written (0: nothing to persist to, or failed:
+   * per-group data under a tag. `checkpoint`: a save to bound what is held in memory, not synced
+   * to disk (`SaveSource.sync`). Resolves to the bytes written (0: nothing to persist to, or failed:
    * a notice says why).
    */
-  save(extra?: SaveExtras): Promise<number> {
+  save(extra?: SaveExtras, opts: { checkpoint?: boolean } = {}): Promise<number> {
     const p = this.opts.persist;
     if (!p) return Promise.resolve(0);
     let started = false;
@@ -848,7 +849,7 @@ export class RunIndex {
       let bytes = 0;
       try {
         if (!this.closed) {
-          const w = await this.write(p, extra, reading);
+          const w = await this.write(p, extra, reading, !opts.checkpoint);
           if (w === null) {
             started = false; // the file changed as it was read: at the next boundary, or after the update
             return false;
@@ -906,7 +907,7 @@ export class RunIndex {
     }
   }
 
-  private async write(p: PersistOptions, extra: SaveExtras | undefined, reading?: FileState): Promise<number | null> {
+  private async write(p: PersistOptions, extra: SaveExtras | undefined, reading: FileState | undefined, sync: boolean): Promise<number | null> {
     const files: SavedFile[] = [];
     const slice = new TimeSlice();
     for (const fs of this.files.values()) {
@@ -962,6 +963,7 @@ export class RunIndex {
           savedLight: extra?.savedLight,
           cold,
           runExtra: extra?.run,
+          sync,
         },
       );
       this.lastWrite = { bytes: written.bytes, copied: written.copied, copiedLight: written.copiedLight, chunks: written.chunks, partial: reading !== undefined };

@@ -217,6 +217,11 @@ export interface SaveSource {
    */
   lightPack?: (xs: unknown[]) => unknown;
   runExtra?: unknown;
+  /**
+   * Synced to disk before it is renamed into place (default). A checkpoint is not: a file cut
+   * short by a crash fails its checks and is rebuilt, and each sync of a huge run's file is seconds.
+   */
+  sync?: boolean;
 }
 
 /** What `writeIndex` wrote: its size, and how to read its heavy records back (`ColdFile`). */
@@ -434,7 +439,7 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
     pendingBytes += tail.length + TRAILER.length;
     size += tail.length + TRAILER.length;
     await flush();
-    await fh.sync();
+    if (src.sync !== false) await fh.sync();
     await fh.close();
     await rename(tmp, file);
     return { bytes: size, table, chunks, groups: src.count, tag: header.extraTag, files, copied, copiedLight, rewritten };
