@@ -102,7 +102,7 @@ export interface StoreOptions {
    * Groups held in memory and not yet saved — read and not saved (their roll-out columns), or
    * scored and not saved (their summaries with their health records), ~3 KB each — past which a
    * run's index is saved at once, without waiting for the run to be quiet (a checkpoint; default
-   * 4,096): a first open of a huge run then holds a bounded part of it, not all of it until its end.
+   * 16,384): a first open of a huge run then holds a bounded part of it, not all of it until its end.
    */
   checkpointGroups?: number;
   /** Bytes read from a log file at a time (RunIndexOptions.readBlock; tests). */
@@ -315,7 +315,7 @@ export class RunStore {
     const index = run.index;
     if (!index || this.disposed || this.checkpoints.has(run.id) || !this.persistFile(run)) return;
     const held = () => index.unsavedCount() + run.summaries.unsavedCount();
-    if (held() - (this.heldAfterCheckpoint.get(run.id) ?? 0) < (this.opts.checkpointGroups ?? 4096)) return;
+    if (held() - (this.heldAfterCheckpoint.get(run.id) ?? 0) < (this.opts.checkpointGroups ?? 16_384)) return;
     const p = this.save(run, true).finally(() => {
       this.checkpoints.delete(run.id);
       if (run.index === index) this.heldAfterCheckpoint.set(run.id, held());
