@@ -871,8 +871,9 @@ export class RunStore {
     const bytes = await index.save({
       tag,
       // A light summary (restored, or saved before, its group unchanged) is the one saved with its
-      // group, and so is none (no summary is dropped but with its group, or with every other under
-      // another tag): the writer copies a record of such groups as it is.
+      // group, and so is none: a summary is dropped with its group, or all at once for new
+      // settings (another tag: the writer keeps nothing saved under the old one; the same tag:
+      // scored again to the same). The writer copies a record of such groups as it is.
       of: (e) => {
         const s = run.summaries.get(e.key);
         if (!s?.health) return SAVED_EXTRA;
