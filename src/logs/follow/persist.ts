@@ -265,6 +265,7 @@ export async function openWritten(file: string, w: Written): Promise<ColdFile | 
 /** Writes `header` and the groups to `file` (a temporary file renamed into place). */
 export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups' | 'format'>, src: SaveSource): Promise<Written> {
   await mkdir(dirname(file), { recursive: true });
+  const old = src.cold;
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const fh = await open(tmp, 'w', 0o600);
   let size = 0;
@@ -277,8 +278,36 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
     pendingBytes = 0;
     await fh.write(b);
   };
+  // Records copied from the index replaced go through one reused buffer (a save part way through a
+  // huge open copies most of the run: a buffer per record would be that much garbage each time).
+  // Copies and new records are written in order: adding to one writes out the other first.
+  let copies = Buffer.allocUnsafe(1 << 22);
+  let copied = 0;
+  const writeCopies = async () => {
+    if (!copied) return;
+    await fh.write(copies, 0, copied);
+    copied = 0;
+  };
+  /** Appends record `chunk` (light or heavy) of the index replaced; returns its [offset, length, sha1], or null when it cannot be read. */
+  const copy = async (chunk: number, light: boolean): Promise<[number, number, Uint8Array] | null> => {
+    const len = old!.recordLength(chunk, light);
+    if (len < 0) return null;
+    await flush();
+    if (copied + len > copies.length) {
+      await writeCopies();
+      if (len > copies.length) copies = Buffer.allocUnsafe(len);
+    }
+    const hash = old!.readRecord(chunk, light, copies, copied);
+    if (!hash) return null;
+    const at = size;
+    copied += len;
+    size += len;
+    if (copied >= 1 << 22) await writeCopies();
+    return [at, len, hash];
+  };
   /** Appends one record (`serialised`: v is its bytes already); returns its [offset, length, sha1]. */
   const record = async (v: unknown, serialised = false): Promise<[number, number, Buffer]> => {
+    await writeCopies();
     const body = serialised ? (v as Buffer) : serialize(v);
     const len = Buffer.alloc(4);
     len.writeUInt32LE(body.length, 0);
@@ -327,12 +356,11 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
     // The light records, written after the heavy ones: those written anew serialised as they are
     // made (smaller than their objects); those copied, by their record in the index replaced.
     const lights: Array<Buffer | number> = [];
-    const old = src.cold;
     const sameTag = !!old && old.tag === header.extraTag;
     // A light record names files by their index in the header: copied only while the files saved
     // before keep theirs (new files come after them).
     const sameFiles = !!old && old.files.length <= files.length && old.files.every((f, i) => files[i] === f);
-    let copied = 0;
+    let copiedHeavy = 0;
     let copiedLight = 0;
     const rewritten: Written['rewritten'] = [];
     const slots = src.slots[Symbol.iterator]();
@@ -359,18 +387,13 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
         keys.length === old!.groupsIn(c0) &&
         saved.every((x) => x === c0) &&
         keys.every((k) => (src.extraOf ? src.unchanged?.(k) === true : header.extraTag === null));
-      const heavy = reuse ? old!.raw(c0) : null;
-      const light = heavy && c === c0 && sameFiles ? old!.rawLight(c0) : null;
+      const heavy = reuse ? await copy(c0, false) : null;
+      const light = heavy !== null && c === c0 && sameFiles;
       if (heavy) {
-        const at = size;
-        pending.push(heavy.record);
-        pendingBytes += heavy.record.length;
-        size += heavy.record.length;
-        if (pendingBytes >= 1 << 22) await flush();
-        spans[4 * c] = at;
-        spans[4 * c + 1] = heavy.record.length;
-        hashes.set(heavy.hash, 20 * c);
-        copied++;
+        spans[4 * c] = heavy[0];
+        spans[4 * c + 1] = heavy[1];
+        hashes.set(heavy[2], 20 * c);
+        copiedHeavy++;
       }
       if (light) {
         lights.push(c0);
@@ -409,15 +432,10 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
       let at: number;
       let len: number;
       if (typeof l === 'number') {
-        const raw = old!.rawLight(l);
-        if (!raw) throw new Error('a saved record changed while it was copied');
-        at = size;
-        len = raw.record.length;
-        pending.push(raw.record);
-        pendingBytes += len;
-        size += len;
-        if (pendingBytes >= 1 << 22) await flush();
-        hashes.set(raw.hash, 20 * (chunks + c));
+        const raw = await copy(l, true);
+        if (!raw) throw new Error('a saved record could not be read back to be copied');
+        [at, len] = raw;
+        hashes.set(raw[2], 20 * (chunks + c));
       } else {
         let hash: Buffer;
         [at, len, hash] = await record(l, true);
@@ -442,7 +460,7 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
     if (src.sync !== false) await fh.sync();
     await fh.close();
     await rename(tmp, file);
-    return { bytes: size, table, chunks, groups: src.count, tag: header.extraTag, files, copied, copiedLight, rewritten };
+    return { bytes: size, table, chunks, groups: src.count, tag: header.extraTag, files, copied: copiedHeavy, copiedLight, rewritten };
   } catch (err) {
     await fh.close().catch(() => undefined);
     await rm(tmp, { force: true });
@@ -483,34 +501,29 @@ export class ColdFile {
     return chunk < this.chunks - 1 ? CHUNK : this.groups - CHUNK * (this.chunks - 1);
   }
 
+  /** The byte length of heavy (or light) record `chunk`, -1 when there is none. */
+  recordLength(chunk: number, light: boolean): number {
+    if (this.fd === null || !(chunk >= 0 && chunk < this.chunks)) return -1;
+    return this.table.spans[4 * chunk + (light ? 3 : 1)];
+  }
+
   /**
-   * Heavy record `chunk` as it is on disk (its length prefix and body) with its SHA-1 from the
-   * table: what a save copies. Not checked here (a save part way through a huge open copies most
-   * of the run each time): the copy keeps the table's SHA-1, so a record damaged on disk still
-   * fails the read that uses it, as it would have in the old file. Null when it cannot be read.
+   * Reads heavy (or light) record `chunk` as it is on disk (its length prefix and body) into `buf`
+   * at `at`, and gives its SHA-1 from the table: what a save copies. Not checked here (a save part
+   * way through a huge open copies most of the run each time): the copy keeps the table's SHA-1,
+   * so a record damaged on disk still fails the read that uses it, as it would have in the old
+   * file. Null when it cannot be read.
    */
-  raw(chunk: number): { record: Buffer; hash: Uint8Array } | null {
-    return this.rawAt(chunk, chunk);
-  }
-
-  /** Light record `chunk` as it is on disk (see `raw`). */
-  rawLight(chunk: number): { record: Buffer; hash: Uint8Array } | null {
-    return this.rawAt(chunk, this.chunks + chunk);
-  }
-
-  /** Record `r` of the table (heavy ones first, then light ones), `chunk` its group record. */
-  private rawAt(chunk: number, r: number): { record: Buffer; hash: Uint8Array } | null {
-    if (this.fd === null || !(chunk >= 0 && chunk < this.chunks)) return null;
-    const span = r < this.chunks ? 4 * chunk : 4 * chunk + 2;
-    const at = this.table.spans[span];
-    const len = this.table.spans[span + 1];
-    const buf = Buffer.allocUnsafe(len);
+  readRecord(chunk: number, light: boolean, buf: Buffer, at: number): Uint8Array | null {
+    const len = this.recordLength(chunk, light);
+    if (len < 0 || at + len > buf.length) return null;
     try {
-      if (readSync(this.fd, buf, 0, len, at) !== len) return null;
+      if (readSync(this.fd!, buf, at, len, this.table.spans[4 * chunk + (light ? 2 : 0)]) !== len) return null;
     } catch {
       return null;
     }
-    return { record: buf, hash: this.table.hashes.slice(20 * r, 20 * r + 20) };
+    const r = light ? this.chunks + chunk : chunk;
+    return this.table.hashes.slice(20 * r, 20 * r + 20);
   }
 
   /** The full entry and saved extra of a cold group (its version is the caller's to set). */
