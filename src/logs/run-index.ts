@@ -113,8 +113,8 @@ export interface PersistOptions {
 export interface SaveExtras {
   /** What the extras were computed for; restored only under the same tag. */
   tag: string;
-  /** A group's extra (`saved`: the one saved before, for a group still cold). */
-  of: (e: GroupEntry, saved: () => unknown) => unknown;
+  /** A group's extra, or SAVED_EXTRA for the one saved with it before (under this tag). */
+  of: (e: GroupEntry) => unknown;
   /** The light form of an extra, read at open with the groups' heads (the full one stays with the group). */
   light?: (x: unknown) => unknown;
   /** One saved record's light forms packed into one value (follow/persist.ts `SaveSource.lightPack`). */
@@ -713,11 +713,7 @@ export class RunIndex {
 
   /** Groups held in memory with their roll-outs, not saved (a save makes the complete ones cold heads). */
   unsavedCount(): number {
-    return this.persistOn ? this.asm.entries.warm : 0;
-  }
-
-  private get persistOn(): boolean {
-    return this.opts.persist !== undefined;
+    return this.opts.persist ? this.asm.entries.warm : 0;
   }
 
   /**

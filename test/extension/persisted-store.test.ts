@@ -212,8 +212,8 @@ test('a summary scored while the run is being saved goes into the next save, nev
     save(
       extra && {
         ...extra,
-        of: (e, saved) => {
-          const x = extra.of!(e, saved);
+        of: (e) => {
+          const x = extra.of!(e);
           if (e.key === k) run.summaries.set(k, scored);
           return x;
         },

@@ -200,8 +200,8 @@ export interface SaveSource {
   countedOf: (key: GroupKey) => number | undefined;
   /** The extra saved before for a group restored and unchanged since (cold, or read back since). */
   savedExtra: (e: GroupEntry) => unknown;
-  /** The extra to save for a group (`saved`: the one saved before, for a cold group), or SAVED_EXTRA. */
-  extraOf?: (e: GroupEntry, saved: () => unknown) => unknown;
+  /** The extra to save for a group, or SAVED_EXTRA for the one saved with it before. */
+  extraOf?: (e: GroupEntry) => unknown;
   /** Whether `extraOf` would give SAVED_EXTRA for a group, known without building it (false when unsure). */
   unchanged?: (key: GroupKey) => boolean;
   /** The light form of the extra saved with a group (for SAVED_EXTRA; without it no record is copied). */
@@ -406,7 +406,7 @@ export async function writeIndex(file: string, header: Omit<IndexHeader, 'groups
       if (heavy) xs = group.map((e) => src.savedLight?.(e));
       else {
         const full: GroupEntry[] = group.map((e) => (e.cold ? src.load(e) : e));
-        const raw = group.map((e) => src.extraOf?.(e, () => src.savedExtra(e)));
+        const raw = group.map((e) => src.extraOf?.(e));
         // SAVED_EXTRA: the one saved before, under the same tag only (another tag's is not this save's)
         const extras = raw.map((x, j) => (x !== SAVED_EXTRA ? x : sameTag ? src.savedExtra(group[j]) : undefined));
         const [at, len, hash] = await record(packChunk(full, extras));
