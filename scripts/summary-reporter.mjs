@@ -1,6 +1,8 @@
 // A node:test reporter for `npm test`: one line per failed test (with its error), nothing for the
 // passing ones, and a summary at the end (files, tests, time). The full TAP goes to a log file
 // beside it (scripts/run-tests.mjs), for CI.
+import { inspect } from 'node:util';
+
 export default async function* summary(source) {
   const files = new Set();
   let pass = 0;
@@ -20,7 +22,9 @@ export default async function* summary(source) {
       fail++;
       const err = d.details?.error;
       const cause = err?.cause ?? err;
-      const msg = String(cause?.message ?? cause ?? 'failed').split('\n').slice(0, 12).join('\n    ');
+      // an error may carry an object without a string form (a null-prototype value): never crash the report on it
+      const m = cause?.message ?? cause ?? 'failed';
+      const msg = (typeof m === 'string' ? m : inspect(m)).split('\n').slice(0, 12).join('\n    ');
       yield `not ok ${d.name}${d.file ? ` (${d.file}${d.line ? `:${d.line}` : ''})` : ''}\n    ${msg}\n`;
     } else if (ev.type === 'test:stderr' || ev.type === 'test:stdout') {
       // a test's own output is kept in the TAP log only

@@ -17,6 +17,7 @@ import { analyseRun, createRunContext, labelFreeCopies, outcomeReplay, resolvePa
 import { RunIndex, SAVED_EXTRA, entryToGroup, groupKey, rolloutsOf, runLabel, type GroupEntry, type GroupHead, type GroupKey, type GroupSize, type Notice, type RunChange, type RunProgress } from '../logs';
 import type { QuestionKey } from '../protocol/messages';
 import { packSummaries, QuestionSummaries } from './summaries';
+import { StepKeys, type KeyIds } from './step-keys';
 import { engineParams, lightSummary, score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
 import { safeText } from '../logs/safe-text';
 import { cacheKey } from '../logs/cache/index';
@@ -29,8 +30,8 @@ export interface RunEntry {
   /** Why the run is followed. */
   origin: 'settings' | 'workspace' | 'opened';
   index: RunIndex | null;
-  /** Steps ascending; each with its question keys (the index's group keys) in first-record order. */
-  steps: Map<number, GroupKey[]>;
+  /** Steps ascending; each with its question keys (the index's group keys, as ids: step-keys.ts) in first-record order. */
+  steps: Map<number, StepKeys>;
   /** Groups in the run (every step's questions). */
   groups: number;
   /** Keyed by the index's group key, valid for the group's version only (src/logs/entries.ts). */
@@ -376,7 +377,7 @@ export class RunStore {
     if (!index) return;
     const at = (this.rebuilds.get(run) ?? 0) + 1;
     this.rebuilds.set(run, at);
-    const pass = arrange(index.sizes());
+    const pass = arrange(index.sizes(), index);
     const slice = new TimeSlice();
     this.slicing.set(run, at);
     try {
@@ -399,7 +400,7 @@ export class RunStore {
     const index = run.index;
     if (!index) return;
     this.rebuilds.set(run, (this.rebuilds.get(run) ?? 0) + 1);
-    const pass = arrange(index.sizes());
+    const pass = arrange(index.sizes(), index);
     for (let r = pass.next(); ; r = pass.next()) if (r.done) return void this.arranged(run, r.value);
   }
 
@@ -427,7 +428,7 @@ export class RunStore {
     const index = run.index;
     const counts = this.stepRollouts.get(run);
     if (!index || !counts || ch.removed.length || ch.rearranged || this.slicing.has(run)) return this.rebuild(run);
-    const touched = new Map<number, GroupKey[]>();
+    const touched = new Map<number, number[]>();
     const touch = (k: GroupKey): GroupHead | undefined => {
       const h = index.head(k);
       if (h && !touched.has(h.step)) touched.set(h.step, []);
@@ -435,7 +436,7 @@ export class RunStore {
     };
     for (const k of ch.added) {
       const h = touch(k);
-      if (h) touched.get(h.step)!.push(k);
+      if (h) touched.get(h.step)!.push(index.idOf(k));
     }
     for (const k of ch.changed) touch(k);
     for (const k of ch.completed) touch(k);
@@ -449,7 +450,7 @@ export class RunStore {
       let list = old;
       if (added.length) {
         if (steps === run.steps) steps = new Map(steps); // a change makes new maps and lists (`groupKey` caches by list)
-        list = old ? old.concat(added) : added;
+        list = old ? old.concat(added) : new StepKeys(index, Int32Array.from(added));
         if (!old) newStep = true;
         steps.set(step, list);
         groups += added.length;
@@ -510,7 +511,7 @@ export class RunStore {
   }
 
   /** Per step's key list (a rebuild makes new lists): its questions by displayed id, for the last steps looked up. */
-  private readonly stepLookups = new Map<readonly GroupKey[], Map<string, GroupKey>>();
+  private readonly stepLookups = new Map<StepKeys, Map<string, GroupKey>>();
 
   /**
    * The group key of a question (step, displayed id): looked up in its step's list, whose map is
@@ -530,7 +531,7 @@ export class RunStore {
       }
     }
     this.stepLookups.set(list, m);
-    if (this.stepLookups.size > 16) this.stepLookups.delete(this.stepLookups.keys().next().value as readonly GroupKey[]);
+    if (this.stepLookups.size > 16) this.stepLookups.delete(this.stepLookups.keys().next().value as StepKeys);
     return m.get(questionId);
   }
 
@@ -668,7 +669,7 @@ export class RunStore {
 
   firstQuestion(): QuestionKey | undefined {
     for (const run of this.runs.values()) {
-      for (const keys of run.steps.values()) if (keys.length) return this.keyOf(run, keys[0]);
+      for (const keys of run.steps.values()) if (keys.length) return this.keyOf(run, keys.at(0)!);
     }
     return undefined;
   }
@@ -714,7 +715,7 @@ export class RunStore {
         let changed = false;
         // Groups are scored one by one in step order (MS-TTRL's cache), but prepared ahead: a few
         // requests in flight keep every what-if worker busy while the host scores.
-        const order = [...run.steps.values()].flat();
+        const order = stepOrder(run);
         // MS-TTRL's outcome cache, per question, for the parameters being scored with
         const msParams = resolveParams(engineParams(this.opts.params()));
         const needs = (k: GroupKey): boolean => {
@@ -730,7 +731,7 @@ export class RunStore {
           // a huge run (one question to score early on, the rest scored) would stall the host.
           const stop = Math.min(order.length, next + 2048);
           while (ahead.size < PREPARE_AHEAD && next < stop) {
-            const k = order[next++];
+            const k = order.at(next++);
             if (needs(k) && !ahead.has(k)) ahead.set(k, this.prepare(run, k, false));
           }
         };
@@ -743,7 +744,7 @@ export class RunStore {
         };
         for (let i = 0; i < order.length; i++) {
           {
-            const k = order[i];
+            const k = order.at(i);
             if (this.disposed || generation !== this.summaryGeneration || this.runs.get(run.id) !== run) return;
             let head: GroupHead | undefined;
             if (run.summaries.has(k)) {
@@ -938,21 +939,34 @@ export class RunStore {
 type Arranged = Pick<RunEntry, 'steps' | 'groups' | 'rollouts' | 'latestStep'> & { stepRollouts: Map<number, number> };
 
 /** A run's steps (ascending, each with its question keys in first-record order), question keys and size, from its groups' sizes; yields every 256 groups. */
-function* arrange(sizes: Iterable<GroupSize>): Generator<void, Arranged> {
-  const steps = new Map<number, GroupKey[]>();
+function* arrange(sizes: Iterable<GroupSize>, index: KeyIds): Generator<void, Arranged> {
+  const ids = new Map<number, number[]>();
   const stepRollouts = new Map<number, number>();
   let rollouts = 0;
   let groups = 0;
   for (const e of sizes) {
-    let list = steps.get(e.step);
-    if (!list) steps.set(e.step, (list = []));
-    list.push(e.key);
+    let list = ids.get(e.step);
+    if (!list) ids.set(e.step, (list = []));
+    list.push(e.id);
     rollouts += e.n; // never rolloutsOf: an index change must not build every roll-out
     stepRollouts.set(e.step, (stepRollouts.get(e.step) ?? 0) + e.n);
     if ((++groups & 255) === 0) yield;
   }
-  const sorted = new Map([...steps.entries()].sort((a, b) => a[0] - b[0]));
+  const sorted = new Map([...ids.entries()].sort((a, b) => a[0] - b[0]).map(([step, list]) => [step, new StepKeys(index, Int32Array.from(list))] as const));
   return { steps: sorted, groups, rollouts, latestStep: sorted.size ? Math.max(...sorted.keys()) : null, stepRollouts };
+}
+
+/** Every question key of a run in step order, read by position (ids end to end: no string per group held). */
+function stepOrder(run: RunEntry): { length: number; at(i: number): GroupKey } {
+  const lists = [...run.steps.values()];
+  const ids = new Int32Array(lists.reduce((n, l) => n + l.length, 0));
+  let at = 0;
+  for (const l of lists) {
+    ids.set(l.ids, at);
+    at += l.length;
+  }
+  const index = run.index;
+  return { length: ids.length, at: (i) => index!.keyOf(ids[i]) };
 }
 
 /**

@@ -1,11 +1,11 @@
 // The explorer's question summaries of one run, held so that a huge run's summaries cost the host
 // little: a summary scored in this process (with its health record) is kept as it is; a light one
 // (restored from a saved index, or saved since: its health record is on disk with its group) is
-// kept as one row of typed columns (~50 bytes instead of ~300 as an object) and built again as an
-// object when it is asked for — the explorer asks for the questions in view. Map-like: the store,
+// kept as one row of typed columns (~50 bytes, and its key's ~40 in an off-heap key index, instead
+// of ~300 as an object) and built again as an object when it is asked for — the explorer asks for the questions in view. Map-like: the store,
 // the explorer and the status bar use it as they would a Map<GroupKey, QuestionSummary>.
 import { OPERATOR_IDS, type OperatorId } from '../engine';
-import type { GroupKey } from '../logs';
+import { KeyNumbers, type GroupKey } from '../logs';
 import type { Regime } from '../protocol/messages';
 import type { QuestionSummary } from './scoring';
 import { StringTable } from '../util/string-table';
@@ -83,8 +83,8 @@ export function packSummaries(xs: (QuestionSummary | undefined)[]): PackedSummar
 export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> {
   /** Summaries kept as objects (scored in this process, with their health record). */
   private readonly full = new Map<GroupKey, QuestionSummary>();
-  /** Light summaries: their row in the columns. */
-  private readonly rows = new Map<GroupKey, number>();
+  /** Light summaries: their row in the columns (keys off the heap: a huge run's summaries are mostly these). */
+  private readonly rows = new KeyNumbers();
   private free: number[] = [];
   /** Rows used so far (a deleted row is reused). */
   private used = 0;

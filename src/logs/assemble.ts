@@ -61,27 +61,51 @@ const perStep = (f: LogFormat): boolean => f === 'verl' || f === 'nemo-rl';
 const SIZE_WARNINGS = 10;
 
 /**
- * The groups a file fed and the latest step it wrote. A restored file's keys stay the array they
- * were saved as until a key is added or they are walked as a set (a Set of every group of a huge
- * run is megabytes of the host's heap, for a file that is usually never appended to).
+ * The groups a file fed and the latest step it wrote, by their ids in the table (group-table.ts: a
+ * huge run's keys as strings, one per group per file, would be megabytes of the host's heap). A
+ * restored file's ids stay an array until a group is added, asked about or they are walked.
  */
 class FileGroups {
-  private set?: Set<GroupKey>;
+  private set?: Set<number>;
   constructor(
-    private saved: readonly GroupKey[] = [],
+    private readonly table: GroupTable,
+    private saved: Int32Array = new Int32Array(0),
     public maxStep = -1,
   ) {}
 
-  get keys(): Set<GroupKey> {
+  private ids(): Set<number> {
     if (!this.set) {
       this.set = new Set(this.saved);
-      this.saved = [];
+      this.saved = new Int32Array(0);
     }
     return this.set;
   }
 
+  /** A group held in the table fed it. */
+  add(key: GroupKey): void {
+    const id = this.table.idOf(key);
+    if (id >= 0) this.ids().add(id);
+  }
+
+  /** The group held under `key` now is one it fed. */
+  has(key: GroupKey): boolean {
+    const id = this.table.idOf(key);
+    return id >= 0 && this.ids().has(id);
+  }
+
+  /** The keys of the groups it fed, once each (a key deleted and held again has a new id: the old one is skipped when both are here). */
+  *keys(): IterableIterator<GroupKey> {
+    const ids = this.ids();
+    for (const id of ids) {
+      const k = this.table.keyOf(id);
+      const now = this.table.idOf(k);
+      if (now !== id && now >= 0 && ids.has(now)) continue;
+      yield k;
+    }
+  }
+
   list(): GroupKey[] {
-    return this.set ? [...this.set] : [...this.saved];
+    return [...this.keys()];
   }
 }
 
@@ -169,13 +193,13 @@ export class GroupAssembler {
   }
 
   /** The keys a file fed (groups it created or added roll-outs to). */
-  keysOf(file: string): ReadonlySet<GroupKey> {
-    return this.files.get(file)?.keys ?? new Set();
+  keysOf(file: string): Iterable<GroupKey> {
+    return this.files.get(file)?.keys() ?? [];
   }
 
   private fileGroups(file: string): FileGroups {
     let f = this.files.get(file);
-    if (!f) this.files.set(file, (f = new FileGroups()));
+    if (!f) this.files.set(file, (f = new FileGroups(this.entries)));
     return f;
   }
 
@@ -193,7 +217,9 @@ export class GroupAssembler {
     if (rec.step > fg.maxStep) {
       if (fg.maxStep >= 0 && followed) {
         // the file moved on to a later step: its earlier roll-out groups are done
-        for (const k of fg.keys) {
+        // (every incomplete group is in `lastUpdate`: a walk of those, not of every group the file fed)
+        for (const k of [...this.lastUpdate.keys()]) {
+          if (!fg.has(k)) continue;
           const e = this.entries.get(k);
           if (e && !e.complete && e.step < rec.step) this.complete(e, ch);
         }
@@ -243,7 +269,7 @@ export class GroupAssembler {
       if (rec.stream) e.stream = rec.stream;
       if (rec.framework) e.framework = rec.framework;
       this.append(e);
-      fg.keys.add(key);
+      fg.add(key);
       ch.added.add(key);
       this.complete(e, ch);
       return e;
@@ -254,7 +280,7 @@ export class GroupAssembler {
     if (!existing && firstAt !== undefined) return void warn(`roll-out record for ${describeGroup(rec)}, which is already complete (first at ${firstAt}); skipped`);
     if (existing?.cold) existing = this.warm(existing);
     const entry = toRolloutEntry(rec.rollout);
-    fg.keys.add(key);
+    if (existing) fg.add(key); // a new group is added to its file once held (below)
     this.lastUpdate.set(key, now);
     if (existing && rec.turn) {
       const t = this.turns.get(key)?.get(rec.turn.session);
@@ -308,6 +334,7 @@ export class GroupAssembler {
     if (rec.framework) e.framework = rec.framework;
     if (rec.loggedOperator) e.loggedOperator = rec.loggedOperator;
     this.append(e);
+    fg.add(key);
     ch.added.add(key);
     this.maybeCompleteBySize(e, ch);
     return e;
@@ -428,14 +455,13 @@ export class GroupAssembler {
    * `recent` (modified within `underSizeMs`) waits that long (a writer pausing between lines).
    */
   completeIdle(ch: Change, now: number, idleMs: number, writing: Iterable<string>, recent: Iterable<string>, underSizeMs: number): void {
-    const wait = new Set<GroupKey>();
-    for (const f of writing) for (const k of this.keysOf(f)) wait.add(k);
-    const fresh = new Set<GroupKey>();
-    for (const f of recent) for (const k of this.keysOf(f)) fresh.add(k);
+    const files = (fs: Iterable<string>) => [...fs].map((f) => this.files.get(f)).filter((g): g is FileGroups => g !== undefined);
+    const wait = files(writing);
+    const fresh = files(recent);
     for (const [key, t] of [...this.lastUpdate]) {
-      if (now - t < idleMs || wait.has(key)) continue;
+      if (now - t < idleMs || wait.some((g) => g.has(key))) continue;
       const e = this.entries.get(key);
-      const usual = e && !this.reopened.has(key) && fresh.has(key) ? this.expectedSize(e) : undefined;
+      const usual = e && !this.reopened.has(key) && fresh.some((g) => g.has(key)) ? this.expectedSize(e) : undefined;
       if (e && usual !== undefined && e.n < usual && now - t < underSizeMs) continue;
       if (e) this.complete(e, ch);
       else this.lastUpdate.delete(key);
@@ -451,7 +477,7 @@ export class GroupAssembler {
     if (!fg) return 0;
     this.files.delete(path);
     let dropped = 0;
-    for (const key of fg.keys) {
+    for (const key of fg.keys()) {
       let e = this.entries.get(key);
       const turns = this.turns.get(key);
       if (turns) for (const [s, t] of turns) if (t.source.file === path) turns.delete(s);
@@ -508,10 +534,8 @@ export class GroupAssembler {
   reorder(): boolean {
     if (!this.disordered) return false;
     this.disordered = false;
-    const list = [...this.entries.values()].sort((x, y) => (this.before(x.firstSource, y.firstSource) ? -1 : this.before(y.firstSource, x.firstSource) ? 1 : 0));
-    this.entries.clear();
-    for (const e of list) this.entries.set(e.key, e);
-    this.last = list.at(-1)?.firstSource;
+    const last = this.entries.sort((x, y) => (this.before(x.firstSource, y.firstSource) ? -1 : this.before(y.firstSource, x.firstSource) ? 1 : 0));
+    this.last = last && { file: last.firstSource.file, line: last.firstSource.line };
     return true;
   }
 
@@ -589,7 +613,16 @@ export class GroupAssembler {
    */
   *restore(s: AssemblerState): Generator<void> {
     let i = 0;
-    for (const [f, keys, maxStep] of s.files) this.files.set(f, new FileGroups(keys, maxStep));
+    for (const [f, keys, maxStep] of s.files) {
+      const ids = new Int32Array(keys.length);
+      let n = 0;
+      for (const k of keys) {
+        const id = this.entries.idOf(k);
+        if (id >= 0) ids[n++] = id;
+        if (++i % 4096 === 0) yield;
+      }
+      this.files.set(f, new FileGroups(this.entries, ids.subarray(0, n), maxStep));
+    }
     for (const [k, t] of s.lastUpdate) this.lastUpdate.set(k, t);
     for (const [st, h] of s.sizeHist) this.sizeHist.set(st, new Map(h));
     for (const [k, n] of s.countedSize) {

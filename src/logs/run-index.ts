@@ -652,6 +652,16 @@ export class RunIndex {
     return this.asm.entries.sizes();
   }
 
+  /** A group's id while it is held (-1: not held): a number standing for its key (`keyOf`), for lists that hold many. */
+  idOf(key: GroupKey): number {
+    return this.asm.entries.idOf(key);
+  }
+
+  /** The key of an id given by `idOf` or `sizes`. */
+  keyOf(id: number): GroupKey {
+    return this.asm.entries.keyOf(id);
+  }
+
   /** How many groups are complete (no array of every group built: the explorer asks on each render). */
   completeCount(): number {
     return this.asm.entries.completeCount();

@@ -34,7 +34,7 @@ function fresh(run: RunEntry) {
   return { steps: sorted, groups: run.index!.size, rollouts, latestStep: sorted.length ? sorted[sorted.length - 1][0] : null };
 }
 
-const arranged = (run: RunEntry) => ({ steps: [...run.steps], groups: run.groups, rollouts: run.rollouts, latestStep: run.latestStep });
+const arranged = (run: RunEntry) => ({ steps: [...run.steps].map(([s, keys]) => [s, [...keys]]), groups: run.groups, rollouts: run.rollouts, latestStep: run.latestStep });
 
 test('each index change updates the step index to what a fresh arrangement gives, appends without a pass over the run', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'cl-arrange-'));

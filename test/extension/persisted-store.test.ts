@@ -70,7 +70,7 @@ function explorer(store: RunStore, runId: string) {
     const { health: _h, healthSaved: _s, ...rest } = x;
     return rest;
   };
-  return [...run.steps].map(([s, keys]) => [s, keys.map((k) => [store.keyOf(run, k)!.questionId, light(run.summaries.get(k))])]);
+  return [...run.steps].map(([s, keys]) => [s, Array.from(keys, (k) => [store.keyOf(run, k)!.questionId, light(run.summaries.get(k))])]);
 }
 
 async function opened(store: RunStore, dir: string) {
@@ -172,7 +172,7 @@ test('a run reopened in a new store reads its saved index and summaries; a rewri
   // a corrupt light record is found at open; a heavy one when a group of it is read back (a
   // question opened), which fails that read and reads the run again
   if (r4.index!.persisted.state === 'restored') {
-    const first4 = fourth.keyOf(r4, [...r4.steps.values()][0][0])!;
+    const first4 = fourth.keyOf(r4, [...r4.steps.values()][0].at(0)!)!;
     assert.throws(() => fourth.entry(first4), /corrupt|cut short/);
   }
   for (const t0 = Date.now(); r4.index?.persisted.state !== 'rebuilt' && Date.now() - t0 < 10_000; ) await new Promise((r) => setTimeout(r, 20));
@@ -200,7 +200,7 @@ test('a summary scored while the run is being saved goes into the next save, nev
   const first = make();
   const run = first.add(dir, 'opened');
   await first.summariesDone();
-  const k = run.steps.get(1)![0];
+  const k = run.steps.get(1)!.at(0)!;
   const scored = run.summaries.get(k)!;
   assert.ok(scored.health, 'scored in this process: a whole summary');
   // The scoring pass sets summaries as it goes and bumps the run's version in batches: k's summary

@@ -4,11 +4,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GroupTable } from '../../src/logs/group-table.js';
 import type { GroupEntry } from '../../src/logs/entries.js';
+import { groupKey } from '../../src/logs/types.js';
 
 let version = 100;
+/** A head under its own key (run, step and question of the head). */
 function head(q: string, over: Partial<GroupEntry> = {}): GroupEntry {
-  return {
-    key: JSON.stringify(['', 1, q]),
+  const h: GroupEntry = {
+    key: '',
     step: 1,
     questionId: q,
     groundTruth: null,
@@ -21,6 +23,8 @@ function head(q: string, over: Partial<GroupEntry> = {}): GroupEntry {
     cold: { chunk: 2, confident: 60 },
     ...over,
   };
+  h.key = groupKey(h.run, h.step, h.questionId);
+  return h;
 }
 
 test('a cold complete head comes back as the head it was set with, every field', () => {
@@ -30,9 +34,11 @@ test('a cold complete head comes back as the head it was set with, every field',
     head('b', { run: 'r1', stream: 'validation', framework: 'verl', groundTruth: '42', step: 7.5, outcomeChecks: [{ answer: '4', passed: 2, trials: 3 }] }),
     head('c', { origin: 'rollouts', format: 'verl', firstSource: { file: '/run/b.jsonl', line: 9, offset: 12, length: 5, item: 3 }, run: '' }),
     head('d', { firstSource: { file: '/run/a.jsonl', line: 2 ** 31 - 1, offset: 2 ** 40 + 7, length: 0, item: 0 } }),
+    // a question id read back from its key as it was, whatever it holds
+    head('q "\\ \u00e9 \u2028 \ud83d\ude00 \u0000 ]', { run: '["x",', groundTruth: '' }),
   ];
   for (const h of heads) t.set(h.key, h);
-  assert.equal(t.size, 4);
+  assert.equal(t.size, 5);
   for (const h of heads) {
     const got = t.get(h.key)!;
     assert.notEqual(got, h, 'built, not the object set');
@@ -41,7 +47,7 @@ test('a cold complete head comes back as the head it was set with, every field',
   }
   assert.deepEqual([...t.values()], heads);
   assert.deepEqual([...t.keys()], heads.map((h) => h.key));
-  assert.equal(t.completeCount(), 4);
+  assert.equal(t.completeCount(), 5);
   const sizes: Array<[string, number, number]> = [];
   for (const s of t.sizes()) sizes.push([s.key, s.step, s.n]);
   assert.deepEqual(sizes, heads.map((h) => [h.key, h.step, h.n]));
@@ -54,12 +60,14 @@ test('a hot group, an incomplete cold head, or a head with a field the columns d
   const open = head('open', { complete: false });
   const odd = head('odd', { prompt: 'p' } as Partial<GroupEntry>);
   const bigLine = head('big', { firstSource: { file: 'f', line: 2 ** 31, offset: 0, length: 1 } });
-  for (const h of [hot, open, odd, bigLine]) t.set(h.key, h);
-  for (const h of [hot, open, odd, bigLine]) assert.equal(t.get(h.key), h);
-  assert.equal(t.completeCount(), 3);
+  // a row reads its question id back from its key: a head under another key keeps its own
+  const foreign = { ...head('mine'), key: groupKey(undefined, 1, 'theirs') };
+  for (const h of [hot, open, odd, bigLine, foreign]) t.set(h.key, h);
+  for (const h of [hot, open, odd, bigLine, foreign]) assert.equal(t.get(h.key), h);
+  assert.equal(t.completeCount(), 4);
   let confident = 0;
   t.forEachCount((_f, _n, c, e) => (confident += c ?? e!.cold?.confident ?? 0));
-  assert.equal(confident, 180);
+  assert.equal(confident, 240);
 });
 
 test('Map semantics: set keeps a held key in its place (cold → hot → cold), delete frees its row for another, clear empties', () => {
@@ -118,4 +126,57 @@ test('put: the caller reuses its object — a row, or a copy with only its own f
   assert.equal(b.run, 'r');
   assert.deepEqual(Object.keys(a).sort(), ['cold', 'complete', 'firstSource', 'format', 'groundTruth', 'key', 'n', 'origin', 'questionId', 'step', 'version']);
   assert.ok(!('stream' in b) && !('item' in b.firstSource), 'no field that is undefined');
+});
+
+test('a walk under way sees what a Map walk sees while groups are deleted, appended and the order grows (random histories)', () => {
+  for (const seed of [1, 2, 3, 4]) {
+    let s = seed;
+    const r = () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+    const t = new GroupTable();
+    const m = new Map<string, GroupEntry>();
+    const make = (i: number) => head(`g${i}`, r() < 0.5 ? {} : { complete: false });
+    for (let i = 0; i < 3000; i++) {
+      const e = make(Math.floor(r() * 5000));
+      t.set(e.key, e);
+      m.set(e.key, e);
+    }
+    const walkT = t.keys();
+    const walkM = m.keys();
+    for (let op = 0; op < 20_000; op++) {
+      const x = r();
+      if (x < 0.3) {
+        const a = walkT.next();
+        const b = walkM.next();
+        assert.deepEqual(a, b, `seed ${seed} op ${op}`);
+        if (b.done) break;
+      } else if (x < 0.65) {
+        const e = make(Math.floor(r() * 5000));
+        t.set(e.key, e);
+        m.set(e.key, e);
+      } else {
+        const k = head(`g${Math.floor(r() * 5000)}`).key;
+        assert.equal(t.delete(k), m.delete(k));
+      }
+    }
+    assert.equal(t.size, m.size);
+    assert.deepEqual([...t.keys()], [...m.keys()]);
+    // sorted, then appended to: as a Map cleared and set again in that order
+    const byQ = (a: GroupEntry, b: GroupEntry) => (a.questionId < b.questionId ? -1 : a.questionId > b.questionId ? 1 : 0);
+    const last = t.sort(byQ);
+    const sorted = [...m.values()].sort(byQ);
+    assert.equal(last?.key, sorted.at(-1)?.key);
+    m.clear();
+    for (const e of sorted) m.set(e.key, e);
+    for (let i = 0; i < 2000; i++) {
+      const e = make(5000 + Math.floor(r() * 3000));
+      t.set(e.key, e);
+      m.set(e.key, e);
+      if (r() < 0.4) {
+        const k = head(`g${Math.floor(r() * 8000)}`).key;
+        assert.equal(t.delete(k), m.delete(k));
+      }
+    }
+    assert.deepEqual([...t.keys()], [...m.keys()]);
+    assert.deepEqual([...t.values()].map((e) => e.version), [...m.values()].map((e) => e.version));
+  }
 });

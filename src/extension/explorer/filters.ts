@@ -27,13 +27,14 @@ export function matchesFilter(s: QuestionSummary | undefined, filter: ExplorerFi
  * cohesive consensus first; unscored questions last). Stable.
  */
 export function filterQuestions(
-  keys: readonly string[],
+  keys: Iterable<string>,
   summary: (k: string) => QuestionSummary | undefined,
   filter: ExplorerFilter,
   sort: ExplorerSort,
   idOf: (k: string) => string = (k) => k,
 ): string[] {
-  const out = filter === 'all' ? [...keys] : keys.filter((k) => matchesFilter(summary(k), filter));
+  const all = [...keys];
+  const out = filter === 'all' ? all : all.filter((k) => matchesFilter(summary(k), filter));
   if (sort === 'id') {
     const id = new Map(out.map((k) => [k, idOf(k)]));
     const pos = new Map(out.map((k, i) => [k, i]));

@@ -61,7 +61,7 @@ export class RunStatusBar implements vscode.Disposable {
     const keys = step === null ? [] : (run.steps.get(step) ?? []);
     const st = stepStats(
       step,
-      keys.map((k) => run.summaries.get(k)),
+      Array.from(keys, (k) => run.summaries.get(k)),
     );
     status.text = statusText(run.label, st);
     status.tooltip = `Consensus Lens — ${run.path}\nlatest step ${st.step ?? '—'}: ${st.groups} groups (${st.scored} scored), ${st.overturns} CoRE overturns, mean gate ${st.meanGate?.toFixed(4) ?? '—'}\n${run.groups} groups, ${run.rollouts} roll-outs in the run${run.loading ? '\nreading…' : ''}`;

@@ -1,0 +1,234 @@
+// Group keys held off the JavaScript heap: each key's UTF-8 bytes in one growing buffer, found
+// through an open-addressing table of numbers. A key given to `add` gets a number (its id) for the
+// life of the index; ids are dense, in the order keys were first added, and never reused. A huge
+// run's keys as strings in Maps are ~110 bytes each on the extension host's heap (the string and a
+// Map entry per holder); here ~40 bytes each in typed arrays, whatever holds their ids.
+//
+// An id can be retired (`retire`): its key is then absent (`id` still finds it, for the owner that
+// must clean up after it), and adding the key again gives it a new id, as a Map puts a key deleted
+// and set again at the end. Retired ids keep their bytes: the index grows with the keys ever added.
+//
+// Exact for the keys `groupKey` makes (JSON.stringify output: well-formed UTF-16, which UTF-8
+// carries both ways); a string with a lone surrogate would not come back as it was, and is refused.
+import type { GroupKey } from './types.js';
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** FNV-1a over bytes [from, to). */
+function hashBytes(b: Uint8Array, from: number, to: number): number {
+  let h = 0x811c9dc5;
+  for (let i = from; i < to; i++) h = Math.imul(h ^ b[i], 0x01000193);
+  return h >>> 0;
+}
+
+export class KeyIndex {
+  private bytes = Buffer.allocUnsafe(1 << 12);
+  private used = 0;
+  /** Per id: where its bytes start (they end where the next id's start; `starts[count]` = `used`). */
+  private starts = new Uint32Array(1025);
+  private live = new Uint8Array(1024);
+  private count = 0;
+  private liveCount = 0;
+  /** Open addressing, linear probing: id + 1 per slot (0: empty), at most 70% full. */
+  private slots = new Int32Array(2048);
+  private scratch = Buffer.allocUnsafe(256);
+
+  /** Ids given so far (the next id); typed arrays indexed by id need this length. */
+  get ids(): number {
+    return this.count;
+  }
+
+  /** Keys present (added and not retired). */
+  get size(): number {
+    return this.liveCount;
+  }
+
+  /** The key's id, live or retired (the latest one it was given); -1 if it was never added. */
+  id(k: GroupKey): number {
+    const len = this.encode(k);
+    return this.find(len, hashBytes(this.scratch, 0, len));
+  }
+
+  /** The key's live id, -1 when it is absent. */
+  liveId(k: GroupKey): number {
+    const i = this.id(k);
+    return i >= 0 && this.live[i] ? i : -1;
+  }
+
+  has(k: GroupKey): boolean {
+    return this.liveId(k) >= 0;
+  }
+
+  isLive(id: number): boolean {
+    return id >= 0 && id < this.count && this.live[id] === 1;
+  }
+
+  /** The key's live id, a new one (at the end) when it is absent or retired. */
+  add(k: GroupKey): number {
+    const len = this.encode(k);
+    const h = hashBytes(this.scratch, 0, len);
+    const mask = this.slots.length - 1;
+    let s = h & mask;
+    for (;;) {
+      const v = this.slots[s];
+      if (v === 0) break;
+      const i = v - 1;
+      if (this.same(i, len)) {
+        if (this.live[i]) return i;
+        break; // retired: its slot takes the new id
+      }
+      s = (s + 1) & mask;
+    }
+    const id = this.append(len);
+    this.slots[s] = id + 1;
+    if (10 * this.count > 7 * this.slots.length) this.rehash(this.slots.length * 2);
+    return id;
+  }
+
+  /** The key is absent from now on (its id still found by `id`). */
+  retire(id: number): void {
+    if (!this.isLive(id)) return;
+    this.live[id] = 0;
+    this.liveCount--;
+  }
+
+  /** The key of an id (a new string each time). */
+  key(id: number): GroupKey {
+    return this.bytes.toString('utf8', this.starts[id], this.starts[id + 1]);
+  }
+
+  /** Empty, ids from 0 again. */
+  clear(): void {
+    this.used = 0;
+    this.count = 0;
+    this.liveCount = 0;
+    this.starts = new Uint32Array(1025);
+    this.live = new Uint8Array(1024);
+    this.slots = new Int32Array(2048);
+    this.bytes = Buffer.allocUnsafe(1 << 12);
+  }
+
+  /** k's UTF-8 bytes into `scratch`; their length. */
+  private encode(k: GroupKey): number {
+    if (this.scratch.length < 3 * k.length) this.scratch = Buffer.allocUnsafe(Math.max(3 * k.length, 2 * this.scratch.length));
+    const len = this.scratch.write(k, 0, 'utf8');
+    // UTF-8 replaces a lone surrogate: such a key would not come back as it was
+    if (len !== k.length && LONE_SURROGATE.test(k)) throw new Error(`a group key that is not well-formed UTF-16: ${JSON.stringify(k)}`);
+    return len;
+  }
+
+  private find(len: number, h: number): number {
+    const mask = this.slots.length - 1;
+    for (let s = h & mask; ; s = (s + 1) & mask) {
+      const v = this.slots[s];
+      if (v === 0) return -1;
+      if (this.same(v - 1, len)) return v - 1;
+    }
+  }
+
+  private same(id: number, len: number): boolean {
+    const from = this.starts[id];
+    if (this.starts[id + 1] - from !== len) return false;
+    const b = this.bytes;
+    const s = this.scratch;
+    for (let j = 0; j < len; j++) if (b[from + j] !== s[j]) return false;
+    return true;
+  }
+
+  private append(len: number): number {
+    if (this.used + len > this.bytes.length) {
+      const size = Math.max(this.used + len, Math.ceil(1.5 * this.bytes.length));
+      if (size > 0xffffffff) throw new Error('group keys past 4 GiB');
+      const b = Buffer.allocUnsafe(size);
+      this.bytes.copy(b, 0, 0, this.used);
+      this.bytes = b;
+    }
+    this.scratch.copy(this.bytes, this.used, 0, len);
+    const id = this.count++;
+    if (id + 1 >= this.live.length) {
+      const cap = Math.ceil(1.5 * this.live.length);
+      const starts = new Uint32Array(cap + 1);
+      starts.set(this.starts);
+      this.starts = starts;
+      const live = new Uint8Array(cap);
+      live.set(this.live);
+      this.live = live;
+    }
+    this.live[id] = 1;
+    this.liveCount++;
+    this.used += len;
+    this.starts[id + 1] = this.used;
+    return id;
+  }
+
+  private rehash(size: number): void {
+    // the ids in the slots: the latest of each key (a retired one replaced by its key's next id)
+    const slots = new Int32Array(size);
+    const mask = size - 1;
+    for (let j = 0; j < this.slots.length; j++) {
+      const v = this.slots[j];
+      if (!v) continue;
+      let s = hashBytes(this.bytes, this.starts[v - 1], this.starts[v]) & mask;
+      while (slots[s] !== 0) s = (s + 1) & mask;
+      slots[s] = v;
+    }
+    this.slots = slots;
+  }
+}
+
+/**
+ * A Map from group keys to numbers (0 ≤ v < 2³¹) off the heap: a key index and a column of values.
+ * Map order and semantics: a key set again keeps its place; deleted and set again, it goes last.
+ */
+export class KeyNumbers {
+  private readonly ids = new KeyIndex();
+  private values = new Int32Array(1024);
+
+  get size(): number {
+    return this.ids.size;
+  }
+
+  get(k: GroupKey): number | undefined {
+    const id = this.ids.liveId(k);
+    return id < 0 ? undefined : this.values[id];
+  }
+
+  has(k: GroupKey): boolean {
+    return this.ids.liveId(k) >= 0;
+  }
+
+  set(k: GroupKey, v: number): this {
+    const id = this.ids.add(k);
+    if (id >= this.values.length) {
+      const b = new Int32Array(Math.max(2 * this.values.length, id + 1));
+      b.set(this.values);
+      this.values = b;
+    }
+    this.values[id] = v;
+    return this;
+  }
+
+  delete(k: GroupKey): boolean {
+    const id = this.ids.liveId(k);
+    if (id < 0) return false;
+    this.ids.retire(id);
+    return true;
+  }
+
+  clear(): void {
+    this.ids.clear();
+    this.values = new Int32Array(1024);
+  }
+
+  *keys(): IterableIterator<GroupKey> {
+    for (let id = 0; id < this.ids.ids; id++) if (this.ids.isLive(id)) yield this.ids.key(id);
+  }
+
+  *entries(): IterableIterator<[GroupKey, number]> {
+    for (let id = 0; id < this.ids.ids; id++) if (this.ids.isLive(id)) yield [this.ids.key(id), this.values[id]];
+  }
+
+  [Symbol.iterator](): IterableIterator<[GroupKey, number]> {
+    return this.entries();
+  }
+}
