@@ -6,7 +6,10 @@
 //                steps, questions, gates — ready in < 2 s; host heap < 150 MB; event-loop lag
 //                < 50 ms throughout);
 //   idle         the host's CPU time over 10 s after the second open, the run open and followed.
-//   node scripts/build.mjs && node --import tsx bench/reopen-bench.ts [--rollouts 2000000] [--bytes 600] [--keep] [--checkpoint GROUPS]
+//   node scripts/build.mjs && node --import tsx bench/reopen-bench.ts [--rollouts 2000000] [--bytes 600] [--keep] [--checkpoint GROUPS] [--storage DIR]
+// --storage DIR: the persisted index of an earlier first open of the same run (kept with --keep,
+// by this or another build of the same index format): the first open is skipped, and only the
+// second opens are measured against it (another build's second open compares on the same bytes).
 // The run: native group records of 64 roll-outs (bench/make-groups.ts), 32 questions a step, one
 // file, kept in .bench/ between runs (--keep keeps the storage too). Prints one JSON line with
 // `rows` for bench/run.mjs.
@@ -151,8 +154,16 @@ async function main(): Promise<void> {
     execFileSync(process.execPath, ['--import', 'tsx', 'bench/make-groups.ts', `${file}.part`, String(groups), '64', bytes, '7'], { stdio: 'inherit' });
     execFileSync('mv', [`${file}.part`, file]);
   }
-  const storage = mkdtempSync(join(tmpdir(), 'cl-reopen-storage-'));
+  const given = flag('storage');
+  const storage = given ? resolve(given) : mkdtempSync(join(tmpdir(), 'cl-reopen-storage-'));
   try {
+    if (given) {
+      const seconds = [phase(dir, storage), phase(dir, storage), phase(dir, storage)];
+      for (const s of seconds) process.stderr.write(`second open: ${JSON.stringify(s)}\n`);
+      if (seconds.some((s) => s.persisted !== 'restored' || s.bytesRead !== 0)) throw new Error('the second open read the logs');
+      process.stdout.write(`${JSON.stringify({ seconds, load: loadavg() })}\n`);
+      return;
+    }
     const first = phase(dir, storage);
     process.stderr.write(`first open: ${JSON.stringify(first)}\n`);
     const seconds = [phase(dir, storage), phase(dir, storage), phase(dir, storage)];
@@ -174,7 +185,7 @@ async function main(): Promise<void> {
     ];
     process.stdout.write(`${JSON.stringify({ rows, first, seconds, load: loadavg() })}\n`);
   } finally {
-    if (!args.includes('--keep')) rmSync(storage, { recursive: true, force: true });
+    if (!args.includes('--keep') && !given) rmSync(storage, { recursive: true, force: true });
   }
 }
 

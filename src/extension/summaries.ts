@@ -203,6 +203,7 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
 
   /** Room for `rows` light summaries in all (a restore knows how many questions it brings: no doubling's slack). */
   reserve(rows: number): void {
+    this.rows.reserve(rows);
     if (rows > this.cap) this.grow(rows);
   }
 

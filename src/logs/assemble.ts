@@ -63,44 +63,54 @@ const SIZE_WARNINGS = 10;
 /**
  * The groups a file fed and the latest step it wrote, by their ids in the table (group-table.ts: a
  * huge run's keys as strings, one per group per file, would be megabytes of the host's heap). A
- * restored file's ids stay an array until a group is added, asked about or they are walked.
+ * restored file's ids stay the sorted array they were restored as (ids are given in order), looked
+ * up by bisection; the groups it feeds afterwards go to a set beside it.
  */
 class FileGroups {
-  private set?: Set<number>;
+  private readonly added = new Set<number>();
   constructor(
     private readonly table: GroupTable,
-    private saved: Int32Array = new Int32Array(0),
+    private readonly saved: Int32Array = new Int32Array(0),
     public maxStep = -1,
   ) {}
 
-  private ids(): Set<number> {
-    if (!this.set) {
-      this.set = new Set(this.saved);
-      this.saved = new Int32Array(0);
+  private inSaved(id: number): boolean {
+    const a = this.saved;
+    let lo = 0;
+    let hi = a.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (a[mid] < id) lo = mid + 1;
+      else hi = mid;
     }
-    return this.set;
+    return lo < a.length && a[lo] === id;
+  }
+
+  private hasId(id: number): boolean {
+    return this.added.has(id) || this.inSaved(id);
   }
 
   /** A group held in the table fed it. */
   add(key: GroupKey): void {
     const id = this.table.idOf(key);
-    if (id >= 0) this.ids().add(id);
+    if (id >= 0 && !this.hasId(id)) this.added.add(id);
   }
 
   /** The group held under `key` now is one it fed. */
   has(key: GroupKey): boolean {
     const id = this.table.idOf(key);
-    return id >= 0 && this.ids().has(id);
+    return id >= 0 && this.hasId(id);
   }
 
   /** The keys of the groups it fed, once each (a key deleted and held again has a new id: the old one is skipped when both are here). */
   *keys(): IterableIterator<GroupKey> {
-    const ids = this.ids();
-    for (const id of ids) {
-      const k = this.table.keyOf(id);
-      const now = this.table.idOf(k);
-      if (now !== id && now >= 0 && ids.has(now)) continue;
-      yield k;
+    for (const ids of [this.saved, this.added]) {
+      for (const id of ids) {
+        const k = this.table.keyOf(id);
+        const now = this.table.idOf(k);
+        if (now !== id && now >= 0 && this.hasId(now)) continue;
+        yield k;
+      }
     }
   }
 
@@ -621,7 +631,7 @@ export class GroupAssembler {
         if (id >= 0) ids[n++] = id;
         if (++i % 4096 === 0) yield;
       }
-      this.files.set(f, new FileGroups(this.entries, ids.subarray(0, n), maxStep));
+      this.files.set(f, new FileGroups(this.entries, ids.subarray(0, n).sort(), maxStep));
     }
     for (const [k, t] of s.lastUpdate) this.lastUpdate.set(k, t);
     for (const [st, h] of s.sizeHist) this.sizeHist.set(st, new Map(h));

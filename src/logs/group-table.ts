@@ -313,9 +313,21 @@ export class GroupTable {
     }
   }
 
-  /** Room for `rows` cold heads in all (a restore knows how many it brings: no doubling's slack). */
+  /** Room for `rows` groups in all, as cold heads (a restore knows how many it brings: no doubling's slack, no rehash). */
   reserve(rows: number): void {
-    if (rows > this.cap) this.grow(rows);
+    this.ids.reserve(this.ids.ids - this.count + rows, 0);
+    const ids = this.ids.ids - this.count + rows;
+    if (ids > this.cap) this.grow(ids);
+    if (ids > this.state.length) {
+      const s = new Uint8Array(ids);
+      s.set(this.state);
+      this.state = s;
+    }
+    if (rows + this.holes > this.order.length) {
+      const o = new Int32Array(rows + this.holes);
+      o.set(this.order.subarray(0, this.orderLength));
+      this.order = o;
+    }
   }
 
   /**

@@ -97,6 +97,29 @@ export class KeyIndex {
     return this.bytes.toString('utf8', this.starts[id], this.starts[id + 1]);
   }
 
+  /**
+   * Room for `keys` keys in all, `bytes` of them (a restore knows how many keys it brings: no
+   * growth, no rehash, no doubling's slack on the way).
+   */
+  reserve(keys: number, bytes: number): void {
+    if (bytes > this.bytes.length) {
+      const b = Buffer.allocUnsafe(bytes);
+      this.bytes.copy(b, 0, 0, this.used);
+      this.bytes = b;
+    }
+    if (keys + 1 > this.live.length) {
+      const starts = new Uint32Array(keys + 2);
+      starts.set(this.starts.subarray(0, this.count + 1));
+      this.starts = starts;
+      const live = new Uint8Array(keys + 1);
+      live.set(this.live.subarray(0, this.count));
+      this.live = live;
+    }
+    let size = this.slots.length;
+    while (10 * keys > 7 * size) size *= 2;
+    if (size > this.slots.length) this.rehash(size);
+  }
+
   /** Empty, ids from 0 again. */
   clear(): void {
     this.used = 0;
@@ -143,7 +166,10 @@ export class KeyIndex {
       this.bytes.copy(b, 0, 0, this.used);
       this.bytes = b;
     }
-    this.scratch.copy(this.bytes, this.used, 0, len);
+    // a key is a few dozen bytes: a loop, not Buffer.copy's checks
+    const b = this.bytes;
+    const sc = this.scratch;
+    for (let j = 0, at = this.used; j < len; j++, at++) b[at] = sc[j];
     const id = this.count++;
     if (id + 1 >= this.live.length) {
       const cap = Math.ceil(1.5 * this.live.length);
@@ -218,6 +244,16 @@ export class KeyNumbers {
   clear(): void {
     this.ids.clear();
     this.values = new Int32Array(1024);
+  }
+
+  /** Room for `keys` keys in all. */
+  reserve(keys: number): void {
+    this.ids.reserve(keys, 0);
+    if (keys > this.values.length) {
+      const b = new Int32Array(keys);
+      b.set(this.values);
+      this.values = b;
+    }
   }
 
   *keys(): IterableIterator<GroupKey> {
