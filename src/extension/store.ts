@@ -168,7 +168,8 @@ export class RunStore {
       prepared: new Map(),
       unprepared: new Map(),
       outcomes: new Map(),
-      summaries: new QuestionSummaries(),
+      // kept under the group ids of the run's index (no key per summary); `run` is assigned below
+      summaries: new QuestionSummaries(() => run.index?.keyIds),
       notices: [],
       loading: true,
       error: null,
@@ -362,7 +363,12 @@ export class RunStore {
   private async everySummary(run: RunEntry): Promise<boolean> {
     const slice = new TimeSlice();
     for (const keys of [...run.steps.values()]) {
-      for (const k of keys) if (!run.summaries.has(k) && run.index?.head(k)?.complete) return false;
+      for (let i = 0; i < keys.length; i++) {
+        const id = keys.ids[i];
+        if (run.summaries.hasLight(id) || !run.index) continue;
+        const k = run.index.keyOf(id);
+        if (!run.summaries.has(k) && run.index.head(k)?.complete) return false;
+      }
       if (slice.due) await slice.next();
     }
     return true;

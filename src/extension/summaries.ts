@@ -5,7 +5,7 @@
 // of ~300 as an object) and built again as an object when it is asked for — the explorer asks for the questions in view. Map-like: the store,
 // the explorer and the status bar use it as they would a Map<GroupKey, QuestionSummary>.
 import { OPERATOR_IDS, type OperatorId } from '../engine';
-import { KeyNumbers, type GroupKey } from '../logs';
+import { KeyIndex, type GroupKey } from '../logs';
 import type { Regime } from '../protocol/messages';
 import type { QuestionSummary } from './scoring';
 import { StringTable } from '../util/string-table';
@@ -81,10 +81,22 @@ export function packSummaries(xs: (QuestionSummary | undefined)[]): PackedSummar
 }
 
 export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> {
+  /**
+   * `keyIds`: the run index's key ids (RunIndex.keyIds), under which light summaries are kept by
+   * their group's id (no key of their own: a huge run's summaries are mostly light); without it, or
+   * while it gives none, a key index of their own. Rows kept under one index are dropped when it
+   * changes (another index, or the same one cleared).
+   */
+  constructor(private readonly keyIds?: () => KeyIndex | undefined) {}
+
   /** Summaries kept as objects (scored in this process, with their health record). */
   private readonly full = new Map<GroupKey, QuestionSummary>();
-  /** Light summaries: their row in the columns (keys off the heap: a huge run's summaries are mostly these). */
-  private readonly rows = new KeyNumbers();
+  private readonly own = new KeyIndex();
+  private bound: KeyIndex = this.own;
+  private boundAt = this.own.generation;
+  /** Light summaries: row + 1 by key id (0: none). */
+  private rowOf = new Int32Array(0);
+  private rowCount = 0;
   private free: number[] = [];
   /** Rows used so far (a deleted row is reused). */
   private used = 0;
@@ -100,8 +112,45 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
   private rescued = new Uint32Array(0); // bit i: OPERATOR_IDS[i]
   private readonly strings = new StringTable();
 
+  /** The key ids the rows are under now (rows under another index, or a cleared one, dropped). */
+  private ids(): KeyIndex {
+    const k = this.keyIds?.() ?? this.own;
+    if (k !== this.bound || k.generation !== this.boundAt) {
+      this.dropRows();
+      this.bound = k;
+      this.boundAt = k.generation;
+    }
+    return k;
+  }
+
+  /** The row of k's light summary, -1 for none. */
+  private rowFor(k: GroupKey): number {
+    const id = this.ids().liveId(k);
+    return id >= 0 && id < this.rowOf.length ? this.rowOf[id] - 1 : -1;
+  }
+
+  /** k's id to keep a row under (-1: a key the index does not hold: its summary is not kept). */
+  private idToKeep(k: GroupKey): number {
+    const ids = this.ids();
+    const id = ids === this.own ? ids.add(k) : ids.liveId(k);
+    if (id >= this.rowOf.length) {
+      const b = new Int32Array(Math.max(id + 1, ids.ids, Math.ceil(1.5 * this.rowOf.length)));
+      b.set(this.rowOf);
+      this.rowOf = b;
+    }
+    return id;
+  }
+
+  private dropRows(): void {
+    this.rowOf = new Int32Array(0);
+    this.rowCount = 0;
+    this.free = [];
+    this.used = 0;
+  }
+
   get size(): number {
-    return this.full.size + this.rows.size;
+    this.ids(); // rows under an index gone are not counted
+    return this.full.size + this.rowCount;
   }
 
   /** Summaries held as objects: scored and not saved since (with their health records). */
@@ -115,14 +164,19 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
   }
 
   has(k: GroupKey): boolean {
-    return this.rows.has(k) || this.full.has(k); // light ones first: a restored run's are
+    return this.rowFor(k) >= 0 || this.full.has(k); // light ones first: a restored run's are
+  }
+
+  /** Whether the group of id `id` in the run index has a light summary (false too when the summaries are not kept under the index's ids). */
+  hasLight(id: number): boolean {
+    return this.ids() === this.keyIds?.() && id < this.rowOf.length && this.rowOf[id] > 0;
   }
 
   get(k: GroupKey): QuestionSummary | undefined {
     const s = this.full.get(k);
     if (s) return s;
-    const r = this.rows.get(k);
-    return r === undefined ? undefined : this.build(r);
+    const r = this.rowFor(k);
+    return r < 0 ? undefined : this.build(r);
   }
 
   set(k: GroupKey, s: QuestionSummary): this {
@@ -131,7 +185,10 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
       this.full.set(k, s);
       return this;
     }
-    this.rows.set(k, this.write(s));
+    const id = this.idToKeep(k);
+    if (id < 0) return this;
+    this.rowOf[id] = this.write(s) + 1;
+    this.rowCount++;
     return this;
   }
 
@@ -179,11 +236,14 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
   adopt(k: GroupKey, from: QuestionSummaries, staged: number | QuestionSummary): this {
     if (typeof staged !== 'number') return this.set(k, staged);
     // a held row is written over (one lookup: a restore adopts every question of a huge run)
-    let r = this.rows.get(k);
-    if (r === undefined) {
+    const id = this.idToKeep(k);
+    if (id < 0) return this;
+    let r = this.rowOf[id] - 1;
+    if (r < 0) {
       this.full.delete(k);
       r = this.row();
-      this.rows.set(k, r);
+      this.rowOf[id] = r + 1;
+      this.rowCount++;
     }
     this.gate[r] = from.gate[staged];
     this.aurocU[r] = from.aurocU[staged];
@@ -203,7 +263,13 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
 
   /** Room for `rows` light summaries in all (a restore knows how many questions it brings: no doubling's slack). */
   reserve(rows: number): void {
-    this.rows.reserve(rows);
+    const ids = this.ids();
+    if (ids === this.own) ids.reserve(rows, 0);
+    if (ids.ids + rows > this.rowOf.length) {
+      const b = new Int32Array(ids === this.own ? rows : ids.ids);
+      b.set(this.rowOf.subarray(0, Math.min(this.rowOf.length, b.length)));
+      this.rowOf = b;
+    }
     if (rows > this.cap) this.grow(rows);
   }
 
@@ -242,23 +308,36 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
 
   delete(k: GroupKey): boolean {
     if (this.full.delete(k)) return true;
-    const r = this.rows.get(k);
-    if (r === undefined) return false;
-    this.rows.delete(k);
-    this.free.push(r);
-    return true;
+    // the row may be under an id its group no longer has (deleted from the index, held again since)
+    const ids = this.ids();
+    let found = false;
+    for (let id = ids.id(k); id >= 0; id = ids.previous(id)) {
+      if (id >= this.rowOf.length || this.rowOf[id] === 0) continue;
+      this.free.push(this.rowOf[id] - 1);
+      this.rowOf[id] = 0;
+      this.rowCount--;
+      found = true;
+    }
+    if (found && ids === this.own) ids.retire(ids.liveId(k));
+    return found;
   }
 
   clear(): void {
     this.full.clear();
-    this.rows.clear();
-    this.free = [];
-    this.used = 0;
+    this.dropRows();
+    if (this.bound === this.own) this.own.clear();
+  }
+
+  /** The ids with a light summary, in id order. */
+  private *rowIds(): IterableIterator<number> {
+    const ids = this.ids();
+    const n = Math.min(this.rowOf.length, ids.ids);
+    for (let id = 0; id < n; id++) if (this.rowOf[id] > 0) yield id;
   }
 
   *keys(): IterableIterator<GroupKey> {
     yield* this.full.keys();
-    yield* this.rows.keys();
+    for (const id of this.rowIds()) yield this.bound.key(id);
   }
 
   /** Every summary (a light one built anew: do not keep them all). */
@@ -268,7 +347,7 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
 
   *entries(): IterableIterator<[GroupKey, QuestionSummary]> {
     yield* this.full.entries();
-    for (const [k, r] of this.rows) yield [k, this.build(r)];
+    for (const id of this.rowIds()) yield [this.bound.key(id), this.build(this.rowOf[id] - 1)];
   }
 
   [Symbol.iterator](): IterableIterator<[GroupKey, QuestionSummary]> {

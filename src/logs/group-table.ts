@@ -124,6 +124,11 @@ export class GroupTable {
     return this.ids.liveId(k);
   }
 
+  /** The key index itself, for a holder of many of its ids (the store's summaries): read only. */
+  get keyIds(): KeyIndex {
+    return this.ids;
+  }
+
   /** The key of an id given by `idOf` (a new string each time). */
   keyOf(id: number): GroupKey {
     return this.ids.key(id);
@@ -154,11 +159,16 @@ export class GroupTable {
    * `eachHead`): kept as a row, or as a copy with only its own fields.
    */
   put(k: GroupKey, e: GroupEntry): this {
-    return this.set(k, columnar(k, e) ? e : copyHead(e));
+    return columnar(k, e) ? this.setAs(k, e, true) : this.setAs(k, copyHead(e), false);
   }
 
   /** Kept in its place when the key is held (a Map's order), else appended. */
   set(k: GroupKey, e: GroupEntry): this {
+    return this.setAs(k, e, columnar(k, e));
+  }
+
+  /** `set`, `row`: whether `e` goes to the columns (`columnar`). */
+  private setAs(k: GroupKey, e: GroupEntry, row: boolean): this {
     this.writes++;
     const had = this.ids.ids;
     const id = this.ids.add(k);
@@ -167,7 +177,7 @@ export class GroupTable {
       const o = this.objects.get(id);
       if (o && !o.cold) this.warmCount--;
     }
-    if (columnar(k, e)) {
+    if (row) {
       this.objects.delete(id);
       this.writeRow(id, e);
       this.state[id] = ROW;

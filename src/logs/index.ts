@@ -56,7 +56,7 @@
 // themselves; `file`/`line` are there for navigation.
 export type { Notice, NoticeSink, LogFormat, GroupKey, RolloutEntry, RolloutSource } from './types.js';
 export { groupKey } from './types.js';
-export { KeyNumbers } from './key-index.js';
+export { KeyIndex } from './key-index.js';
 export { readRun, emptyReadStats, type ReadRunOptions, type ReadStats } from './read-run.js';
 export { streamOf, type CompletionPolicy } from './assemble.js';
 export { rolloutsOf, rolloutSourceOf, rolloutsMaterialised, nextVersion, type Packed } from './entries.js';

@@ -27,7 +27,11 @@ export class KeyIndex {
   /** Per id: where its bytes start (they end where the next id's start; `starts[count]` = `used`). */
   private starts = new Uint32Array(1025);
   private live = new Uint8Array(1024);
+  /** Per id: the id its key had before it was retired and added again (-1: none). */
+  private prev = new Int32Array(1024);
   private count = 0;
+  /** Counts `clear`s: ids given before one mean nothing after it. */
+  generation = 0;
   private liveCount = 0;
   /** Open addressing, linear probing: id + 1 per slot (0: empty), at most 70% full. */
   private slots = new Int32Array(2048);
@@ -79,7 +83,9 @@ export class KeyIndex {
       }
       s = (s + 1) & mask;
     }
+    const before = this.slots[s] - 1;
     const id = this.append(len);
+    this.prev[id] = before;
     this.slots[s] = id + 1;
     if (10 * this.count > 7 * this.slots.length) this.rehash(this.slots.length * 2);
     return id;
@@ -90,6 +96,11 @@ export class KeyIndex {
     if (!this.isLive(id)) return;
     this.live[id] = 0;
     this.liveCount--;
+  }
+
+  /** The id the key of `id` had before it was retired and added again (-1: none). */
+  previous(id: number): number {
+    return this.prev[id];
   }
 
   /** The key of an id (a new string each time). */
@@ -114,6 +125,9 @@ export class KeyIndex {
       const live = new Uint8Array(keys + 1);
       live.set(this.live.subarray(0, this.count));
       this.live = live;
+      const prev = new Int32Array(keys + 1);
+      prev.set(this.prev.subarray(0, this.count));
+      this.prev = prev;
     }
     let size = this.slots.length;
     while (10 * keys > 7 * size) size *= 2;
@@ -127,8 +141,10 @@ export class KeyIndex {
     this.liveCount = 0;
     this.starts = new Uint32Array(1025);
     this.live = new Uint8Array(1024);
+    this.prev = new Int32Array(1024);
     this.slots = new Int32Array(2048);
     this.bytes = Buffer.allocUnsafe(1 << 12);
+    this.generation++;
   }
 
   /** k's UTF-8 bytes into `scratch`; their length. */
@@ -179,6 +195,9 @@ export class KeyIndex {
       const live = new Uint8Array(cap);
       live.set(this.live);
       this.live = live;
+      const prev = new Int32Array(cap);
+      prev.set(this.prev);
+      this.prev = prev;
     }
     this.live[id] = 1;
     this.liveCount++;
@@ -199,72 +218,5 @@ export class KeyIndex {
       slots[s] = v;
     }
     this.slots = slots;
-  }
-}
-
-/**
- * A Map from group keys to numbers (0 ≤ v < 2³¹) off the heap: a key index and a column of values.
- * Map order and semantics: a key set again keeps its place; deleted and set again, it goes last.
- */
-export class KeyNumbers {
-  private readonly ids = new KeyIndex();
-  private values = new Int32Array(1024);
-
-  get size(): number {
-    return this.ids.size;
-  }
-
-  get(k: GroupKey): number | undefined {
-    const id = this.ids.liveId(k);
-    return id < 0 ? undefined : this.values[id];
-  }
-
-  has(k: GroupKey): boolean {
-    return this.ids.liveId(k) >= 0;
-  }
-
-  set(k: GroupKey, v: number): this {
-    const id = this.ids.add(k);
-    if (id >= this.values.length) {
-      const b = new Int32Array(Math.max(2 * this.values.length, id + 1));
-      b.set(this.values);
-      this.values = b;
-    }
-    this.values[id] = v;
-    return this;
-  }
-
-  delete(k: GroupKey): boolean {
-    const id = this.ids.liveId(k);
-    if (id < 0) return false;
-    this.ids.retire(id);
-    return true;
-  }
-
-  clear(): void {
-    this.ids.clear();
-    this.values = new Int32Array(1024);
-  }
-
-  /** Room for `keys` keys in all. */
-  reserve(keys: number): void {
-    this.ids.reserve(keys, 0);
-    if (keys > this.values.length) {
-      const b = new Int32Array(keys);
-      b.set(this.values);
-      this.values = b;
-    }
-  }
-
-  *keys(): IterableIterator<GroupKey> {
-    for (let id = 0; id < this.ids.ids; id++) if (this.ids.isLive(id)) yield this.ids.key(id);
-  }
-
-  *entries(): IterableIterator<[GroupKey, number]> {
-    for (let id = 0; id < this.ids.ids; id++) if (this.ids.isLive(id)) yield [this.ids.key(id), this.values[id]];
-  }
-
-  [Symbol.iterator](): IterableIterator<[GroupKey, number]> {
-    return this.entries();
   }
 }

@@ -50,6 +50,7 @@ import { CHUNK, openWritten, readIndex, savedFileNow, writeIndex, writtenHead, t
 import { fileIdentity } from './cache/identity.js';
 import type { GroupKey, LogFormat, Notice, ParsedRecord, RolloutSource } from './types.js';
 import type { GroupSize } from './group-table.js';
+import type { KeyIndex } from './key-index.js';
 import { compareRunPaths, listRunFiles } from './walk.js';
 import { TimeSlice } from '../util/slice';
 
@@ -655,6 +656,11 @@ export class RunIndex {
   /** A group's id while it is held (-1: not held): a number standing for its key (`keyOf`), for lists that hold many. */
   idOf(key: GroupKey): number {
     return this.asm.entries.idOf(key);
+  }
+
+  /** The index's key ids (group-table.ts), for a holder of many (the store's summaries): read only. */
+  get keyIds(): KeyIndex {
+    return this.asm.entries.keyIds;
   }
 
   /** The key of an id given by `idOf` or `sizes`. */

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { OPERATOR_IDS } from '../../src/engine';
 import { deserialize, serialize } from 'node:v8';
 import { packSummaries, QuestionSummaries } from '../../src/extension/summaries';
+import { KeyIndex } from '../../src/logs';
 import type { QuestionSummary } from '../../src/extension/scoring';
 
 function light(i: number): QuestionSummary {
@@ -96,4 +97,39 @@ test('a saved record of summaries, packed, is staged as each summary would be; a
   for (const bad of [undefined, {}, { nums: new Float64Array(3), strings: [], objects: [] }, { ...packed, strings: [] }, { ...packed, objects: [] }, { ...packed, nums: packed.nums.map((v, i) => (i === 0 ? 7 : v)) }]) {
     assert.throws(() => new QuestionSummaries().stagePacked(bad), /pack|columns/);
   }
+});
+
+test("kept under the run index's group ids: a row under an id its key no longer has is freed by delete; another index, or the same one cleared, drops the rows", () => {
+  const ix = new KeyIndex();
+  let current: KeyIndex | undefined = ix;
+  const m = new QuestionSummaries(() => current);
+  const a = ix.add('a');
+  ix.add('b');
+  m.set('a', light(1)).set('b', light(2));
+  // a key the index does not hold: its summary is not kept (no id to keep it under)
+  m.set('c', light(3));
+  assert.equal(m.size, 2);
+  assert.equal(m.has('c'), false);
+  assert.equal(m.hasLight(a), true);
+  assert.deepEqual(m.get('a'), light(1));
+  // 'a' deleted from the index and held again (a re-read file): its old summary is freed by delete
+  ix.retire(a);
+  ix.add('a');
+  assert.equal(m.has('a'), false, 'the new group has no summary');
+  assert.equal(m.delete('a'), true);
+  assert.equal(m.size, 1);
+  m.set('a', light(4));
+  assert.deepEqual(m.get('a'), light(4));
+  assert.deepEqual([...m.keys()].sort(), ['a', 'b']);
+  // the same index cleared: ids mean nothing any more
+  ix.clear();
+  ix.add('b');
+  assert.equal(m.size, 0);
+  assert.equal(m.get('b'), undefined);
+  m.set('b', light(5));
+  // another index
+  current = new KeyIndex();
+  current.add('b');
+  assert.equal(m.size, 0);
+  assert.equal(m.get('b'), undefined);
 });
