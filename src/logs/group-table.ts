@@ -2,9 +2,10 @@
 // is). Keys are held off the heap (key-index.ts): a group is its key's id, in an order of ids. A
 // group in memory is its entry object. A cold head — restored from a persisted index or
 // written by a save, complete, its roll-outs on disk (entries.ts `cold`) — is a row of typed
-// columns instead, ~70 bytes against ~180 for a head object and its first-source object (a huge
-// run's heads are most of what the extension host keeps for it). `get` builds a cold head as an
-// object when one is asked for; nothing holds it after.
+// columns instead (by id), ~60 bytes against ~180 for a head object and its first-source object,
+// and no string: its question id is read back from its key (JSON of run, step and question:
+// types.ts `groupKey`), its ground truth is a number in a table of the distinct ones. `get` builds
+// a cold head as an object when one is asked for; nothing holds it after.
 //
 // A cold head is never changed in place: whoever changes a cold group reads it back first (the
 // assembler's `warm`) and `set`s the full entry, which takes the row's place. An incomplete cold
