@@ -266,8 +266,8 @@ export class RunStore {
       // (light: each health record stays on disk with its group, read back by `healthRecords`)
       const slice = new TimeSlice();
       run.summaries.reserve(index.size);
-      for (const [k, v] of index.restoredExtras(this.summaryTag())) {
-        run.summaries.adopt(k, staged, v as number | QuestionSummary);
+      for (const [id, v] of index.restoredExtras(this.summaryTag())) {
+        run.summaries.adopt(id, staged, v as number | QuestionSummary);
         if (slice.due) await slice.next();
       }
       staged = undefined;

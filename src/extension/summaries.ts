@@ -232,15 +232,22 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
     return out;
   }
 
-  /** Takes a summary staged in `from` (`stage`'s result) as question k's. */
-  adopt(k: GroupKey, from: QuestionSummaries, staged: number | QuestionSummary): this {
-    if (typeof staged !== 'number') return this.set(k, staged);
-    // a held row is written over (one lookup: a restore adopts every question of a huge run)
-    const id = this.idToKeep(k);
-    if (id < 0) return this;
+  /**
+   * Takes a summary staged in `from` (`stage`'s result) as the question's of group id `id` in the
+   * run index (`keyIds`; a restore adopts every question of a huge run: no key made or looked up).
+   */
+  adopt(id: number, from: QuestionSummaries, staged: number | QuestionSummary): this {
+    const ids = this.ids();
+    if (ids !== this.keyIds?.() || !ids.isLive(id)) throw new Error('a summary adopted for a group the run index does not hold');
+    if (typeof staged !== 'number') return this.set(ids.key(id), staged);
+    if (id >= this.rowOf.length) {
+      const b = new Int32Array(Math.max(id + 1, ids.ids));
+      b.set(this.rowOf);
+      this.rowOf = b;
+    }
     let r = this.rowOf[id] - 1;
     if (r < 0) {
-      this.full.delete(k);
+      if (this.full.size) this.full.delete(ids.key(id));
       r = this.row();
       this.rowOf[id] = r + 1;
       this.rowCount++;

@@ -527,12 +527,15 @@ export class GroupAssembler {
   }
 
   /** A new group, at the end (a Map's order); noted when a fresh read would put it before another. */
-  private append(e: GroupEntry, reused = false): void {
+  private append(e: GroupEntry): void {
+    this.noteOrder(e);
+    this.entries.set(e.key, e);
+  }
+
+  private noteOrder(e: GroupEntry): void {
     const s = e.firstSource;
     if (this.last && this.before(s, this.last)) this.disordered = true;
     else this.last = { file: s.file, line: s.line };
-    if (reused) this.entries.put(e.key, e);
-    else this.entries.set(e.key, e);
   }
 
   /**
@@ -595,13 +598,16 @@ export class GroupAssembler {
   /**
    * A saved group put back into an empty assembler, in the saved order (before `restore`), with
    * the size it was counted with (NaN: not counted). It takes a new version: versions belong to a
-   * process, and a restored group is new to it. `e` may be reused by the caller (nothing of it is kept).
+   * process, and a restored group is new to it. `e` may be reused by the caller (nothing of it is
+   * kept). Returns the group's id in the table.
    */
-  restoreGroup(e: GroupEntry, counted: number): void {
+  restoreGroup(e: GroupEntry, counted: number): number {
     e.version = nextVersion();
-    this.append(e, true);
+    this.noteOrder(e);
+    const id = this.entries.put(e.key, e);
     // given beside the group (a pair per group is garbage at 10 M roll-outs); a cold head counted with its own size is not kept (`counted`)
     if (!Number.isNaN(counted) && !(e.cold && e.complete && counted === e.n)) this.countedSize.set(e.key, counted);
+    return id;
   }
 
   /** Room for `groups` more (a restore knows how many it brings). */

@@ -148,6 +148,12 @@ export class GroupTable {
     return id < 0 ? undefined : this.entryOf(id, k);
   }
 
+  /** The version of the group of id `id` (undefined: not held), without building its head. */
+  versionOfId(id: number): number | undefined {
+    if (!this.ids.isLive(id)) return undefined;
+    return this.state[id] === ROW ? this.version[id] : this.objects.get(id)!.version;
+  }
+
   /** The group's version without building its head. */
   versionOf(k: GroupKey): number | undefined {
     const id = this.ids.liveId(k);
@@ -159,17 +165,18 @@ export class GroupTable {
    * `set`, where the caller reuses `e` after the call (a restore's heads, follow/heads.ts
    * `eachHead`): kept as a row, or as a copy with only its own fields.
    */
-  put(k: GroupKey, e: GroupEntry): this {
+  put(k: GroupKey, e: GroupEntry): number {
     return columnar(k, e) ? this.setAs(k, e, true) : this.setAs(k, copyHead(e), false);
   }
 
   /** Kept in its place when the key is held (a Map's order), else appended. */
   set(k: GroupKey, e: GroupEntry): this {
-    return this.setAs(k, e, columnar(k, e));
+    this.setAs(k, e, columnar(k, e));
+    return this;
   }
 
-  /** `set`, `row`: whether `e` goes to the columns (`columnar`). */
-  private setAs(k: GroupKey, e: GroupEntry, row: boolean): this {
+  /** `set`, `row`: whether `e` goes to the columns (`columnar`); the group's id. */
+  private setAs(k: GroupKey, e: GroupEntry, row: boolean): number {
     this.writes++;
     const had = this.ids.ids;
     const id = this.ids.add(k);
@@ -188,7 +195,7 @@ export class GroupTable {
       this.state[id] = OBJECT;
       if (!e.cold) this.warmCount++;
     }
-    return this;
+    return id;
   }
 
   delete(k: GroupKey): boolean {

@@ -205,10 +205,10 @@ export class RunIndex {
   bytesReadAtOpen = 0;
   /**
    * Per-group data saved with the index, for the groups restored as they were (`restoredExtras`):
-   * `extras[i]` of the group `keys[i]` restored with `versions[i]`; `writes`: the assembler's table
+   * `extras[i]` of the group of id `ids[i]` (`idOf`) restored with `versions[i]`; `writes`: the assembler's table
    * as restored (no version changed while it is the same).
    */
-  private restored?: { tag: string | null; keys: GroupKey[]; versions: number[]; extras: unknown[]; runExtra: unknown; writes: number };
+  private restored?: { tag: string | null; ids: number[]; versions: number[]; extras: unknown[]; runExtra: unknown; writes: number };
   /** The heavy records of the persisted index restored at open (cold groups are read back from it). */
   private cold?: ColdFile;
 
@@ -485,7 +485,7 @@ export class RunIndex {
     this.lightIn = undefined;
     this.lightUnpack = undefined;
     // each head goes to the assembler as its record is read (never an array of every head)
-    const keys: GroupKey[] = [];
+    const ids: number[] = [];
     const versions: number[] = [];
     const r = await readIndex(
       p.file,
@@ -493,8 +493,7 @@ export class RunIndex {
       {
         expect: (groups) => this.asm.reserve(groups),
         head: (h, counted) => {
-          this.asm.restoreGroup(h, counted);
-          keys.push(h.key);
+          ids.push(this.asm.restoreGroup(h, counted));
           versions.push(h.version);
         },
       },
@@ -532,7 +531,7 @@ export class RunIndex {
     for (const k of header.runOnce) this.runOnce.add(k);
     this.notLogsReported = this.notLogs.size;
     for (const n of header.notices) if (!n.file || trusted.has(n.file) || !header.files.some((f) => f.identity.path === n.file)) this.notice(n);
-    this.restored = { tag: header.extraTag, keys, versions, extras, runExtra, writes };
+    this.restored = { tag: header.extraTag, ids, versions, extras, runExtra, writes };
     this.persisted = { state: 'restored', trusted: trusted.size, reread: header.files.length - trusted.size };
   }
 
@@ -816,20 +815,20 @@ export class RunIndex {
    * Per-group data saved with the index by `save` (with `tag`), for the groups restored at open
    * and unchanged since (the same version when iterated). Empty when the tag differs or nothing was
    * restored. Given once: the index lets go of them. Lazy, so that a caller walking a huge run in
-   * slices never waits for one pass over every group.
+   * slices never waits for one pass over every group. By group id (`idOf`, `keyOf`): no key made.
    */
-  restoredExtras(tag: string): Iterable<[GroupKey, unknown]> {
+  restoredExtras(tag: string): Iterable<[number, unknown]> {
     const r = this.restored;
     this.restored = undefined;
     if (!r || r.tag !== tag) return [];
     this.restoredRun = { tag: r.tag, value: r.runExtra };
     const held = this.asm.entries;
     return (function* () {
-      for (let i = 0; i < r.keys.length; i++) {
-        const k = r.keys[i];
+      for (let i = 0; i < r.ids.length; i++) {
+        const id = r.ids[i];
         // a group changed since (a dropped file, the scan after) has another version; none did
         // while the table was not written to (no lookup per group then)
-        if (r.extras[i] !== undefined && (held.writes === r.writes || held.versionOf(k) === r.versions[i])) yield [k, r.extras[i]] as [GroupKey, unknown];
+        if (r.extras[i] !== undefined && (held.writes === r.writes || held.versionOfId(id) === r.versions[i])) yield [id, r.extras[i]] as [number, unknown];
       }
     })();
   }

@@ -65,11 +65,14 @@ test('a staged summary adopted by another instance is the summary set there; a f
   assert.equal(staging.size, 0, 'a staged row belongs to no question');
   const full = { ...light(1), healthSaved: undefined, health: { step: 1 } } as unknown as QuestionSummary;
   assert.equal(staging.stage(full), full, 'a summary with its health record is given back');
-  const m = new QuestionSummaries();
+  const ix = new KeyIndex();
+  const m = new QuestionSummaries(() => ix);
+  for (let i = 0; i < 2000; i++) ix.add(`k${i}`);
   m.set('k0', light(1999)); // replaced by the adopted one
   // adopted in another order than staged, some not at all: each question gets its own
-  for (let i = 1999; i >= 0; i -= 3) m.adopt(`k${i}`, staging, staged[i]);
-  m.adopt('full', staging, full);
+  for (let i = 1999; i >= 0; i -= 3) m.adopt(ix.id(`k${i}`), staging, staged[i]);
+  m.adopt(ix.add('full'), staging, full);
+  assert.throws(() => m.adopt(ix.ids + 5, staging, staged[0]), /does not hold/);
   assert.equal(m.get('full'), full);
   for (let i = 1999; i >= 0; i -= 3) assert.deepEqual(m.get(`k${i}`), light(i), `k${i}`);
   assert.deepEqual(m.get('k0'), light(1999), 'k0 was not adopted: as set');
@@ -86,10 +89,11 @@ test('a saved record of summaries, packed, is staged as each summary would be; a
   const staging = new QuestionSummaries();
   const staged = staging.stagePacked(deserialize(serialize(packed)));
   assert.equal(staged.length, 64);
-  const m = new QuestionSummaries();
+  const ix = new KeyIndex();
+  const m = new QuestionSummaries(() => ix);
   staged.forEach((x, i) => {
     if (i % 10 === 9) return assert.equal(x, undefined, `question ${i} has none`);
-    m.adopt(`k${i}`, staging, x as number | QuestionSummary);
+    m.adopt(ix.add(`k${i}`), staging, x as number | QuestionSummary);
   });
   assert.equal(typeof staged[0], 'number', 'a light summary: a row');
   assert.deepEqual(m.get('k5'), full, 'a summary that is not light comes back as it was');

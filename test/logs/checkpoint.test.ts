@@ -10,7 +10,7 @@ import { readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:
 import { join } from 'node:path';
 import { RunIndex, SAVED_EXTRA, rolloutsOf, type RunProgress } from '../../src/logs/index.js';
 import { cacheKey } from '../../src/logs/cache/index.js';
-import { groupRec, jsonl, rollout, tempDir, write } from './helpers.js';
+import { groupRec, jsonl, restoredByKey, rollout, tempDir, write } from './helpers.js';
 
 /** Every index opened, closed after each test (a failed assertion leaves none following its run). */
 const opened: RunIndex[] = [];
@@ -133,7 +133,7 @@ test('a save of groups as saved copies their records; a changed extra is written
   assert.deepEqual(await content(second.idx), expected);
   const heads = second.idx.groups();
   for (const h of heads) assert.deepEqual(second.idx.savedExtra(h.key), h.key === changed ? { full: 'changed' } : full(h.key), h.key);
-  const lights = new Map(second.idx.restoredExtras('t'));
+  const lights = restoredByKey(second.idx, 't');
   assert.equal(lights.size, heads.length);
   for (const h of heads) assert.deepEqual(lights.get(h.key), { light: h.key === changed ? 'changed' : h.key });
   // another tag: the extras saved under 't' are not carried over, and no record is copied
@@ -141,7 +141,7 @@ test('a save of groups as saved copies their records; a changed extra is written
   assert.equal(second.idx.lastWrite?.copied, 0);
   second.idx.close();
   const third = await open(dir, file);
-  assert.equal(new Map(third.idx.restoredExtras('u')).size, 0, 'no extra under the new tag');
+  assert.equal(restoredByKey(third.idx, 'u').size, 0, 'no extra under the new tag');
   for (const h of third.idx.groups()) assert.equal(third.idx.savedExtra(h.key), undefined);
   third.idx.close();
 }));

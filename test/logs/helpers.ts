@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { readRun, type Notice } from '../../src/logs/index.js';
+import { readRun, type Notice, type RunIndex } from '../../src/logs/index.js';
 import type { Group } from '../../src/engine';
 
 export function tempDir(prefix = 'cl-logs-'): { dir: string; cleanup: () => void } {
@@ -40,4 +40,9 @@ export function groupRec(step: number, qid: string, n: number, extra: Record<str
     rollouts: Array.from({ length: n }, (_, i) => ({ response: `g ${qid} ${i} \\boxed{${i % 3}}`, mean_logprob: -0.5 - i / 100, reward: i % 3 === 1 ? 1 : 0 })),
     ...extra,
   };
+}
+
+/** The extras restored under `tag`, by group key (`restoredExtras` gives them by group id). */
+export function restoredByKey(idx: RunIndex, tag: string): Map<string, unknown> {
+  return new Map([...idx.restoredExtras(tag)].map(([id, x]) => [idx.keyOf(id), x]));
 }

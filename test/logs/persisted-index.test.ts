@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { deserialize } from 'node:v8';
 import { RunIndex, rolloutsOf, type RunProgress } from '../../src/logs/index.js';
 import { cacheKey } from '../../src/logs/cache/index.js';
-import { groupRec, jsonl, rollout, tempDir, write } from './helpers.js';
+import { groupRec, jsonl, restoredByKey, rollout, tempDir, write } from './helpers.js';
 
 const flip = (b: Buffer, at: number): Buffer => Buffer.from(b.map((x, i) => (i === at ? x ^ 1 : x)));
 
@@ -88,10 +88,10 @@ test('a persisted index: unchanged → no log read, appended → only the new by
     assert.deepEqual(await content(second.idx), firstContent);
     assert.deepEqual(await content(second.idx), await freshContent(dir));
     for (const e of second.idx.groups()) assert.ok(e.version > firstVersions.get(e.key)!, 'a restored group is new to the process');
-    const restored = new Map(second.idx.restoredExtras('t'));
+    const restored = restoredByKey(second.idx, 't');
     assert.equal(restored.size, 3);
     assert.equal(restored.get(second.idx.groups()[0].key), `extra ${second.idx.groups()[0].key}`);
-    assert.equal(new Map(second.idx.restoredExtras('t')).size, 0, 'given once');
+    assert.equal(restoredByKey(second.idx, 't').size, 0, 'given once');
     await second.idx.save();
     second.idx.close();
 
@@ -115,7 +115,7 @@ test('a persisted index: unchanged → no log read, appended → only the new by
     const { utimesSync } = await import('node:fs');
     utimesSync(a, st.atime, st.mtime);
     const other = await open(dir, file);
-    assert.equal(new Map(other.idx.restoredExtras('other')).size, 0, 'extras of another tag are not given');
+    assert.equal(restoredByKey(other.idx, 'other').size, 0, 'extras of another tag are not given');
     other.idx.close();
     const fourth = await open(dir, file);
     assert.deepEqual(fourth.idx.persisted, { state: 'restored', trusted: 1, reread: 1 });
@@ -124,7 +124,7 @@ test('a persisted index: unchanged → no log read, appended → only the new by
     assert.deepEqual(await content(fourth.idx), fresh);
     const q1 = fourth.idx.groups().find((e) => e.questionId === 'q1')!;
     assert.equal(rolloutsOf(q1)[1].reward, 0, 'the new value, never the saved one');
-    const extras = new Map(fourth.idx.restoredExtras('t'));
+    const extras = restoredByKey(fourth.idx, 't');
     assert.ok(!extras.has(q1.key), "a re-read group's saved extras are not given");
     assert.equal(extras.size, 2, 'the unchanged file keeps its extras (its two groups)');
     await fourth.idx.save();
@@ -178,7 +178,7 @@ test('a group fed by two files, one of them rewritten under the saved index: its
     writeFileSync(r1, jsonl([rollout(1, 'q', 2, { mean_logprob: -9 })]));
     const second = await open(dir, file);
     assert.deepEqual(second.idx.persisted, { state: 'restored', trusted: 1, reread: 1 });
-    assert.equal(new Map(second.idx.restoredExtras('t')).size, 0, 'the group changed: its saved extra is stale');
+    assert.equal(restoredByKey(second.idx, 't').size, 0, 'the group changed: its saved extra is stale');
     assert.deepEqual(await content(second.idx), await freshContent(dir));
     assert.deepEqual(rolloutsOf(second.idx.group(second.idx.groups()[0].key)!).map((r) => r.meanLogprob), [-0.1, -0.2, -9]);
     second.idx.close();
@@ -212,7 +212,7 @@ test('a restored group stays on disk until needed: heads only, its roll-outs rea
     assert.equal(last.version, heads[149].version);
     assert.ok(second.idx.groups()[149].cold, 'reading a group does not keep it in memory');
     // the light extras at open, the full ones on demand
-    assert.deepEqual(new Map(second.idx.restoredExtras('t')).get(heads[3].key), { light: heads[3].key });
+    assert.deepEqual(restoredByKey(second.idx, 't').get(heads[3].key), { light: heads[3].key });
     assert.deepEqual(second.idx.savedExtra(heads[3].key), { full: heads[3].key, big: 'x'.repeat(100) });
     assert.deepEqual(await content(second.idx), await freshContent(dir));
     second.idx.close();
