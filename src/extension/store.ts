@@ -17,7 +17,7 @@ import { analyseRun, createRunContext, labelFreeCopies, outcomeReplay, resolvePa
 import { RunIndex, SAVED_EXTRA, entryToGroup, groupKey, rolloutsOf, runLabel, type GroupEntry, type GroupHead, type GroupKey, type GroupSize, type Notice, type RunChange, type RunProgress } from '../logs';
 import type { QuestionKey } from '../protocol/messages';
 import { packSummaries, QuestionSummaries } from './summaries';
-import { StepKeys, type KeyIds } from './step-keys';
+import { StepKeys, type KeyOf } from './step-keys';
 import { engineParams, lightSummary, score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
 import { safeText } from '../logs/safe-text';
 import { cacheKey } from '../logs/cache/index';
@@ -945,7 +945,7 @@ export class RunStore {
 type Arranged = Pick<RunEntry, 'steps' | 'groups' | 'rollouts' | 'latestStep'> & { stepRollouts: Map<number, number> };
 
 /** A run's steps (ascending, each with its question keys in first-record order), question keys and size, from its groups' sizes; yields every 256 groups. */
-function* arrange(sizes: Iterable<GroupSize>, index: KeyIds): Generator<void, Arranged> {
+function* arrange(sizes: Iterable<GroupSize>, index: KeyOf): Generator<void, Arranged> {
   const ids = new Map<number, number[]>();
   const stepRollouts = new Map<number, number>();
   let rollouts = 0;

@@ -133,12 +133,16 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
   private idToKeep(k: GroupKey): number {
     const ids = this.ids();
     const id = ids === this.own ? ids.add(k) : ids.liveId(k);
-    if (id >= this.rowOf.length) {
-      const b = new Int32Array(Math.max(id + 1, ids.ids, Math.ceil(1.5 * this.rowOf.length)));
-      b.set(this.rowOf);
-      this.rowOf = b;
-    }
+    if (id >= this.rowOf.length) this.roomFor(Math.max(id + 1, ids.ids, Math.ceil(1.5 * this.rowOf.length)));
     return id;
+  }
+
+  /** `rowOf` for ids below `n`. */
+  private roomFor(n: number): void {
+    if (n <= this.rowOf.length) return;
+    const b = new Int32Array(n);
+    b.set(this.rowOf);
+    this.rowOf = b;
   }
 
   private dropRows(): void {
@@ -240,11 +244,7 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
     const ids = this.ids();
     if (ids !== this.keyIds?.() || !ids.isLive(id)) throw new Error('a summary adopted for a group the run index does not hold');
     if (typeof staged !== 'number') return this.set(ids.key(id), staged);
-    if (id >= this.rowOf.length) {
-      const b = new Int32Array(Math.max(id + 1, ids.ids));
-      b.set(this.rowOf);
-      this.rowOf = b;
-    }
+    this.roomFor(ids.ids);
     let r = this.rowOf[id] - 1;
     if (r < 0) {
       if (this.full.size) this.full.delete(ids.key(id));
@@ -272,11 +272,8 @@ export class QuestionSummaries implements Iterable<[GroupKey, QuestionSummary]> 
   reserve(rows: number): void {
     const ids = this.ids();
     if (ids === this.own) ids.reserve(rows, 0);
-    if (ids.ids + rows > this.rowOf.length) {
-      const b = new Int32Array(ids === this.own ? rows : ids.ids);
-      b.set(this.rowOf.subarray(0, Math.min(this.rowOf.length, b.length)));
-      this.rowOf = b;
-    }
+    // under the index: its ids are there already (a restore's groups are held before their summaries)
+    this.roomFor(Math.max(rows, ids.ids));
     if (rows > this.cap) this.grow(rows);
   }
 

@@ -86,7 +86,8 @@ class FileGroups {
     return lo < a.length && a[lo] === id;
   }
 
-  private hasId(id: number): boolean {
+  /** The group of id `id` (`GroupTable.idOf`) is one it fed. */
+  hasId(id: number): boolean {
     return this.added.has(id) || this.inSaved(id);
   }
 
@@ -469,9 +470,11 @@ export class GroupAssembler {
     const wait = files(writing);
     const fresh = files(recent);
     for (const [key, t] of [...this.lastUpdate]) {
-      if (now - t < idleMs || wait.some((g) => g.has(key))) continue;
+      if (now - t < idleMs) continue;
+      const id = this.entries.idOf(key);
+      if (wait.some((g) => g.hasId(id))) continue;
       const e = this.entries.get(key);
-      const usual = e && !this.reopened.has(key) && fresh.some((g) => g.has(key)) ? this.expectedSize(e) : undefined;
+      const usual = e && !this.reopened.has(key) && fresh.some((g) => g.hasId(id)) ? this.expectedSize(e) : undefined;
       if (e && usual !== undefined && e.n < usual && now - t < underSizeMs) continue;
       if (e) this.complete(e, ch);
       else this.lastUpdate.delete(key);

@@ -92,7 +92,6 @@ export class GroupTable {
   private order = new Int32Array(1024);
   private orderLength = 0;
   private holes = 0;
-  private count = 0;
   /** Column rows allocated (indexed by id; allocated when the first cold head is kept). */
   private cap = 0;
   private step = new Float64Array(0);
@@ -113,7 +112,7 @@ export class GroupTable {
   writes = 0;
 
   get size(): number {
-    return this.count;
+    return this.ids.size; // a key is live in the index exactly while its group is held
   }
 
   has(k: GroupKey): boolean {
@@ -208,7 +207,6 @@ export class GroupTable {
     this.checks.delete(id);
     this.state[id] = ABSENT;
     this.ids.retire(id);
-    this.count--;
     this.holes++;
     return true;
   }
@@ -216,7 +214,6 @@ export class GroupTable {
   clear(): void {
     this.writes++;
     this.warmCount = 0;
-    this.count = 0;
     this.holes = 0;
     this.order = new Int32Array(1024);
     this.orderLength = 0;
@@ -305,7 +302,7 @@ export class GroupTable {
 
   /** Complete groups (a cold row is complete), without building a head. */
   completeCount(): number {
-    let n = this.count - this.objects.size;
+    let n = this.ids.size - this.objects.size;
     for (const v of this.objects.values()) if (v.complete) n++;
     return n;
   }
@@ -333,8 +330,8 @@ export class GroupTable {
 
   /** Room for `rows` groups in all, as cold heads (a restore knows how many it brings: no doubling's slack, no rehash). */
   reserve(rows: number): void {
-    this.ids.reserve(this.ids.ids - this.count + rows, 0);
-    const ids = this.ids.ids - this.count + rows;
+    const ids = this.ids.ids - this.ids.size + rows;
+    this.ids.reserve(ids, 0);
     if (ids > this.cap) this.grow(ids);
     if (ids > this.state.length) {
       const s = new Uint8Array(ids);
@@ -417,7 +414,6 @@ export class GroupTable {
       }
       this.places[id] = ++this.lastPlace;
     }
-    this.count++;
   }
 
   private grow(cap: number): void {

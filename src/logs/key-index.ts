@@ -59,10 +59,6 @@ export class KeyIndex {
     return i >= 0 && this.live[i] ? i : -1;
   }
 
-  has(k: GroupKey): boolean {
-    return this.liveId(k) >= 0;
-  }
-
   isLive(id: number): boolean {
     return id >= 0 && id < this.count && this.live[id] === 1;
   }
