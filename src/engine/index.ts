@@ -14,6 +14,7 @@ export { grpoAdvantages, frameworkAdvantages, rewardMismatches, ADVANTAGE_FORMUL
 export { classAffinity } from './operators/equilibrium';
 export { outcomeReplay, type OutcomeReplay } from './operators/msttrl';
 export { fnv1a } from './hash';
+export { isCorrect, correctnessOf, truthClassOf, truthForms, type TruthOf } from './truth';
 export { theoryReadout, regimeOf, classCoherence, type TheoryReadout, type Regime } from './analysis/theory';
 export { extractAnswer, answersEqual, explainEquality, formClasses, type AnswerClass, type AnswerClasses } from './answers';
 export { ngramsWasmAvailable } from './features/tfidf';
