@@ -16,6 +16,10 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { rng, synthRollouts, type ClassPlan, type SynthRollout } from './synth';
+
+// The operator the run was rewarded with, as the Python reward helpers log it (`extra.operator`):
+// the reward-mismatch check is against a named operator, never an assumed one.
+const TRAINED_WITH = { operator: 'majority' };
 import { extractAnswer } from '../src/engine';
 
 const OUT = 'examples/demo-run';
@@ -226,16 +230,16 @@ for (let step = 0; step < 3; step++) {
     if (step === 2 && q.id === 'math500/305') list[list.length - 1].reward = 1 - (list[list.length - 1].reward as number); // the reward bug
     const checks = q.checks?.[step];
     if (step === 0 || (step === 2 && k % 2 === 0)) {
-      const rec: Record<string, unknown> = { kind: 'group', step, question_id: q.id, prompt: q.prompt, ground_truth: q.truth, rollouts: list };
+      const rec: Record<string, unknown> = { kind: 'group', step, question_id: q.id, prompt: q.prompt, ground_truth: q.truth, rollouts: list, extra: TRAINED_WITH };
       if (checks) rec.outcome_checks = checks;
       emit(step === 0 ? 'step-000.jsonl' : 'step-002-groups.jsonl', rec);
     } else {
       if (checks) {
         // Roll-out records cannot carry outcome checks: those go in a group record of their own.
-        emit(step === 1 ? 'step-001.jsonl' : 'step-002-rollouts.jsonl', { kind: 'group', step, question_id: q.id, prompt: q.prompt, ground_truth: q.truth, rollouts: list, outcome_checks: checks });
+        emit(step === 1 ? 'step-001.jsonl' : 'step-002-rollouts.jsonl', { kind: 'group', step, question_id: q.id, prompt: q.prompt, ground_truth: q.truth, rollouts: list, outcome_checks: checks, extra: TRAINED_WITH });
         continue;
       }
-      for (const ro of list) emit(step === 1 ? 'step-001.jsonl' : 'step-002-rollouts.jsonl', { kind: 'rollout', step, question_id: q.id, prompt: q.prompt, ground_truth: q.truth, ...ro });
+      for (const ro of list) emit(step === 1 ? 'step-001.jsonl' : 'step-002-rollouts.jsonl', { kind: 'rollout', step, question_id: q.id, prompt: q.prompt, ground_truth: q.truth, ...ro, extra: TRAINED_WITH });
     }
   }
 }

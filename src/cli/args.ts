@@ -38,7 +38,7 @@ export const OPTIONS: Readonly<Record<string, OptionDef>> = {
   operators: { type: 'string', value: 'LIST', help: `operators to run, comma-separated (${OPERATOR_IDS.join(',')})`, default: (c) => (c === 'sweep' ? 'core' : 'every operator the log allows'), commands: ['score', 'sweep', 'report', 'watch'] },
   'configured-operator': { type: 'string', value: 'OP', help: 'the operator the run trained with, for the reward-mismatch check', default: 'the one each group logs ("operator"), else majority', commands: ['score', 'report', 'health', 'compare', 'watch'] },
   'adv-scale': { type: 'string', value: 'group|none', help: 'GRPO advantage scaling (none: Dr. GRPO)', default: 'group', commands: ['score', 'report', 'health', 'watch', 'serve'] },
-  'ground-truth': { type: 'string', value: 'auto|ignore', help: 'logged ground truth: auto uses it unless it is the vote itself (TTRL), ignore drops it', default: 'auto', commands: ['score', 'sweep', 'report', 'index', 'watch'] },
+  'ground-truth': { type: 'string', value: 'auto|use|ignore', help: 'logged ground truth (a diagnostic): use takes it as logged, ignore drops it, auto uses it and says when a verl "gts" looks like the vote (docs/contract.md#ground-truth)', default: 'auto', commands: ['score', 'sweep', 'report', 'index', 'watch', 'health', 'compare'] },
   'max-group-size': { type: 'string', value: 'N', help: 'larger groups are reported and skipped', default: '4096', commands: ['score', 'sweep', 'report', 'index', 'serve'] },
   jobs: { type: 'string', value: 'N', help: 'scoring threads, 0 = in-process (0–64)', default: 'the number of cores, at most 4', commands: ['score', 'sweep', 'report', 'health', 'index', 'compare', 'serve'] },
   shard: { type: 'string', value: 'i/K', help: 'only the questions whose id hashes to bucket i of K, output made to be merged (python -m consensus_lens.ray; docs/scale.md)', commands: ['score', 'sweep'] },
@@ -251,10 +251,10 @@ export function parseList(text: string, flag: string): number[] {
   return parts.map((p) => parseDecimal(p, flag));
 }
 
-/** `--ground-truth auto|ignore` (score, report, sweep, watch): what to do with logged ground truth. */
-export function groundTruthFromFlags(a: ParsedArgs): 'auto' | 'ignore' {
+/** `--ground-truth auto|use|ignore`: what to do with logged ground truth (docs/contract.md#ground-truth). */
+export function groundTruthFromFlags(a: ParsedArgs): 'auto' | 'use' | 'ignore' {
   const v = flagString(a, 'ground-truth') ?? 'auto';
-  if (v !== 'auto' && v !== 'ignore') throw new UsageError(`--ground-truth must be "auto" or "ignore", got "${v}"`);
+  if (v !== 'auto' && v !== 'use' && v !== 'ignore') throw new UsageError(`--ground-truth must be "auto", "use" or "ignore", got "${v}"`);
   return v;
 }
 

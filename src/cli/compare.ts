@@ -8,11 +8,12 @@
 // else the vote); `compare RUN RUN --operator-a majority --operator-b core` compares two
 // operators on one run. Also accepts the score flags (--kappa, --tau, ...) and --jobs.
 import { resolve } from 'node:path';
-import { analyseRun, dropPseudoLabelTruth, COMPARE_SERIES, compareRuns, trainingRecords, type RunsComparison, OPERATOR_IDS, type OperatorId, type Params } from '../engine';
+import { analyseRun, pseudoLabelEvidence, type GroundTruthMode, COMPARE_SERIES, compareRuns, trainingRecords, type RunsComparison, OPERATOR_IDS, type OperatorId, type Params } from '../engine';
 import type { Notice } from '../logs';
 import { collectHealth, ACCURACY_DEFINITIONS } from './health';
+import { pseudoLabelNote } from './ground-truth';
 import { jobsFrom, noticePrinter } from './score';
-import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, paramsFromFlags, parseCommand } from './args';
+import { type CliIO, UsageError, configuredFromFlags, groundTruthFromFlags, flagBool, flagString, paramsFromFlags, parseCommand } from './args';
 import { snakeKeys } from './json';
 
 export interface CompareOptions {
@@ -22,14 +23,17 @@ export interface CompareOptions {
   jobs?: number;
   /** Permutations per change-point test (tests use fewer). */
   permutations?: number;
+  /** docs/contract.md#ground-truth (default 'auto'). */
+  groundTruth?: GroundTruthMode;
 }
 
 async function side(path: string, operator: OperatorId, opts: CompareOptions, onNotice: (n: Notice) => void) {
-  const all = await collectHealth(path, { params: opts.params, configuredOperator: operator, jobs: opts.jobs }, onNotice, false);
+  const all = await collectHealth(path, { params: opts.params, configuredOperator: operator, jobs: opts.jobs, groundTruth: opts.groundTruth }, onNotice, false);
   const records = trainingRecords(all, path, (message) => onNotice({ level: 'warning', message }));
-  // As `health` does: logged ground truth that is the vote itself (TTRL) is no truth.
-  const pseudo = dropPseudoLabelTruth(records);
-  if (pseudo) onNotice({ level: 'warning', message: `${path}: the logged ground truth equals the majority vote on ${pseudo.matching} of ${pseudo.groups} training groups: it is the pseudo-label, not the real answer; left out of the comparison`, file: path });
+  // Under auto, a verl "gts" that looks like the vote is said, and the accuracy against it still
+  // shown (a comparison of two runs' labels is what the reader came for); `ignore` drops it.
+  const pseudo = (opts.groundTruth ?? 'auto') === 'auto' ? pseudoLabelEvidence(records) : null;
+  if (pseudo) onNotice({ level: 'warning', message: `${path}: ground truth ${pseudoLabelNote(pseudo)}`, file: path });
   return { records, health: analyseRun(records, { configuredOperator: operator, permutations: opts.permutations }) };
 }
 
@@ -105,7 +109,7 @@ export async function runCompare(argv: string[], io: CliIO): Promise<number> {
   const operatorB = operatorFlag(flagString(a, 'operator-b'), 'operator-b') ?? configured;
   if (resolve(pathA) === resolve(pathB) && operatorA === operatorB) throw new UsageError(`comparing ${pathA} with itself under one operator (${operatorA}): give --operator-a and --operator-b`);
   const print = noticePrinter(io);
-  const c = await buildComparison(pathA, pathB, { operatorA, operatorB, params: paramsFromFlags(a), jobs: jobsFrom(flagString(a, 'jobs')) }, print);
+  const c = await buildComparison(pathA, pathB, { operatorA, operatorB, params: paramsFromFlags(a), jobs: jobsFrom(flagString(a, 'jobs')), groundTruth: groundTruthFromFlags(a) }, print);
   for (const [i, r] of c.runs.entries())
     if (r.groups === 0) {
       io.stderr.write(`consensus-lens compare: no groups in ${i === 0 ? pathA : pathB}\n`);

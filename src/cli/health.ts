@@ -5,7 +5,7 @@
 //
 // Also accepts the score flags (--kappa, --tau, ...), --configured-operator and --jobs.
 import type { Readable } from 'node:stream';
-import { analyseRuns, dropPseudoLabelTruth, groupHealth, rolloutWhatIf, WHATIF_OPERATORS, type GroupHealth, type RunHealth, createRunContext, scoreGroup, type Group, type OperatorId, type Params, type RunContext } from '../engine';
+import { analyseRuns, dropPseudoLabelTruth, type GroundTruthMode, groupHealth, rolloutWhatIf, WHATIF_OPERATORS, type GroupHealth, type RunHealth, createRunContext, scoreGroup, type Group, type OperatorId, type Params, type RunContext } from '../engine';
 import { preparedOf, type RunCacheOptions } from '../logs/cache';
 import type { Notice, ReadStats } from '../logs';
 import { Outcome } from './outcome';
@@ -13,7 +13,8 @@ import type { MismatchSummary } from './report-types';
 import { snakeKeys } from './json';
 import { forEachGroup, jobsFrom } from './score';
 import { defaultJobs } from './pool';
-import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, paramsFromFlags, parseCommand } from './args';
+import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, paramsFromFlags, parseCommand } from './args';
+import { pseudoLabelNote } from './ground-truth';
 import { safeText } from '../logs/safe-text';
 
 export interface HealthJob {
@@ -53,6 +54,8 @@ export interface HealthBuildOptions {
   cache?: RunCacheOptions;
   /** Called once per group read (the progress line). */
   onGroup?: () => void;
+  /** docs/contract.md#ground-truth (default 'auto'). */
+  groundTruth?: GroundTruthMode;
 }
 
 /** Reads a run once and returns its per-group health records (texts are dropped after each group). */
@@ -96,7 +99,7 @@ export async function collectHealth(path: string, opts: HealthBuildOptions, onNo
       }
     },
     opts.stdin,
-    { read: { stats: opts.stats }, cache: opts.cache },
+    { read: { stats: opts.stats, groundTruth: opts.groundTruth ?? 'auto' }, cache: opts.cache },
   );
   return records;
 }
@@ -111,6 +114,11 @@ export function mismatchSummary(records: readonly GroupHealth[]): MismatchSummar
   const out: MismatchSummary = { checked: 0, groups: 0, operators: [] };
   const ops = new Set<string>();
   for (const h of records) {
+    if (h.rewardMatches) {
+      out.unnamed ??= { groups: 0, matches: {} };
+      out.unnamed.groups++;
+      for (const op of h.rewardMatches) out.unnamed.matches[op] = (out.unnamed.matches[op] ?? 0) + 1;
+    }
     if (!h.rewards) continue;
     out.checked++;
     ops.add(h.rewards.configured);
@@ -129,16 +137,25 @@ export interface RunHealthReport {
 /** The health of each run under PATH (one entry unless the folder holds several runs), largest first. */
 export async function buildHealth(path: string, opts: HealthBuildOptions, onNotice: (n: Notice) => void): Promise<RunHealthReport[]> {
   const records = await collectHealth(path, opts, onNotice);
-  // As `report` does: logged ground truth that is the vote itself (TTRL) is no truth.
-  const pseudo = dropPseudoLabelTruth(records);
-  if (pseudo)
-    onNotice({ level: 'warning', message: `${path}: the logged ground truth equals the majority vote on ${pseudo.matching} of ${pseudo.groups} training groups: it is the pseudo-label (TTRL writes the vote into "gts"), not the real answer; left out of the analysis`, ...(path === '-' ? {} : { file: path }) });
+  // As `report` does: under auto, a verl "gts" that looks like the vote is left out of the analysis, and that is said.
+  const pseudo = dropPseudoLabelTruth(records, opts.groundTruth ?? 'auto');
+  if (pseudo) onNotice({ level: 'warning', message: `${path}: ground truth ${pseudoLabelNote(pseudo)}`, ...(path === '-' ? {} : { file: path }) });
   return analyseRuns(records, { permutations: opts.permutations, configuredOperator: opts.configuredOperator }).map((r) => ({ ...r, mismatch: mismatchSummary(records.filter((h) => (h.run ?? null) === r.run || (r.run === null && !h.run))) }));
+}
+
+/** Which operator, if any, the logged rewards of groups that name none equal. */
+function rewardMatchWords(u: NonNullable<MismatchSummary['unnamed']>): string {
+  const best = Object.entries(u.matches).sort((a, b) => b[1] - a[1]);
+  if (!best.length) return `the logged rewards match no consensus operator's in any of ${plural(u.groups, 'group')}: a verifier reward?`;
+  const [op, k] = best[0];
+  const also = best.filter(([o, n]) => o !== op && n === k).map(([o]) => o);
+  return `the logged rewards equal ${op}'s${also.length ? ` (and ${also.join(', ')}'s)` : ''} in ${k} of ${plural(u.groups, 'group')}`;
 }
 
 /** The reward-mismatch line of `health` and `report`. */
 export function mismatchLine(m: MismatchSummary): string {
   const by = m.operators.length ? m.operators.join(', ') : 'majority';
+  if (!m.checked && m.unnamed) return `Reward mismatches: not checked — the log names no consensus operator (--configured-operator OP checks against one); ${rewardMatchWords(m.unnamed)}`;
   if (!m.checked) return 'Reward mismatches: not checked (no training group logs a reward for every roll-out)';
   return m.groups
     ? `Reward mismatches: in ${plural(m.groups, 'group')} of ${m.checked} the logged reward differs from the configured operator's (${by}); consensus-lens score lists the roll-outs`
@@ -282,7 +299,7 @@ export async function runHealth(argv: string[], io: CliIO): Promise<number> {
   const outcome = new Outcome(io, a);
   const runs = await buildHealth(
     path,
-    { params: paramsFromFlags(a), configuredOperator: configured, stdin: io.stdin as Readable, jobs: jobsFrom(flagString(a, 'jobs')), stats: outcome.stats, onGroup: () => outcome.progress?.tick(), cache: flagBool(a, 'no-cache') ? undefined : {} },
+    { params: paramsFromFlags(a), configuredOperator: configured, stdin: io.stdin as Readable, jobs: jobsFrom(flagString(a, 'jobs')), stats: outcome.stats, onGroup: () => outcome.progress?.tick(), cache: flagBool(a, 'no-cache') ? undefined : {}, groundTruth: groundTruthFromFlags(a) },
     outcome.notice,
   );
   const h = runs[0].health;

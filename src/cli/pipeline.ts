@@ -2,7 +2,7 @@
 
 import { RecordReader, decodeFeatures, preparedOf, type CachedGroup } from '../logs/cache';
 import {
-  answersEqual,
+  isCorrect,
   configuredOperatorOf,
   createRunContext,
   needsReasoning,
@@ -27,17 +27,6 @@ export interface ScoreJob {
   operators?: OperatorId[];
   params: Partial<Params>;
   configuredOperator?: OperatorId;
-}
-
-/**
- * Is `label` the logged ground truth? Every accepted form counts (verl `gts` lists such as
- * ["\\frac{3}{4}", "0.75"]). null when no ground truth is logged (a diagnostic, never an input).
- */
-export function matchesTruth(label: string | null, truth: string | null | undefined, forms?: readonly string[]): boolean | null {
-  if (truth === null || truth === undefined) return null;
-  if (label === null) return false;
-  const all = forms?.length ? forms : [truth];
-  return all.some((t) => answersEqual(label, t));
 }
 
 /**
@@ -96,7 +85,7 @@ export function sweepGroup(group: Group, job: SweepJob, contexts: RunContext[]):
       st.flips = vote && r.labelClass !== vote.labelClass ? 1 : 0;
       if (truth !== null && truth !== undefined) {
         st.withTruth = 1;
-        st.correct = matchesTruth(r.label, truth, group.groundTruthForms) ? 1 : 0;
+        st.correct = isCorrect(r.label, group) ? 1 : 0;
       }
       return st;
     });
@@ -221,7 +210,7 @@ export function scanSetting(job: ScanJob, state: ShardState): ScanResult {
         let m = memo.truth[i];
         if (!m) memo.truth[i] = m = new Map();
         let ok = m.get(res.label);
-        if (ok === undefined) m.set(res.label, (ok = matchesTruth(res.label, truth, f.groundTruthForms) === true));
+        if (ok === undefined) m.set(res.label, (ok = isCorrect(res.label, { groundTruth: truth, groundTruthForms: f.groundTruthForms }) === true));
         if (ok) st.correct++;
       }
     }

@@ -14,6 +14,11 @@ export interface MismatchSummary {
   groups: number;
   /** The configured operators checked against (the flag's, or what the groups logged). */
   operators: string[];
+  /**
+   * Training groups with logged rewards whose log names no operator (and none was given): not
+   * checked against an assumed one. `matches[op]`: how many of them have exactly op's rewards.
+   */
+  unnamed?: { groups: number; matches: Record<string, number> };
 }
 
 export interface ReportGroup {
@@ -84,7 +89,11 @@ export interface RunReport {
   /** The validation stream, when the run has one. */
   validation?: StreamReport;
   /** Set when logged ground truth was left out of accuracy, and why. */
+  /** `--ground-truth` (docs/contract.md#ground-truth). */
+  ground_truth_mode?: 'auto' | 'use' | 'ignore';
   ground_truth_note?: string;
+  /** Under `auto`: the logged ground truth looks like the pseudo-label (equal to the vote in `matching` of `groups` training groups). */
+  ground_truth_looks_like_vote?: { groups: number; matching: number };
   groups: ReportGroup[];
   notices: { level: 'info' | 'warning' | 'error'; message: string; file?: string; line?: number }[];
   /** Run health (docs/health.md): alarms, the confidence premise, reward bugs, degenerate roll-outs

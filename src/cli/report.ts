@@ -29,10 +29,11 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import type * as Crypto from 'node:crypto';
-import { accuracyOf, analyseRun, answersEqual, countAccuracy, createRunContext, emptyAccuracy, formatAccuracy, groupHealth, OPERATOR_IDS, scoreGroup, stripTruth, type AccuracyCount, type Group, type GroupHealth, type GroupScore, type OperatorId, type Params, type RunContext, } from '../engine';
+import { isCorrect, accuracyOf, analyseRun, answersEqual, countAccuracy, createRunContext, emptyAccuracy, formatAccuracy, groupHealth, OPERATOR_IDS, scoreGroup, dropPseudoLabelTruth, type AccuracyCount, type GroundTruthMode, type Group, type GroupHealth, type GroupScore, type OperatorId, type Params, type RunContext, } from '../engine';
 import type { Notice, ReadStats } from '../logs';
 import { forEachGroup, jobsFrom, maxGroupSizeFrom } from './score';
-import { matchesTruth, reasoningFor, type ScoreJob } from './pipeline';
+import { reasoningFor, type ScoreJob } from './pipeline';
+import { pseudoLabelNote } from './ground-truth';
 import { preparedOf, type RunCacheOptions } from '../logs/cache';
 import { lookupResults } from '../logs/cache/results';
 import { Outcome } from './outcome';
@@ -55,7 +56,7 @@ export function groupRow(s: GroupScore, truth: string | null, forms?: readonly s
     if (!r) continue;
     labels[id] = r.label;
     gates[id] = finite(r.gate);
-    correct[id] = matchesTruth(r.label, truth, forms);
+    correct[id] = isCorrect(r.label, { groundTruth: truth, groundTruthForms: forms });
   }
   const row: ReportGroup = {
     step: s.step,
@@ -85,28 +86,6 @@ export function reportRow(group: Group, job: ScoreJob, ctx: RunContext): { row: 
   const row = groupRow(score, group.groundTruth ?? null, group.groundTruthForms);
   if (group.stream) row.stream = group.stream;
   return { row, health: groupHealth(g, score, { configuredOperator: job.configuredOperator, params: job.params, ctx }) };
-}
-
-/**
- * Is the logged ground truth the vote itself (a TTRL pseudo-label written into `gts`)? Yes when, over
- * the training groups with ground truth, it equals the majority label on (nearly) every group — at
- * least 95% of at least 8 groups, including at least 3 contested ones (a unanimous vote equals a
- * real answer too easily to count). The TTRL writer computes its label with its own extraction,
- * so a few groups may differ.
- */
-export function detectPseudoLabel(rows: readonly ReportGroup[]): { groups: number; matching: number } | null {
-  let groups = 0;
-  let matching = 0;
-  let contested = 0;
-  for (const r of rows) {
-    if (r.stream === 'validation' || r.ground_truth === null || !('majority' in r.labels)) continue;
-    groups++;
-    if (r.correct.majority === true) {
-      matching++;
-      if (r.majority_ratio !== null && r.majority_ratio < 1) contested++;
-    }
-  }
-  return groups >= 8 && contested >= 3 && matching >= 0.95 * groups ? { groups, matching } : null;
 }
 
 /** Aggregates group rows (all of one step, or the whole run) into a summary line. */
@@ -151,8 +130,8 @@ function sameLabel(a: string | null, b: string | null): boolean {
 export interface BuildOptions {
   /** The stream read for PATH '-' (native JSONL). */
   stdin?: Readable;
-  /** 'auto' (default): logged ground truth, unless the data shows it is the vote; 'ignore': none. */
-  groundTruth?: 'auto' | 'ignore';
+  /** docs/contract.md#ground-truth: 'auto' (default), 'use' (as logged), 'ignore' (none). */
+  groundTruth?: GroundTruthMode;
   operators?: OperatorId[];
   params?: Partial<Params>;
   configuredOperator?: OperatorId;
@@ -224,20 +203,10 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
     // a run with skipped lines exits 3: rows read back from the cache must not hide them
     if ((opts.stats?.skipped ?? 0) === 0) results?.save([...notices], values);
   }
-  let groundTruthNote: string | undefined;
-  const pseudo = (opts.groundTruth ?? 'auto') === 'auto' ? detectPseudoLabel(rows) : null;
-  if (pseudo) {
-    groundTruthNote = `the logged ground truth equals the majority vote on ${pseudo.matching} of ${pseudo.groups} training groups: it is the pseudo-label (TTRL writes the vote into "gts"), not the real answer; accuracy leaves it out (--ground-truth ignore drops it; the setting consensusLens.groundTruth does the same in the editor)`;
-    sink({ level: 'warning', message: `${path}: ${groundTruthNote}`, file: path === '-' ? undefined : path });
-    for (const r of rows) {
-      if (r.stream === 'validation' || r.ground_truth === null) continue;
-      r.ground_truth = null;
-      for (const op of Object.keys(r.correct)) r.correct[op] = null;
-    }
-    // The health analysis must not take the pseudo-label for the truth either (it would find the
-    // vote "accurate" and the rewards "tracking the truth").
-    stripTruth(healths);
-  }
+  const truthMode = opts.groundTruth ?? 'auto';
+  const pseudo = dropPseudoLabelTruth(healths, truthMode);
+  const groundTruthNote = pseudo ? pseudoLabelNote(pseudo) : undefined;
+  if (groundTruthNote) sink({ level: 'warning', message: `${path}: ground truth ${groundTruthNote}`, file: path === '-' ? undefined : path });
   const operators = OPERATOR_IDS.filter((id) => seenOps.has(id));
   // Each run of the path on its own (as `health` does): steps of different runs are never summed.
   const keys = new Map<string, { rows: ReportGroup[]; healths: GroupHealth[] }>();
@@ -275,7 +244,9 @@ export async function buildReport(path: string, opts: BuildOptions, onNotice: (n
     steps: top.steps,
     total: top.total,
     ...(top.validation ? { validation: top.validation } : {}),
+    ground_truth_mode: truthMode,
     ...(groundTruthNote ? { ground_truth_note: groundTruthNote } : {}),
+    ...(pseudo ? { ground_truth_looks_like_vote: pseudo } : {}),
     groups: rows,
     notices: notices.slice(0, 200),
     ...(top.health ? { health: top.health } : {}),
@@ -339,8 +310,8 @@ function renderSection(r: RunReport, sec: RunSection, name: string): string {
     for (const row of rows.slice(1, -1)) out.push(fmt(row));
     if (sec.steps.length > 1) out.push(fmt(rows[rows.length - 1]));
     const partial = ops.some((o) => t.accuracy_groups[o] !== undefined && t.accuracy_groups[o] < t.with_truth);
-    if (anyTruth) out.push(`accuracy: pseudo-label vs logged ground truth over ${plural(t.with_truth, 'group')}${partial ? ', (k) = over the k groups the operator could run on' : ''} (a diagnostic; ground truth is never an input)`);
-    else out.push('accuracy: no ground truth logged');
+    if (anyTruth) out.push(`accuracy: pseudo-label vs logged ground truth over ${plural(t.with_truth, 'group')}${partial ? ', (k) = over the k groups the operator could run on' : ''} (a diagnostic; ground truth is never an input)${r.ground_truth_looks_like_vote ? `; the logged ground truth looks like the pseudo-label (equal to the vote in ${r.ground_truth_looks_like_vote.matching} of ${r.ground_truth_looks_like_vote.groups} groups): if it is, these figures are agreement with the vote, and the health analysis leaves it out` : ''}`);
+    else out.push(r.ground_truth_mode === 'ignore' ? 'accuracy: ground truth ignored (--ground-truth ignore)' : 'accuracy: no ground truth logged');
     out.push(mismatchLine(sec.reward_mismatch).replace(/^Reward mismatches/, 'reward mismatch'));
     if (sec.health) out.push(renderHealthSummary(sec.health).trimEnd());
   }

@@ -42,6 +42,10 @@ export interface PreparedGroup {
   outcomeChecks: OutcomeCheck[];
   /** Diagnostics only. */
   groundTruth: string | null;
+  /** Every accepted form of the ground truth, when the log holds several (Group.groundTruthForms). */
+  groundTruthForms?: string[];
+  /** Group.truthMayBeVote. */
+  truthMayBeVote?: boolean;
   sources: (RecordSource | undefined)[];
   /** Run health (docs/health.md): length, answer rule, truncation and repetition per roll-out;
    * present only when prepared with `health: true` (they need the texts, which are not kept). */
@@ -167,6 +171,8 @@ export function prepareGroup(group: Group, opts: PrepareOptions = {}, done: { an
   };
   if (group.stream) prepared.stream = group.stream;
   if (group.framework) prepared.framework = group.framework;
+  if (group.groundTruthForms?.length) prepared.groundTruthForms = group.groundTruthForms;
+  if (group.truthMayBeVote) prepared.truthMayBeVote = true;
   if (rollouts.some((r) => typeof r.advantage === 'number')) {
     prepared.loggedAdvantages = rollouts.map((r) => (typeof r.advantage === 'number' && Number.isFinite(r.advantage) ? r.advantage : null));
   }

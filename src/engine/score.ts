@@ -3,7 +3,7 @@
 
 import type { PreparedGroup } from './prepare';
 import { resolveParams, type Params } from './params';
-import { OPERATORS, configuredOperatorOf, operatorSpec, type RunContext } from './operators/registry';
+import { OPERATORS, configuredOperatorOf, operatorSpec, statedOperatorOf, type RunContext } from './operators/registry';
 import type { OperatorId, OperatorResult } from './operators/result';
 import { ADVANTAGE_FORMULAS, frameworkAdvantages, rewardMismatches, type AdvantageFormula } from './analysis/grpo';
 import { theoryReadout, type TheoryReadout } from './analysis/theory';
@@ -38,6 +38,12 @@ export interface GroupScore {
   };
   /** Present when the log holds the rewards the training used. */
   rewardMismatch?: RewardMismatch;
+  /**
+   * When rewards are logged but no operator is named (neither by the user nor in the log): the
+   * operators that ran whose rewards equal the logged ones (|Δ| ≤ 1e-6), in registry order; no
+   * mismatch is reported against an assumed operator.
+   */
+  rewardMatches?: OperatorId[];
   /** The trainer's formula the advantages follow, when the log's format names the trainer and no advantage parameter was given. */
   advantageFormula?: AdvantageFormula;
   /** The advantages the trainer logged, when the log has them: what trained, shown before ours. */
@@ -89,7 +95,10 @@ export function scoreGroup(g: PreparedGroup, req: ScoreRequest = {}, ctx?: RunCo
   };
   if (formula) score.advantageFormula = formula;
   if (g.loggedAdvantages) score.loggedAdvantages = g.loggedAdvantages;
-  if (g.loggedRewards.some((r) => r !== null)) {
+  const stated = statedOperatorOf(g, req.configuredOperator);
+  if (g.loggedRewards.some((r) => r !== null) && !stated) {
+    score.rewardMatches = OPERATORS.filter((o) => results[o.id] && rewardMismatches(g.loggedRewards, results[o.id]!.rewards).indices.length === 0).map((o) => o.id);
+  } else if (g.loggedRewards.some((r) => r !== null)) {
     const configured = configuredOperatorOf(g, req.configuredOperator);
     const spec = operatorSpec(configured)!;
     const runnable = g.n > 0 && !spec.unavailable(g, ctx, p) && (g.hasReasoning || !spec.needs.includes('text'));

@@ -12,7 +12,7 @@ export interface TruthOf {
 
 /** Every accepted form of the group's ground truth; empty when none is logged. */
 export function truthForms(g: TruthOf): readonly string[] {
-  if (g.groundTruth === null || g.groundTruth === undefined) return [];
+  if (g.groundTruth === null || g.groundTruth === undefined || g.groundTruth === '') return [];
   return g.groundTruthForms?.length ? g.groundTruthForms : [g.groundTruth];
 }
 

@@ -48,6 +48,12 @@ export interface Group {
   groundTruth?: string | null;
   /** Diagnostics only: every accepted form of the ground truth when the log holds several; a label equal to any is correct. */
   groundTruthForms?: string[];
+  /**
+   * The logged ground truth is a framework field that a TTRL-style trainer may overwrite with its
+   * own vote (verl `gts`, with nothing in the dump saying otherwise): `--ground-truth auto` checks
+   * it against the vote (docs/contract.md#ground-truth).
+   */
+  truthMayBeVote?: boolean;
   /** 'validation': a validation dump (its logged rewards are against the real answer, not consensus rewards). */
   stream?: 'validation';
   rollouts: Rollout[];

@@ -20,7 +20,7 @@ import { DashboardFeature } from './dashboard/dashboard';
 import { registerWhatIfCommands } from './whatif-commands';
 import { registerTokenConfidence } from './tokens';
 import { registerCompare } from './compare';
-import { affectsRuns, affectsScores, configuredOperator, configuredParams, groundTruthSetting, indexFolder, maxGroupSize } from './settings';
+import { affectsReading, affectsRuns, affectsScores, configuredOperator, configuredParams, groundTruthSetting, indexFolder, pickGroundTruth, maxGroupSize } from './settings';
 
 export function activate(context: vscode.ExtensionContext): ConsensusLensApi {
   const out = vscode.window.createOutputChannel('Consensus Lens', { log: true });
@@ -35,7 +35,7 @@ export function activate(context: vscode.ExtensionContext): ConsensusLensApi {
     info: (m) => out.info(safeText(m)),
     groundTruth: groundTruthSetting,
     prepare: (entry, questionId) => whatIf.engine.prepare({ entry, questionId }, maxGroupSize()),
-    analyse: (records) => whatIf.engine.analyse(records),
+    analyse: (records) => whatIf.engine.analyse(records, groundTruthSetting()),
     // a run reopened (in this window or another) reads its saved index, not its logs
     persistDir: () => indexFolder(vscode.Uri.joinPath(context.globalStorageUri, 'indexes').fsPath),
   });
@@ -126,8 +126,10 @@ export function activate(context: vscode.ExtensionContext): ConsensusLensApi {
     registerRunCommands(store, discovery, whatIf, (runId) => status.pick(runId)),
     registerWhatIfCommands(whatIf, (w) => training.noteWhatIf(w)),
     store.onChange(() => status.update()),
+    vscode.commands.registerCommand('consensusLens.setGroundTruth', () => pickGroundTruth()),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (affectsRuns(e)) void discovery.followConfigured();
+      if (affectsReading(e)) store.reread();
       if (affectsScores(e)) store.invalidateSummaries();
     }),
     vscode.workspace.onDidChangeWorkspaceFolders(() => void discovery.followConfigured()),

@@ -40,8 +40,37 @@ export function configuredParams(): Record<string, number> {
   return out;
 }
 
-export function groundTruthSetting(): 'auto' | 'ignore' {
-  return config().get<string>('groundTruth', 'auto') === 'ignore' ? 'ignore' : 'auto';
+/**
+ * consensusLens.groundTruth (docs/contract.md#ground-truth). A value that is none of the three is
+ * said once and read as 'auto' (the settings editor also flags it).
+ */
+export function groundTruthSetting(): 'auto' | 'use' | 'ignore' {
+  const v = config().get<string>('groundTruth', 'auto');
+  if (v === 'auto' || v === 'use' || v === 'ignore') return v;
+  if (!warnedGroundTruth) {
+    warnedGroundTruth = true;
+    void vscode.window.showWarningMessage(`consensusLens.groundTruth must be "auto", "use" or "ignore", not ${JSON.stringify(v)}: read as "auto".`);
+  }
+  return 'auto';
+}
+let warnedGroundTruth = false;
+
+const GROUND_TRUTH_CHOICES: { mode: 'auto' | 'use' | 'ignore'; detail: string }[] = [
+  { mode: 'auto', detail: 'as logged; a verl "gts" equal to the vote in nearly every group is said to look like the pseudo-label (accuracy still shown, the health analysis leaves it out)' },
+  { mode: 'use', detail: 'as logged, everywhere: the logged answer is the real one' },
+  { mode: 'ignore', detail: 'dropped: no accuracy is shown' },
+];
+
+/** The run explorer's toggle: picks consensusLens.groundTruth (the workspace's when a folder is open), which reads the open runs again. */
+export async function pickGroundTruth(): Promise<void> {
+  const now = groundTruthSetting();
+  const pick = await vscode.window.showQuickPick(
+    GROUND_TRUTH_CHOICES.map((c) => ({ label: c.mode, description: c.mode === now ? '(current)' : undefined, detail: c.detail })),
+    { title: 'Consensus Lens: logged ground truth (a diagnostic, never an operator input)', placeHolder: `now: ${now}` },
+  );
+  if (!pick || pick.label === now) return;
+  const target = vscode.workspace.workspaceFolders?.length ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+  await config().update('groundTruth', pick.label, target);
 }
 
 /**
@@ -74,6 +103,11 @@ export function affectsScores(e: vscode.ConfigurationChangeEvent): boolean {
 }
 
 /** Whether it changes which runs are followed. */
+/** A change that reads the open runs again (what a run's logs mean). */
+export function affectsReading(e: vscode.ConfigurationChangeEvent): boolean {
+  return e.affectsConfiguration(`${CONFIG}.groundTruth`);
+}
+
 export function affectsRuns(e: vscode.ConfigurationChangeEvent): boolean {
   return e.affectsConfiguration(`${CONFIG}.runs`) || e.affectsConfiguration(`${CONFIG}.scanWorkspace`);
 }

@@ -85,7 +85,7 @@ export interface StoreOptions {
   /** Follow files (default true). */
   follow?: boolean;
   /** The `consensusLens.groundTruth` setting: 'ignore' drops logged ground truth as runs are read. */
-  groundTruth?: () => 'auto' | 'ignore';
+  groundTruth?: () => 'auto' | 'use' | 'ignore';
   /**
    * Prepares a group off the host thread (the what-if engine's workers); without it groups are
    * prepared in-process (tests).
@@ -199,8 +199,16 @@ export class RunStore {
       .digest('hex');
   }
 
+  /**
+   * Reads every run again under a changed reading option (consensusLens.groundTruth): each from its
+   * index saved under the new option when there is one (the saved file is per option), else its logs.
+   */
+  reread(): void {
+    for (const run of [...this.runs.values()]) this.reopen(run);
+  }
+
   /** Reads a run again from its logs, its saved index not trusted (`why`): a record of it was found corrupt after the open. */
-  private reopen(run: RunEntry, why: string): void {
+  private reopen(run: RunEntry, why?: string): void {
     if (this.disposed || this.runs.get(run.id) !== run) return;
     run.index?.close();
     run.index = null;
@@ -640,7 +648,7 @@ export class RunStore {
 
   /** A run's health from its records (docs/health.md), off the host thread when the store was given a way. */
   analyseHealth(records: readonly GroupHealth[]): Promise<RunHealth> {
-    return this.opts.analyse ? this.opts.analyse(records) : Promise.resolve(analyseRun(labelFreeCopies(records)));
+    return this.opts.analyse ? this.opts.analyse(records) : Promise.resolve(analyseRun(labelFreeCopies(records, this.opts.groundTruth?.() ?? 'auto')));
   }
 
   /**

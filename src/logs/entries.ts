@@ -212,6 +212,16 @@ export function orderRollouts<T extends { sampleIdx?: number | null }>(rs: T[]):
     .map((x) => x.r);
 }
 
+/**
+ * A verl line that says where its ground truth comes from: TTRL's own keys (its `original_gt` is
+ * the real answer; the reader never takes `gts` there) or our reward hook's (`cl_label`, `cl_gate`:
+ * the reward was ours, so `gts` is the data set's answer). Without either, `gts` may be the vote.
+ */
+function hasTruthEvidence(extra: Record<string, unknown>): boolean {
+  for (const k in extra) if (k === 'original_gt' || k === 'extracted_gt' || k === 'cl_label' || k === 'cl_gate' || k.startsWith('ttrl') || k.startsWith('majority')) return true;
+  return false;
+}
+
 /** Builds the engine's Group from an index entry and its roll-out texts (`rollouts`: the entry's, when already read). */
 export function entryToGroup(e: GroupEntry, texts: string[], rollouts: RolloutEntry[] = rolloutsOf(e)): Group {
   if (e.cold) throw coldError(e);
@@ -233,6 +243,7 @@ export function entryToGroup(e: GroupEntry, texts: string[], rollouts: RolloutEn
   if (e.prompt !== undefined) g.prompt = e.prompt;
   if (e.groundTruth !== null) g.groundTruth = e.groundTruth;
   if (e.groundTruthForms) g.groundTruthForms = e.groundTruthForms;
+  if (e.groundTruth !== null && e.format === 'verl' && !e.stream && !rollouts.some((r) => r.extra && hasTruthEvidence(r.extra))) g.truthMayBeVote = true;
   if (e.stream) g.stream = e.stream;
   if (e.framework) g.framework = e.framework;
   if (e.outcomeChecks) g.outcomeChecks = e.outcomeChecks;

@@ -4,7 +4,7 @@
 //   readRun(path, onNotice, { stdin? }) → AsyncIterable<Group>
 //     path: a run folder (read recursively, hidden entries skipped, never through a link to a folder,
 //     bounded: walk.ts), one log file, or '-' (native JSONL on stdin). Options: groundTruth
-//     'auto' | 'ignore'. Yields complete groups, texts included, in the order of each
+//     'auto' | 'use' | 'ignore'. Yields complete groups, texts included, in the order of each
 //     group's first record. Group records stream with bounded memory; roll-out records wait for
 //     their group without their text (read back by offset when the group is yielded). Throws only
 //     when PATH itself cannot be read; every other problem is a Notice naming file and line.

@@ -31,7 +31,7 @@ export interface ReadRunOptions {
   /** The stream read for path '-' (default process.stdin). */
   stdin?: Readable;
   /** 'ignore': logged ground truth is dropped as it is read (a TTRL pseudo-label in `gts`, say). Default 'auto'. */
-  groundTruth?: 'auto' | 'ignore';
+  groundTruth?: 'auto' | 'use' | 'ignore';
   /** Filled while reading: lines read and skipped (the command's exit code), bytes (its progress line). */
   stats?: ReadStats;
   /** Told where each file's read stopped (the persisted cache keeps it, to read an appended file on from there). */

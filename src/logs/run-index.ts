@@ -90,7 +90,7 @@ export interface RunIndexOptions {
   /** Cancels the initial read: `open` then rejects with an AbortError and nothing keeps running. */
   signal?: AbortSignal;
   /** 'ignore': logged ground truth is dropped as it is read. Default 'auto'. */
-  groundTruth?: 'auto' | 'ignore';
+  groundTruth?: 'auto' | 'use' | 'ignore';
   /**
    * A persisted index (follow/persist.ts; a followed run only): restored at open when valid (files
    * unchanged or appended to are not read again), written by `save`. `key`: see cacheKey.

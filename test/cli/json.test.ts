@@ -82,7 +82,7 @@ test('wording: singular and plural, and the glossary the report links to defines
   const dir = mkdtempSync(join(tmpdir(), 'cl-wording-'));
   try {
     writeFileSync(join(dir, 'one.jsonl'), JSON.stringify({ kind: 'group', step: 3, question_id: 'q', ground_truth: '1', rollouts: ['1', '1', '2'].map((a) => ({ response: `so \\boxed{${a}}`, reward: a === '1' ? 1 : 0 })) }) + '\n');
-    const one = cli(['report', dir]).out;
+    const one = cli(['report', dir, '--configured-operator', 'majority']).out;
     assert.match(one, /: 1 step, 1 group, 3 roll-outs;/);
     assert.match(one, /over 1 group\b/);
     assert.match(one, /reward mismatch: none \(1 group checked against majority\)/);

@@ -15,9 +15,15 @@ test('GRPO advantages: unbiased std, eps, Dr. GRPO scale, a group of one', () =>
 test('reward mismatch: |Δ| > 1e-6 against the configured operator', () => {
   assert.deepEqual(rewardMismatches([1, 0, null, 0.5], [1, 1, 0, 0.5000001]).indices, [1]);
   const rollouts: Rollout[] = ['3', '3', '4'].map((a, i) => ({ response: `t${i}`, answer: a, reward: i === 2 ? 1 : 1 }));
-  const s = scoreGroup(prepareGroup({ step: 0, questionId: 'q', rollouts }), { operators: ['core'] });
+  const s = scoreGroup(prepareGroup({ step: 0, questionId: 'q', rollouts }), { operators: ['core'], configuredOperator: 'majority' });
   assert.equal(s.rewardMismatch!.operator, 'majority');
   assert.deepEqual(s.rewardMismatch!.indices, [2]);
+  // named nowhere: no check against an assumed operator; the operators whose rewards equal the logged ones instead
+  const unnamed = scoreGroup(prepareGroup({ step: 0, questionId: 'q', rollouts }), { operators: ['majority', 'core'] });
+  assert.equal(unnamed.rewardMismatch, undefined);
+  assert.deepEqual(unnamed.rewardMatches, []);
+  const logged = scoreGroup(prepareGroup({ step: 0, questionId: 'q', rollouts, loggedOperator: 'majority' }), { operators: ['core'] });
+  assert.equal(logged.rewardMismatch!.operator, 'majority');
 });
 
 function ms(step: number, answers: string[], checks: Group['outcomeChecks']): Group {

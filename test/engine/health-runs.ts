@@ -90,7 +90,8 @@ export function makeRun(shape: RunShape, faults: RunFaults = {}): Group[] {
         if (faults.noRewards) reward = null;
         return { response: texts[i], meanLogprob: c, reward, sampleIdx: i };
       });
-      groups.push({ step, questionId: `q${q}`, groundTruth: faults.noTruth ? null : truth, rollouts });
+      // trained with the vote, as the reward helpers log it: the reward checks are against a named operator
+      groups.push({ step, questionId: `q${q}`, groundTruth: faults.noTruth ? null : truth, rollouts, loggedOperator: 'majority' });
     }
   }
   return groups;

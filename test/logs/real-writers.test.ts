@@ -172,8 +172,13 @@ test('verl V1 multi-turn sessions: grouped by uid.rsplit("_", 2)[0] (uuids with 
 test("a TTRL port's pseudo-label in gts is detected and left out of accuracy; --ground-truth ignore drops it", async () => {
   const notices: Notice[] = [];
   const rep = await buildReport(join(FX, 'ttrl-dapo'), { jobs: 0 }, (n) => notices.push(n));
-  assert.match(rep.ground_truth_note ?? '', /equals the majority vote on 12 of 12 training groups: it is the pseudo-label/);
-  assert.equal(rep.total.with_truth, 0);
+  assert.match(rep.ground_truth_note ?? '', /looks like the pseudo-label: equal to the vote in 12 of 12 training groups/);
+  // said, and still shown: the accuracy against it is agreement with the vote if it is the vote
+  assert.equal(rep.total.with_truth, 12);
+  assert.deepEqual(rep.ground_truth_looks_like_vote, { groups: 12, matching: 12 });
+  const used = await buildReport(join(FX, 'ttrl-dapo'), { jobs: 0, groundTruth: 'use' }, () => undefined);
+  assert.equal(used.ground_truth_note, undefined);
+  assert.equal(used.total.with_truth, 12);
   assert.ok(notices.some((n) => n.level === 'warning' && /pseudo-label/.test(n.message)));
   const ignored = await buildReport(join(FX, 'ttrl-dapo'), { jobs: 0, groundTruth: 'ignore' }, () => undefined);
   assert.equal(ignored.ground_truth_note, undefined);
@@ -187,7 +192,7 @@ test("a TTRL port's pseudo-label in gts is detected and left out of accuracy; --
   const { groups } = await collect(join(FX, 'ttrl'));
   assert.ok(groups.every((g) => (g.groundTruth ?? null) === null && g.rollouts.length === 32));
   const c = capture();
-  assert.equal(await runReport([join(FX, 'ttrl-dapo'), '--ground-truth', 'nope'], c.io).catch((e) => e.message), '--ground-truth must be "auto" or "ignore", got "nope"');
+  assert.equal(await runReport([join(FX, 'ttrl-dapo'), '--ground-truth', 'nope'], c.io).catch((e) => e.message), '--ground-truth must be "auto", "use" or "ignore", got "nope"');
 });
 
 test('NeMo RL: a line without a content list is skipped with its line number (the rest of the file is read)', async () => {

@@ -6,10 +6,11 @@
 import type { PreparedGroup } from '../prepare';
 import type { GroupScore } from '../score';
 import { resolveParams, type Params } from '../params';
-import { configuredOperatorOf, OPERATORS, operatorSpec, type RunContext } from '../operators/registry';
+import { OPERATORS, operatorSpec, statedOperatorOf, type RunContext } from '../operators/registry';
 import type { OperatorId } from '../operators/result';
 import type { AurocCounts, FlagName, GroupHealth } from './health-types';
-import { answersEqual, type AnswerClass } from '../answers';
+import type { AnswerClass } from '../answers';
+import { truthClassOf, truthForms } from '../truth';
 import { pairIndex } from '../features/tfidf';
 import { ANSWER_RULES, REPETITION_THRESHOLD } from './health-text';
 import { rng } from './health-random';
@@ -175,8 +176,8 @@ export function groupHealth(g: PreparedGroup, score: GroupScore, opts: GroupHeal
 
   // Which class the logged ground truth falls in (a diagnostic only).
   let truthClass: number | null = null;
-  if (g.groundTruth !== null && g.groundTruth !== undefined && g.groundTruth !== '') {
-    truthClass = g.classes.findIndex((c) => answersEqual(c.answer, g.groundTruth!));
+  if (truthForms(g).length) {
+    truthClass = truthClassOf(g.classes, g)!;
     const correct = (i: number) => truthClass! >= 0 && g.classOf[i] === truthClass;
     let agree = 0;
     let nCorrect = 0;
@@ -187,7 +188,8 @@ export function groupHealth(g: PreparedGroup, score: GroupScore, opts: GroupHeal
       if ((voteClass >= 0 && g.classOf[i] === voteClass) === c) agree++;
     }
     out.truth = { labelCorrect: voteClass >= 0 && voteClass === truthClass, rewardAccuracy: g.n ? agree / g.n : 0, correct: nCorrect };
-    out.groundTruth = g.groundTruth;
+    out.groundTruth = g.groundTruth!;
+    if (g.truthMayBeVote) out.truthMayBeVote = true;
     const t = aurocCounts(g, correct);
     if (t) out.auroc.truth = t;
   }
@@ -200,8 +202,12 @@ export function groupHealth(g: PreparedGroup, score: GroupScore, opts: GroupHeal
   if (g.n > 0) out.operators = operatorOutcomes(g, score.results, truthClass);
 
   // Validation rewards are scored against the real answer, not a consensus: no reward-bug evidence.
-  if (g.n > 0 && g.stream !== 'validation' && g.loggedRewards.every((r) => r !== null)) {
-    const configured = configuredOperatorOf(g, opts.configuredOperator);
+  const stated = statedOperatorOf(g, opts.configuredOperator);
+  // No operator named by the user or the log: no reward is checked against an assumed one; which
+  // operators the logged rewards equal is recorded instead (report: "equal majority's in 12/12").
+  if (g.n > 0 && g.stream !== 'validation' && g.loggedRewards.every((r) => r !== null) && !stated && score.rewardMatches) out.rewardMatches = score.rewardMatches;
+  if (g.n > 0 && g.stream !== 'validation' && g.loggedRewards.every((r) => r !== null) && stated) {
+    const configured = stated;
     const p = score.params ?? resolveParams(opts.params);
     const spec = operatorSpec(configured)!;
     const runnable = !spec.unavailable(g, opts.ctx, p) && (g.hasReasoning || !spec.needs.includes('text'));
@@ -297,6 +303,7 @@ export function subsampleGroup(g: PreparedGroup, idx: readonly number[]): Prepar
     loggedRewards: idx.map((i) => g.loggedRewards[i]),
     outcomeChecks: g.outcomeChecks,
     groundTruth: g.groundTruth,
+    ...(g.groundTruthForms ? { groundTruthForms: g.groundTruthForms } : {}),
     sources: idx.map((i) => g.sources[i]),
   };
 }
@@ -318,8 +325,8 @@ export const WHATIF_DRAWS = 5;
  */
 export function rolloutWhatIf(g: PreparedGroup, full: GroupScore, params: Partial<Params> = {}, draws = WHATIF_DRAWS): GroupHealth['whatif'] {
   const out: NonNullable<GroupHealth['whatif']> = {};
-  const truth = g.groundTruth !== null && g.groundTruth !== undefined && g.groundTruth !== '' ? g.groundTruth : null;
-  const truthClass = truth === null ? -2 : g.classes.findIndex((c) => answersEqual(c.answer, truth));
+  const truthClass = truthClassOf(g.classes, g) ?? -2;
+  const truth = truthClass === -2 ? null : g.groundTruth;
   const ops = WHATIF_OPERATORS.filter((id) => full.results[id]);
   if (!ops.length) return undefined;
   const r = rng(fnv1a(`${g.run ?? ''}\u0000${g.step}\u0000${g.questionId}`));

@@ -56,8 +56,12 @@ export interface GroupHealth {
   truth: { labelCorrect: boolean; rewardAccuracy: number; correct: number } | null;
   /** The logged ground truth itself, when there is one (shown where two runs' labels part). */
   groundTruth?: string;
+  /** The ground truth is a field a TTRL-style trainer may overwrite with the vote (Group.truthMayBeVote). */
+  truthMayBeVote?: true;
   auroc: { label?: AurocCounts; truth?: AurocCounts };
   rewards?: RewardEvidence;
+  /** Rewards logged but no operator named: the operators whose rewards equal the logged ones (GroupScore.rewardMatches). */
+  rewardMatches?: OperatorId[];
   /** Each operator that ran: its label, read-outs against logged ground truth, the roll-outs that still teach (learning-signal.ts). */
   operators?: Partial<Record<OperatorId, OperatorOutcome>>;
   /** "How many roll-outs": per N', per operator, [hits, trials] (hits = correct with ground truth,

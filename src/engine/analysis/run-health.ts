@@ -490,41 +490,63 @@ function aggregateWhatIf(records: readonly GroupHealth[], anyTruth: boolean): Ro
   return { sizes, metric: anyTruth ? 'accuracy' : 'agreement', values, groups: withW.length, draws: 5, idfRefit: false };
 }
 
+/** What to do with logged ground truth (docs/contract.md#ground-truth): `--ground-truth`, `consensusLens.groundTruth`. */
+export type GroundTruthMode = 'auto' | 'use' | 'ignore';
+
+/** How many training groups' ground truth may be the vote, and how many of those equal it. */
+export interface PseudoLabelEvidence {
+  groups: number;
+  matching: number;
+}
+
 /**
- * Logged ground truth that is the vote itself (a TTRL port writes the majority label into verl's
- * `gts`): it equals the majority label on at least 95% of at least 8 training groups, 3 or more of
- * them contested (a unanimous vote equals a real answer too easily to count). Such truth is
- * dropped from the records — taken for the truth it would make the vote look accurate and the
- * rewards look like a ground-truth leak. Returns the counts when it was dropped, else null.
+ * `--ground-truth auto`'s check (docs/contract.md#ground-truth): among the training groups whose
+ * logged ground truth is a field a TTRL-style trainer may overwrite with its vote
+ * (GroupHealth.truthMayBeVote: verl `gts` with neither TTRL's keys nor our hook's), does it equal
+ * the vote in at least 95 % of at least 8 groups, 3 of them contested? Then it looks like the
+ * pseudo-label. A native `ground_truth`, TTRL's `original_gt` and a dump our hook wrote are never
+ * suspected. Returns the counts when it looks like the pseudo-label, else null.
  */
-export function dropPseudoLabelTruth(records: GroupHealth[]): { groups: number; matching: number } | null {
+export function pseudoLabelEvidence(records: readonly GroupHealth[]): PseudoLabelEvidence | null {
   let groups = 0;
   let matching = 0;
   let contested = 0;
-  const training = records.filter((h) => h.stream !== 'validation');
-  for (const h of training) {
-    if (!h.truth) continue;
+  for (const h of records) {
+    if (h.stream === 'validation' || !h.truth || !h.truthMayBeVote) continue;
     groups++;
     if (h.truth.labelCorrect) {
       matching++;
       if (h.majorityRatio !== null && h.majorityRatio < 1) contested++;
     }
   }
-  if (!(groups >= 8 && contested >= 3 && matching >= 0.95 * groups)) return null;
-  stripTruth(training);
-  return { groups, matching };
+  return groups >= 8 && contested >= 3 && matching >= 0.95 * groups ? { groups, matching } : null;
 }
 
-/** The records as they are, or — when their logged ground truth is the vote itself — copies
- * without it (dropPseudoLabelTruth); for callers that keep the records (the editor's store). */
-export function labelFreeCopies(records: readonly GroupHealth[]): GroupHealth[] {
+/**
+ * Under `auto`, when the logged ground truth looks like the pseudo-label (pseudoLabelEvidence),
+ * drops it from the suspected records so the health analysis does not take the vote for the
+ * truth (the vote would look "accurate", the rewards "tracking the truth"). Returns the evidence
+ * when it dropped, else null. `use` and `ignore` never drop here (`ignore` dropped it at read).
+ */
+export function dropPseudoLabelTruth(records: GroupHealth[], mode: GroundTruthMode = 'auto'): PseudoLabelEvidence | null {
+  if (mode !== 'auto') return null;
+  const ev = pseudoLabelEvidence(records);
+  if (ev) stripTruth(records.filter((h) => h.truthMayBeVote));
+  return ev;
+}
+
+/** The records as they are, or — when their logged ground truth looks like the vote itself
+ * (dropPseudoLabelTruth) — copies without it; for callers that keep the records (the editor's store). */
+export function labelFreeCopies(records: readonly GroupHealth[], mode: GroundTruthMode = 'auto'): GroupHealth[] {
+  if (mode !== 'auto' || !pseudoLabelEvidence(records)) return records as GroupHealth[];
   const copies = records.map((h) => ({
     ...h,
     auroc: { ...h.auroc },
     ...(h.rewards ? { rewards: { ...h.rewards } } : {}),
     ...(h.operators ? { operators: Object.fromEntries(Object.entries(h.operators).map(([k, o]) => [k, { ...o }])) } : {}),
   }));
-  return dropPseudoLabelTruth(copies) ? copies : (records as GroupHealth[]);
+  dropPseudoLabelTruth(copies, mode);
+  return copies;
 }
 
 /** Drops logged ground truth from training records (validation dumps keep theirs). */

@@ -98,7 +98,15 @@ export function needsReasoning(operators?: readonly OperatorId[]): boolean {
  * else the one the group's log records (the reward helpers write it), else majority (TTRL).
  */
 export function configuredOperatorOf(g: { loggedOperator?: string }, explicit?: OperatorId): OperatorId {
+  return statedOperatorOf(g, explicit) ?? 'majority';
+}
+
+/**
+ * The operator the user names, else the one the group's log records; undefined when neither says
+ * (docs/contract.md#grpo-view): then no reward is checked against an assumed operator.
+ */
+export function statedOperatorOf(g: { loggedOperator?: string }, explicit?: OperatorId): OperatorId | undefined {
   if (explicit) return explicit;
   const logged = g.loggedOperator;
-  return logged && operatorSpec(logged) ? (logged as OperatorId) : 'majority';
+  return logged && operatorSpec(logged) ? (logged as OperatorId) : undefined;
 }

@@ -6,6 +6,7 @@
 // read-only custom editor "Consensus Lens Run" (Open With… on a *.jsonl / *.parquet log).
 // The numbers: the what-if workers' per-group health records (src/extension/whatif), through
 // src/extension/compare/model.ts and src/engine/analysis/runs-compare.ts.
+import { groundTruthSetting } from '../settings';
 import * as vscode from 'vscode';
 import { errorMessage } from '../../util/errors';
 import { LatestJob } from '../util/latest-job';
@@ -130,6 +131,7 @@ export class RunView implements vscode.Disposable {
       const view = await this.deps.whatIf.engine.runView(
         out,
         sides.map((s) => s.runId),
+        groundTruthSetting(),
       );
       if (this.disposed || this.sides !== sides) return;
       for (const m of view.warnings) this.deps.log(m);

@@ -2,14 +2,14 @@
 // workers compute: one run, or two side by side (src/engine/analysis/runs-compare.ts), and one
 // side of a question both runs saw. Pure: no 'vscode'.
 import type { OperatorId } from '../../engine';
-import { analyseRun, labelFreeCopies, type GroupHealth } from '../../engine';
+import { analyseRun, labelFreeCopies, type GroundTruthMode, type GroupHealth } from '../../engine';
 import { compareRuns, runSummary, trainingRecords, type RunSide } from '../../engine';
 import { MAX_DISAGREEMENTS, type PairSide, type RunViewModel } from '../../protocol/compare';
 import type { QuestionView } from '../../protocol/messages';
 
 /** A run's side from its health records: training records of its largest run, label-free truth. */
-export function sideOf(name: string, operator: OperatorId, health: readonly GroupHealth[], warn: (m: string) => void): RunSide {
-  const records = trainingRecords(labelFreeCopies(health), name, warn);
+export function sideOf(name: string, operator: OperatorId, health: readonly GroupHealth[], warn: (m: string) => void, groundTruth: GroundTruthMode = 'auto'): RunSide {
+  const records = trainingRecords(labelFreeCopies(health, groundTruth), name, warn);
   return { name, operator, records, health: analyseRun(records, { configuredOperator: operator }) };
 }
 

@@ -5,6 +5,7 @@ import type { OperatorId, QuestionKey } from '../../protocol/messages';
 import { questionKeyString, type RunEntry, type RunStore } from '../store';
 import { fmt, questionDescription, questionTooltip, show } from '../format';
 import { filterQuestions, type ExplorerFilter, type ExplorerSort } from './filters';
+import { groundTruthSetting } from '../settings';
 
 export type Node =
   | { kind: 'run'; runId: string }
@@ -142,7 +143,10 @@ export class RunTree implements vscode.TreeDataProvider<Node> {
                 : conf.withConfidence === 0
                   ? `\nno confidence: ${conf.why} — CISC and CoRE run without it`
                   : `\nconfidence on ${conf.withConfidence} of ${conf.rollouts} roll-outs (${conf.why})`;
-          item.tooltip = `${run.path}\nfollowed (${run.origin})${confLine}${warnings ? `\n${warnings} notice(s): see the Consensus Lens output` : ''}`;
+          // The ground-truth reading is said on every run (docs/contract.md#ground-truth); the target button changes it.
+          const truth = groundTruthSetting();
+          if (truth !== 'auto') item.description += ` · ground truth: ${truth}`;
+          item.tooltip = `${run.path}\nfollowed (${run.origin})${confLine}\nlogged ground truth: ${truth} (the target button changes it)${warnings ? `\n${warnings} notice(s): see the Consensus Lens output` : ''}`;
           item.accessibilityInformation = { label: `${run.label}, ${item.description}` };
         }
         return item;

@@ -15,7 +15,7 @@
 import { Worker } from 'node:worker_threads';
 import { errorMessage } from '../../util/errors';
 import { join } from 'node:path';
-import { type Group, type OperatorId, type PreparedGroup, type SensitivityInterval, emptyAgreement, emptyComparison, mergeAgreement, mergeComparison, runAccuracy, stepSummaries, type AgreementMatrix, type ComparisonStats, type GroupDiff, type StepSummary, OPERATOR_IDS, fnv1a, type GroupHealth, type RunHealth } from '../../engine';
+import { type Group, type OperatorId, type PreparedGroup, type SensitivityInterval, emptyAgreement, emptyComparison, mergeAgreement, mergeComparison, runAccuracy, stepSummaries, type AgreementMatrix, type ComparisonStats, type GroupDiff, type StepSummary, OPERATOR_IDS, fnv1a, type GroupHealth, type RunHealth, type GroundTruthMode } from '../../engine';
 import type { GroupEntry } from '../../logs';
 import { WhatIfShard, type DashboardRow, type FailedItem, type Setting, type ShardReply, type ShardRequest, type SweepCell, type WhatIfItem } from './shard';
 import { changedParams } from '../params';
@@ -439,9 +439,9 @@ export class WhatIfEngine {
    * A run's health (docs/health.md) analysed on a worker thread: the analysis runs permutation
    * tests over every step, seconds on a long run, which the extension host must not spend.
    */
-  async analyse(records: readonly GroupHealth[]): Promise<RunHealth> {
+  async analyse(records: readonly GroupHealth[], groundTruth: GroundTruthMode = 'auto'): Promise<RunHealth> {
     const id = ++this.analyses;
-    const r = await this.inParts([records], (part, _side, last) => ({ kind: 'analyse', id, part, last }));
+    const r = await this.inParts([records], (part, _side, last) => ({ kind: 'analyse', id, part, last, groundTruth }));
     if (r.kind !== 'analysed' || !r.health) throw new Error('the analysis gave nothing');
     return r.health;
   }
@@ -451,12 +451,12 @@ export class WhatIfEngine {
    * two runs compared) built on a worker thread, for the same reason as `analyse`. `warnings`: what
    * the model's reading of the records noticed (trainingRecords).
    */
-  async runView(sides: { name: string; operator: OperatorId; records: readonly GroupHealth[] }[], runIds: string[]): Promise<{ model: RunViewModel; warnings: string[] }> {
+  async runView(sides: { name: string; operator: OperatorId; records: readonly GroupHealth[] }[], runIds: string[], groundTruth: GroundTruthMode = 'auto'): Promise<{ model: RunViewModel; warnings: string[] }> {
     const id = ++this.analyses;
     const heads = sides.map((s) => ({ name: s.name, operator: s.operator }));
     const r = await this.inParts(
       sides.map((s) => s.records),
-      (part, side, last) => ({ kind: 'runView', id, sides: heads, runIds, side, part, last }),
+      (part, side, last) => ({ kind: 'runView', id, sides: heads, runIds, side, part, last, groundTruth }),
     );
     if (r.kind !== 'runView' || !r.model) throw new Error('the run view gave nothing');
     return { model: r.model, warnings: r.warnings };

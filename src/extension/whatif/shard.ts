@@ -14,7 +14,7 @@
 // outcome cache (one RunContext per job and setting) sees them as the training did.
 import { runViewModel, sideOf } from '../compare/model';
 import type { RunViewModel } from '../../protocol/compare';
-import { OPERATOR_IDS, fnv1a, answersEqual, operatorSpec, resolveParams, type Params, createRunContext, prepareGroup, scoreGroup, type Group, type OperatorId, type OperatorResult, type PreparedGroup, type RunContext, addAgreement, addGroup, diffGroup, emptyAgreement, emptyComparison, type AgreementMatrix, type ComparisonStats, type GroupDiff, type LabelRow, sensitivity, type SensitivityInterval, groupHealth, rolloutWhatIf, type GroupHealth, analyseRun, labelFreeCopies, type RunHealth } from '../../engine';
+import { OPERATOR_IDS, fnv1a, answersEqual, operatorSpec, resolveParams, type Params, createRunContext, prepareGroup, scoreGroup, type Group, type OperatorId, type OperatorResult, type PreparedGroup, type RunContext, addAgreement, addGroup, diffGroup, emptyAgreement, emptyComparison, type AgreementMatrix, type ComparisonStats, type GroupDiff, type LabelRow, sensitivity, type SensitivityInterval, groupHealth, rolloutWhatIf, type GroupHealth, analyseRun, labelFreeCopies, type RunHealth, type GroundTruthMode } from '../../engine';
 import { errorMessage } from '../../util/errors';
 import { entryToGroup, readRolloutText, rolloutsOf, type GroupEntry } from '../../logs';
 import { engineParams, preview } from '../scoring';
@@ -88,12 +88,12 @@ export type ShardRequest =
   | { kind: 'end'; job: number }
   | { kind: 'forget'; prefix?: string }
   /** A run's health records, in parts (each part a short structured clone on the host); the last part analyses them. */
-  | { kind: 'analyse'; id: number; part: GroupHealth[]; last: boolean }
+  | { kind: 'analyse'; id: number; part: GroupHealth[]; last: boolean; groundTruth?: GroundTruthMode }
   /**
    * The run view's model (compare/model.ts) from each side's health records, sent in parts like
    * 'analyse' (`side`: whose records `part` holds); the last part builds the model.
    */
-  | { kind: 'runView'; id: number; sides: { name: string; operator: OperatorId }[]; runIds: string[]; side: number; part: GroupHealth[]; last: boolean };
+  | { kind: 'runView'; id: number; sides: { name: string; operator: OperatorId }[]; runIds: string[]; side: number; part: GroupHealth[]; last: boolean; groundTruth?: GroundTruthMode };
 
 export type ShardReply =
   | { kind: 'rescore'; diffs: GroupDiff[]; stats: ComparisonStats; missing: string[]; failed: FailedItem[] }
@@ -166,13 +166,13 @@ export class WhatIfShard {
         return { kind: 'sensitivity', ...sensitivity(req.prepared, engineParams(req.params)) };
       case 'analyse': {
         const all = this.receive(req.id, 1, 0, req.part, req.last);
-        return { kind: 'analysed', health: all && analyseRun(labelFreeCopies(all[0])) };
+        return { kind: 'analysed', health: all && analyseRun(labelFreeCopies(all[0], req.groundTruth)) };
       }
       case 'runView': {
         const all = this.receive(req.id, req.sides.length, req.side, req.part, req.last);
         if (!all) return { kind: 'runView', model: null, warnings: [] };
         const warnings: string[] = [];
-        const sides = req.sides.map((s, i) => sideOf(s.name, s.operator, all[i], (m) => warnings.push(m)));
+        const sides = req.sides.map((s, i) => sideOf(s.name, s.operator, all[i], (m) => warnings.push(m), req.groundTruth));
         return { kind: 'runView', model: runViewModel(sides, req.runIds), warnings };
       }
       case 'prepare': {

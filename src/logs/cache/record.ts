@@ -43,6 +43,8 @@ interface Meta {
   la?: (number | null)[];
   oc: OutcomeCheck[];
   cm: number;
+  /** PreparedGroup.truthMayBeVote */
+  mv?: 1;
   src?: { file: string; line: number };
 }
 
@@ -69,6 +71,7 @@ export function encodeRecord(e: Omit<GroupEntry, 'version'>, p: PreparedGroup): 
   if (p.stream) meta.st = p.stream;
   if (p.loggedOperator) meta.lo = p.loggedOperator;
   if (p.framework) meta.fw = p.framework;
+  if (p.truthMayBeVote) meta.mv = 1;
   if (e.groundTruthForms) meta.f = e.groundTruthForms;
   if (p.loggedAdvantages) meta.la = p.loggedAdvantages;
   if (src) meta.src = { file: src.file, line: src.line };
@@ -177,6 +180,8 @@ export function decodeFeatures(buf: Uint8Array, at = 0): RecordFeatures {
   if (m.st) prepared.stream = m.st;
   if (m.lo) prepared.loggedOperator = m.lo;
   if (m.fw) prepared.framework = m.fw;
+  if (m.mv) prepared.truthMayBeVote = true;
+  if (m.f) prepared.groundTruthForms = m.f;
   if (m.la) prepared.loggedAdvantages = m.la;
   if (text) prepared.text = { length: length!, repetition: repetition!, rule: rule!, truncated: truncated! };
   const out: RecordFeatures = { prepared };
