@@ -99,7 +99,7 @@ test('index: --no-cache is a usage error, stdin is refused, --help comes from th
   await assert.rejects(runIndex([dir, '--no-cache'], { stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough() }), (e: Error) => e instanceof UsageError && /index does not take --no-cache/.test(e.message));
   await assert.rejects(runIndex(['-'], { stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough() }), UsageError);
   const help = commandHelp('index');
-  for (const flag of ['--json', '--jobs N', '--progress', '--ground-truth auto|ignore', '--allow-skipped']) assert.ok(help.includes(flag), flag);
+  for (const flag of ['--json', '--jobs N', '--progress', '--ground-truth auto|use|ignore', '--allow-skipped']) assert.ok(help.includes(flag), flag);
   assert.ok(!help.includes('--no-cache'));
   assert.ok(!help.includes('--kappa'), 'index prepares features: no operator parameter');
 });

@@ -105,9 +105,14 @@ test('the configured operator decides the alarm-tested series', () => {
 });
 
 test('pseudo-label truth dropped: the operators\u2019 accuracy read-outs go with it, the originals stay', () => {
-  const recs = health(Array.from({ length: 10 }, (_, i) => group(0, `q${i}`, ['3', '3', '5', '5', '3'], '3')));
+  // a verl `gts` with nothing saying where it comes from (docs/contract.md#ground-truth)
+  const recs = health(Array.from({ length: 10 }, (_, i) => ({ ...group(0, `q${i}`, ['3', '3', '5', '5', '3'], '3'), truthMayBeVote: true })));
   const copies = labelFreeCopies(recs);
   assert.notEqual(copies, recs);
+  // a native ground_truth equal to the vote is kept; so is a suspected one under `use`
+  const native = health(Array.from({ length: 10 }, (_, i) => group(0, `q${i}`, ['3', '3', '5', '5', '3'], '3')));
+  assert.equal(labelFreeCopies(native), native);
+  assert.equal(labelFreeCopies(recs, 'use'), recs);
   assert.equal(copies[0].operators!.majority!.correct, null);
   assert.equal(copies[0].operators!.majority!.rewardAccuracy, null);
   assert.equal(recs[0].operators!.majority!.correct, true);
