@@ -28,7 +28,7 @@ confidence is missing runs CoRE as EC (docs/contract.md#ec-and-core) rather than
 import math
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
-__all__ = ["group_record", "finite_or_none", "mean_of", "strip_ground_truth", "token_texts", "RecordError"]
+__all__ = ["group_record", "finite_or_none", "ground_truth_value", "mean_of", "strip_ground_truth", "token_texts", "RecordError"]
 
 
 class RecordError(ValueError):
@@ -261,11 +261,28 @@ def group_record(
                 r["verification"] = _verification(verifs[i])
         for k in ("prompt", "ground_truth", "run_id", "framework", "extra"):
             if spec.get(k) is not None:
-                rec[k] = spec[k]
+                rec[k] = ground_truth_value(spec[k]) if k == "ground_truth" else spec[k]
     rec["rollouts"] = rollouts
     if spec.get("outcome_checks") is not None:
         rec["outcome_checks"] = _outcome_checks(spec["outcome_checks"])
     return rec
+
+
+def ground_truth_value(v: Any) -> Any:
+    """A data set's ground truth as the native log holds it (docs/contract.md#ground-truth): a
+    string, or the list of its accepted forms when it has several (verl's ``gts`` may be a list, a
+    NumPy array of answers); None when there is none. ``str()`` of a list would be one answer that
+    nothing equals."""
+    if v is None:
+        return None
+    if hasattr(v, "tolist") and not isinstance(v, (str, bytes)):
+        v = v.tolist()
+    if isinstance(v, (list, tuple)):
+        forms = [str(x) for x in v if x is not None and str(x) != ""]
+        if not forms:
+            return None
+        return forms[0] if len(forms) == 1 else forms
+    return str(v)
 
 
 def strip_ground_truth(record: Mapping[str, Any]) -> Dict[str, Any]:

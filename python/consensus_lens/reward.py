@@ -47,10 +47,10 @@ from collections import deque
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
 try:
-    from .records import RecordError, group_record, strip_ground_truth
+    from .records import RecordError, ground_truth_value, group_record, strip_ground_truth
 except ImportError:  # loaded by file path (verl's custom_reward_function.path): no package
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from consensus_lens.records import RecordError, group_record, strip_ground_truth  # type: ignore
+    from consensus_lens.records import RecordError, ground_truth_value, group_record, strip_ground_truth  # type: ignore
 
 __all__ = [
     "RewardWorker", "WorkerError", "WorkerDied", "WorkerProtocolError", "WorkerRequestError",
@@ -587,8 +587,8 @@ def _log_step(log_dir, step, op, order, members, specs, rewards, ground_truths, 
         idx = members[key]
         g = dict(spec)
         g["rewards"] = [rewards[i] for i in idx]
-        if ground_truths is not None and ground_truths[idx[0]] is not None:
-            g["ground_truth"] = str(ground_truths[idx[0]])
+        if ground_truths is not None and ground_truth_value(ground_truths[idx[0]]) is not None:
+            g["ground_truth"] = ground_truth_value(ground_truths[idx[0]])
         g["extra"] = {"operator": op}
         groups.append(g)
     lg.log_step(step, groups)

@@ -49,7 +49,7 @@ import os
 import sys
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
-from .records import token_texts
+from .records import ground_truth_value, token_texts
 from .reward import RewardWorker
 
 __all__ = ["consensus_reward", "with_logprobs", "prompt_text", "prompt_id", "GroupError"]
@@ -217,7 +217,7 @@ def consensus_reward(
             "completion": _text(completions[i]),
             "qid": str(ids[i]) if ids is not None and ids[i] is not None else None,
             "lp": _mean(lps[i]) if lps is not None else None,
-            "truth": str(truths[i]) if truths is not None and truths[i] is not None else None,
+            "truth": ground_truth_value(truths[i]) if truths is not None else None,
             # Per-token values travel only when they are logged (rank 0 decodes the ids).
             "tlp": [float(x) for x in lps[i]] if token_logprobs and lps is not None and lps[i] is not None and not isinstance(lps[i], (int, float)) else None,
             "ids": [int(x) for x in cids[i]] if cids is not None and cids[i] is not None else None,

@@ -27,7 +27,7 @@ keep them (``token_logprobs=False``: the mean only; they add about 8 bytes per t
 import math
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .records import token_texts
+from .records import ground_truth_value, token_texts
 
 __all__ = [
     "groups_from_batch", "mean_logprobs", "response_texts", "ConsensusRewardManager", "register_with_verl",
@@ -201,8 +201,8 @@ def groups_from_batch(
         if prompts is not None:
             g["prompt"] = tokenizer.decode(prompts[i0], skip_special_tokens=True)
         rm = rms[i0]
-        if isinstance(rm, Mapping) and rm.get("ground_truth") is not None:
-            g["ground_truth"] = str(rm["ground_truth"])
+        if isinstance(rm, Mapping) and ground_truth_value(rm.get("ground_truth")) is not None:
+            g["ground_truth"] = ground_truth_value(rm["ground_truth"])
         g["extra"] = {"uid": str(k)}
         groups.append(g)
     return groups, [rows[k] for k in order]
@@ -556,8 +556,8 @@ def apply_consensus_gt(batch: Any, gen_batch_output: Any, n: int, tokenizer: Any
     if logger is not None:
         for p, (g, res) in enumerate(zip(groups, results)):
             g["rewards"] = [float(x) for x in res["rewards"]]
-            if new_rm[p].get("original_gt") is not None:
-                g["ground_truth"] = str(new_rm[p]["original_gt"])
+            if ground_truth_value(new_rm[p].get("original_gt")) is not None:
+                g["ground_truth"] = ground_truth_value(new_rm[p]["original_gt"])
             g["extra"] = {"operator": operator, "mode": "ttrl", "label": res.get("label"), "gate": float(res["gate"])}
         logger.log_step(st, groups)
     return batch

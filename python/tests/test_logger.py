@@ -225,3 +225,30 @@ class RolloutRecordTests(unittest.TestCase):
             g["outcome_checks"] = [{"answer": "12", "passed": 1, "trials": 2}]
             with self.assertRaises(RecordError):
                 log.log_step(1, [g])
+
+
+class GroundTruthFormsTests(unittest.TestCase):
+    """A ground truth with several accepted forms (verl ``gts`` as a list) is logged as the list, and
+    the engine counts a label equal to any form as correct — the report agrees with the Python side."""
+
+    def test_list_ground_truth_is_logged_as_forms_and_correct_in_report(self):
+        from consensus_lens.records import ground_truth_value
+        from tests.helpers import require_cli
+        self.assertEqual(ground_truth_value(["3", "4"]), ["3", "4"])
+        self.assertEqual(ground_truth_value(("7",)), "7")
+        self.assertEqual(ground_truth_value(7), "7")
+        self.assertIsNone(ground_truth_value([]))
+        cli = require_cli()
+        with tempfile.TemporaryDirectory() as d:
+            with RunLogger(d) as log:
+                log.log_step(1, [{"question_id": "q", "responses": ["so \\boxed{4}"] * 4, "ground_truth": ["3", "4"],
+                                  "rewards": [1, 1, 1, 1], "extra": {"operator": "majority"}}])
+            lines = [json.loads(line) for f in sorted(os.listdir(d)) if f.endswith(".jsonl")
+                     for line in open(os.path.join(d, f)) if line.strip()]
+            rec = [r for r in lines if r.get("kind") == "group"][0]
+            self.assertEqual(rec["ground_truth"], ["3", "4"])
+            out = subprocess.run(["node", cli, "report", d, "--json", "--no-cache", "--jobs", "0"],
+                                 capture_output=True, text=True, check=True)
+            report = json.loads(out.stdout)
+            self.assertEqual(report["groups"][0]["correct"]["majority"], True)
+            self.assertEqual(report["total"]["accuracy"]["majority"], 1)

@@ -166,7 +166,11 @@ export function convertNative(value: unknown, source: RecordSource): Conversion 
   else return { ok: false, error: qv === undefined ? 'missing required field "question_id"' : `field "question_id" must be a string, got ${describe(qv)}` };
   const run = typeof o.run_id === 'string' && o.run_id !== '' ? o.run_id : undefined;
   const prompt = optString(o, 'prompt', dropped) ?? undefined;
-  const groundTruth = optString(o, 'ground_truth', dropped);
+  // `ground_truth`: the answer, or a list of its accepted forms (the first is shown; docs/contract.md#ground-truth)
+  const truthList = Array.isArray(o.ground_truth) ? o.ground_truth.filter((x): x is string => typeof x === 'string' && x !== '') : undefined;
+  if (truthList && truthList.length !== (o.ground_truth as unknown[]).length) dropped.push('ground_truth');
+  const groundTruth = truthList ? (truthList[0] ?? null) : optString(o, 'ground_truth', dropped);
+  const forms = truthList && truthList.length > 1 ? { groundTruthForms: truthList } : {};
   const framework = o.framework === 'trl' || o.framework === 'verl' || o.framework === 'nemo-rl' ? (o.framework as Framework) : undefined;
   if (o.framework !== undefined && framework === undefined) dropped.push('framework');
   const fw = framework ? { framework } : {};
@@ -190,12 +194,12 @@ export function convertNative(value: unknown, source: RecordSource): Conversion 
     return {
       ok: true,
       dropped,
-      record: { kind: 'group', run, step, questionId, prompt, groundTruth, outcomeChecks, rollouts, source, ...fw, ...(loggedOperator ? { loggedOperator } : {}) },
+      record: { kind: 'group', run, step, questionId, prompt, groundTruth, ...forms, outcomeChecks, rollouts, source, ...fw, ...(loggedOperator ? { loggedOperator } : {}) },
     };
   }
   const r = convertRollout(o, '', dropped);
   if (typeof r === 'string') return { ok: false, error: r };
   r.source = source;
   const loggedOperator = operatorOf(o.extra);
-  return { ok: true, dropped, record: { kind: 'rollout', run, step, questionId, prompt, groundTruth, rollout: r, source, ...fw, ...(loggedOperator ? { loggedOperator } : {}) } };
+  return { ok: true, dropped, record: { kind: 'rollout', run, step, questionId, prompt, groundTruth, ...forms, rollout: r, source, ...fw, ...(loggedOperator ? { loggedOperator } : {}) } };
 }
