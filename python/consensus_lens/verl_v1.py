@@ -36,13 +36,15 @@ import time
 from collections import OrderedDict
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
+from verl.experimental.agent_loop.single_turn_agent_loop import SingleTurnAgentLoop  # type: ignore
 from verl.experimental.reward_loop.reward_manager import register  # type: ignore
 from verl.experimental.reward_loop.reward_manager.base import RewardManagerBase  # type: ignore
 
 from .records import token_texts
 from .verl import GroupError, _nt, _tolist, mean_logprobs, response_lengths, response_texts, token_logprob_rows
 
-__all__ = ["ConsensusRewardManagerV1", "GroupRendezvous", "GroupError", "sample_from_data", "rendezvous_options"]
+__all__ = ["ConsensusRewardManagerV1", "ConfidenceSingleTurnAgentLoop", "GroupRendezvous", "GroupError", "sample_from_data",
+           "rendezvous_options"]
 
 # The keys of ``consensus_lens.*`` this manager reads (the legacy hook's, less ``mode``, plus the bound).
 _KEYS = {"operator", "params", "log_dir", "logprob_key", "group_key", "token_logprobs", "group_timeout"}
@@ -287,6 +289,9 @@ def rendezvous_options(config: Any) -> Dict[str, Any]:
         return default if node is None else node
 
     opts = dict(get("consensus_lens") or {})
+    if "mode" in opts:
+        raise ValueError("consensus_lens.mode=%s is the legacy trainer's hook setting (trainer.use_v1=False); the V1 "
+                         "reward manager rewards with the operator's reward only" % (opts["mode"],))
     unknown = set(opts) - _KEYS
     if unknown:
         raise ValueError("unknown keys for the V1 consensus reward manager: %s (known: consensus_lens.{%s})"
@@ -361,3 +366,20 @@ class ConsensusRewardManagerV1(RewardManagerBase):
         return {"reward_score": res["reward"],
                 "reward_extra_info": {"cl_reward": res["reward"], "cl_gate": res["gate"], "cl_label": res["label"],
                                       "cl_confidence": res["confidence"]}}
+
+
+class ConfidenceSingleTurnAgentLoop(SingleTurnAgentLoop):
+    """verl's single-turn agent loop, whose output also carries the sampler's token log-probs in
+    ``extra_fields["rollout_log_probs"]``: V1's reward call (``AgentLoopWorker._compute_score``)
+    sends the reward worker the output's ``extra_fields`` (as ``tool_extra_fields``) but no
+    log-prob tensor, so without this CoRE has no confidence in V1. Name it in an
+    ``actor_rollout_ref.rollout.agent.agent_loop_config_path`` file
+    (``- name: consensus_lens_single_turn`` / ``_target_: consensus_lens.verl_v1.ConfidenceSingleTurnAgentLoop``)
+    and set ``actor_rollout_ref.rollout.agent.default_agent_loop=consensus_lens_single_turn`` with
+    ``actor_rollout_ref.rollout.calculate_log_probs=True``."""
+
+    async def run(self, sampling_params: Dict[str, Any], priority: int = 0, **kwargs: Any) -> Any:
+        output = await super().run(sampling_params, priority=priority, **kwargs)
+        if output.response_logprobs is not None:
+            output.extra_fields["rollout_log_probs"] = [float(x) for x in output.response_logprobs]
+        return output

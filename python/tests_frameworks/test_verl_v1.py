@@ -4,6 +4,7 @@ samples as V1's agent loop builds them (one per call, to a random worker, shuffl
 interleaved) and a batch through ``RewardLoopManager.compute_rm_score`` (split across the two
 workers, padded); the rewards equal ``consensus-lens score`` on the logged groups, a group with a
 sample missing fails by name within the bound, and verl's GRPO advantage runs on the rewards."""
+import asyncio
 import glob
 import json
 import os
@@ -55,7 +56,7 @@ def trainer_config(tok_dir, n, **consensus):
     load_reward_manager read, with the reward manager named as a user names it."""
     return OmegaConf.create({
         "actor_rollout_ref": {"model": {"path": tok_dir, "tokenizer_path": None},
-                              "rollout": {"n": n, "val_kwargs": {"n": 1}}},
+                              "rollout": {"n": n, "val_kwargs": {"n": 1}, "prompt_length": 64, "response_length": 64}},
         "trainer": {"test_freq": -1, "val_before_train": False},
         "reward": {
             "num_workers": 2,
@@ -92,16 +93,23 @@ def non_tensors(rs):
     }
 
 
-def agent_loop_sample(r, with_logprobs):
+def agent_loop_sample(r, logprobs):
     """One sample as V1's agent loop sends it to a reward worker (agent_loop.py, _compute_score):
-    unpadded prompt and response, attention mask over both, the prompt's fields per row."""
+    unpadded prompt and response, attention mask over both, the prompt's fields per row, the
+    output's extra_fields as tool_extra_fields. logprobs: "tensor" (rollout_log_probs), or
+    "extra_fields" (where an agent loop's output can carry them: 0.9.1 sends no log-prob tensor)."""
     p = torch.tensor([r["prompt_ids"]])
     c = torch.tensor([r["completion_ids"]])
     tensors = {"prompts": p, "responses": c, "input_ids": torch.cat([p, c], 1),
                "attention_mask": torch.ones((1, p.shape[1] + c.shape[1]), dtype=torch.long)}
-    if with_logprobs:
+    extra = {"turn_scores": [], "tool_rewards": []}
+    if logprobs == "tensor":
         tensors["rollout_log_probs"] = torch.tensor([r["logprobs"]], dtype=torch.float32)
-    return DataProto.from_dict(tensors=tensors, non_tensors=non_tensors([r]))
+    elif logprobs == "extra_fields":
+        extra["rollout_log_probs"] = list(r["logprobs"])
+    nt = non_tensors([r])
+    nt["tool_extra_fields"] = np.array([extra], dtype=object)
+    return DataProto.from_dict(tensors=tensors, non_tensors=nt)
 
 
 def padded_batch(rs, pad_id):
@@ -163,28 +171,33 @@ def test_registered_and_configured_as_verl_loads_it(tok_dir):
         rendezvous_options(cfg)
 
 
-def test_streamed_core_with_logprobs_equals_the_cli_and_a_missing_sample_is_named(cluster, tok_dir, tmp_path):
-    n = 4
-    log_dir = str(tmp_path / "core")
-    bound = 12.0
-    cfg = trainer_config(tok_dir, n, operator="core", params={"kappa": 0.2, "tau": 0.5}, log_dir=log_dir, group_timeout=bound)
-    opts = rendezvous_options(cfg)
+BOUND = 12.0
+
+
+@pytest.fixture(scope="module")
+def core(cluster, tok_dir, tmp_path_factory):
+    """Two of verl's RewardLoopWorker actors configured for CoRE (rollout.n=4), as V1 starts them."""
+    log_dir = str(tmp_path_factory.mktemp("core"))
+    cfg = trainer_config(tok_dir, 4, operator="core", params={"kappa": 0.2, "tau": 0.5}, log_dir=log_dir, group_timeout=BOUND)
     workers = [ray.remote(RewardLoopWorker).remote(cfg) for _ in range(2)]
-    tok = tiny_tokenizer()
-    # Two steps' groups, their samples shuffled together, each to a worker chosen at random, as
-    # V1's agent loop does when roll-outs finish (samples of one uid reach different workers).
-    rs = rollouts(tok, n, step=1, seed=1) + rollouts(tok, n, step=2, seed=2)
-    rng = random.Random(7)
-    rng.shuffle(rs)
-    picks = [rng.randrange(2) for _ in rs]
-    assert len({(r["uid"], p) for r, p in zip(rs, picks)}) > len({r["uid"] for r in rs})  # some uid is split
-    got = ray.get([workers[p].compute_score.remote(agent_loop_sample(r, True)) for r, p in zip(rs, picks)], timeout=120)
-    flush(opts)
-    records = logged(log_dir)
-    scored = {(g["step"], g["question_id"]): g for g in cli_score(log_dir, "--operators", "core", "--kappa", "0.2", "--tau", "0.5")}
-    assert len(records) == len(scored) == 6
+    yield {"cfg": cfg, "opts": rendezvous_options(cfg), "workers": workers, "log_dir": log_dir, "n": 4}
+    for w in workers:
+        ray.kill(w)
+
+
+def qid(r):
+    return "%s/%d" % (SOURCE, QUESTIONS.index(r["q"]))
+
+
+def check_core_rewards(core, rs, got):
+    """Each sample's reward and extra info equal consensus-lens score's on the logged group."""
+    flush(core["opts"])
+    records = logged(core["log_dir"])
+    scored = {(g["step"], g["question_id"]): g
+              for g in cli_score(core["log_dir"], "--operators", "core", "--kappa", "0.2", "--tau", "0.5")}
+    assert set(records) == set(scored)
     for r, res in zip(rs, got):
-        key = (r["step"], "%s/%d" % (SOURCE, QUESTIONS.index(r["q"])))
+        key = (r["step"], qid(r))
         rec = records[key]
         assert rec["extra"]["uid"] == r["uid"]
         want = scored[key]["results"]["core"]
@@ -197,31 +210,93 @@ def test_streamed_core_with_logprobs_equals_the_cli_and_a_missing_sample_is_name
         assert ro["reward"] == res["reward_score"]  # the log keeps what was trained on
         assert len(ro["token_logprobs"]) == len(r["logprobs"]) and "".join(ro["tokens"]) == ro["response"]
     # CoRE's rewards here are not those of majority (the test would pass on a vote otherwise).
-    maj = {(g["step"], g["question_id"]): g for g in cli_score(log_dir, "--operators", "majority")}
-    assert any(abs(res["reward_score"] - maj[(r["step"], "%s/%d" % (SOURCE, QUESTIONS.index(r["q"])))]["results"]["majority"]
-                   ["rewards"][r["session"]]) > 1e-3 for r, res in zip(rs, got))
+    maj = {(g["step"], g["question_id"]): g for g in cli_score(core["log_dir"], "--operators", "majority")}
+    assert any(abs(res["reward_score"] - maj[(r["step"], qid(r))]["results"]["majority"]["rewards"][r["session"]]) > 1e-3
+               for r, res in zip(rs, got))
 
-    # A group with one roll-out lost: every sample of it fails, naming the uid and the settings,
-    # once the bound has run out; a late sample of it fails at once; nothing of it is logged.
+
+def test_streamed_core_with_logprobs_equals_the_cli(core):
+    n, workers = core["n"], core["workers"]
+    tok = tiny_tokenizer()
+    # Two steps' groups, their samples shuffled together, each to a worker chosen at random, as
+    # V1's agent loop does when roll-outs finish (samples of one uid reach different workers).
+    rs = rollouts(tok, n, step=1, seed=1) + rollouts(tok, n, step=2, seed=2)
+    rng = random.Random(7)
+    rng.shuffle(rs)
+    picks = [rng.randrange(2) for _ in rs]
+    assert len({(r["uid"], p) for r, p in zip(rs, picks)}) > len({r["uid"] for r in rs})  # some uid is split
+    got = ray.get([workers[p].compute_score.remote(agent_loop_sample(r, "tensor" if i % 2 else "extra_fields"))
+                   for i, (r, p) in enumerate(zip(rs, picks))], timeout=120)
+    check_core_rewards(core, rs, got)
+    assert len(logged(core["log_dir"])) >= 6
+
+
+def test_the_agent_loop_carries_logprobs_through_verls_reward_call(core):
+    """ConfidenceSingleTurnAgentLoop.run (verl's single-turn loop on a stand-in server) then verl's
+    own AgentLoopWorker._compute_score, which sends the output to a random reward worker."""
+    import types
+
+    from verl.experimental.agent_loop.agent_loop import AgentLoopWorker, DictConfigWrap
+    from verl.workers.rollout.replica import TokenOutput
+
+    from consensus_lens.verl_v1 import ConfidenceSingleTurnAgentLoop
+
+    n = core["n"]
+    tok = tiny_tokenizer()
+    tok.chat_template = "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+    rs = rollouts(tok, n, step=4, seed=5, questions=QUESTIONS[1:3])
+    random.Random(11).shuffle(rs)
+
+    class Server:  # the rollout engine's answer: the known roll-out and its token log-probs
+        def __init__(self, r):
+            self.r = r
+
+        async def generate(self, **kw):
+            return TokenOutput(token_ids=self.r["completion_ids"], log_probs=self.r["logprobs"])
+
+    fake = types.SimpleNamespace(reward_loop_worker_handles=core["workers"], processor=None, mm_processor_kwargs={})
+    for name in ("_compute_score", "_compute_multi_modal_inputs", "_compute_position_ids", "_get_mm_processor_kwargs"):
+        setattr(fake, name, types.MethodType(getattr(AgentLoopWorker, name), fake))
+
+    async def one(r):
+        loop = ConfidenceSingleTurnAgentLoop(trainer_config=DictConfigWrap(core["cfg"]), server_manager=Server(r), tokenizer=tok,
+                                             processor=None, dataset_cls=None, data_config=DictConfigWrap(OmegaConf.create({})))
+        kwargs = {k: v[0] for k, v in non_tensors([r]).items()}
+        kwargs["raw_prompt"] = [{"role": "user", "content": r["q"]["prompt"]}]
+        out = await loop.run({"temperature": 1.0}, **kwargs)
+        assert out.response_ids == r["completion_ids"]
+        await fake._compute_score([out], kwargs=kwargs)
+        return {"reward_score": out.reward_score, "reward_extra_info": out.extra_fields["reward_extra_info"]}
+
+    async def all_():
+        return await asyncio.gather(*[one(r) for r in rs])
+
+    got = asyncio.run(all_())
+    check_core_rewards(core, rs, got)
+
+
+def test_a_group_with_a_sample_missing_fails_by_name_within_the_bound(core):
+    n, workers = core["n"], core["workers"]
+    tok = tiny_tokenizer()
+    # One roll-out lost: every sample of the group fails, naming the uid and the settings, once
+    # the bound has run out; a late sample of it fails at once; nothing of it is logged.
     lost = rollouts(tok, n, step=3, seed=3, questions=QUESTIONS[3:4])
     t0 = time.monotonic()
-    refs = [workers[i % 2].compute_score.remote(agent_loop_sample(r, True)) for i, r in enumerate(lost[:-1])]
+    refs = [workers[i % 2].compute_score.remote(agent_loop_sample(r, "tensor")) for i, r in enumerate(lost[:-1])]
     for ref in refs:
         with pytest.raises(GroupError) as e:
-            ray.get(ref, timeout=bound + 60)
+            ray.get(ref, timeout=BOUND + 60)
         msg = str(e.value)
         assert lost[0]["uid"] in msg and "3 of actor_rollout_ref.rollout.n=4" in msg
         assert "consensus_lens.group_timeout=12s" in msg
     elapsed = time.monotonic() - t0
-    assert bound - 1 <= elapsed <= bound + 30, elapsed
+    assert BOUND - 1 <= elapsed <= BOUND + 30, elapsed
     t1 = time.monotonic()
     with pytest.raises(GroupError, match=lost[0]["uid"]):
-        ray.get(workers[0].compute_score.remote(agent_loop_sample(lost[-1], True)), timeout=30)
-    assert time.monotonic() - t1 < bound
-    flush(opts)
-    assert not any(rec["extra"]["uid"] == lost[0]["uid"] for rec in logged(log_dir).values())
-    for w in workers:
-        ray.kill(w)
+        ray.get(workers[0].compute_score.remote(agent_loop_sample(lost[-1], "tensor")), timeout=30)
+    assert time.monotonic() - t1 < BOUND
+    flush(core["opts"])
+    assert not any(rec["extra"]["uid"] == lost[0]["uid"] for rec in logged(core["log_dir"]).values())
 
 
 def test_a_batch_split_across_two_workers_then_grpo_advantages(cluster, tok_dir, tmp_path):
