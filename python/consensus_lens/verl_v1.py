@@ -126,8 +126,10 @@ class GroupRendezvous:
         try:
             answers = await asyncio.wait_for(asyncio.shield(g["future"]), timeout=max(remaining, 0.0))
         except asyncio.TimeoutError:
-            if g["future"].done() and not g["future"].cancelled() and g["future"].exception() is None:
-                answers = g["future"].result()  # scored as the bound ran out: the reward stands
+            if g["scoring"]:
+                # Whole before the bound ran out: only the score is outstanding, which the reward
+                # worker's own timeout bounds (its error fails the group, below).
+                answers = await g["future"]
             else:
                 if uid not in self._failed:
                     have = sorted(g["samples"])
@@ -362,7 +364,17 @@ class ConsensusRewardManagerV1(RewardManagerBase):
         o = self.options
         sample = sample_from_data(data, self.tokenizer, group_key=o["group_key"], logprob_key=o["logprob_key"],
                                   token_logprobs=bool(o["log_dir"]) and o["token_logprobs"], token_cache=self._tokens)
-        res = await self._submit(sample["uid"], sample)
+        try:
+            res = await self._submit(sample["uid"], sample)
+        except GroupError:
+            raise
+        except Exception as e:
+            from ray.exceptions import RayActorError  # type: ignore
+
+            if isinstance(e, RayActorError):  # its pending groups are gone with it: no reward from a part
+                raise GroupError("uid %s: the consensus rendezvous actor is gone (%s); the groups it held get no reward"
+                                 % (sample["uid"], type(e).__name__)) from e
+            raise
         return {"reward_score": res["reward"],
                 "reward_extra_info": {"cl_reward": res["reward"], "cl_gate": res["gate"], "cl_label": res["label"],
                                       "cl_confidence": res["confidence"]}}

@@ -331,3 +331,39 @@ def test_a_batch_split_across_two_workers_then_grpo_advantages(cluster, tok_dir,
     assert any(abs(float(adv[i][0])) > 0.1 for i in range(len(rs)))
     for w in manager.reward_loop_workers:
         ray.kill(w)
+
+
+def test_the_rendezvous_counts_sessions_not_copies_and_a_whole_group_outlives_the_bound():
+    """In-process (the dry run's rendezvous): a copy of a session (compute_rm_score's padding) gets
+    its answer without counting; a group whole before the bound keeps its reward when scoring
+    ends after it; a session outside 0..n-1 fails its uid at once, naming rollout.n."""
+    from consensus_lens.reward import RewardWorker
+    from consensus_lens.verl_v1 import GroupRendezvous
+
+    real = RewardWorker(operator="majority")
+
+    class Slow:  # the reward worker, answering after the bound has run out
+        def score(self, *a, **k):
+            time.sleep(1.5)
+            return real.score(*a, **k)
+
+        def close(self):
+            real.close()
+
+    rdv = GroupRendezvous(3, "majority", group_timeout=0.5, worker=Slow())
+
+    def s(sid, answer):
+        return {"session": sid, "text": "so \\boxed{%s}" % answer, "question_id": "q/1", "step": 7}
+
+    async def group():
+        return await asyncio.gather(rdv.submit("u1", s(0, 1)), rdv.submit("u1", s(0, 1)), rdv.submit("u1", s(1, 2)),
+                                    rdv.submit("u1", s(2, 1)))
+
+    got = asyncio.run(group())
+    assert [g["reward"] for g in got] == [1.0, 1.0, 0.0, 1.0] and {g["label"] for g in got} == {"1"}
+    assert rdv.groups_scored == 1
+    with pytest.raises(GroupError, match=r"session_id 3 is outside 0..2, but actor_rollout_ref.rollout.n=3"):
+        asyncio.run(rdv.submit("u2", s(3, 1)))
+    with pytest.raises(GroupError, match="u2"):
+        asyncio.run(rdv.submit("u2", s(0, 1)))
+    rdv.close()
