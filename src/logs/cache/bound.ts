@@ -7,6 +7,7 @@
 // temporary file is removed only when the process writing it is gone.
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { errnoCode } from '../../util/errors';
 
 export const DEFAULT_CACHE_MAX_MB = 4096;
 const CACHE_FILE = /^[0-9a-f]{64}\.(clc|clr)$/;
@@ -33,7 +34,7 @@ function alive(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
+    return errnoCode(e) === 'EPERM'; // alive, another user's
   }
 }
 
