@@ -1,5 +1,5 @@
-// A node:test reporter for `npm test`: one line per failed test (with its error), nothing for the
-// passing ones, and a summary at the end (files, tests, time). The full TAP goes to a log file
+// A node:test reporter for `npm test`: one line per failed test (with its error) and per skipped
+// test (with its reason), nothing for the passing ones, and a summary at the end (files, tests, time). The full TAP goes to a log file
 // beside it (scripts/run-tests.mjs), for CI.
 import { inspect } from 'node:util';
 
@@ -15,7 +15,11 @@ export default async function* summary(source) {
     // nested subtests count within their test
     if ((ev.type === 'test:pass' || ev.type === 'test:fail') && d.nesting !== 0) continue;
     if (ev.type === 'test:pass') {
-      if (d.skip) skip++;
+      if (d.skip) {
+        skip++;
+        // a skipped test says why (a missing tool: test/tools.ts), so a skip is never silent
+        yield `skipped ${d.name}${d.file ? ` (${d.file})` : ''}: ${typeof d.skip === 'string' ? d.skip : 'no reason given'}\n`;
+      }
       else if (d.todo) todo++;
       else pass++;
     } else if (ev.type === 'test:fail') {

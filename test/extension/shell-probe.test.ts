@@ -1,7 +1,8 @@
 // Quoting chosen by how the real shell parses (probeQuoteStyle), not by its executable's name:
 // fish through `env` or under another name gets fish quoting, so a hostile folder name stays a
 // name; zsh's EQUALS expansion never meets a bare value; `${var}` inside backquotes is refused.
-// Needs fish and zsh installed (the CI installs them).
+// Needs fish, zsh and dash (scripts/setup-tests.sh installs them; without them the tests that need
+// them are skipped, test/tools.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -10,10 +11,11 @@ import { join } from 'node:path';
 import { invocation, probeQuoteStyle, quoteStyleFor, resolveLaunch, validateProfiles, type TerminalProfile, type TrainingProfile } from '../../src/extension/training/profile';
 import { quotePosix } from '../../src/extension/training/quote';
 import { scratchDir } from '../scratch';
+import { findExecutable, skipWithout } from '../tools';
 
 const which = (n: string): string => {
-  const p = ['/usr/bin/', '/bin/'].map((d) => d + n).find((x) => existsSync(x));
-  assert.ok(p, `${n} is not installed (apt-get install ${n})`);
+  const p = findExecutable(n);
+  assert.ok(p, `${n} is not installed`);
   return p;
 };
 const HOSTILE = "a\\'; touch PWN; #";
@@ -29,7 +31,7 @@ async function launchInFolderNamed(tp: TerminalProfile, folder: string): Promise
   return { out: r.stdout, pwned: existsSync(join(dir, 'PWN')), style };
 }
 
-test('fish started through env gets fish quoting (by name it would be POSIX): the folder name stays a name', async () => {
+test('fish started through env gets fish quoting (by name it would be POSIX): the folder name stays a name', { skip: skipWithout('fish') }, async () => {
   const tp: TerminalProfile = { path: which('env'), args: [which('fish'), '-c'] };
   assert.equal(quoteStyleFor(tp.path as string), 'posix');
   const r = await launchInFolderNamed(tp, HOSTILE);
@@ -38,7 +40,7 @@ test('fish started through env gets fish quoting (by name it would be POSIX): th
   assert.equal(r.pwned, false);
 });
 
-test('fish under another name (a link called "sh-wrapper") gets fish quoting', async () => {
+test('fish under another name (a link called "sh-wrapper") gets fish quoting', { skip: skipWithout('fish') }, async () => {
   const dir = scratchDir('cl-renamed-');
   const renamed = join(dir, 'sh-wrapper');
   symlinkSync(which('fish'), renamed);
@@ -46,7 +48,7 @@ test('fish under another name (a link called "sh-wrapper") gets fish quoting', a
   assert.deepEqual([r.style, r.out, r.pwned], ['fish', HOSTILE, false]);
 });
 
-test('POSIX shells, also through env, probe as POSIX; a program that is no shell is refused', async () => {
+test('POSIX shells, also through env, probe as POSIX; a program that is no shell is refused', { skip: skipWithout('dash', 'zsh') }, async () => {
   for (const tp of [{ path: which('bash') }, { path: which('dash') }, { path: which('zsh') }, { path: which('env'), args: ['bash', '-c'] }] as TerminalProfile[]) {
     const r = await launchInFolderNamed(tp, HOSTILE);
     assert.deepEqual([r.style, r.out, r.pwned], ['posix', HOSTILE, false], JSON.stringify(tp));
@@ -58,7 +60,7 @@ test('POSIX shells, also through env, probe as POSIX; a program that is no shell
   assert.equal(ran, false);
 });
 
-test('zsh: a bare value starting with = is quoted (EQUALS expansion would turn =ls into a path)', () => {
+test('zsh: a bare value starting with = is quoted (EQUALS expansion would turn =ls into a path)', { skip: skipWithout('zsh') }, () => {
   assert.equal(quotePosix('=ls'), "'=ls'");
   assert.equal(quotePosix('a=b'), 'a=b');
   const r = spawnSync(which('zsh'), ['-c', `printf %s ${quotePosix('=ls')}`], { encoding: 'utf8' });

@@ -80,9 +80,8 @@ test('every installed shell (sh, bash, dash, zsh, ksh, mksh, fish) gets each hos
   }
 });
 
-test('fish: a folder named a\\\'; touch PWN; # stays a folder name (the POSIX form would run touch)', () => {
-  const fish = ['/usr/bin/fish', '/bin/fish'].find((p) => existsSync(p));
-  if (!fish) return;
+test('fish: a folder named a\\\'; touch PWN; # stays a folder name (the POSIX form would run touch)', { skip: skipWithout('fish') }, () => {
+  const fish = findExecutable('fish') as string;
   const dir = scratchDir('cl-fish-');
   const profile: TrainingProfile = { name: 'f', command: 'printf %s ${workspaceFolder}' };
   const style = quoteStyleFor(fish);
@@ -397,6 +396,7 @@ test('job environment: VS Code variables dropped, terminal profile env (null uns
 
 import { ignoredUserValue, settingsFiles, setsKey } from '../../src/extension/training/settings-files';
 import { scratchDir } from '../scratch';
+import { findExecutable, skipWithout } from '../tools';
 
 test('machine-scoped settings in a remote window: a User-settings value is ignored the same way every time, unless the Remote settings set the key', () => {
   const key = 'consensusLens.training.profiles';
