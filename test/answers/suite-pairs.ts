@@ -28,11 +28,15 @@ export const SOLUTION_SET_PAIRS: [string, string][] = [
 ];
 
 /**
- * A decided pair over 10× heavier than any of the suites' (~590 K units, tens of ms): a solution
- * set judged at every test point on a 40-term sum. Under a clock it was "not decided" on a busy
- * or slow machine; under the work budget it is equal everywhere.
+ * Decided pairs up to ~20× heavier than any of the suites' (150 K to 890 K units; tens of ms
+ * each, more on a cold thread): a solution set judged at every test point on a sum of k terms.
+ * Under a clock, a busy, slow or cold thread read some of them as "not decided"; under the work
+ * budget they are equal everywhere.
  */
-export const HEAVY_PAIR: [string, string] = ['|x|<2', '\\sum_{k=1}^{40} \\frac{x^2-4}{k} < 0'];
+export const GRADED_PAIRS: [string, string][] = [10, 15, 20, 25, 30, 35, 40, 50, 60].map((k) => ['|x|<2', `\\sum_{k=1}^{${k}} \\frac{x^2-4}{k} < 0`]);
+
+/** One of them (40 terms, ~590 K units). */
+export const HEAVY_PAIR: [string, string] = GRADED_PAIRS[6]!;
 
 /** A pair over the comparison budget: always "not decided", after the same units. */
 export const OVER_BUDGET_PAIR: [string, string] = ['\\sum_{k=1}^{400} x^k < 1', '\\sum_{k=1}^{400} x^k \\le 1'];

@@ -13,10 +13,12 @@ export class BudgetError extends Error {}
 export const MAX_NODES = 20_000;
 
 /**
- * Depth of an expression tree (and of the parser's unary and exponent chains). Every tree walk
- * recurses once per level, so this bounds the stack a walk uses before any stack can overflow:
- * the same answer is decided, or refused, identically in a thread with a small stack and in one
- * with a large one. A `\sum` of 1000 terms is ~1000 deep.
+ * Depth of an expression tree (a level with list children counts 3: LISTED_LEVEL), and of the
+ * parser's unary and exponent chains. Every tree walk recurses once per level, so this bounds the
+ * stack a walk uses before any stack can overflow: the same answer is decided, or refused,
+ * identically in a thread with a small stack and in one with a large one (docs/answers.md, "Work
+ * and size bounds": about 0.6 MB of stack; Node gives its main thread ~1 MB, a worker 4 MB). A
+ * `\sum` of 1000 terms is ~1000 deep.
  */
 export const MAX_DEPTH = 1_100;
 
@@ -98,6 +100,17 @@ interface Shape {
 /** Shapes of the nodes seen by this parse or comparison (a fresh map for each: see withBudget). */
 let SHAPE = new WeakMap<object, Shape>();
 
+/** Children lists that came (at least partly) from an array field: see LISTED_LEVEL. */
+const listed = new WeakSet<object[]>();
+
+/**
+ * The depth one level counts for. A walk reaches the items of an array field (a function's
+ * arguments, a group's items) through a callback (`map`, `some`, `forEach`): about three stack
+ * frames a level, against one for a node's own fields. Counting such a level as 3 bounds the stack
+ * a walk needs by MAX_DEPTH whatever the tree's shape (a chain of 1,100 negations, or of 366 `!`).
+ */
+const LISTED_LEVEL = 3;
+
 function isNode(v: unknown): v is object {
   return v !== null && typeof v === 'object' && 'k' in v;
 }
@@ -107,6 +120,7 @@ function childrenOf(n: object): object[] {
   const out: object[] = [];
   for (const v of Object.values(n)) {
     if (Array.isArray(v)) {
+      listed.add(out);
       for (const x of v) {
         if (Array.isArray(x)) for (const y of x) isNode(y) && out.push(y);
         else if (isNode(x)) out.push(x);
@@ -153,7 +167,7 @@ export function treeShape(root: object): Shape {
       size += s.size;
       if (s.depth > depth) depth = s.depth;
     }
-    depth++;
+    depth += listed.has(kids) ? LISTED_LEVEL : 1;
     if (size > MAX_NODES) throw new BudgetError(`more than ${MAX_NODES} nodes`);
     if (depth > MAX_DEPTH) throw new BudgetError(`nested more than ${MAX_DEPTH} deep`);
     SHAPE.set(n, { size, depth });
