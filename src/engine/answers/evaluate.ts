@@ -139,7 +139,7 @@ function factorial(n: bigint): bigint {
   let bits = 1;
   for (let i = 2n; i <= n; i++) {
     bits += smallBits(i);
-    budget.charge(Math.ceil(bits / 64));
+    Q.chargeLimbs(Math.ceil(bits / 64));
     r *= i;
   }
   return r;
@@ -154,7 +154,7 @@ function binom(n: bigint, k: bigint): bigint {
   for (let i = 1n; i <= k; i++) {
     const m = n - k + i;
     // A product by m, then a division by i, of a value of at most bits + bits(m) bits.
-    budget.charge(2 * Math.ceil((bits + smallBits(m)) / 64));
+    Q.chargeLimbs(2 * Math.ceil((bits + smallBits(m)) / 64));
     bits += smallBits(m) - smallBits(i) + 1;
     r = (r * m) / i;
   }
@@ -286,7 +286,11 @@ function numFn(f: string, xs: Num[]): Num {
     case 'binom': {
       const n = real(x, 'binomial');
       const k = real(xs[1]!, 'binomial');
-      if (Number.isInteger(n) && Number.isInteger(k) && n >= k && k >= 0 && n < 1030) return mj().combinations(n, k) as number;
+      if (Number.isInteger(n) && Number.isInteger(k) && n >= k && k >= 0 && n < 1030) {
+        // mathjs multiplies min(k, n-k) factors: one unit per 16 of them (budget.ts).
+        budget.charge(Math.ceil(Math.min(k, n - k) / 16));
+        return mj().combinations(n, k) as number;
+      }
       return (mj().gamma(n + 1) as number) / ((mj().gamma(k + 1) as number) * (mj().gamma(n - k + 1) as number));
     }
     case 'floor':

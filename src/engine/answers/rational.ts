@@ -9,10 +9,20 @@ export interface Rational {
 import { budget, BudgetError, MAX_BITS } from './budget';
 
 // Big-number work is charged by operand size, in 64-bit limbs (docs/answers.md, "Work and size
-// bounds"): an addition costs the limbs of its operands, a product or a division the product of
-// their limbs, each step of a gcd the limbs of the larger operand. Values below 2^64 cost 1.
+// bounds"): a product or a division costs the product of its operands' limbs, each step of a gcd
+// the limbs of the larger operand, LIMB_OPS_PER_UNIT limb operations a unit (rounded up: every
+// operation costs at least 1). A limb operation is ~4× faster than a node evaluated, so a unit
+// costs about the same time in both (BENCHMARKS.md, "Work budget of the answers").
 
 const LIMB = 1n << 64n;
+
+/** Limb operations charged as one unit of work. */
+export const LIMB_OPS_PER_UNIT = 4;
+
+/** Charges `ops` limb operations. */
+export function chargeLimbs(ops: number): void {
+  budget.charge(Math.ceil(ops / LIMB_OPS_PER_UNIT));
+}
 
 /** 64-bit limbs of |x| (at least 1). Linear in the size of x: cheaper than any operation charged by it. */
 export function limbs(x: bigint): number {
@@ -23,7 +33,7 @@ export function limbs(x: bigint): number {
 
 /** Charges a product (or a division) of operands of `a` and `b` limbs. */
 function chargeMul(a: number, b: number): void {
-  budget.charge(a * b);
+  chargeLimbs(a * b);
 }
 
 function gcd(a: bigint, b: bigint): bigint {
@@ -32,7 +42,7 @@ function gcd(a: bigint, b: bigint): bigint {
   // Each step divides the larger remainder; the operands only shrink, so their size at the start bounds every step.
   const size = Math.max(limbs(a), limbs(b));
   while (b !== 0n) {
-    budget.charge(size);
+    chargeLimbs(size);
     [a, b] = [b, a % b];
   }
   return a;
@@ -121,7 +131,7 @@ export function intRoot(x: bigint, k: number): bigint | null {
   if (x < 2n) return x;
   // Every power below is at most about as large as x: a product of x's limbs per power taken.
   const size = limbs(x);
-  budget.charge(3 * size * size);
+  chargeLimbs(3 * size * size);
   let r = BigInt(Math.round(Math.pow(Number(x), 1 / k)));
   for (const c of [r - 1n, r, r + 1n]) if (c >= 0n && c ** BigInt(k) === x) return c;
   // Large values: Newton's method on BigInt.
@@ -129,7 +139,7 @@ export function intRoot(x: bigint, k: number): bigint | null {
     r = x;
     const K = BigInt(k);
     for (let i = 0; i < 2000; i++) {
-      budget.charge(2 * size * size);
+      chargeLimbs(2 * size * size);
       const next = ((K - 1n) * r + x / r ** (K - 1n)) / K;
       if (next >= r) break;
       r = next;
@@ -170,7 +180,7 @@ export function parseDecimal(s: string): Rational | null {
 }
 
 export function toNumber(a: Rational): number {
-  budget.charge(limbs(a.n) + limbs(a.d));
+  chargeLimbs(limbs(a.n) + limbs(a.d));
   const n = Number(a.n);
   const d = Number(a.d);
   if (Number.isFinite(n) && Number.isFinite(d)) return n / d;
