@@ -274,21 +274,23 @@ class Parser {
     return false;
   }
 
-  /** Open parseUnary and parseScriptArg calls: `-` and `^-` chains and `2**2**…` recurse through them. */
+  /**
+   * Open parseUnary and parseScriptArg calls: `-` and `^-` chains and `2**2**…` recurse through
+   * them. Bounded like a tree's depth (budget.ts, MAX_DEPTH), before the stack can overflow.
+   */
   private chain = 0;
 
-  /** Runs one level of a unary chain, bounded like a tree's depth (budget.ts, MAX_DEPTH) before the stack can overflow. */
-  private chained(run: () => Node): Node {
+  private enterChain(): void {
     if (++this.chain > MAX_TREE_DEPTH) throw new BudgetError(`nested more than ${MAX_TREE_DEPTH} deep`);
-    try {
-      return run();
-    } finally {
-      this.chain--;
-    }
   }
 
   private parseUnary(): Node {
-    return this.chained(() => this.unary());
+    this.enterChain();
+    try {
+      return this.unary();
+    } finally {
+      this.chain--;
+    }
   }
 
   private unary(): Node {
@@ -321,7 +323,12 @@ class Parser {
 
   /** The argument of `^`, `_` or a brace-less macro argument: TeX takes ONE token (`x^23` = x²·3). */
   private parseScriptArg(): Node {
-    return this.chained(() => this.scriptArg());
+    this.enterChain();
+    try {
+      return this.scriptArg();
+    } finally {
+      this.chain--;
+    }
   }
 
   private scriptArg(): Node {
