@@ -48,12 +48,13 @@ export const budget = {
   },
   /** One unit: a node visited or evaluated, a parse step, a loop iteration. */
   check(): void {
-    if (++this.units > this.limit) throw new BudgetError(`over the work budget (${this.limit} units)`);
+    this.units++;
     if (this.onUnit !== null) this.onUnit(1);
+    if (this.units > this.limit) throw new BudgetError(`over the work budget (${this.limit} units)`);
   },
 };
 
-/** What `run` returns, or the BudgetError it hit, with the units it used; the counter is then restored. */
+/** What `run` returns, or the error it threw (a BudgetError when a bound was hit), with the units it used; the counter is then restored. */
 export function withBudget<T>(limit: number, run: () => T): { value?: T; error?: unknown; units: number } {
   const saved = { units: budget.units, limit: budget.limit, shapes: SHAPE };
   budget.units = 0;
