@@ -28,14 +28,14 @@ export const SOLUTION_SET_PAIRS: [string, string][] = [
 ];
 
 /**
- * Decided pairs up to ~20× heavier than any of the suites' (150 K to 890 K units; tens of ms
+ * Decided pairs up to ~8× heavier than any of the suites' (120 K to 700 K units; tens of ms
  * each, more on a cold thread): a solution set judged at every test point on a sum of k terms.
  * Under a clock, a busy, slow or cold thread read some of them as "not decided"; under the work
  * budget they are equal everywhere.
  */
 export const GRADED_PAIRS: [string, string][] = [10, 15, 20, 25, 30, 35, 40, 50, 60].map((k) => ['|x|<2', `\\sum_{k=1}^{${k}} \\frac{x^2-4}{k} < 0`]);
 
-/** One of them (40 terms, ~590 K units). */
+/** One of them (40 terms, ~470 K units). */
 export const HEAVY_PAIR: [string, string] = GRADED_PAIRS[6]!;
 
 /** A pair over the comparison budget: always "not decided", after the same units. */
