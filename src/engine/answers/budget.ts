@@ -29,8 +29,8 @@ export const MAX_BITS = 16_384;
  * Units of work one parse and one comparison may use (docs/answers.md, "Work and size bounds").
  * The largest decided parse of the answer suites uses ~89 K units (`\binom{5000}{2500}`), the
  * largest decided comparison ~87 K (the same against a number; solution sets judged point by point
- * ~15 K): over 10× below each budget. A budget spent costs ~50–70 ms on the unloaded 2-core
- * machine of BENCHMARKS.md ("Work budget of the answers"), more when it is loaded.
+ * ~15 K): over 10× below each budget. A budget spent cost ~50–70 ms on the shared 2-core machine
+ * of BENCHMARKS.md ("Work budget of the answers") at a load of ~6, 3–4× that at 10–14.
  */
 export const limits = { parseUnits: 1_000_000, compareUnits: 1_000_000 };
 
