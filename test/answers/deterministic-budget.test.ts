@@ -117,4 +117,21 @@ test('a hostile pair is "not decided" after the same units every time, in any th
   assert.equal(w!.undecided, true);
   assert.ok(runs[0]! > limits.compareUnits);
   assert.deepEqual(runs, runs.map(() => runs[0]));
+  // The count is the pair's own: with room for all of it, the whole comparison costs the same
+  // units cold and warm (~2.1 M), and is then decided.
+  const saved = limits.compareUnits;
+  try {
+    limits.compareUnits = 4 * saved;
+    const full: number[] = [];
+    for (const cold of [true, false]) {
+      if (cold) clearAnswerCaches();
+      const r = compareCanonical(canonicalOf(a), canonicalOf(b));
+      assert.equal(r.undecided, undefined, r.reason);
+      full.push(r.units!);
+    }
+    assert.ok(full[0]! > saved, `${full[0]} units`);
+    assert.equal(full[1], full[0]);
+  } finally {
+    limits.compareUnits = saved;
+  }
 });
