@@ -2,7 +2,7 @@
 // (these machines are 2 cores and noisy: ratios, not absolute times, are what we record).
 // Figures go to stdout as a Markdown table and to .bench/results.json; BENCHMARKS.md records them.
 //
-//   node bench/run.mjs [--quick] [--only core,sweep,big,answers,logs,serve,extension,activation,whatif,cache,reopen,compare,tokens]
+//   node bench/run.mjs [--quick] [--only core,sweep,big,answers,budget,logs,serve,extension,activation,whatif,cache,reopen,compare,tokens]
 //
 // --quick uses smaller inputs (a smoke run of the harness, not figures to record).
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -251,6 +251,15 @@ if (want('tokens') && existsSync('bench/tokens-bench.ts')) {
   const out = execFileSync(process.execPath, ['--import', 'tsx', 'bench/tokens-bench.ts'], { encoding: 'utf8', maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'] });
   const r = JSON.parse(out.trim().split('\n').pop());
   results.figures.tokens = r;
+  for (const [what, ours, base, ratio, target, ok] of r.rows ?? []) row(what, ours, base, ratio, target, ok);
+}
+
+// 11. The answers' work budget (budget-bench.ts): ns per unit over the answer suites' pairs, the
+//     budgets' margin over the largest decided parse and comparison, a spent budget's time.
+if (want('budget') && existsSync('bench/budget-bench.ts')) {
+  const out = execFileSync(process.execPath, ['--import', 'tsx', 'bench/budget-bench.ts'], { encoding: 'utf8', maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'] });
+  const r = JSON.parse(out.trim().split('\n').pop());
+  results.figures.budget = r;
   for (const [what, ours, base, ratio, target, ok] of r.rows ?? []) row(what, ours, base, ratio, target, ok);
 }
 

@@ -1,4 +1,4 @@
-// Answers that once hung or exhausted memory (docs/answers.md, "Time and size bounds"): nested
+// Answers that once hung or exhausted memory (docs/answers.md, "Work and size bounds"): nested
 // sums, products of literal matrices, sums of big rational powers. Shared by the answer, score,
 // serve and Python-client tests.
 const M = '\\begin{pmatrix}1&1\\\\1&0\\end{pmatrix}';

@@ -160,18 +160,18 @@ test('formClasses compares with each class FIRST member only (no transitive chai
   }
 });
 
-test('the time bound: a timeout is "not equal" and reported; adversarial answers stay cheap', () => {
+test('the work bound: a pair over the budget is "not decided", reported, and "not equal"; adversarial answers stay cheap', () => {
   const a = Array.from({ length: 100 }, (_, i) => `\\sqrt{${i + 2}}`).join(',');
   const b = Array.from({ length: 100 }, (_, i) => `\\sqrt{${i + 3}}`).join(',');
-  const saved = limits.timeBudgetMs;
+  const saved = limits.compareUnits;
   try {
-    limits.timeBudgetMs = 0; // every budget check fails: exercises the timeout path
+    limits.compareUnits = 0; // the first unit is over the budget: exercises the undecided path
     const r = compareAnswers(a, b);
     assert.equal(r.equal, false);
-    assert.equal(r.timedOut, true);
-    assert.match(r.reason, /timed out/);
+    assert.equal(r.undecided, true);
+    assert.match(r.reason, /not decided \(over the work budget \(0 units\)\)/);
   } finally {
-    limits.timeBudgetMs = saved;
+    limits.compareUnits = saved;
   }
   const adversarial: [string, string][] = [
     ['\\binom{100000}{50000}', '\\binom{100000}{50001}'],

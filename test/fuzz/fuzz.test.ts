@@ -19,7 +19,7 @@ import { scratchDir } from '../scratch';
 
 const CORPUS = join(import.meta.dirname, 'corpus');
 const SEED = 20261202;
-/** Per input, far above a bounded cost (answer budgets: 2 × 50 ms; a reader: milliseconds). */
+/** Per input, far above a bounded cost (answer budgets: 1 M units a parse or comparison, ~50–300 ms here; a reader: milliseconds). */
 const MAX_MS = 3000;
 const MAX_HEAP_GROWTH = 400 << 20;
 
@@ -35,7 +35,7 @@ async function bounded<T>(what: string, run: () => T | Promise<T>): Promise<T> {
 }
 
 // mathjs loads on the first numeric evaluation that needs it (seconds under tsx on a loaded
-// machine; not charged to any budget): loaded before any clock starts.
+// machine; not work on an answer, so charged nothing): loaded before the inputs are timed.
 answersEqual('\\sqrt{-4}', '2i');
 
 const show = (s: string): string => JSON.stringify(s.length > 200 ? s.slice(0, 200) + '…' : s);

@@ -1,9 +1,7 @@
 // Answer classes (docs/contract.md#answer-equivalence): each answer joins the first existing class whose FIRST member it
 // equals (no transitive chaining), in class-creation order; null answers get class -1.
-import { compareCanonical, limits, type Comparison } from './equivalence';
-import { errorMessage } from '../../util/errors';
-import { budget, BudgetError, TimeoutError } from './evaluate';
-import { canonicalise, textKey, type Canonical } from './typed';
+import { compareCanonical, type Comparison } from './equivalence';
+import { asText, canonicalBounded, type Canonical } from './typed';
 
 export interface AnswerClass {
   /** The first member's answer. */
@@ -46,7 +44,7 @@ export class GenCache<K, V> {
   }
 }
 
-/** Answers longer than this are not parsed (no real final answer is; docs/contract.md#answer-equivalence time bound). */
+/** Answers longer than this are not parsed (no real final answer is; docs/contract.md#answer-equivalence work bound). */
 export const MAX_ANSWER_LENGTH = 2000;
 
 const canonicalCache = new GenCache<string, Canonical>(10_000);
@@ -54,7 +52,7 @@ const canonicalCache = new GenCache<string, Canonical>(10_000);
 const pairCaches = new WeakMap<Canonical, Map<string, Comparison>>();
 const MAX_PAIRS_PER_ANSWER = 512;
 
-/** Parse once per distinct string; a parse that exceeds the time budget reads as text. */
+/** Parse once per distinct string; a parse over its work budget (or a size bound) reads as text. */
 export function canonicalOf(a: string): Canonical {
   const hit = canonicalCache.get(a);
   if (hit) return hit;
@@ -64,22 +62,9 @@ export function canonicalOf(a: string): Canonical {
     canonicalCache.set(a, c);
     return c;
   }
-  budget.start(limits.timeBudgetMs);
-  try {
-    c = canonicalise(a);
-  } catch (e) {
-    // Untrusted input: a parse that times out, exhausts the stack, or hits a bug reads as text.
-    c = asText(a, e instanceof BudgetError ? `over the parse budget (${e.message}): compared as text` : e instanceof TimeoutError ? 'timed out while parsing: compared as text' : `could not parse (${errorMessage(e)}): compared as text`);
-  } finally {
-    budget.deadline = Infinity;
-  }
+  c = canonicalBounded(a);
   canonicalCache.set(a, c);
   return c;
-}
-
-function asText(a: string, why: string): Canonical {
-  const t = a.trim();
-  return { raw: a, normalised: t, rewrites: [why], type: 'text', readings: [{ value: { t: 'text', s: textKey(t) }, tag: 'plain' }], percent: false };
 }
 
 /** Drops all cached parses and pair results (tests, memory pressure). */

@@ -1,10 +1,11 @@
 // The decision of docs/contract.md#answer-equivalence between two canonical answers (docs/answers.md "Decision rules").
 // Long file: one job, the decision rules for every pair of answer types, in the order docs/answers.md lists them.
-import { budget, BudgetError, ExpressionError, exactEval, numEval, parts, TimeoutError, type Num } from './evaluate';
+import { budget, BudgetError, ChargedMemo, limits, withBudget } from './budget';
+import { ExpressionError, exactEval, numEval, parts, type Num } from './evaluate';
 import { errorMessage } from '../../util/errors';
 import type { Node } from './latex';
 import * as Q from './rational';
-import { canonicalise, freeVars, hasDecimal, type Canonical, type Iv, type Reading, type Value } from './typed';
+import { canonicalBounded, freeVars, hasDecimal, type Canonical, type Iv, type Reading, type Value } from './typed';
 
 export interface SideInfo {
   normalised: string;
@@ -17,11 +18,14 @@ export interface Comparison {
   reason: string;
   left: SideInfo;
   right: SideInfo;
-  timedOut?: boolean;
+  /** The work budget (or a size bound) ran out: not decided, treated as not equal. */
+  undecided?: boolean;
+  /** Units of work the comparison used (docs/answers.md, "Work and size bounds"). */
+  units?: number;
 }
 
-/** Per-comparison (and per-parse) time budget in milliseconds; a timeout is "not equal". */
-export const limits = { timeBudgetMs: 50 };
+/** The work budgets of a parse and of a comparison (budget.ts). */
+export { limits };
 
 interface Verdict {
   equal: boolean;
@@ -122,16 +126,16 @@ export function compareScalars(x: Node, y: Node, xv: string[], yv: string[]): Ve
 
 // ---------------------------------------------------------------- per-answer caches
 
-const exactMemo = new WeakMap<Node, Q.Rational | null>();
+// Values cached per answer node are charged again on every read (ChargedMemo): a comparison's
+// units do not depend on which comparisons ran before it.
+const exactMemo = new ChargedMemo<Node, Q.Rational | null>();
 
 /** exactEval of a constant node, once per node (a node belongs to one cached answer). */
 function exactConst(n: Node): Q.Rational | null {
-  let v = exactMemo.get(n);
-  if (v === undefined) exactMemo.set(n, (v = exactEval(n)));
-  return v;
+  return exactMemo.get(n, () => exactEval(n));
 }
 
-const fingerprints = new WeakMap<Node, Float64Array>();
+const fingerprints = new ChargedMemo<Node, Float64Array>();
 
 /**
  * The node's numeric values at the sample points (one point for a constant), re and im
@@ -139,18 +143,17 @@ const fingerprints = new WeakMap<Node, Float64Array>();
  * apart without evaluating anything.
  */
 function fingerprint(n: Node, vars: string[]): Float64Array {
-  let f = fingerprints.get(n);
-  if (f) return f;
-  const count = vars.length === 0 ? 1 : POINTS.length;
-  f = new Float64Array(2 * count);
-  for (let k = 0; k < count; k++) {
-    const v = tryNum(n, vars.length === 0 ? undefined : envs(vars, k).num);
-    const [re, im] = v === null ? [NaN, NaN] : parts(v);
-    f[2 * k] = re;
-    f[2 * k + 1] = im;
-  }
-  fingerprints.set(n, f);
-  return f;
+  return fingerprints.get(n, () => {
+    const count = vars.length === 0 ? 1 : POINTS.length;
+    const f = new Float64Array(2 * count);
+    for (let k = 0; k < count; k++) {
+      const v = tryNum(n, vars.length === 0 ? undefined : envs(vars, k).num);
+      const [re, im] = v === null ? [NaN, NaN] : parts(v);
+      f[2 * k] = re;
+      f[2 * k + 1] = im;
+    }
+    return f;
+  });
 }
 
 /**
@@ -426,12 +429,10 @@ function canonicalIntervals(ps: Iv[]): Iv[] | null {
   return out.map((o) => o.p);
 }
 
-const intervalMemo = new WeakMap<Value, Iv[] | null>();
+const intervalMemo = new ChargedMemo<Value, Iv[] | null>();
 
 function canonicalIntervalsOf(v: Value & { t: 'interval' }): Iv[] | null {
-  let c = intervalMemo.get(v);
-  if (c === undefined) intervalMemo.set(v, (c = canonicalIntervals(v.parts)));
-  return c;
+  return intervalMemo.get(v, () => canonicalIntervals(v.parts));
 }
 
 function endEqual(x: Node, y: Node): boolean {
@@ -599,28 +600,16 @@ export function compareCanonical(cx: Canonical, cy: Canonical): Comparison {
   const left = side(cx);
   const right = side(cy);
   if (cx.normalised === cy.normalised) return { equal: true, reason: 'identical after normalisation', left, right };
-  // A timeout is retried once with a fresh budget, so a scheduling hiccup on a loaded machine
-  // does not flip a verdict; a genuinely pathological pair costs at most two budgets.
-  for (let attempt = 0; ; attempt++) {
-    budget.start(limits.timeBudgetMs);
-    try {
-      const v = decideReadings(cx, cy);
-      return { equal: v.equal, reason: v.reason, left, right };
-    } catch (e) {
-      if (!(e instanceof TimeoutError)) {
-        // Stack or BigInt size exhausted by an adversarial answer, or a bug: "not equal", never
-        // a crash of the scoring loop (the reason carries the message).
-        return { equal: false, reason: `could not compare: ${errorMessage(e)}`, left, right };
-      }
-      // A size bound is deterministic: no retry.
-      if (e instanceof BudgetError) return { equal: false, reason: `not decided (${e.message}): treated as not equal`, left, right, timedOut: true };
-      if (attempt >= 1) {
-        return { equal: false, reason: `timed out after ${limits.timeBudgetMs} ms (twice): not decided, treated as not equal`, left, right, timedOut: true };
-      }
-    } finally {
-      budget.deadline = Infinity;
-    }
+  // A work budget, not a clock: the same pair uses the same units, so it is decided (or not) the
+  // same way everywhere, and a retry could not change anything.
+  const r = withBudget(limits.compareUnits, () => decideReadings(cx, cy));
+  if (r.error === undefined) return { equal: r.value!.equal, reason: r.value!.reason, left, right, units: r.units };
+  if (r.error instanceof BudgetError) {
+    return { equal: false, reason: `not decided (${r.error.message}): treated as not equal`, left, right, undecided: true, units: r.units };
   }
+  // An unexpected error (a bug, or memory exhausted by an adversarial answer): "not equal", never
+  // a crash of the scoring loop (the reason carries the message).
+  return { equal: false, reason: `could not compare: ${errorMessage(r.error)}`, left, right, units: r.units };
 }
 
 /** Equal when some compatible pair of readings is equal (docs/answers.md, readings). */
@@ -638,5 +627,5 @@ function decideReadings(cx: Canonical, cy: Canonical): Verdict {
 }
 
 export function compareAnswers(a: string, b: string): Comparison {
-  return compareCanonical(canonicalise(a), canonicalise(b));
+  return compareCanonical(canonicalBounded(a), canonicalBounded(b));
 }

@@ -68,7 +68,7 @@ function readBraced(text: string, open: number): BoxRead {
 }
 
 /**
- * Limits that keep extraction linear on degenerate output (docs/answers.md, "Time bound"): the
+ * Limits that keep extraction linear on degenerate output (docs/answers.md, "Extraction"): the
  * stated-answer, math-span and number rules look only at the last EXTRACT_TAIL characters; a
  * stated answer is cut at STATED_MAX characters; boxes are joined across gaps of at most
  * BOX_GAP_MAX characters, at most MAX_JOINED_BOXES of them.

@@ -12,7 +12,10 @@ export interface EqualityExplanation {
   reason: string;
   left: { normalised: string; type: string; rewrites: string[] };
   right: { normalised: string; type: string; rewrites: string[] };
-  timedOut?: boolean;
+  /** The work budget or a size bound ran out: not decided, treated as not equal. */
+  undecided?: boolean;
+  /** Units of work the comparison used (absent when the pair was decided without one). */
+  units?: number;
 }
 
 /** Why two answers were judged equal or not (shown by the extension; docs/contract.md#answer-equivalence). */
@@ -23,6 +26,7 @@ export function explainEquality(a: string, b: string): EqualityExplanation {
     reason: r.reason,
     left: { ...r.left, rewrites: [...r.left.rewrites] },
     right: { ...r.right, rewrites: [...r.right.rewrites] },
-    ...(r.timedOut ? { timedOut: true } : {}),
+    ...(r.undecided ? { undecided: true } : {}),
+    ...(r.units !== undefined ? { units: r.units } : {}),
   };
 }

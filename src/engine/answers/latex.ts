@@ -3,7 +3,7 @@
 // and the caller falls back to comparing the answer as text.
 // Long file: one job, a recursive-descent parser, whose grammar is read best in one place.
 import { exactEval } from './evaluate';
-import { budget, BudgetError, MAX_NODES, treeSize } from './budget';
+import { budget, BudgetError, MAX_DEPTH as MAX_TREE_DEPTH, MAX_NODES, treeShape, treeSize } from './budget';
 import { parseDecimal, type Rational } from './rational';
 
 export type RelOp = '=' | '<' | '<=' | '>' | '>=' | '!=' | 'in';
@@ -50,6 +50,7 @@ function tokenize(src: string): Tok[] {
   const out: Tok[] = [];
   let i = 0;
   while (i < src.length) {
+    budget.check();
     if (out.length > MAX_TOKENS) throw new ParseError('answer too long');
     const c = src[i]!;
     if (/\s/.test(c)) {
@@ -273,7 +274,26 @@ class Parser {
     return false;
   }
 
+  /**
+   * Open parseUnary and parseScriptArg calls: `-` and `^-` chains and `2**2**…` recurse through
+   * them. Bounded like a tree's depth (budget.ts, MAX_DEPTH), before the stack can overflow.
+   */
+  private chain = 0;
+
+  private enterChain(): void {
+    if (++this.chain > MAX_TREE_DEPTH) throw new BudgetError(`nested more than ${MAX_TREE_DEPTH} deep`);
+  }
+
   private parseUnary(): Node {
+    this.enterChain();
+    try {
+      return this.unary();
+    } finally {
+      this.chain--;
+    }
+  }
+
+  private unary(): Node {
     if (this.isP('-')) {
       this.pos++;
       return { k: 'neg', x: this.parseUnary() };
@@ -303,6 +323,15 @@ class Parser {
 
   /** The argument of `^`, `_` or a brace-less macro argument: TeX takes ONE token (`x^23` = x²·3). */
   private parseScriptArg(): Node {
+    this.enterChain();
+    try {
+      return this.scriptArg();
+    } finally {
+      this.chain--;
+    }
+  }
+
+  private scriptArg(): Node {
     const t = this.peek();
     if (!t) throw new ParseError('missing argument');
     if (t.t === 'p' && t.s === '{') return this.parseBraced();
@@ -337,6 +366,7 @@ class Parser {
   private depth = 0;
 
   private parsePrimary(): Node {
+    budget.check();
     // Bounded nesting: untrusted input must not exhaust the stack.
     if (++this.depth > MAX_DEPTH) throw new ParseError('nested too deeply');
     try {
@@ -392,6 +422,7 @@ class Parser {
     if (this.isP('_')) {
       this.pos++;
       const sub = this.parseScriptArg();
+      treeShape(sub); // nodeKey's JSON.stringify recurses: depth checked (and its nodes charged) first
       name += '_' + nodeKey(sub);
     }
     while (this.isP("'")) {
@@ -494,6 +525,8 @@ class Parser {
     }
     if (v === null || lo === null || hi === null) throw new ParseError(`\\${op} without bounds`);
     const body = this.funcArg();
+    // Bounds and body are walked below: their depth is checked first (treeShape does not recurse).
+    for (const part of [lo, hi, body]) treeShape(part);
     const a = exactEval(lo);
     const b = exactEval(hi);
     if (!a || !b || a.d !== 1n || b.d !== 1n) throw new ParseError(`\\${op} with symbolic bounds`);
@@ -660,6 +693,10 @@ export function nodeKey(n: Node): string {
 }
 
 export function parseLatex(src: string): Node {
-  return new Parser(tokenize(src)).parseAll();
+  const n = new Parser(tokenize(src)).parseAll();
+  // Every walk after the parse recurses once per level: refuse a tree deeper than MAX_DEPTH (or
+  // larger than MAX_NODES) here, before any walk (treeShape itself does not recurse).
+  treeShape(n);
+  return n;
 }
 

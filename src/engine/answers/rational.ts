@@ -8,11 +8,41 @@ export interface Rational {
 
 import { budget, BudgetError, MAX_BITS } from './budget';
 
+// Big-number work is charged by operand size, in 64-bit limbs (docs/answers.md, "Work and size
+// bounds"): a product or a division costs the product of its operands' limbs, each step of a gcd
+// the limbs of the larger operand, LIMB_OPS_PER_UNIT limb operations a unit (rounded up: every
+// operation costs at least 1). A limb operation is ~4× faster than a node evaluated, so a unit
+// costs about the same time in both (BENCHMARKS.md, "Work budget of the answers").
+
+const LIMB = 1n << 64n;
+
+/** Limb operations charged as one unit of work. */
+export const LIMB_OPS_PER_UNIT = 4;
+
+/** Charges `ops` limb operations. */
+export function chargeLimbs(ops: number): void {
+  budget.charge(Math.ceil(ops / LIMB_OPS_PER_UNIT));
+}
+
+/** 64-bit limbs of |x| (at least 1). Linear in the size of x: cheaper than any operation charged by it. */
+export function limbs(x: bigint): number {
+  if (x < 0n) x = -x;
+  if (x < LIMB) return 1;
+  return Math.ceil(x.toString(16).length / 16);
+}
+
+/** Charges a product (or a division) of operands of `a` and `b` limbs. */
+function chargeMul(a: number, b: number): void {
+  chargeLimbs(a * b);
+}
+
 function gcd(a: bigint, b: bigint): bigint {
   if (a < 0n) a = -a;
   if (b < 0n) b = -b;
+  // Each step divides the larger remainder; the operands only shrink, so their size at the start bounds every step.
+  const size = Math.max(limbs(a), limbs(b));
   while (b !== 0n) {
-    budget.check();
+    chargeLimbs(size);
     [a, b] = [b, a % b];
   }
   return a;
@@ -40,15 +70,38 @@ export function rat(n: bigint, d: bigint = 1n): Rational {
 export const ZERO = rat(0n);
 export const ONE = rat(1n);
 
-export const add = (a: Rational, b: Rational): Rational => rat(a.n * b.d + b.n * a.d, a.d * b.d);
-export const sub = (a: Rational, b: Rational): Rational => rat(a.n * b.d - b.n * a.d, a.d * b.d);
-export const mul = (a: Rational, b: Rational): Rational => rat(a.n * b.n, a.d * b.d);
+/** Charges the cross products of a·d ± b·n (three products of limb counts). */
+function chargeCross(a: Rational, b: Rational): void {
+  const an = limbs(a.n);
+  const ad = limbs(a.d);
+  const bn = limbs(b.n);
+  const bd = limbs(b.d);
+  chargeMul(an, bd);
+  chargeMul(bn, ad);
+  chargeMul(ad, bd);
+}
+
+export const add = (a: Rational, b: Rational): Rational => {
+  chargeCross(a, b);
+  return rat(a.n * b.d + b.n * a.d, a.d * b.d);
+};
+export const sub = (a: Rational, b: Rational): Rational => {
+  chargeCross(a, b);
+  return rat(a.n * b.d - b.n * a.d, a.d * b.d);
+};
+export const mul = (a: Rational, b: Rational): Rational => {
+  chargeCross(a, b);
+  return rat(a.n * b.n, a.d * b.d);
+};
 export const neg = (a: Rational): Rational => ({ n: -a.n, d: a.d });
 export function div(a: Rational, b: Rational): Rational | null {
-  return b.n === 0n ? null : rat(a.n * b.d, a.d * b.n);
+  if (b.n === 0n) return null;
+  chargeCross(a, b);
+  return rat(a.n * b.d, a.d * b.n);
 }
 export const eq = (a: Rational, b: Rational): boolean => a.n === b.n && a.d === b.d;
 export const cmp = (a: Rational, b: Rational): number => {
+  chargeCross(a, b);
   const x = a.n * b.d - b.n * a.d;
   return x < 0n ? -1 : x > 0n ? 1 : 0;
 };
@@ -62,6 +115,9 @@ export function powInt(a: Rational, k: bigint): Rational | null {
   }
   const bits = Math.max(bitLength(a.n), bitLength(a.d));
   if (k > BigInt(MAX_BITS) || bits * Number(k) > MAX_BITS) return null;
+  // Repeated squaring: its last product, of two halves of the result, dominates.
+  const out = Math.ceil((bits * Number(k)) / 64);
+  chargeMul(out, out);
   return rat(a.n ** k, a.d ** k);
 }
 
@@ -73,6 +129,9 @@ function bitLength(x: bigint): number {
 export function intRoot(x: bigint, k: number): bigint | null {
   if (x < 0n) return null;
   if (x < 2n) return x;
+  // Every power below is at most about as large as x: a product of x's limbs per power taken.
+  const size = limbs(x);
+  chargeLimbs(3 * size * size);
   let r = BigInt(Math.round(Math.pow(Number(x), 1 / k)));
   for (const c of [r - 1n, r, r + 1n]) if (c >= 0n && c ** BigInt(k) === x) return c;
   // Large values: Newton's method on BigInt.
@@ -80,6 +139,7 @@ export function intRoot(x: bigint, k: number): bigint | null {
     r = x;
     const K = BigInt(k);
     for (let i = 0; i < 2000; i++) {
+      chargeLimbs(2 * size * size);
       const next = ((K - 1n) * r + x / r ** (K - 1n)) / K;
       if (next >= r) break;
       r = next;
@@ -110,6 +170,9 @@ export function parseDecimal(s: string): Rational | null {
   let d = 10n ** BigInt(frac.length);
   const e = m[4] ? Number(m[4]) : 0;
   if (Math.abs(e) > 10_000) return null;
+  // Reading the digits and scaling by 10^|e|: quadratic in the limbs of the result at most.
+  const digits = Math.ceil(((m[2] ?? '').length + frac.length + Math.abs(e)) / 19) || 1;
+  chargeMul(digits, digits);
   if (e > 0) n *= 10n ** BigInt(e);
   else if (e < 0) d *= 10n ** BigInt(-e);
   if (m[1] === '-') n = -n;
@@ -117,6 +180,7 @@ export function parseDecimal(s: string): Rational | null {
 }
 
 export function toNumber(a: Rational): number {
+  chargeLimbs(limbs(a.n) + limbs(a.d));
   const n = Number(a.n);
   const d = Number(a.d);
   if (Number.isFinite(n) && Number.isFinite(d)) return n / d;
@@ -129,6 +193,9 @@ export function toNumber(a: Rational): number {
 export function roundUnits(a: Rational, dp: number): bigint {
   const scaleN = dp >= 0 ? 10n ** BigInt(dp) : 1n;
   const scaleD = dp >= 0 ? 1n : 10n ** BigInt(-dp);
+  const scale = Math.ceil(Math.abs(dp) / 19) || 1;
+  const size = Math.max(limbs(a.n), limbs(a.d)) + scale;
+  chargeMul(size, size);
   const num = a.n * scaleN;
   const den = a.d * scaleD;
   const sign = num < 0n ? -1n : 1n;
@@ -137,5 +204,8 @@ export function roundUnits(a: Rational, dp: number): bigint {
 }
 
 export function format(a: Rational): string {
+  // Decimal conversion of a big integer is quadratic in its limbs.
+  const size = limbs(a.n) + limbs(a.d);
+  chargeMul(size, size);
   return a.d === 1n ? a.n.toString() : `${a.n}/${a.d}`;
 }

@@ -5,7 +5,8 @@
 // when some pair of readings is (docs/answers.md).
 // Long file: one job, reading every answer type the benchmarks use; each type's parse sits beside
 // the others because readings of one answer are tried together (a split would scatter that order).
-import { budget, treeSize } from './budget';
+import { budget, BudgetError, limits, treeSize, withBudget } from './budget';
+import { errorMessage } from '../../util/errors';
 import { exactEval, numEval, parts, ExpressionError } from './evaluate';
 import { parseLatex, ParseError, nodeKey, numNode, type Node, type RelOp } from './latex';
 import { hasWord, normalise } from './normalise';
@@ -60,6 +61,8 @@ export interface Canonical {
    * keys are (the full rules reduce to exact equality for them), so classes skip the comparison.
    */
   exactKey?: string;
+  /** Units of work the parse used (set by canonicalOf; docs/answers.md, "Work and size bounds"). */
+  units?: number;
 }
 
 const INF: Node = { k: 'const', c: 'inf' };
@@ -697,6 +700,27 @@ export function canonicalise(raw: string): Canonical {
   const key = exactKeyOf(readings);
   if (key !== null) c.exactKey = key;
   return c;
+}
+
+/**
+ * canonicalise under the parse's work budget (docs/answers.md, "Work and size bounds"): an answer
+ * over a bound, or one that hits a bug, reads as text. `units` is the work the parse used.
+ */
+export function canonicalBounded(a: string): Canonical {
+  const r = withBudget(limits.parseUnits, () => canonicalise(a));
+  const e = r.error;
+  const c =
+    e === undefined
+      ? r.value!
+      : asText(a, e instanceof BudgetError ? `over the parse budget (${e.message}): compared as text` : `could not parse (${errorMessage(e)}): compared as text`);
+  c.units = r.units;
+  return c;
+}
+
+/** An answer read as text only, with the reason in its rewrites. */
+export function asText(a: string, why: string): Canonical {
+  const t = a.trim();
+  return { raw: a, normalised: t, rewrites: [why], type: 'text', readings: [{ value: { t: 'text', s: textKey(t) }, tag: 'plain' }], percent: false };
 }
 
 /** `4:30`, `16:05`, `4:30 p.m.`, `4:30pm`, `5 p.m.`: a time of day (hours 0–23, minutes two digits). */
