@@ -1,0 +1,171 @@
+// prime-rl and SkyRL roll-out files as their own writer code writes them
+// (scripts/make-framework-fixtures.py; docs/log-formats.md names the versions), read in one pass
+// and followed live: a half-written last line waits, an appended step is read.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { appendFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { collect, tempDir } from './helpers.js';
+import { RunIndex, detectLogFile, readRolloutText, runLabel, type Notice } from '../../src/logs/index.js';
+
+const FX = 'test/fixtures/logs/writers';
+const problems = (ns: Notice[]) => ns.filter((n) => n.level !== 'info');
+const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+
+async function until(cond: () => boolean, ms = 8000): Promise<void> {
+  const t0 = Date.now();
+  while (!cond() && Date.now() - t0 < ms) await new Promise((r) => setTimeout(r, 50));
+}
+
+// ---- SkyRL ----
+
+const SKY = join(FX, 'skyrl/export/dumped_evals');
+
+test('SkyRL dumped_evals: a group per prompt of a data source file, the global_step folder is the step, validation stream, ground truth from env_extras', async () => {
+  const { groups, notices } = await collect(join(FX, 'skyrl'));
+  assert.deepEqual(problems(notices), []); // aggregated_results.jsonl is skipped quietly
+  // 2 steps × 5 prompts (3 gsm8k + 2 aime), 4 samples each
+  assert.deepEqual(groups.map((g) => [g.step, g.rollouts.length]), [...Array(5).fill([0, 4]), ...Array(5).fill([5, 4])]);
+  for (const g of groups) {
+    assert.equal(g.stream, 'validation');
+    assert.equal(g.run, 'export/dumped_evals');
+  }
+  // every field against the files, line by line (a folder's files are read in name order)
+  const file = lines(join(SKY, 'global_step_5_evals/aime.jsonl')).concat(lines(join(SKY, 'global_step_5_evals/openai_gsm8k.jsonl')));
+  const step5 = groups.filter((g) => g.step === 5);
+  const flat = step5.flatMap((g) => g.rollouts.map((r) => ({ g, r })));
+  assert.equal(flat.length, file.length);
+  flat.forEach(({ g, r }, i) => {
+    const o = file[i];
+    assert.equal(g.prompt, o.input_prompt);
+    assert.equal(r.response, o.output_response);
+    assert.equal(r.reward, null); // an evaluation's score is not a consensus reward
+    const score = Array.isArray(o.score) ? (o.score as number[]).reduce((a, b) => a + b, 0) : o.score;
+    assert.equal((r as { extra?: Record<string, unknown> }).extra!.score, score);
+    assert.equal(g.groundTruth, ((o.env_extras as Record<string, Record<string, unknown>>).reward_spec.ground_truth as string));
+    assert.equal(r.meanLogprob, null);
+  });
+  assert.ok(file.some((o) => Array.isArray(o.score)), 'the fixture holds a per-token reward list');
+  // a question keeps its id across steps
+  assert.deepEqual(groups.filter((g) => g.step === 0).map((g) => g.questionId), step5.map((g) => g.questionId));
+  assert.equal(await readRolloutText(step5[1].rollouts[2].source as never), step5[1].rollouts[2].response);
+  assert.equal(await detectLogFile(join(SKY, 'global_step_0_evals/aime.jsonl')), 'skyrl');
+  assert.equal(await detectLogFile(join(SKY, 'global_step_0_evals/aggregated_results.jsonl')), undefined);
+  assert.equal(runLabel(join(SKY, 'global_step_0_evals')), 'export');
+});
+
+test('SkyRL followed: a half-written last line waits, the next evaluation appended to the run is read', async () => {
+  const { dir, cleanup } = tempDir();
+  const notices: Notice[] = [];
+  const src = readFileSync(join(SKY, 'global_step_0_evals/openai_gsm8k.jsonl'));
+  const f0 = join(dir, 'dumped_evals/global_step_0_evals/openai_gsm8k.jsonl');
+  mkdirSync(join(dir, 'dumped_evals/global_step_0_evals'), { recursive: true });
+  // the file stops in the middle of its last line (of the last group)
+  const cut = src.lastIndexOf('\n', src.length - 2) + 40;
+  writeFileSync(f0, src.subarray(0, cut));
+  const idx = await RunIndex.open(dir, { follow: true, poll: true, pollMs: 100, idleMs: 400, onNotice: (n) => notices.push(n) });
+  try {
+    await new Promise((r) => setTimeout(r, 1200));
+    await idx.settled();
+    const sizes = () => idx.groups().map((g) => [g.step, g.n, g.complete]);
+    // a file that ends mid-line completes no group by idleness (its writer is still writing)
+    assert.deepEqual(sizes(), [[0, 4, false], [0, 4, false], [0, 3, false]]);
+    appendFileSync(f0, src.subarray(cut));
+    cpSync(join(SKY, 'global_step_5_evals'), join(dir, 'dumped_evals/global_step_5_evals'), { recursive: true });
+    await until(() => idx.groups().length === 8 && idx.groups().every((g) => g.complete));
+    await idx.settled();
+    // step 0's gsm8k file (3 prompts), then step 5's two files (3 + 2 prompts)
+    assert.deepEqual(sizes(), [...Array(3).fill([0, 4, true]), ...Array(5).fill([5, 4, true])]);
+    const g = await idx.loadGroup(idx.groups()[2].key);
+    assert.equal(g.rollouts.length, 4);
+    assert.match(g.rollouts[3].response, /\\boxed\{/);
+    assert.deepEqual(problems(notices), []);
+  } finally {
+    idx.close();
+    cleanup();
+  }
+});
+
+// ---- prime-rl ----
+
+const PRL = join(FX, 'prime-rl/outputs/rollouts');
+
+function meanMasked(o: Record<string, unknown>): number {
+  let s = 0;
+  let n = 0;
+  for (const st of o.trajectory as Array<{ tokens: { completion_logprobs: number[]; completion_mask: number[] } }>) {
+    st.tokens.completion_logprobs.forEach((x, i) => {
+      if (st.tokens.completion_mask[i] === 1) {
+        s += x;
+        n++;
+      }
+    });
+  }
+  return s / n;
+}
+
+test('prime-rl rollouts/step_N/train_rollouts.jsonl: a group per example_id and step, reward, trajectory log-probs as confidence, answer as ground truth; eval_rollouts the validation stream', async () => {
+  const { groups, notices } = await collect(join(FX, 'prime-rl'));
+  assert.deepEqual(problems(notices), []);
+  const train = groups.filter((g) => !g.stream);
+  const val = groups.filter((g) => g.stream === 'validation');
+  assert.deepEqual(train.map((g) => [g.step, g.questionId, g.rollouts.length]), [1, 2, 3].flatMap((s) => [0, 1, 2, 3, 4].map((e) => [s, `default/${e}`, 4])));
+  assert.deepEqual(val.map((g) => [g.step, g.rollouts.length]), Array(5).fill([2, 4]));
+  for (const g of train) assert.equal(g.run, 'outputs/rollouts');
+  for (const g of val) assert.equal(g.run, 'outputs/rollouts/eval');
+  const file = lines(join(PRL, 'step_2/train_rollouts.jsonl'));
+  const step2 = train.filter((g) => g.step === 2).flatMap((g) => g.rollouts.map((r) => ({ g, r })));
+  assert.equal(step2.length, file.length);
+  step2.forEach(({ g, r }, i) => {
+    const o = file[i];
+    assert.equal(r.response, (o.completion as Array<{ content: string }>)[0].content);
+    assert.equal(r.reward, o.reward);
+    assert.equal(g.groundTruth, o.answer);
+    assert.ok(Math.abs((r.meanLogprob as number) - meanMasked(o)) < 1e-12);
+    assert.equal((r as { extra?: Record<string, unknown> }).extra!.correct_answer, o.reward);
+    assert.match(g.prompt ?? '', /Answer in \\boxed\{\}\.\n\n/);
+  });
+  // validation: the score kept aside, not a consensus reward
+  for (const g of val) for (const r of g.rollouts) assert.equal(r.reward, null);
+  assert.equal(await readRolloutText(train[4].rollouts[1].source as never), train[4].rollouts[1].response);
+  assert.equal(await detectLogFile(join(PRL, 'step_1/train_rollouts.jsonl')), 'prime-rl');
+  assert.equal(runLabel(join(PRL, 'step_1')), 'outputs');
+  const idx = await RunIndex.open(join(FX, 'prime-rl'), { follow: false, onNotice: () => undefined });
+  try {
+    assert.deepEqual(idx.confidence(), { rollouts: 80, withConfidence: 80, formats: ['prime-rl'], why: null });
+  } finally {
+    idx.close();
+  }
+});
+
+test('prime-rl followed: a step file written half-way waits for its last line; the next step appended is read, each group at its full size', async () => {
+  const { dir, cleanup } = tempDir();
+  const notices: Notice[] = [];
+  const s1 = readFileSync(join(PRL, 'step_1/train_rollouts.jsonl'));
+  const f1 = join(dir, 'rollouts/step_1/train_rollouts.jsonl');
+  mkdirSync(join(dir, 'rollouts/step_1'), { recursive: true });
+  const cut = s1.lastIndexOf('\n', s1.length - 2) + 100; // inside the last line
+  writeFileSync(f1, s1.subarray(0, cut));
+  const idx = await RunIndex.open(dir, { follow: true, poll: true, pollMs: 100, idleMs: 400, onNotice: (n) => notices.push(n) });
+  const completed: Array<[number, string, number]> = [];
+  idx.onDidChange((e) => {
+    for (const k of e.completed) completed.push([idx.group(k)!.step, idx.group(k)!.questionId, idx.group(k)!.n]);
+  });
+  try {
+    await new Promise((r) => setTimeout(r, 1200));
+    await idx.settled();
+    assert.deepEqual(idx.groups().map((g) => [g.n, g.complete]), [...Array(4).fill([4, false]), [3, false]]);
+    appendFileSync(f1, s1.subarray(cut));
+    mkdirSync(join(dir, 'rollouts/step_2'));
+    writeFileSync(join(dir, 'rollouts/step_2/train_rollouts.jsonl'), readFileSync(join(PRL, 'step_2/train_rollouts.jsonl')));
+    await until(() => completed.length === 10);
+    await idx.settled();
+    assert.deepEqual(completed.sort(), [1, 2].flatMap((s) => [0, 1, 2, 3, 4].map((e) => [s, `default/${e}`, 4])));
+    const g = await idx.loadGroup(idx.groups()[4].key);
+    assert.match(g.rollouts[3].response, /\\boxed\{/);
+    assert.deepEqual(problems(notices), []);
+  } finally {
+    idx.close();
+    cleanup();
+  }
+});
