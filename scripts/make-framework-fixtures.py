@@ -81,6 +81,7 @@ class ByteTokenizer:
 
 
 def make_skyrl():
+    rng.seed(20261206)
     out = ROOT / "skyrl"
     shutil.rmtree(out, ignore_errors=True)
     fns = installed_functions("skyrl_train.utils.trainer_utils", ["sanitize_data_source", "dump_per_dataset_eval_results"])
@@ -108,6 +109,7 @@ def make_skyrl():
 
 
 def make_prime_rl():
+    rng.seed(20261206)
     out = ROOT / "prime-rl"
     shutil.rmtree(out, ignore_errors=True)
     from verifiers.utils.save_utils import make_serializable, state_to_output
@@ -175,9 +177,56 @@ def make_prime_rl():
             save_rollouts(outputs, out / "outputs" / "rollouts" / f"step_{step}" / f"{kind}_rollouts.jsonl")
 
 
+def make_slime():
+    """slime / miles --dump-details: rollout_data/{rollout_id}.pt as slime's save_debug_rollout_data
+    writes it (THUDM/slime 624b824a slime/observability/rollout_data_utils.py:
+    torch.save({"rollout_id", "samples": [Sample.to_dict()]}); Sample.to_dict is the dataclass's
+    __dict__ with status as its value and spec_info / prefix_cache_info as dicts, slime/utils/types.py),
+    then converted by consensus_lens.convert into native/."""
+    import torch
+
+    rng.seed(20261206)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
+    from consensus_lens.convert import convert_slime
+
+    out = ROOT / "slime"
+    shutil.rmtree(out, ignore_errors=True)
+    d = out / "dump" / "rollout_data"
+    d.mkdir(parents=True)
+    tok = ByteTokenizer()
+    n = 4  # n_samples_per_prompt
+    paths = []
+    for rollout_id in (0, 1):
+        samples = []
+        for gi, (q, truth) in enumerate(QUESTIONS[:3]):
+            for a in answers_for(truth, n):
+                response = f"Step by step… \\boxed{{{a}}}"
+                prompt_ids, resp_ids = tok.encode(q), tok.encode(response)
+                samples.append({
+                    "group_index": gi, "index": len(samples), "rollout_id": rollout_id,
+                    "prompt": [{"role": "user", "content": q}], "tokens": prompt_ids + resp_ids,
+                    "multimodal_inputs": None, "multimodal_train_inputs": None, "multimodal_train_input_id": None,
+                    "apply_chat_template_kwargs": {}, "response": response, "response_length": len(resp_ids),
+                    "label": truth, "reward": 1.0 if a == truth else 0.0, "loss_mask": [1] * len(resp_ids),
+                    "weight_versions": ["1"], "rollout_log_probs": [round(-rng.random() * (0.3 if a == truth else 1.2), 4) for _ in resp_ids],
+                    "rollout_top_p_token_ids": None, "rollout_top_p_token_offsets": None, "rollout_routed_experts": None,
+                    "remove_sample": False, "teacher_log_probs": None, "status": "completed",
+                    "metadata": {}, "generate_function_path": None, "custom_rm_path": None, "train_metadata": None,
+                    "session_id": None, "non_generation_time": 0.0,
+                    "spec_info": {"spec_accept_token_num": 0, "spec_draft_token_num": 0, "spec_verify_ct": 0, "completion_token_num": 0},
+                    "prefix_cache_info": {"cached_tokens": 0, "total_prompt_tokens": 0},
+                })
+        path = d / f"{rollout_id}.pt"
+        torch.save({"rollout_id": rollout_id, "samples": samples}, path)
+        paths.append(str(path))
+    convert_slime(paths, str(out / "native"))
+
+
 if __name__ == "__main__":
-    which = sys.argv[1:] or ["skyrl", "prime-rl"]
+    which = sys.argv[1:] or ["skyrl", "prime-rl", "slime"]
     if "skyrl" in which:
         make_skyrl()
     if "prime-rl" in which:
         make_prime_rl()
+    if "slime" in which:
+        make_slime()

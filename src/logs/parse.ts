@@ -62,6 +62,19 @@ export function isNotLogName(file: string): boolean {
   return NOT_LOG_NAMES.has(name) || NOT_LOG_EXT.test(name);
 }
 
+/**
+ * The notice for a slime / miles `--dump-details` roll-out file (`rollout_data/{id}.pt`,
+ * `rollout_data/eval_{id}.pt`): a PyTorch pickle, which runs code when it is loaded. It is never
+ * opened here (docs/log-formats.md#slime-and-miles); the notice says how to convert a trusted one.
+ */
+export function torchDumpNotice(file: string): string | undefined {
+  if (!/[\\/]rollout_data[\\/](eval_)?\d+\.pt$/i.test(file)) return undefined;
+  return (
+    `${file}: a slime/miles --dump-details roll-out file is a PyTorch pickle, which runs code when it is loaded: not read. ` +
+    `If you trust it, convert it to native JSON lines: python -m consensus_lens.convert slime ${file} --out DIR (loads it with torch.load(weights_only=True))`
+  );
+}
+
 /** True for a name that says JSON lines (an unrecognised one of these is an error, never quiet). */
 export function isJsonlName(file: string): boolean {
   return /\.(jsonl|ndjson)$/i.test(file);

@@ -4,7 +4,7 @@ import { errnoCode, errorMessage, errorName } from '../util/errors';
 import { basename, dirname, relative } from 'node:path';
 import { parseJsonLine } from './json.js';
 import { readLineBatches } from './lines.js';
-import { detectRecord, isJsonlName, isNotLogName, JsonlFileParser, looksBinary, PROBE_BYTES, sniff, UNSUPPORTED_HINT } from './parse.js';
+import { detectRecord, isJsonlName, isNotLogName, JsonlFileParser, looksBinary, PROBE_BYTES, sniff, torchDumpNotice, UNSUPPORTED_HINT } from './parse.js';
 import { readWandbTable } from './wandb.js';
 import { readTrlFile } from './trl.js';
 import type { LogFormat, NoticeSink, ParsedRecord } from './types.js';
@@ -87,6 +87,14 @@ export async function* readFileOnce(
   /** Read on from here (a JSON Lines file read before up to `offset`, in `format`): the lines appended since. */
   resume?: { offset: number; line: number; format: LogFormat },
 ): AsyncGenerator<ParsedRecord[]> {
+  const pickle = torchDumpNotice(file);
+  if (pickle) {
+    // never opened: one notice per run (a run holds one such file per step)
+    result.notLog = 'a PyTorch pickle';
+    if (!inFolder || !runOnce.has('torch-dump')) onNotice({ level: inFolder ? 'warning' : 'error', message: inFolder ? `${pickle} (and the run's other rollout_data/*.pt)` : pickle, file });
+    runOnce.add('torch-dump');
+    return;
+  }
   let fh: FileHandle;
   try {
     fh = await open(file, 'r');

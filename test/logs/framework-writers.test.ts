@@ -169,3 +169,39 @@ test('prime-rl followed: a step file written half-way waits for its last line; t
     cleanup();
   }
 });
+
+// ---- slime / miles ----
+
+const SLIME = join(FX, 'slime');
+
+test('slime/miles --dump-details rollout_data/*.pt: never opened, one notice saying how to convert; the converted native log reads as groups', async () => {
+  const { groups, notices } = await collect(SLIME);
+  const warned = problems(notices);
+  assert.equal(warned.length, 1, JSON.stringify(warned));
+  assert.match(warned[0].message, /rollout_data\/0\.pt: a slime\/miles --dump-details roll-out file is a PyTorch pickle, which runs code when it is loaded: not read\. .*python -m consensus_lens\.convert slime .*weights_only=True/);
+  // what the converter wrote (scripts/make-framework-fixtures.py ran it on the .pt files)
+  assert.deepEqual(groups.map((g) => [g.step, g.rollouts.length]), [0, 1].flatMap((s) => Array(3).fill([s, 4])));
+  for (const g of groups) {
+    assert.ok(g.groundTruth && /^\d+$/.test(g.groundTruth));
+    for (const r of g.rollouts) {
+      assert.ok(typeof r.meanLogprob === 'number' && r.meanLogprob < 0);
+      assert.ok(r.reward === 0 || r.reward === 1);
+    }
+  }
+  // named alone: an error, still never opened
+  const alone = await collect(join(SLIME, 'dump/rollout_data/1.pt'));
+  assert.deepEqual(alone.groups, []);
+  assert.deepEqual(problems(alone.notices).map((n) => n.level), ['error']);
+  assert.equal(await detectLogFile(join(SLIME, 'dump/rollout_data/1.pt')), undefined);
+  // followed: the same one notice
+  const seen: Notice[] = [];
+  const idx = await RunIndex.open(join(SLIME, 'dump'), { follow: false, onNotice: (n) => seen.push(n) });
+  try {
+    assert.equal(idx.groups().length, 0);
+    const w = problems(seen);
+    assert.equal(w.length, 1, JSON.stringify(w));
+    assert.match(w[0].message, /PyTorch pickle.*consensus_lens\.convert slime/);
+  } finally {
+    idx.close();
+  }
+});
