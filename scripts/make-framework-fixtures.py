@@ -8,6 +8,11 @@ own writer code (docs/log-formats.md names the versions):
               at the top, so the two functions are taken from the installed file's syntax tree and run
               as they are (`json`, `Path` and loguru's `logger` are what they use); the tokenizer is a
               byte-level stand-in (`decode` of UTF-8 byte ids).
+  slime/      dump/rollout_data/<id>.pt as slime's save_debug_rollout_data writes it (torch.save of
+              Sample.to_dict() dicts; slime is not on PyPI), and native/: those converted by
+              consensus_lens.convert (needs torch).
+  miles/      dump/trajectory/<id>.jsonl and eval_<id>.jsonl as miles' save_debug_trajectory_data
+              writes them (written from the code read: miles is not on PyPI).
   prime-rl/   prime-rl is not on PyPI: its writer at PrimeIntellect-ai/prime-rl b194a6ed2 is
               `save_rollouts` (src/prime_rl/orchestrator/vf_utils.py), which json.dumps each
               `vf.RolloutOutput` with `default=make_serializable` into
@@ -222,11 +227,43 @@ def make_slime():
     convert_slime(paths, str(out / "native"))
 
 
+def make_miles():
+    """miles --dump-details trajectory/{rollout_id}.jsonl (radixark/miles 31f1ca96,
+    miles/ray/rollout/debug_data.py): `trajectory_rows` keeps the samples whose metadata holds
+    "messages" (the multi-turn path, miles/rollout/generate_hub/multi_turn.py: the prompt messages,
+    then each assistant turn and the tools' replies) and `save_debug_trajectory_data` writes them,
+    one json.dumps(row, separators=(",", ":")) line each. miles is not on PyPI: written from the code
+    read, not run."""
+    rng.seed(20261206)
+    out = ROOT / "miles"
+    shutil.rmtree(out, ignore_errors=True)
+    n = 4
+    for rollout_id, evaluation in ((0, False), (1, False), (1, True)):
+        rows = []
+        index = 0
+        for gi, (q, truth) in enumerate(QUESTIONS[:3]):
+            prompt = [{"role": "system", "content": "Use the calculator tool."}, {"role": "user", "content": q}]
+            for a in answers_for(truth, n):
+                messages = list(prompt)
+                messages.append({"role": "assistant", "content": '<tool_call>{"name": "calc", "arguments": {"q": "%s"}}</tool_call>' % q})
+                messages.append({"role": "tool", "content": "result: %s" % truth})
+                messages.append({"role": "assistant", "content": "The tool says %s, so \\boxed{%s}." % (truth, a)})
+                rows.append(dict(sample_index=index, group_index=gi, status="completed",
+                                 reward=1.0 if a == truth else 0.0, prompt=prompt, messages=messages))
+                index += 1
+        path = out / "dump" / "trajectory" / ("%s%d.jsonl" % ("eval_" if evaluation else "", rollout_id))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w") as f:
+            f.write("".join(json.dumps(row, separators=(",", ":")) + "\n" for row in rows))
+
+
 if __name__ == "__main__":
-    which = sys.argv[1:] or ["skyrl", "prime-rl", "slime"]
+    which = sys.argv[1:] or ["skyrl", "prime-rl", "slime", "miles"]
     if "skyrl" in which:
         make_skyrl()
     if "prime-rl" in which:
         make_prime_rl()
     if "slime" in which:
         make_slime()
+    if "miles" in which:
+        make_miles()

@@ -86,6 +86,8 @@ test('activation: the log patterns the readers read, not every workspace with a 
     'outputs/rollouts/step_3/eval_rollouts_gsm8k.jsonl',
     'export/dumped_evals/global_step_5_evals/openai_gsm8k.jsonl',
     'export/dumped_evals/eval_only/aime.jsonl',
+    'dump/trajectory/3.jsonl',
+    'dump/trajectory/eval_3.jsonl',
   ])
     assert.ok(hit(f), f);
   for (const f of ['data/train.jsonl', 'notes.jsonl', 'eval/results.jsonl', 'data/completions.parquet']) assert.ok(!hit(f), f);

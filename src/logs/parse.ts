@@ -14,13 +14,14 @@ import { looksVerl, VerlFileContext } from './verl.js';
 import { looksNemo, NemoFileContext } from './nemo.js';
 import { looksPrimeRl, PrimeRlFileContext } from './primerl.js';
 import { looksSkyrl, SkyrlFileContext } from './skyrl.js';
+import { looksMiles, MilesFileContext } from './miles.js';
 
 /** Lines without a recognisable record after which a file is declared unsupported. */
 const DETECT_LINES = 5;
 /** Malformed-line notices per file before they are only counted. */
 const MAX_LINE_NOTICES = 20;
 
-export const UNSUPPORTED_HINT = 'not a consensus-lens/v1, verl, TRL, NeMo RL, prime-rl, SkyRL or W&B table log';
+export const UNSUPPORTED_HINT = 'not a consensus-lens/v1, verl, TRL, NeMo RL, prime-rl, SkyRL, miles or W&B table log';
 
 /** Bytes of a file examined before it is read as a log: a file that is not text stops here. */
 export const PROBE_BYTES = 64 * 1024;
@@ -87,6 +88,7 @@ export function detectRecord(o: Record<string, unknown>): LogFormat | undefined 
   if (looksNemo(o)) return 'nemo-rl';
   if (looksSkyrl(o)) return 'skyrl';
   if (looksPrimeRl(o)) return 'prime-rl';
+  if (looksMiles(o)) return 'miles';
   return undefined;
 }
 
@@ -117,6 +119,7 @@ const ELIDABLE: Record<LogFormat, number> = {
   // neither writes a top-level `response` or `output`
   'prime-rl': 0,
   skyrl: 0,
+  miles: 0,
 };
 
 /** Where a line's JSON starts: after the byte-order mark of a file's first line (as `line` skips it), else 0. */
@@ -133,6 +136,8 @@ export interface ParserState {
   lineNotices: number;
   early: Array<{ line: number; message: string }>;
   verl: ReturnType<VerlFileContext['state']>;
+  /** Absent in an index saved before miles was read. */
+  miles?: ReturnType<MilesFileContext['state']>;
 }
 
 export class JsonlFileParser {
@@ -150,6 +155,7 @@ export class JsonlFileParser {
   private nemo: NemoFileContext;
   private primeRl: PrimeRlFileContext;
   private skyrl: SkyrlFileContext;
+  private miles: MilesFileContext;
   private lineNotices = 0;
 
   constructor(
@@ -170,6 +176,7 @@ export class JsonlFileParser {
     this.nemo = new NemoFileContext(this.verl.run, file);
     this.primeRl = new PrimeRlFileContext(root, file);
     this.skyrl = new SkyrlFileContext(root, file);
+    this.miles = new MilesFileContext(root, file);
   }
 
   /** Line problems seen before the format is known (a quiet file that is not a log drops them). */
@@ -275,7 +282,9 @@ export class JsonlFileParser {
             ? this.primeRl.convert(o, source)
             : this.format === 'skyrl'
               ? this.skyrl.convert(o, source)
-              : this.verl.convert(o, source);
+              : this.format === 'miles'
+                ? this.miles.convert(o, source)
+                : this.verl.convert(o, source);
     if (!conv.ok) {
       this.problem(l.line, conv.error);
       return undefined;
@@ -304,7 +313,7 @@ export class JsonlFileParser {
 
   /** What the parser learnt of its file so far, as plain data (a persisted index resumes the file from it). */
   state(): ParserState {
-    return { format: this.format, unsupported: this.unsupported, skipped: this.skipped, records: this.records, nonBlank: this.nonBlank, lineNotices: this.lineNotices, early: this.early, verl: this.verl.state() };
+    return { format: this.format, unsupported: this.unsupported, skipped: this.skipped, records: this.records, nonBlank: this.nonBlank, lineNotices: this.lineNotices, early: this.early, verl: this.verl.state(), miles: this.miles.state() };
   }
 
   /** Resumes from `state()` of a parser of the same file. */
@@ -317,6 +326,7 @@ export class JsonlFileParser {
     this.lineNotices = s.lineNotices;
     this.early = s.early;
     this.verl.restoreState(s.verl);
+    if (s.miles) this.miles.restoreState(s.miles);
   }
 
   /** At the end of a one-shot read (or when a followed file is settled): summary notices. */

@@ -16,7 +16,7 @@ export function runOfFile(root: string, file: string): string | undefined {
 }
 
 /** Folders verl and similar writers name by what they hold, never by the run: `rollout`, `val`, … */
-const LEAF_DUMP_FOLDER = /^(step_\d+|global_step_\d+_evals|eval_only|dumped_evals|rollouts?|rollout_data|val|valid|validation|validation_data|val_generations|generations|completions|train|eval|logs?|table|media|files)$/i;
+const LEAF_DUMP_FOLDER = /^(trajectory|step_\d+|global_step_\d+_evals|eval_only|dumped_evals|rollouts?|rollout_data|val|valid|validation|validation_data|val_generations|generations|completions|train|eval|logs?|table|media|files)$/i;
 
 /**
  * A display name for a run opened at `path`: its folder name, or — when that folder is one a writer
@@ -33,7 +33,7 @@ export function runLabel(path: string): string {
     p = parent;
     name = basename(p);
   }
-  if (/^\d+\.jsonl$|^(train|val)_data_step\d+\.jsonl$|^completions_\d+\.parquet$|^(train|eval)_rollouts(_.*)?\.jsonl$/i.test(name)) return runLabel(dirname(p));
+  if (/^\d+\.jsonl$|^(train|val)_data_step\d+\.jsonl$|^completions_\d+\.parquet$|^(train|eval)_rollouts(_.*)?\.jsonl$|^eval_\d+\.jsonl$/i.test(name)) return runLabel(dirname(p));
   return name || path;
 }
 

@@ -168,6 +168,7 @@ const NO_CONFIDENCE: Record<LogFormat, string> = {
   'nemo-rl': 'the NeMo RL log has no generation_logprobs',
   'prime-rl': 'the prime-rl roll-outs have no trajectory completion_logprobs',
   skyrl: 'SkyRL evaluation dumps carry no log-probs',
+  miles: 'miles trajectory dumps carry no log-probs (they are in its dashboard_columns parquet, not read)',
 };
 
 /** Small files are read ahead concurrently at a scan. */

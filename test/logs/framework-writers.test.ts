@@ -205,3 +205,55 @@ test('slime/miles --dump-details rollout_data/*.pt: never opened, one notice say
     idx.close();
   }
 });
+
+// ---- miles trajectory ----
+
+const MT = join(FX, 'miles/dump/trajectory');
+
+test('miles trajectory/{id}.jsonl: a group per group_index, the assistant turns after the prompt as the text, reward; eval_{id} the validation stream', async () => {
+  const { groups, notices } = await collect(join(FX, 'miles'));
+  assert.deepEqual(problems(notices), []);
+  const train = groups.filter((g) => !g.stream);
+  const val = groups.filter((g) => g.stream === 'validation');
+  assert.deepEqual(train.map((g) => [g.run, g.step, g.rollouts.length]), [0, 1].flatMap((s) => Array(3).fill(['dump/trajectory', s, 4])));
+  assert.deepEqual(val.map((g) => [g.run, g.step, g.rollouts.length]), Array(3).fill(['dump/trajectory/eval', 1, 4]));
+  const file = lines(join(MT, '1.jsonl'));
+  const flat = train.filter((g) => g.step === 1).flatMap((g) => g.rollouts.map((r) => ({ g, r })));
+  flat.forEach(({ g, r }, i) => {
+    const o = file[i];
+    const msgs = o.messages as Array<{ role: string; content: string }>;
+    assert.equal(r.response, `${msgs[2].content}\n\n${msgs[4].content}`); // the tool's reply is not the policy's
+    assert.equal(r.reward, o.reward);
+    assert.equal(r.sampleIdx, o.sample_index);
+    assert.equal(g.prompt, 'Use the calculator tool.\n\n' + (o.prompt as Array<{ content: string }>)[1].content);
+  });
+  for (const g of val) for (const r of g.rollouts) assert.equal(r.reward, null);
+  assert.equal(await readRolloutText(train[2].rollouts[3].source as never), train[2].rollouts[3].response);
+  assert.equal(await detectLogFile(join(MT, 'eval_1.jsonl')), 'miles');
+  assert.equal(runLabel(join(MT)), 'dump');
+});
+
+test('miles followed: a trajectory file cut mid-line waits; the rest and the next step are read, each group at full size', async () => {
+  const { dir, cleanup } = tempDir();
+  const notices: Notice[] = [];
+  const t0 = readFileSync(join(MT, '0.jsonl'));
+  mkdirSync(join(dir, 'trajectory'));
+  const f0 = join(dir, 'trajectory/0.jsonl');
+  const cut = t0.lastIndexOf('\n', t0.length - 2) + 60;
+  writeFileSync(f0, t0.subarray(0, cut));
+  const idx = await RunIndex.open(dir, { follow: true, poll: true, pollMs: 100, idleMs: 400, onNotice: (n) => notices.push(n) });
+  try {
+    await new Promise((r) => setTimeout(r, 1200));
+    await idx.settled();
+    assert.deepEqual(idx.groups().map((g) => [g.n, g.complete]), [[4, false], [4, false], [3, false]]);
+    appendFileSync(f0, t0.subarray(cut));
+    writeFileSync(join(dir, 'trajectory/1.jsonl'), readFileSync(join(MT, '1.jsonl')));
+    await until(() => idx.groups().length === 6 && idx.groups().every((g) => g.complete));
+    await idx.settled();
+    assert.deepEqual(idx.groups().map((g) => [g.step, g.n, g.complete]), [0, 1].flatMap((s) => Array(3).fill([s, 4, true])));
+    assert.deepEqual(problems(notices), []);
+  } finally {
+    idx.close();
+    cleanup();
+  }
+});

@@ -4,7 +4,8 @@
 //   - a JSONL file whose first 4 KiB look like a native or verl record makes its folder a run;
 //     a TRL `completions/*.parquet` makes the folder above `completions` a run; a prime-rl
 //     (`example_id` + `completion`) or SkyRL (`input_prompt` + `output_response`) file in a per-step
-//     folder (`step_N`, `global_step_N_evals`, `eval_only`) makes the folder above it a run;
+//     folder — and a miles trajectory file (`sample_index` + `messages`) its own folder —
+//     (`step_N`, `global_step_N_evals`, `eval_only`) makes the folder above it a run;
 //   - only the outermost such folders are runs (a run is read recursively: its sub-folders are
 //     its sub-runs, see src/logs);
 //   - a folder whose real path lies outside every workspace folder (reached through a symbolic
@@ -28,7 +29,13 @@ export async function looksLikeRunLog(file: string): Promise<boolean> {
       const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
       const head = buf.subarray(0, bytesRead).toString('utf8');
       const has = (k: string) => new RegExp(`"${k}"\\s*:`).test(head);
-      return has('(question_id|rollouts)') || (has('input') && has('output')) || (has('example_id') && has('completion')) || (has('input_prompt') && has('output_response'));
+      return (
+        has('(question_id|rollouts)') ||
+        (has('input') && has('output')) ||
+        (has('example_id') && has('completion')) ||
+        (has('input_prompt') && has('output_response')) ||
+        (has('sample_index') && has('messages'))
+      );
     } finally {
       await fh.close();
     }
