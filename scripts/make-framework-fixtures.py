@@ -13,6 +13,8 @@ own writer code (docs/log-formats.md names the versions):
               consensus_lens.convert (needs torch).
   miles/      dump/trajectory/<id>.jsonl and eval_<id>.jsonl as miles' save_debug_trajectory_data
               writes them (written from the code read: miles is not on PyPI).
+  trackio/    db/cl-fixture.db written by the real trackio 0.43.0 (traces as slime's --use-trackio
+              logs them), and native/: converted by consensus_lens.convert.
   prime-rl/   prime-rl is not on PyPI: its writer at PrimeIntellect-ai/prime-rl b194a6ed2 is
               `save_rollouts` (src/prime_rl/orchestrator/vf_utils.py), which json.dumps each
               `vf.RolloutOutput` with `default=make_serializable` into
@@ -257,8 +259,50 @@ def make_miles():
             f.write("".join(json.dumps(row, separators=(",", ":")) + "\n" for row in rows))
 
 
+def make_trackio():
+    """Trackio's project database, written by the real trackio (PyPI 0.43.0): traces logged as
+    slime's --use-trackio logs them (THUDM/slime b2b3cfa5 slime/utils/trackio_utils.py
+    `log_rollout_traces`: `{split}/trajectories`, the first trackio_max_traces_per_rollout samples,
+    metadata split, rollout_id, step, sample_index, group_index, status, reward, ...), then
+    converted by consensus_lens.convert into native/."""
+    import tempfile
+
+    rng.seed(20261206)
+    out = ROOT / "trackio"
+    shutil.rmtree(out, ignore_errors=True)
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
+    from consensus_lens.convert import convert_trackio
+
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["TRACKIO_DIR"] = tmp  # read when trackio is imported
+        import trackio
+
+        trackio.init(project="cl-fixture", name="slime-rank-0")
+        n, max_traces = 4, 10  # trackio_max_traces_per_rollout: the batch's 12 samples are cut to 10
+        for rollout_id in (0, 1):
+            traces = []
+            index = 0
+            for gi, (q, truth) in enumerate(QUESTIONS[:3]):
+                for a in answers_for(truth, n):
+                    response = f"Let me compute… \\boxed{{{a}}}"
+                    traces.append(trackio.Trace(
+                        messages=[{"role": "user", "content": q}, {"role": "assistant", "content": response}],
+                        metadata={"split": "train", "rollout_id": rollout_id, "step": rollout_id, "sample_index": index,
+                                  "group_index": gi, "status": "completed", "reward": 1.0 if a == truth else 0.0,
+                                  "response_length": len(response), "effective_response_length": len(response),
+                                  "metadata": {}, "trace": None, "trackio_max_traces_per_rollout": max_traces},
+                    ))
+                    index += 1
+            trackio.log({"train/trajectories": traces[:max_traces]}, step=rollout_id)
+        trackio.finish()
+        (out / "db").mkdir(parents=True)
+        shutil.copy(Path(tmp) / "cl-fixture.db", out / "db" / "cl-fixture.db")
+        # converted from the copy: a read-only open of a WAL database makes -wal / -shm files beside it
+        convert_trackio(str(Path(tmp) / "cl-fixture.db"), str(out / "native"))
+
+
 if __name__ == "__main__":
-    which = sys.argv[1:] or ["skyrl", "prime-rl", "slime", "miles"]
+    which = sys.argv[1:] or ["skyrl", "prime-rl", "slime", "miles", "trackio"]
     if "skyrl" in which:
         make_skyrl()
     if "prime-rl" in which:
@@ -267,3 +311,5 @@ if __name__ == "__main__":
         make_slime()
     if "miles" in which:
         make_miles()
+    if "trackio" in which:
+        make_trackio()

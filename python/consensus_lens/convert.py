@@ -1,6 +1,13 @@
 """Converts a framework's roll-out dump that the extension does not open into native JSON lines.
 
     python -m consensus_lens.convert slime DUMP/rollout_data/3.pt [more.pt ...] --out DIR
+    python -m consensus_lens.convert trackio ~/.cache/huggingface/trackio/PROJECT.db --out DIR
+
+Trackio (``trackio.Trace`` rows of the project database's ``traces`` table, written by slime's
+``--use-trackio`` and TRL's async GRPO): read with Python's ``sqlite3``, read-only (``mode=ro``:
+the WAL Trackio writes by default is read too); see ``trackio_records``. The traces are a sample
+the trainer chose to log, so a group holds the traces logged for it (every record says
+``"sampled": true`` in its ``extra``).
 
 slime and miles with ``--dump-details DUMP`` write ``DUMP/rollout_data/{rollout_id}.pt`` (and
 ``eval_{rollout_id}.pt``) with ``torch.save({"rollout_id", "samples": [Sample.to_dict()], ...})``
@@ -32,7 +39,7 @@ import os
 import sys
 from typing import Any, Dict, List, Optional
 
-__all__ = ["convert_slime", "slime_records"]
+__all__ = ["convert_slime", "slime_records", "convert_trackio", "trackio_records"]
 
 
 class ConvertError(ValueError):
@@ -152,15 +159,113 @@ def convert_slime(paths: List[str], out: str, *, reward_key: Optional[str] = Non
     return written
 
 
+def _json(v: Any, default: Any) -> Any:
+    if isinstance(v, (bytes, str)):
+        try:
+            return json.loads(v)
+        except ValueError:
+            return default
+    return default
+
+
+def _content(c: Any) -> str:
+    if isinstance(c, str):
+        return c
+    if isinstance(c, list):
+        return "".join(p if isinstance(p, str) else str(p.get("text", "")) if isinstance(p, dict) else "" for p in c)
+    return ""
+
+
+def trackio_records(rows: List[Dict[str, Any]]) -> Dict[str, List[Dict[str, Any]]]:
+    """Native group records from rows of Trackio's ``traces`` table, by output file
+    (``{run_name}/[eval/]{step:06d}.jsonl``). A trace's messages are the prompt, then the roll-out:
+    the prompt is every message up to the last ``user`` one, the response the ``assistant``
+    messages after it. A group is the traces of one run, key, step and ``group_index`` (slime) or
+    ``group_id`` (TRL async GRPO) in their metadata; ``reward`` is the metadata's."""
+    groups: Dict[Any, Dict[str, Any]] = {}
+    files: Dict[str, List[Dict[str, Any]]] = {}
+    for row in rows:
+        messages = _json(row["messages"], [])
+        meta = _json(row["metadata"], {})
+        if not isinstance(messages, list) or not isinstance(meta, dict):
+            continue
+        last_user = max([i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "user"], default=-1)
+        prompt_msgs = messages[: last_user + 1]
+        response = "\n\n".join(_content(m.get("content")) for m in messages[last_user + 1:] if isinstance(m, dict) and m.get("role") == "assistant")
+        gid = meta.get("group_index", meta.get("group_id"))
+        prompt = _prompt_text(prompt_msgs)
+        step = int(row["step"])
+        evaluation = meta.get("split") == "eval" or str(row["key"]).startswith("eval/")
+        where = "%s/%s%06d.jsonl" % (str(row["run_name"]).replace("/", "_"), "eval/" if evaluation else "", step)
+        key = (where, row["key"], gid if gid is not None else ("prompt", prompt))
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = {"kind": "group", "step": step, "question_id": "p-" + hashlib.sha1(prompt.encode("utf-8")).hexdigest()[:12],
+                               "prompt": prompt, "rollouts": [], "extra": {"trackio_key": row["key"], "sampled": True}}
+            files.setdefault(where, []).append(g)
+        r = meta.get("reward")
+        r = float(r) if isinstance(r, (int, float)) and not isinstance(r, bool) and math.isfinite(r) else None
+        ro: Dict[str, Any] = {"response": response, "extra": {k: meta[k] for k in ("status", "advantage", "model_version", "group_index", "group_id") if k in meta}}
+        if evaluation:
+            ro["extra"]["score"] = r
+        else:
+            ro["reward"] = r
+        if isinstance(meta.get("sample_index"), int):
+            ro["sample_idx"] = meta["sample_index"]
+        g["rollouts"].append(ro)
+    for recs in files.values():
+        seen: Dict[str, int] = {}
+        for g in recs:
+            k = seen[g["question_id"]] = seen.get(g["question_id"], 0) + 1
+            if k > 1:
+                g["question_id"] = "%s#%d" % (g["question_id"], k)
+    return files
+
+
+def convert_trackio(db: str, out: str) -> List[str]:
+    """Reads a Trackio project database (``{project}.db``) read-only and writes its traces as native
+    group records; returns the files written."""
+    import sqlite3
+
+    if not os.path.isfile(db):
+        raise ConvertError("%s: no such file" % db)
+    conn = sqlite3.connect("file:%s?mode=ro" % os.path.abspath(db), uri=True)
+    try:
+        try:
+            cur = conn.execute("SELECT run_name, step, key, trace_index, messages, metadata FROM traces ORDER BY rowid")
+        except sqlite3.DatabaseError as e:
+            raise ConvertError("%s: not a Trackio project database with traces (%s)" % (db, e)) from None
+        rows = [dict(zip(("run_name", "step", "key", "trace_index", "messages", "metadata"), r)) for r in cur]
+    finally:
+        conn.close()
+    written = []
+    for rel, recs in trackio_records(rows).items():
+        dest = os.path.join(out, rel)
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        with open(dest + ".tmp", "w", encoding="utf-8") as f:
+            for r in recs:
+                f.write(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n")
+        os.replace(dest + ".tmp", dest)
+        written.append(dest)
+    return written
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m consensus_lens.convert", description=__doc__.split("\n\n")[0])
-    ap.add_argument("framework", choices=["slime", "miles"], help="the writer of the dump (miles writes slime's format)")
-    ap.add_argument("files", nargs="+", help="rollout_data/{id}.pt files")
+    ap.add_argument("framework", choices=["slime", "miles", "trackio"], help="the writer of the dump (miles writes slime's format)")
+    ap.add_argument("files", nargs="+", help="rollout_data/{id}.pt files; for trackio, {project}.db files")
     ap.add_argument("--out", required=True, help="folder for the native JSON lines (a run the extension opens)")
     ap.add_argument("--reward-key", default=None, help="the reward to read when a sample's reward is a dict")
     a = ap.parse_args(argv)
     try:
-        for f in convert_slime(a.files, a.out, reward_key=a.reward_key):
+        if a.framework == "trackio":
+            written = [f for db in a.files for f in convert_trackio(db, a.out)]
+            print("consensus_lens.convert: Trackio keeps the traces the trainer chose to log (slime: the first "
+                  "trackio_max_traces_per_rollout of a batch; TRL async GRPO: 8 every 8th policy version): a group "
+                  "holds the traces logged for it, not every sample the trainer drew", file=sys.stderr)
+        else:
+            written = convert_slime(a.files, a.out, reward_key=a.reward_key)
+        for f in written:
             print(f)
     except (ConvertError, OSError) as e:
         print("consensus_lens.convert: %s" % e, file=sys.stderr)

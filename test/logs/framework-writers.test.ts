@@ -257,3 +257,15 @@ test('miles followed: a trajectory file cut mid-line waits; the rest and the nex
     cleanup();
   }
 });
+
+// ---- Trackio ----
+
+test('Trackio traces, converted by consensus_lens.convert from the database trackio wrote: groups of the traces logged for them (sampled)', async () => {
+  const { groups, notices } = await collect(join(FX, 'trackio'));
+  assert.deepEqual(problems(notices), []); // the .db is skipped quietly (not a text file)
+  // slime logged the first 10 of each batch's 12 samples: the third group holds 2 traces
+  assert.deepEqual(groups.map((g) => [g.step, g.rollouts.length]), [0, 1].flatMap((s) => [[s, 4], [s, 4], [s, 2]]));
+  for (const g of groups) for (const r of g.rollouts) assert.ok(r.reward === 0 || r.reward === 1);
+  assert.match(groups[0].rollouts[0].response, /^Let me compute… \\boxed\{/);
+  assert.equal(await detectLogFile(join(FX, 'trackio/db/cl-fixture.db')), undefined);
+});
