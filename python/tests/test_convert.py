@@ -40,7 +40,12 @@ class SlimeRecordsTests(unittest.TestCase):
             p = os.path.join(d, "3.pt")
             with open(p, "wb") as f:
                 f.write(b"not a pickle")
-            self.assertEqual(main(["slime", p, "--out", os.path.join(d, "out")]), 1)
+            import contextlib
+            import io
+
+            with contextlib.redirect_stderr(io.StringIO()) as err:
+                self.assertEqual(main(["slime", p, "--out", os.path.join(d, "out")]), 1)
+            self.assertIn("consensus_lens.convert:", err.getvalue())
             self.assertFalse(os.path.exists(os.path.join(d, "out", "000003.jsonl")))
 
 

@@ -1,3 +1,5 @@
+import contextlib
+import io
 import os
 import shutil
 import tempfile
@@ -9,14 +11,21 @@ from tests.helpers import REPO
 FX = os.path.join(REPO, "test", "fixtures", "logs", "writers", "trackio")
 
 
+def _read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
 class TrackioConvertTests(unittest.TestCase):
     def test_the_database_trackio_wrote_converts_to_the_committed_native_log_read_only(self):
         with tempfile.TemporaryDirectory() as d:
             db = os.path.join(d, "cl-fixture.db")
             shutil.copy(os.path.join(FX, "db", "cl-fixture.db"), db)
-            before = open(db, "rb").read()
-            self.assertEqual(main(["trackio", db, "--out", os.path.join(d, "out")]), 0)
-            self.assertEqual(open(db, "rb").read(), before)  # read-only
+            before = _read(db)
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
+                self.assertEqual(main(["trackio", db, "--out", os.path.join(d, "out")]), 0)
+            self.assertIn("a group holds the traces logged for it", err.getvalue())
+            self.assertEqual(_read(db), before)  # read-only
             for step in ("000000", "000001"):
                 with open(os.path.join(d, "out", "slime-rank-0", step + ".jsonl")) as got, \
                         open(os.path.join(FX, "native", "slime-rank-0", step + ".jsonl")) as want:
@@ -35,7 +44,9 @@ class TrackioConvertTests(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             db = os.path.join(d, "x.db")
             sqlite3.connect(db).execute("CREATE TABLE metrics (id INTEGER)").connection.close()
-            self.assertEqual(main(["trackio", db, "--out", os.path.join(d, "out")]), 1)
+            with contextlib.redirect_stderr(io.StringIO()) as err:
+                self.assertEqual(main(["trackio", db, "--out", os.path.join(d, "out")]), 1)
+            self.assertIn("not a Trackio project database with traces", err.getvalue())
 
 
 if __name__ == "__main__":
