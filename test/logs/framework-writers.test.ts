@@ -269,3 +269,19 @@ test('Trackio traces, converted by consensus_lens.convert from the database trac
   assert.match(groups[0].rollouts[0].response, /^Let me compute… \\boxed\{/);
   assert.equal(await detectLogFile(join(FX, 'trackio/db/cl-fixture.db')), undefined);
 });
+
+test('SkyRL: no group id is written, so a prompt with fewer samples than the step\'s others is reported (eval_n_samples_per_prompt is not in the dump)', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const src = readFileSync(join(SKY, 'global_step_5_evals/openai_gsm8k.jsonl'), 'utf8').split('\n').filter(Boolean);
+    mkdirSync(join(dir, 'dumped_evals/global_step_5_evals'), { recursive: true });
+    writeFileSync(join(dir, 'dumped_evals/global_step_5_evals/openai_gsm8k.jsonl'), src.slice(0, -1).join('\n') + '\n'); // the last prompt's 4th sample lost
+    const { groups, notices } = await collect(dir);
+    assert.deepEqual(groups.map((g) => g.rollouts.length), [4, 4, 3]);
+    const w = problems(notices);
+    assert.equal(w.length, 1, JSON.stringify(w));
+    assert.match(w[0].message, /3 roll-outs.*usual group size is 4/);
+  } finally {
+    cleanup();
+  }
+});
