@@ -16,6 +16,10 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   "$VENV/bin/pip" install -q --disable-pip-version-check -r python/requirements-frameworks.txt
   echo "$want" > "$stamp"
 fi
+# openrlhf pins deepspeed and flash-attn (a CUDA build): its reward-loading module is tested alone,
+# installed without its dependencies (python/tests_frameworks/test_openrlhf_remote.py).
+"$VENV/bin/python" -c "import importlib.metadata as m; assert m.version('openrlhf') == '0.11.2'" 2>/dev/null \
+  || "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps openrlhf==0.11.2
 echo "test-frameworks: packages ready in $(( $(date +%s) - start )) s ($(du -sh "$VENV" | cut -f1) in $VENV)"
 [ -f dist/cli.js ] || npm run build
 # This checkout's package, first on the path (an environment shared by several checkouts may hold

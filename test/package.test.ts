@@ -124,6 +124,12 @@ test('activation: the log patterns the readers read, not every workspace with a 
     'wandb/offline-run-20250101_000000-abc123/files/media/table/completions_20_477.table.json',
     'logs/exp_001/train_data_step1.jsonl',
     'logs/exp_001/val_data_step2.jsonl',
+    'outputs/rollouts/step_3/train_rollouts.jsonl',
+    'outputs/rollouts/step_3/eval_rollouts_gsm8k.jsonl',
+    'export/dumped_evals/global_step_5_evals/openai_gsm8k.jsonl',
+    'export/dumped_evals/eval_only/aime.jsonl',
+    'dump/trajectory/3.jsonl',
+    'dump/trajectory/eval_3.jsonl',
   ])
     assert.ok(hit(f), f);
   for (const f of ['data/train.jsonl', 'notes.jsonl', 'eval/results.jsonl', 'data/completions.parquet']) assert.ok(!hit(f), f);

@@ -55,7 +55,7 @@ export function streamOf(e: { format: LogFormat; run?: string; stream?: string }
   return `${e.format}\0${e.run ?? ''}\0${e.stream ?? 'train'}`;
 }
 
-const perStep = (f: LogFormat): boolean => f === 'verl' || f === 'nemo-rl';
+const perStep = (f: LogFormat): boolean => f === 'verl' || f === 'nemo-rl' || f === 'prime-rl' || f === 'skyrl' || f === 'miles';
 
 /** At most this many size warnings one by one; the rest are counted. */
 const SIZE_WARNINGS = 10;

@@ -47,7 +47,11 @@
 // step; `gts` lists; validation dumps a stream of their own; TTRL's gts/acc/extracted_gt never
 // ground truth), TRL completions parquet (trl.ts, read with hyparquet; rewards = sum of the
 // reward-function columns, never the log_extra ones), W&B table files (wandb.ts), NeMo RL step
-// logs (nemo.ts: mean generation log-prob as confidence). docs/log-formats.md records the writer
+// logs (nemo.ts: mean generation log-prob as confidence), prime-rl step roll-outs (primerl.ts:
+// verifiers RolloutOutput lines, grouped by example_id), SkyRL evaluation dumps (skyrl.ts: grouped
+// by prompt, the validation stream), miles trajectory dumps (miles.ts: grouped by group_index);
+// slime / miles `rollout_data/*.pt` pickles are never opened (a notice names the converter).
+// docs/log-formats.md records the writer
 // code each follows. In a run folder a file that is not a log is skipped quietly (one summary
 // notice); named alone, an unsupported file is an error-level notice naming it, and is skipped. A
 // read error (EIO, ESTALE) is an error naming the file; the rest of the run is read. A malformed line is a warning

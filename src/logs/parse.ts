@@ -12,13 +12,16 @@ import { ELIDED_OUTPUT, isBlankLine, type Skeleton } from './skeleton.js';
 import type { LogFormat, NoticeSink, ParsedRecord } from './types.js';
 import { looksVerl, VerlFileContext } from './verl.js';
 import { looksNemo, NemoFileContext } from './nemo.js';
+import { looksPrimeRl, PrimeRlFileContext } from './primerl.js';
+import { looksSkyrl, SkyrlFileContext } from './skyrl.js';
+import { looksMiles, MilesFileContext } from './miles.js';
 
 /** Lines without a recognisable record after which a file is declared unsupported. */
 const DETECT_LINES = 5;
 /** Malformed-line notices per file before they are only counted. */
 const MAX_LINE_NOTICES = 20;
 
-export const UNSUPPORTED_HINT = 'not a consensus-lens/v1, verl, TRL, NeMo RL or W&B table log';
+export const UNSUPPORTED_HINT = 'not a consensus-lens/v1, verl, TRL, NeMo RL, prime-rl, SkyRL, miles or W&B table log';
 
 /** Bytes of a file examined before it is read as a log: a file that is not text stops here. */
 export const PROBE_BYTES = 64 * 1024;
@@ -49,6 +52,8 @@ const NOT_LOG_NAMES = new Set([
   'wandb-summary.json',
   'wandb-metadata.json',
   'requirements.txt',
+  // SkyRL's evaluation metrics, beside its per-data-source dumps
+  'aggregated_results.jsonl',
 ]);
 const NOT_LOG_EXT = /\.(txt|md|rst|ya?ml|toml|ini|cfg|conf|py|sh|bin|pt|pth|safetensors|ckpt|npy|npz|pkl|pickle|png|jpe?g|gif|webp|svg|html?|csv|tsv|log|out|err|patch|diff|wandb|lock|tar|gz|tgz|zip|zst|jinja|model|pb)$/i;
 
@@ -58,9 +63,33 @@ export function isNotLogName(file: string): boolean {
   return NOT_LOG_NAMES.has(name) || NOT_LOG_EXT.test(name);
 }
 
+/**
+ * The notice for a slime / miles `--dump-details` roll-out file (`rollout_data/{id}.pt`,
+ * `rollout_data/eval_{id}.pt`): a PyTorch pickle, which runs code when it is loaded. It is never
+ * opened here (docs/log-formats.md#slime-and-miles); the notice says how to convert a trusted one.
+ */
+export function torchDumpNotice(file: string): string | undefined {
+  if (!/[\\/]rollout_data[\\/](eval_)?\d+\.pt$/i.test(file)) return undefined;
+  return (
+    `${file}: a slime/miles --dump-details roll-out file is a PyTorch pickle, which runs code when it is loaded: not read. ` +
+    `If you trust it, convert it to native JSON lines: python -m consensus_lens.convert slime ${file} --out DIR (loads it with torch.load(weights_only=True))`
+  );
+}
+
 /** True for a name that says JSON lines (an unrecognised one of these is an error, never quiet). */
 export function isJsonlName(file: string): boolean {
   return /\.(jsonl|ndjson)$/i.test(file);
+}
+
+/** The JSON-lines format a record's keys say it is (format detection; records.ts detectLogFile too). */
+export function detectRecord(o: Record<string, unknown>): LogFormat | undefined {
+  if (looksNative(o)) return 'native';
+  if (looksVerl(o)) return 'verl';
+  if (looksNemo(o)) return 'nemo-rl';
+  if (looksSkyrl(o)) return 'skyrl';
+  if (looksPrimeRl(o)) return 'prime-rl';
+  if (looksMiles(o)) return 'miles';
+  return undefined;
 }
 
 /** A NUL byte in the first block: a binary file (text logs never hold one). */
@@ -87,6 +116,10 @@ const ELIDABLE: Record<LogFormat, number> = {
   'nemo-rl': 0,
   trl: 0,
   wandb: 0,
+  // neither writes a top-level `response` or `output`
+  'prime-rl': 0,
+  skyrl: 0,
+  miles: 0,
 };
 
 /** Where a line's JSON starts: after the byte-order mark of a file's first line (as `line` skips it), else 0. */
@@ -103,6 +136,8 @@ export interface ParserState {
   lineNotices: number;
   early: Array<{ line: number; message: string }>;
   verl: ReturnType<VerlFileContext['state']>;
+  /** Absent in an index saved before miles was read. */
+  miles?: ReturnType<MilesFileContext['state']>;
 }
 
 export class JsonlFileParser {
@@ -118,6 +153,9 @@ export class JsonlFileParser {
   }
   private verl: VerlFileContext;
   private nemo: NemoFileContext;
+  private primeRl: PrimeRlFileContext;
+  private skyrl: SkyrlFileContext;
+  private miles: MilesFileContext;
   private lineNotices = 0;
 
   constructor(
@@ -136,6 +174,9 @@ export class JsonlFileParser {
   ) {
     this.verl = new VerlFileContext(root, file);
     this.nemo = new NemoFileContext(this.verl.run, file);
+    this.primeRl = new PrimeRlFileContext(root, file);
+    this.skyrl = new SkyrlFileContext(root, file);
+    this.miles = new MilesFileContext(root, file);
   }
 
   /** Line problems seen before the format is known (a quiet file that is not a log drops them). */
@@ -213,7 +254,7 @@ export class JsonlFileParser {
     }
     let o = value as Record<string, unknown>;
     if (this.format === undefined) {
-      const f: LogFormat | undefined = looksNative(o) ? 'native' : looksVerl(o) ? 'verl' : looksNemo(o) ? 'nemo-rl' : undefined;
+      const f = detectRecord(o);
       if (f === undefined || (this.only && f !== this.only)) {
         this.problem(l.line, f ? `a ${f} record where only ${this.only} is accepted` : 'not a recognised record');
         return this.checkDetect();
@@ -232,7 +273,18 @@ export class JsonlFileParser {
     // NeMo RL every key): the whole line, then.
     if (skeleton && (skeleton.elided & ~ELIDABLE[this.format]) !== 0) o = skeleton.whole().value as Record<string, unknown>;
     const source = { file: this.file, line: l.line, offset: l.offset, length: l.length };
-    const conv: Conversion = this.format === 'native' ? convertNative(o, source) : this.format === 'nemo-rl' ? this.nemo.convert(o, source) : this.verl.convert(o, source);
+    const conv: Conversion =
+      this.format === 'native'
+        ? convertNative(o, source)
+        : this.format === 'nemo-rl'
+          ? this.nemo.convert(o, source)
+          : this.format === 'prime-rl'
+            ? this.primeRl.convert(o, source)
+            : this.format === 'skyrl'
+              ? this.skyrl.convert(o, source)
+              : this.format === 'miles'
+                ? this.miles.convert(o, source)
+                : this.verl.convert(o, source);
     if (!conv.ok) {
       this.problem(l.line, conv.error);
       return undefined;
@@ -261,7 +313,7 @@ export class JsonlFileParser {
 
   /** What the parser learnt of its file so far, as plain data (a persisted index resumes the file from it). */
   state(): ParserState {
-    return { format: this.format, unsupported: this.unsupported, skipped: this.skipped, records: this.records, nonBlank: this.nonBlank, lineNotices: this.lineNotices, early: this.early, verl: this.verl.state() };
+    return { format: this.format, unsupported: this.unsupported, skipped: this.skipped, records: this.records, nonBlank: this.nonBlank, lineNotices: this.lineNotices, early: this.early, verl: this.verl.state(), miles: this.miles.state() };
   }
 
   /** Resumes from `state()` of a parser of the same file. */
@@ -274,6 +326,7 @@ export class JsonlFileParser {
     this.lineNotices = s.lineNotices;
     this.early = s.early;
     this.verl.restoreState(s.verl);
+    if (s.miles) this.miles.restoreState(s.miles);
   }
 
   /** At the end of a one-shot read (or when a followed file is settled): summary notices. */

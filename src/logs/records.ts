@@ -4,11 +4,8 @@ import { errnoCode, errorMessage, errorName } from '../util/errors';
 import { basename, dirname, relative } from 'node:path';
 import { parseJsonLine } from './json.js';
 import { readLineBatches } from './lines.js';
-import { isJsonlName, isNotLogName, JsonlFileParser, looksBinary, PROBE_BYTES, sniff, UNSUPPORTED_HINT } from './parse.js';
+import { detectRecord, isJsonlName, isNotLogName, JsonlFileParser, looksBinary, PROBE_BYTES, sniff, torchDumpNotice, UNSUPPORTED_HINT } from './parse.js';
 import { readWandbTable } from './wandb.js';
-import { looksNative } from './native.js';
-import { looksVerl } from './verl.js';
-import { looksNemo } from './nemo.js';
 import { readTrlFile } from './trl.js';
 import type { LogFormat, NoticeSink, ParsedRecord } from './types.js';
 
@@ -19,7 +16,7 @@ export function runOfFile(root: string, file: string): string | undefined {
 }
 
 /** Folders verl and similar writers name by what they hold, never by the run: `rollout`, `val`, … */
-const LEAF_DUMP_FOLDER = /^(rollouts?|rollout_data|val|valid|validation|validation_data|val_generations|generations|completions|train|eval|logs?|table|media|files)$/i;
+const LEAF_DUMP_FOLDER = /^(trajectory|step_\d+|global_step_\d+_evals|eval_only|dumped_evals|rollouts?|rollout_data|val|valid|validation|validation_data|val_generations|generations|completions|train|eval|logs?|table|media|files)$/i;
 
 /**
  * A display name for a run opened at `path`: its folder name, or — when that folder is one a writer
@@ -36,7 +33,7 @@ export function runLabel(path: string): string {
     p = parent;
     name = basename(p);
   }
-  if (/^\d+\.jsonl$|^(train|val)_data_step\d+\.jsonl$|^completions_\d+\.parquet$/i.test(name)) return runLabel(dirname(p));
+  if (/^\d+\.jsonl$|^(train|val)_data_step\d+\.jsonl$|^completions_\d+\.parquet$|^(train|eval)_rollouts(_.*)?\.jsonl$|^eval_\d+\.jsonl$/i.test(name)) return runLabel(dirname(p));
   return name || path;
 }
 
@@ -90,6 +87,14 @@ export async function* readFileOnce(
   /** Read on from here (a JSON Lines file read before up to `offset`, in `format`): the lines appended since. */
   resume?: { offset: number; line: number; format: LogFormat },
 ): AsyncGenerator<ParsedRecord[]> {
+  const pickle = torchDumpNotice(file);
+  if (pickle) {
+    // never opened: one notice per run (a run holds one such file per step)
+    result.notLog = 'a PyTorch pickle';
+    if (!inFolder || !runOnce.has('torch-dump')) onNotice({ level: inFolder ? 'warning' : 'error', message: inFolder ? `${pickle} (and the run's other rollout_data/*.pt)` : pickle, file });
+    runOnce.add('torch-dump');
+    return;
+  }
   let fh: FileHandle;
   try {
     fh = await open(file, 'r');
@@ -241,9 +246,8 @@ export async function detectLogFile(file: string): Promise<LogFormat | undefined
       }
       if (typeof v !== 'object' || v === null || Array.isArray(v)) continue;
       const o = v as Record<string, unknown>;
-      if (looksNative(o)) return 'native';
-      if (looksVerl(o)) return 'verl';
-      if (looksNemo(o)) return 'nemo-rl';
+      const f = detectRecord(o);
+      if (f) return f;
     }
     return undefined;
   } catch {

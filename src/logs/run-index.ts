@@ -166,6 +166,9 @@ const NO_CONFIDENCE: Record<LogFormat, string> = {
   trl: 'TRL completions logs carry no log-probs',
   wandb: 'W&B tables carry no log-probs',
   'nemo-rl': 'the NeMo RL log has no generation_logprobs',
+  'prime-rl': 'the prime-rl roll-outs have no trajectory completion_logprobs',
+  skyrl: 'SkyRL evaluation dumps carry no log-probs',
+  miles: 'miles trajectory dumps carry no log-probs (they are in its dashboard_columns parquet, not read)',
 };
 
 /** Small files are read ahead concurrently at a scan. */

@@ -4,6 +4,8 @@ import { parseJsonLine } from './json.js';
 import { readTrlCompletion } from './trl.js';
 import { readTableCell } from './wandb.js';
 import { nemoResponse } from './nemo.js';
+import { primeRlResponse } from './primerl.js';
+import { milesResponse } from './miles.js';
 import type { RolloutSource } from './types.js';
 
 /**
@@ -73,7 +75,7 @@ export async function readRolloutText(source: RolloutSource, version?: number): 
     const item = Array.isArray(rs) ? (rs[source.item] as Record<string, unknown> | undefined) : undefined;
     text = item?.response;
   } else {
-    text = 'response' in o ? o.response : 'output' in o ? o.output : nemoResponse(o);
+    text = 'response' in o ? o.response : 'output' in o ? o.output : 'output_response' in o ? o.output_response : 'completion' in o ? primeRlResponse(o) : 'sample_index' in o && 'messages' in o ? milesResponse(o) : nemoResponse(o);
   }
   if (typeof text !== 'string') throw new Error(`${source.file}:${source.line}: the record changed on disk (no text)`);
   return text;

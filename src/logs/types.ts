@@ -11,7 +11,7 @@ export interface Notice {
 export type NoticeSink = (n: Notice) => void;
 
 /** The formats the log layer reads (docs/contract.md#log-formats), detected by content. */
-export type LogFormat = 'native' | 'verl' | 'trl' | 'nemo-rl' | 'wandb';
+export type LogFormat = 'native' | 'verl' | 'trl' | 'nemo-rl' | 'wandb' | 'prime-rl' | 'skyrl' | 'miles';
 
 /**
  * Where a roll-out's record lives. For a roll-out inside a native group record, `item` is its index

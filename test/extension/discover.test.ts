@@ -37,3 +37,23 @@ test('run folders: outermost, TRL completions lifted, other JSONL ignored, symli
   assert.ok(inFollowedRun(join(ws, 'run-a/new/x.jsonl'), [join(ws, 'run-a')]));
   assert.ok(!inFollowedRun(join(ws, 'run-ab/x.jsonl'), [join(ws, 'run-a')]));
 });
+
+test('run folders: miles trajectory folders are runs; prime-rl and SkyRL per-step folders lift to the folder above them, one run for every step', async () => {
+  const ws = mkdtempSync(join(tmpdir(), 'cl-discover-'));
+  dirs.push(ws);
+  const prime = JSON.stringify({ example_id: 0, prompt: [], completion: [{ role: 'assistant', content: '1' }], reward: 1 }) + '\n';
+  const sky = JSON.stringify({ input_prompt: 'q', output_response: '\\boxed{1}', score: 1 }) + '\n';
+  const files: string[] = [];
+  for (const [rel, body] of [
+    ['out/rollouts/step_1/train_rollouts.jsonl', prime],
+    ['out/rollouts/step_2/train_rollouts.jsonl', prime],
+    ['exp/dumped_evals/global_step_5_evals/aime.jsonl', sky],
+    ['exp/dumped_evals/eval_only/aime.jsonl', sky],
+    ['dump/trajectory/0.jsonl', JSON.stringify({ sample_index: 0, group_index: 0, reward: 1, prompt: 'q', messages: [] }) + '\n'],
+  ]) {
+    mkdirSync(join(ws, rel, '..'), { recursive: true });
+    writeFileSync(join(ws, rel), body);
+    files.push(join(ws, rel));
+  }
+  assert.deepEqual((await runFolders(files, [ws])).sort(), [join(ws, 'dump/trajectory'), join(ws, 'exp/dumped_evals'), join(ws, 'out/rollouts')]);
+});

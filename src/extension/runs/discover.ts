@@ -2,7 +2,10 @@
 // file search, `findWorkspaceRuns` in extension.ts, bounded to MAX_CANDIDATES); this module decides,
 // without 'vscode', which folders they make:
 //   - a JSONL file whose first 4 KiB look like a native or verl record makes its folder a run;
-//     a TRL `completions/*.parquet` makes the folder above `completions` a run;
+//     a TRL `completions/*.parquet` makes the folder above `completions` a run; a prime-rl
+//     (`example_id` + `completion`) or SkyRL (`input_prompt` + `output_response`) file in a per-step
+//     folder — and a miles trajectory file (`sample_index` + `messages`) its own folder —
+//     (`step_N`, `global_step_N_evals`, `eval_only`) makes the folder above it a run;
 //   - only the outermost such folders are runs (a run is read recursively: its sub-folders are
 //     its sub-runs, see src/logs);
 //   - a folder whose real path lies outside every workspace folder (reached through a symbolic
@@ -10,7 +13,10 @@
 // The same function serves activation, the watcher that finds runs a training job creates while
 // the window is open, and *Refresh Runs*.
 import { open, realpath } from 'node:fs/promises';
-import { dirname, sep } from 'node:path';
+import { basename, dirname, sep } from 'node:path';
+
+/** Per-step folders a writer makes inside its run (prime-rl `step_N`, SkyRL `global_step_N_evals`). */
+const STEP_FOLDER = /^(step_\d+|global_step_\d+_evals|eval_only)$/;
 
 /** At most this many log files are looked at per scan (the file search's limit). */
 export const MAX_CANDIDATES = 2000;
@@ -22,7 +28,14 @@ export async function looksLikeRunLog(file: string): Promise<boolean> {
       const buf = Buffer.alloc(4096);
       const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
       const head = buf.subarray(0, bytesRead).toString('utf8');
-      return /"(question_id|rollouts)"\s*:/.test(head) || (/"input"\s*:/.test(head) && /"output"\s*:/.test(head));
+      const has = (k: string) => new RegExp(`"${k}"\\s*:`).test(head);
+      return (
+        has('(question_id|rollouts)') ||
+        (has('input') && has('output')) ||
+        (has('example_id') && has('completion')) ||
+        (has('input_prompt') && has('output_response')) ||
+        (has('sample_index') && has('messages'))
+      );
     } finally {
       await fh.close();
     }
@@ -42,7 +55,7 @@ export async function runFolders(files: string[], roots: string[]): Promise<stri
     const parquet = f.endsWith('.parquet');
     const dir = dirname(f);
     if (parquet && !/(^|[\\/])completions$/.test(dir)) continue;
-    const run = parquet ? dirname(dir) : dir;
+    const run = parquet || STEP_FOLDER.test(basename(dir)) ? dirname(dir) : dir;
     if (dirs.has(run) || rejected.has(run)) continue;
     const real = await realpath(run).catch(() => null);
     if (real === null || !realRoots.some((r) => inside(real, r))) {

@@ -16,7 +16,7 @@ import { errnoCode, errorMessage } from '../../util/errors';
 import { open } from 'node:fs/promises';
 import { parseJsonLine } from '../json.js';
 import { decodeLine, readRawLineBatches } from '../lines.js';
-import { isJsonlName, isNotLogName, JsonlFileParser, lineStart, PROBE_BYTES, UNSUPPORTED_HINT } from '../parse.js';
+import { isJsonlName, isNotLogName, JsonlFileParser, lineStart, PROBE_BYTES, torchDumpNotice, UNSUPPORTED_HINT } from '../parse.js';
 import { isBlankLine, skeletonOf, type Skeleton } from '../skeleton.js';
 import { classify, runOfFile } from '../records.js';
 import { readTrlFile } from '../trl.js';
@@ -64,6 +64,17 @@ export function parserFor(c: ReadContext, fs: FileState): JsonlFileParser {
 
 /** Reads `fs`'s file from `fs.consumed` to its end (or the whole of it, preloaded when small). */
 export async function readFileIncrement(c: ReadContext, fs: FileState, st: Stats, ch: Change, preloaded?: Buffer): Promise<void> {
+  const pickle = fs.format === undefined && !fs.parser ? torchDumpNotice(fs.path) : undefined;
+  if (pickle) {
+    // never opened (parse.ts torchDumpNotice): one notice per run
+    if (!c.isDir || !c.runOnce.has('torch-dump')) c.notice({ level: c.isDir ? 'warning' : 'error', message: c.isDir ? `${pickle} (and the run's other rollout_data/*.pt)` : pickle, file: fs.path });
+    c.runOnce.add('torch-dump');
+    fs.unsupported = fs.notLog = true;
+    fs.size = st.size;
+    fs.mtimeMs = st.mtimeMs;
+    fs.ctimeMs = st.ctimeMs;
+    return;
+  }
   let fh: FileLike;
   try {
     fh = preloaded ? bufferHandle(preloaded, st) : await open(fs.path, 'r');
