@@ -7,7 +7,7 @@ import { readRun } from '../../src/logs';
 import { healthOf } from '../../src/cli/health';
 import { pairSide, runViewModel, sideOf } from '../../src/extension/compare/model';
 import { parseCompareMessage } from '../../src/protocol/compare';
-import { buildView, storeGroup } from '../../src/extension/scoring';
+import { buildView, score, storeGroup, summarize } from '../../src/extension/scoring';
 import { defaultParams } from '../../src/extension/params';
 import { join } from 'node:path';
 import { WhatIfEngine } from '../../src/extension/whatif/engine';
@@ -91,6 +91,11 @@ test('pairSide: the operator\u2019s label class marked, the truth class marked',
   assert.equal(core.label, '5');
   assert.deepEqual(core.classes.map((c) => c.isLabel), [false, true]);
   assert.equal(core.groundTruth, '5');
+  // The gate is the tree's and the consensus panel's (CoRE's w_q) on either side, never the vote's own 1.
+  const summary = summarize(stored, score(stored, defaultParams(), 'majority'));
+  assert.notEqual(summary.gate, 1);
+  assert.equal(vote.gate, summary.gate);
+  assert.equal(core.gate, summary.gate);
 });
 
 test('parseCompareMessage: only well-formed messages pass', () => {
