@@ -1,0 +1,44 @@
+// Whether a file named by the user (Open Log File as Run, Open With… → Consensus Lens Run, Open
+// Run… on a file) is a log the reader reads — asked before the file is followed, so a file that is
+// not a run is refused with the reader's own reason (the notice `consensus-lens report FILE`
+// prints) instead of opening as a run of "0 steps · 0 groups" with a green "no alarm", and nothing
+// already open changes. The answer is the reader's: src/logs/records.ts readFileOnce, the pass the
+// CLI reads a file with, run until it yields its first records (never the whole of a log). Pure
+// Node: no 'vscode'.
+import { stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { readFileOnce } from '../../logs/records';
+import type { Notice } from '../../logs';
+
+/**
+ * null when `path` is a folder (a run folder is read file by file; what is not a log in it is
+ * skipped quietly), a path not there yet (a training job's log folder, followed before the job
+ * writes it) or a file with at least one record; else why it is not a run, in the reader's words
+ * (the CLI's notice for the file, without its "; skipped").
+ */
+export async function whyNotARun(path: string): Promise<string | null> {
+  try {
+    if ((await stat(path)).isDirectory()) return null;
+  } catch {
+    return null;
+  }
+  return whyNotALog(path);
+}
+
+/**
+ * null when the reader reads records from `file`; else why not, in the reader's words (a missing
+ * or unreadable file says so). The workspace scan asks this of each candidate file.
+ */
+export async function whyNotALog(path: string): Promise<string | null> {
+  const notices: Notice[] = [];
+  // Named alone (not found in a run folder): an unsupported file is an error notice, as for the CLI.
+  const reader = readFileOnce(dirname(path), path, (n) => void notices.push(n));
+  for await (const batch of reader) {
+    if (batch.length) {
+      await reader.return(undefined); // closes the file: one batch of records answers the question
+      return null;
+    }
+  }
+  const why = notices.find((n) => n.level === 'error') ?? notices.find((n) => n.level === 'warning');
+  return (why?.message ?? `${path}: no records`).replace(/; skipped$/, '');
+}
