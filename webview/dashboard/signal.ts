@@ -25,7 +25,11 @@ export function renderLearningSignal(body: HTMLElement, health: RunHealth, deps:
     ),
     box,
     h('p', { class: 'muted small', id: 'signal-total' }, `Whole run: ${total}.`),
-    h('p', { class: 'muted small' }, "Share of each step's roll-outs whose effective advantage is non-zero: a group with signal can still teach through few of its roll-outs (CoRE's graded rewards reach more of them than the vote's 0/1)."),
+    h(
+      'p',
+      { class: 'muted small' },
+      "Share of each step's roll-outs whose effective advantage is non-zero: a group with signal can still teach through few of its roll-outs (CoRE's graded rewards reach more of them than the vote's 0/1).",
+    ),
     rolloutBox,
     h(
       'p',

@@ -280,7 +280,10 @@ const f = (x: number, d = 2) => (x < 0 ? '\u2212' : '') + Math.abs(x).toFixed(d)
  */
 export function quoted(s: string, max = Infinity): string {
   const t = s.length > max ? s.slice(0, max - 1) + '…' : s;
-  return `"${t.replace(/\r\n|[\n\r\u0085\u2028\u2029]/g, '⏎').replace(/\t/g, ' ').replace(/[\u0000-\u001f\u007f-\u009f]/g, '\ufffd')}"`;
+  return `"${t
+    .replace(/\r\n|[\n\r\u0085\u2028\u2029]/g, '⏎')
+    .replace(/\t/g, ' ')
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, '\ufffd')}"`;
 }
 const snippet = (s: string) => quoted(s, 48);
 
