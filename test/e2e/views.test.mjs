@@ -178,6 +178,8 @@ test('views: the dashboard draws the learning signal\u2019s roll-out share, the 
   await select.selectOption({ label: 'compare-b' });
   await dash.locator('#chart-health-signal-rollouts').waitFor({ timeout: 120_000 });
   assert.equal(((await dash.locator('#signal-total').textContent()) ?? '').trim(), `Whole run: ${whole}.`);
+  await dash.locator('#health-signal-rollouts').evaluate((el) => el.scrollIntoView({ block: 'center' }));
+  await page.waitForTimeout(500);
 });
 
 test('views: a NeMo RL log (train_data_step*.jsonl) is listed by the workspace scan', async () => {

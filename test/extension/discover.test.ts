@@ -90,6 +90,18 @@ test('whyNotARun: a file that is not a log is refused with the reader\u2019s rea
   assert.match((await whyNotALog(join(base, 'gone.jsonl'))) ?? '', /cannot open \(ENOENT\)/);
 });
 
+test('a run whose first record outgrows the first block (a group of long roll-outs on one line) is found by the reader', async () => {
+  const base = mkdtempSync(join(tmpdir(), 'cl-longline-'));
+  dirs.push(base);
+  mkdirSync(join(base, 'long'));
+  const long = JSON.stringify({ kind: 'group', step: 1, question_id: 'q', rollouts: [{ response: 'x'.repeat(200_000) + ' \\boxed{1}' }] }) + '\n';
+  // The keys after the long text: the first block holds no whole line and no key that tells.
+  writeFileSync(join(base, 'long/s.jsonl'), long.replace('{"kind":"group","step":1,"question_id":"q",', '{').replace('}]}', '}],"kind":"group","step":1,"question_id":"q"}'));
+  mkdirSync(join(base, 'junk'));
+  writeFileSync(join(base, 'junk/s.jsonl'), JSON.stringify({ blob: 'y'.repeat(200_000) }) + '\n');
+  assert.deepEqual(await runFolders([join(base, 'long/s.jsonl'), join(base, 'junk/s.jsonl')], [base]), [join(base, 'long')]);
+});
+
 function listFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? listFiles(join(dir, e.name)) : [join(dir, e.name)]));
 }

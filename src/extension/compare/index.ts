@@ -287,7 +287,7 @@ class LogFileEditor implements vscode.CustomReadonlyEditorProvider {
 
 /** The custom editor's page for a file that is not a run: the reason, as text (no script). */
 function refusalHtml(why: string): string {
-  return `<!DOCTYPE html><html><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'"></head><body><p id="not-a-run" style="padding: 1em">Consensus Lens cannot open this file as a run: ${escapeHtml(why)}</p></body></html>`;
+  return `<!DOCTYPE html><html><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'"></head><body style="color: var(--vscode-foreground); font-family: var(--vscode-font-family)"><p id="not-a-run" style="padding: 1em">Consensus Lens cannot open this file as a run: ${escapeHtml(why)}</p></body></html>`;
 }
 
 export function registerCompare(context: vscode.ExtensionContext, deps: CompareDeps): void {

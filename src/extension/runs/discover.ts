@@ -3,8 +3,8 @@
 // every file name the extension activates on (package.json `workspaceContains`) matches it, which
 // test/extension/discover.test.ts holds to package.json. This module decides, without 'vscode',
 // which folders they make:
-//   - a JSON Lines file the reader reads (native, verl, NeMo RL: `logFileOf`, the reader's own
-//     recognition — src/extension/runs/recognise.ts) makes its folder a run;
+//   - a JSON Lines file the reader reads (native, verl, NeMo RL: the reader's own recognition,
+//     `isLogFile` in src/extension/runs/recognise.ts) makes its folder a run;
 //   - a TRL `completions/*.parquet` (`completions/train/*.parquet` since TRL 1.0) makes the folder
 //     above `completions` a run (src/logs/join.ts tableRoot);
 //   - a W&B table file (`files/media/table/**/*.table.json`) the reader reads makes the W&B run
@@ -18,7 +18,7 @@
 import { realpath } from 'node:fs/promises';
 import { dirname, sep } from 'node:path';
 import { tableRoot } from '../../logs/join';
-import { whyNotALog } from './recognise';
+import { isLogFile } from './recognise';
 
 /** At most this many log files are looked at per scan (the file search's limit). */
 export const MAX_CANDIDATES = 2000;
@@ -51,7 +51,7 @@ export async function runFolders(files: string[], roots: string[]): Promise<stri
       rejected.add(run);
       continue;
     }
-    if (parquet || (await whyNotALog(f)) === null) dirs.add(run);
+    if (parquet || (await isLogFile(f))) dirs.add(run);
   }
   const sorted = [...dirs].sort((a, b) => a.length - b.length);
   return sorted.filter((d, i) => !sorted.slice(0, i).some((p) => inside(d, p) && d !== p));

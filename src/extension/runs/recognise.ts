@@ -5,10 +5,11 @@
 // already open changes. The answer is the reader's: src/logs/records.ts readFileOnce, the pass the
 // CLI reads a file with, run until it yields its first records (never the whole of a log). Pure
 // Node: no 'vscode'.
-import { stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { readFileOnce } from '../../logs/records';
-import type { Notice } from '../../logs';
+import { detectLogFile, type Notice } from '../../logs';
+import { PROBE_BYTES } from '../../logs/parse';
 
 /**
  * null when `path` is a folder (a run folder is read file by file; what is not a log in it is
@@ -41,4 +42,31 @@ export async function whyNotALog(path: string): Promise<string | null> {
   }
   const why = notices.find((n) => n.level === 'error') ?? notices.find((n) => n.level === 'warning');
   return (why?.message ?? `${path}: no records`).replace(/; skipped$/, '');
+}
+
+/**
+ * Whether the workspace scan takes `file` as a log: the reader's format detection on the file's
+ * first block (detectLogFile: the first lines, PROBE_BYTES at most, as cheap as the scan needs for
+ * up to MAX_CANDIDATES files); a first block that holds no whole line (a native group of long
+ * roll-outs on one line) is judged by the reader itself (`whyNotALog`).
+ */
+export async function isLogFile(file: string): Promise<boolean> {
+  if ((await detectLogFile(file)) !== undefined) return true;
+  if (!(await firstLineOutgrowsProbe(file))) return false;
+  return (await whyNotALog(file)) === null;
+}
+
+async function firstLineOutgrowsProbe(file: string): Promise<boolean> {
+  try {
+    const fh = await open(file, 'r');
+    try {
+      const block = Buffer.alloc(PROBE_BYTES);
+      const { bytesRead } = await fh.read(block, 0, block.length, 0);
+      return bytesRead === block.length && block.indexOf(10) === -1;
+    } finally {
+      await fh.close();
+    }
+  } catch {
+    return false;
+  }
 }
