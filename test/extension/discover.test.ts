@@ -86,6 +86,11 @@ test('whyNotARun: a file that is not a log is refused with the reader\u2019s rea
   assert.equal(await whyNotARun(log), null);
   assert.equal(await whyNotARun(base), null);
   assert.equal(await whyNotARun(join(base, 'job-not-started-yet')), null);
+  // An empty file is a log not written yet (a live run is opened before its first group): followed.
+  const empty = join(base, 'live.jsonl');
+  writeFileSync(empty, '');
+  assert.equal(await whyNotARun(empty), null);
+  assert.match((await whyNotALog(empty)) ?? '', /empty file, no records/);
   // The scan asks the same of each candidate: a missing file is not a log.
   assert.match((await whyNotALog(join(base, 'gone.jsonl'))) ?? '', /cannot open \(ENOENT\)/);
 });

@@ -14,8 +14,9 @@ import { PROBE_BYTES } from '../../logs/parse';
 /**
  * null when `path` is a folder (a run folder is read file by file; what is not a log in it is
  * skipped quietly), a path not there yet (a training job's log folder, followed before the job
- * writes it) or a file with at least one record; else why it is not a run, in the reader's words
- * (the CLI's notice for the file, without its "; skipped").
+ * writes it), a file with at least one record, or a file with none yet but nothing the reader
+ * rejects (empty, or an incomplete first line: a log being written, followed as it grows); else
+ * why it is not a run, in the reader's words (the CLI's error for the file, without "; skipped").
  */
 export async function whyNotARun(path: string): Promise<string | null> {
   try {
@@ -23,25 +24,33 @@ export async function whyNotARun(path: string): Promise<string | null> {
   } catch {
     return null;
   }
-  return whyNotALog(path);
+  const v = await readerVerdict(path);
+  return v.records ? null : (v.error ?? null);
 }
 
 /**
  * null when the reader reads records from `file`; else why not, in the reader's words (a missing
- * or unreadable file says so). The workspace scan asks this of each candidate file.
+ * or unreadable file says so, an empty one too). The workspace scan asks this of a candidate whose
+ * first record outgrows the first block.
  */
 export async function whyNotALog(path: string): Promise<string | null> {
+  const v = await readerVerdict(path);
+  return v.records ? null : (v.error ?? v.warning ?? `${path}: no records`);
+}
+
+/** The reader's pass over `path` (readFileOnce, as the CLI reads a file named alone) up to its first records. */
+async function readerVerdict(path: string): Promise<{ records: boolean; error?: string; warning?: string }> {
   const notices: Notice[] = [];
   // Named alone (not found in a run folder): an unsupported file is an error notice, as for the CLI.
   const reader = readFileOnce(dirname(path), path, (n) => void notices.push(n));
   for await (const batch of reader) {
     if (batch.length) {
       await reader.return(undefined); // closes the file: one batch of records answers the question
-      return null;
+      return { records: true };
     }
   }
-  const why = notices.find((n) => n.level === 'error') ?? notices.find((n) => n.level === 'warning');
-  return (why?.message ?? `${path}: no records`).replace(/; skipped$/, '');
+  const said = (level: Notice['level']) => notices.find((n) => n.level === level)?.message.replace(/; skipped$/, '');
+  return { records: false, error: said('error'), warning: said('warning') };
 }
 
 /**
