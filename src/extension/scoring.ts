@@ -2,8 +2,8 @@
 // DOM. The engine computes every number; this module only arranges them (and never builds HTML).
 import {
   OPERATOR_IDS,
-  answersEqual,
   classAffinity,
+  correctnessOf,
   classCoherence,
   configuredOperatorOf,
   createRunContext,
@@ -35,6 +35,9 @@ export interface StoredGroup {
   /** Short previews of the responses (for tables and tooltips; the full text is read from disk). */
   previews: string[];
   sampleIdx: (number | null)[];
+  /** Every accepted form of the logged ground truth when the log gives several (verl `gts` lists):
+   * a label equal to any is correct (docs/contract.md#ground-truth). */
+  groundTruthForms?: readonly string[];
 }
 
 /** What the explorer shows for a question (scored with the configured parameters). */
@@ -101,6 +104,7 @@ export function storeGroup(group: Group, runId: string, runLabel: string, done?:
     prompt: group.prompt ?? null,
     previews: done?.previews ?? group.rollouts.map((r) => preview(r.response ?? '')),
     sampleIdx: group.rollouts.map((r) => (typeof r.sampleIdx === 'number' ? r.sampleIdx : null)),
+    ...(group.groundTruthForms?.length ? { groundTruthForms: group.groundTruthForms } : {}),
   };
 }
 
@@ -191,7 +195,9 @@ export function buildView(g: StoredGroup, params: Record<string, number>, config
   const eq = core?.mass ? core : s.results.ec;
   const mismatchSet = new Set(s.rewardMismatch?.indices ?? []);
   const gt = p.groundTruth;
-  const matchesGt = (a: string | null): boolean | null => (gt === null || gt === undefined ? null : a === null ? false : safeEqual(a, gt));
+  // The engine's one rule for "is this label correct" (every accepted form of the ground truth).
+  const correct = correctnessOf({ groundTruth: gt, groundTruthForms: g.groundTruthForms });
+  const matchesGt = (a: string | null): boolean | null => (correct ? correct(a) : null);
 
   const operators: OperatorOutcome[] = OPERATOR_IDS.map((op) => {
     const r = s.results[op];
@@ -304,12 +310,4 @@ export function buildView(g: StoredGroup, params: Record<string, number>, config
     mismatches: s.rewardMismatch?.indices.length ?? 0,
     scoreMs,
   };
-}
-
-function safeEqual(a: string, b: string): boolean {
-  try {
-    return answersEqual(a, b);
-  } catch {
-    return a === b;
-  }
 }

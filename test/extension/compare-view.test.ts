@@ -7,10 +7,11 @@ import { readRun } from '../../src/logs';
 import { healthOf } from '../../src/cli/health';
 import { pairSide, runViewModel, sideOf } from '../../src/extension/compare/model';
 import { parseCompareMessage } from '../../src/protocol/compare';
-import { buildView, storeGroup } from '../../src/extension/scoring';
+import { buildView, score, storeGroup, summarize } from '../../src/extension/scoring';
 import { defaultParams } from '../../src/extension/params';
 import { join } from 'node:path';
 import { WhatIfEngine } from '../../src/extension/whatif/engine';
+import { WhatIfShard } from '../../src/extension/whatif/shard';
 import type { GroupHealth } from '../../src/engine';
 
 async function groups(path: string): Promise<Group[]> {
@@ -91,6 +92,11 @@ test('pairSide: the operator\u2019s label class marked, the truth class marked',
   assert.equal(core.label, '5');
   assert.deepEqual(core.classes.map((c) => c.isLabel), [false, true]);
   assert.equal(core.groundTruth, '5');
+  // The gate is the tree's and the consensus panel's (CoRE's w_q) on either side, never the vote's own 1.
+  const summary = summarize(stored, score(stored, defaultParams(), 'majority'));
+  assert.notEqual(summary.gate, 1);
+  assert.equal(vote.gate, summary.gate);
+  assert.equal(core.gate, summary.gate);
 });
 
 test('parseCompareMessage: only well-formed messages pass', () => {
@@ -103,4 +109,33 @@ test('parseCompareMessage: only well-formed messages pass', () => {
   assert.equal(parseCompareMessage({ type: 'openDashboard', side: '0' }), null);
   assert.equal(parseCompareMessage({ type: 'eval', code: 'x' }), null);
   assert.equal(parseCompareMessage('ready'), null);
+});
+
+test('a label equal to any accepted ground-truth form is correct: the panel, the pair, the what-if shard', async () => {
+  // verl `gts` ["3", "4"] (the reader keeps "3" as the display form and both as accepted forms);
+  // every roll-out answers 4.
+  const g: Group = {
+    step: 1,
+    questionId: 'legs',
+    groundTruth: '3',
+    groundTruthForms: ['3', '4'],
+    rollouts: [0, 1, 2, 3].map((i) => ({ response: `attempt ${i}: so \\boxed{4}`, meanLogprob: -0.2 - 0.1 * i, reward: 1 })),
+  };
+  const v = buildView(storeGroup(g, 'r', 'r'), defaultParams(), 'majority');
+  const vote = v.operators.find((o) => o.operator === 'majority')!;
+  assert.equal(vote.label, '4');
+  assert.equal(vote.correct, true);
+  assert.deepEqual(v.classes.map((c) => c.matchesGroundTruth), [true]);
+  assert.equal(pairSide('r', 'majority', v).classes[0].matchesGroundTruth, true);
+  // Without the list, "3" alone: not correct (the test fails if the forms were dropped).
+  const { groundTruthForms: _f, ...single } = g;
+  assert.equal(buildView(storeGroup(single, 'r', 'r'), defaultParams(), 'majority').operators.find((o) => o.operator === 'majority')!.correct, false);
+  // The shard's re-score counts it correct before and after.
+  const shard = new WhatIfShard();
+  const setting = { operator: 'majority' as const, params: defaultParams() };
+  const r = await shard.handle({ kind: 'rescore', job: 1, items: [{ key: 'k', version: 1, step: 1, questionId: 'legs', group: g }], before: setting, after: { operator: 'core', params: defaultParams() } });
+  assert.equal(r.kind, 'rescore');
+  if (r.kind !== 'rescore') return;
+  assert.equal(r.diffs[0].correctBefore, true);
+  assert.equal(r.diffs[0].correctAfter, true);
 });

@@ -3,7 +3,7 @@
 // tokens, and the lines that say what is missing — figures computed by hand.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { binOf, binRanges, layoutTokens, lowestSpans, positionCurve, spanConfidence, sparkline, tokenAt, tokenCurveOf, tokenDataOf, tokenNote, tokenReadout, type TokenData } from '../../src/extension/tokens/confidence';
+import { binOf, binRanges, layoutTokens, lowestSpans, positionCurve, quoted, spanConfidence, sparkline, tokenAt, tokenCurveOf, tokenDataOf, tokenNote, tokenReadout, type TokenData } from '../../src/extension/tokens/confidence';
 
 const ln = Math.log;
 
@@ -68,7 +68,8 @@ test('tokenReadout: the header lines for each log shape say what is shown or wha
   assert.match(full.lines[0], /^# token confidence: 5 tokens, mean log-prob −0\.532, 1 below p = 0\.2 — background/);
   assert.equal(full.lines[1], '# answer tokens: 1, mean log-prob −2.000, lowest −2.000, together p = 0.135');
   assert.match(full.lines[2], /lowest-confidence spans \(5 tokens each\)/);
-  assert.equal(full.lines[3], '#   1. "x is \\\\boxed{7}"  mean log-prob −0.53');
+  // The text itself, as in the roll-out: one backslash, not JSON's two.
+  assert.equal(full.lines[3], '#   1. "x is \\boxed{7}"  mean log-prob −0.53');
   assert.deepEqual(full.spanLines, [3]);
   const ids = tokenReadout(text, { kind: 'logprobs', logprobs: [0, -0.7, -3], field: 'generation_logprobs', ids: true }, null);
   assert.match(ids.lines[0], /3 tokens' token ids and log-probs \(generation_logprobs\) but not the tokens' text/);
@@ -77,6 +78,12 @@ test('tokenReadout: the header lines for each log shape say what is shown or wha
   assert.equal(ids.layout, null);
   assert.match(tokenReadout(text, { kind: 'mean', mean: -0.25 }, null).lines[0], /only the mean log-prob \(−0\.250\) is logged/);
   assert.match(tokenReadout(text, { kind: 'none' }, null).lines[0], /not logged/);
+});
+
+test('quoted: the text itself on one line (line breaks ⏎, tabs spaces, other controls U+FFFD), cut with …', () => {
+  assert.equal(quoted('$\\boxed{2}$ "x"'), '"$\\boxed{2}$ "x""');
+  assert.equal(quoted('a\r\nb\nc\u2028d\te\u0007f\u001b[31m'), '"a⏎b⏎c⏎d e\ufffdf\ufffd[31m"');
+  assert.equal(quoted('abcdef', 4), '"abc…"');
 });
 
 test('sparkline: buckets of the mean log-prob as block characters', () => {

@@ -287,7 +287,7 @@ function renderPair(): void {
     open.addEventListener('click', () => post({ type: 'openQuestion', side: k as 0 | 1, step: s.step, questionId: s.questionId }));
     box.append(
       h('h3', {}, `${TAGS[k]}: ${s.run} — ${s.operator}`),
-      h('div', { class: 'small' }, `step ${s.step} · ${s.n} roll-outs · label ${showLabel(s.label)} · gate ${fmt(s.gate, 3)}${s.groundTruth !== null ? ` · ground truth ${s.groundTruth}` : ''}`),
+      h('div', { class: 'small' }, `step ${s.step} · ${s.n} roll-outs · label ${showLabel(s.label)} · CoRE gate ${fmt(s.gate, 3)}${s.groundTruth !== null ? ` · ground truth ${s.groundTruth}` : ''}`),
     );
     const t = h('table', { class: 'grid' });
     t.append(h('thead', {}, h('tr', {}, h('th', {}, 'answer'), h('th', {}, 'roll-outs'), h('th', {}, ''))));

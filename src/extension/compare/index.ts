@@ -9,6 +9,8 @@
 import { groundTruthSetting } from '../settings';
 import * as vscode from 'vscode';
 import { errorMessage } from '../../util/errors';
+import { escapeHtml } from '../../util/html';
+import { whyNotARun } from '../runs/recognise';
 import { LatestJob } from '../util/latest-job';
 import { OPERATOR_IDS, type OperatorId } from '../../engine';
 import { parseCompareMessage, type CompareHostMessage, type RunViewModel } from '../../protocol/compare';
@@ -272,13 +274,22 @@ class LogFileEditor implements vscode.CustomReadonlyEditorProvider {
   }
 
   async resolveCustomEditor(doc: vscode.CustomDocument, panel: vscode.WebviewPanel): Promise<void> {
-    const runId = await this.deps.openRun(doc.uri.fsPath);
+    // A file that is not a log is refused with the reader's reason (the CLI's), before it is
+    // followed: no run of "0 steps" joins the explorer, and the runs already open stay as they are.
+    const why = doc.uri.scheme === 'file' ? await whyNotARun(doc.uri.fsPath) : `${doc.uri.toString()}: not a file on disk`;
+    const runId = why === null ? await this.deps.openRun(doc.uri.fsPath) : undefined;
     if (!runId) {
-      panel.webview.html = '<!DOCTYPE html><html><body><p>Consensus Lens could not open this file as a run.</p></body></html>';
+      panel.webview.options = { enableScripts: false };
+      panel.webview.html = refusalHtml(why ?? `${doc.uri.fsPath}: could not be opened as a run`);
       return;
     }
     new RunView(panel, this.extensionUri, this.deps, [{ runId, operator: this.deps.configuredOperator() }]);
   }
+}
+
+/** The custom editor's page for a file that is not a run: the reason, as text (no script). */
+function refusalHtml(why: string): string {
+  return `<!DOCTYPE html><html><head><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'"></head><body style="color: var(--vscode-foreground); font-family: var(--vscode-font-family)"><p id="not-a-run" style="padding: 1em">Consensus Lens cannot open this file as a run: ${escapeHtml(why)}</p></body></html>`;
 }
 
 export function registerCompare(context: vscode.ExtensionContext, deps: CompareDeps): void {
@@ -295,7 +306,11 @@ export function registerCompare(context: vscode.ExtensionContext, deps: CompareD
         );
         target = p?.uri;
       }
-      if (target) await vscode.commands.executeCommand('vscode.openWith', target, LOG_EDITOR_VIEW_TYPE);
+      if (!target) return;
+      // Refused here, before an editor opens: whatever is open stays in front.
+      const why = await whyNotARun(target.fsPath);
+      if (why !== null) return void vscode.window.showErrorMessage(`Consensus Lens cannot open this file as a run: ${why}`);
+      await vscode.commands.executeCommand('vscode.openWith', target, LOG_EDITOR_VIEW_TYPE);
     }),
     vscode.window.registerCustomEditorProvider(LOG_EDITOR_VIEW_TYPE, new LogFileEditor(deps, context.extensionUri), {
       supportsMultipleEditorsPerDocument: true,

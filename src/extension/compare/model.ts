@@ -43,7 +43,9 @@ export function pairSide(run: string, operator: OperatorId, v: QuestionView): Pa
     n: v.n,
     label: o?.available ? o.label : null,
     groundTruth: v.groundTruth,
-    gate: o?.available ? o.gate : 0,
+    // The operator's gate of the tree and the consensus panel: CoRE's w_q (QuestionView.gate), not
+    // the side's operator's own (a vote's is 1 by definition, which said nothing).
+    gate: v.gate,
     classes: v.classes.map((c) => ({ answer: c.answer, size: c.size, isLabel: c.index === labelClass, matchesGroundTruth: c.matchesGroundTruth })),
   };
 }

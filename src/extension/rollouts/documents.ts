@@ -40,6 +40,24 @@ export interface RolloutHost {
   preview(key: QuestionKey, index: number): string;
 }
 
+/**
+ * The one editor column roll-outs open in (README, "In VS Code"):
+ *   1. the column that already holds a roll-out tab, shown or hidden behind another tab (no new
+ *      column per click, and none for a roll-out tab out of sight);
+ *   2. else, when the active column shows one of this extension's panels (the consensus panel, the
+ *      dashboard, a run view: the panel that asked), the column beside it, so the panel stays in view;
+ *   3. else the active column — with no editor open, the first and only one (never a second column
+ *      beside an empty first).
+ */
+export function rolloutColumn(): vscode.ViewColumn {
+  for (const g of vscode.window.tabGroups.all) {
+    if (g.tabs.some((t) => t.input instanceof vscode.TabInputText && t.input.uri.scheme === ROLLOUT_SCHEME)) return g.viewColumn;
+  }
+  const active = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+  const ours = (active instanceof vscode.TabInputWebview && /(^|-)consensusLens\./.test(active.viewType)) || (active instanceof vscode.TabInputCustom && active.viewType.startsWith('consensusLens.'));
+  return ours ? vscode.ViewColumn.Beside : vscode.ViewColumn.Active;
+}
+
 export class RolloutDocuments implements vscode.TextDocumentContentProvider, vscode.DocumentLinkProvider, vscode.Disposable {
   private readonly spans = new Map<string, [number, number]>();
   private readonly decoration = vscode.window.createTextEditorDecorationType({
@@ -111,8 +129,7 @@ export class RolloutDocuments implements vscode.TextDocumentContentProvider, vsc
     const uri = rolloutUri(ref, runLabel);
     let doc = await vscode.workspace.openTextDocument(uri);
     if (doc.languageId !== ROLLOUT_LANGUAGE) doc = await vscode.languages.setTextDocumentLanguage(doc, ROLLOUT_LANGUAGE);
-    // One column for roll-outs: reuse the one already showing a roll-out (no new group per click).
-    const column = vscode.window.visibleTextEditors.find((e) => e.document.uri.scheme === ROLLOUT_SCHEME)?.viewColumn ?? vscode.ViewColumn.Beside;
+    const column = rolloutColumn();
     const editor = await vscode.window.showTextDocument(doc, { preview: true, viewColumn: column, preserveFocus });
     this.decorate(editor);
     const span = this.spans.get(uri.toString());

@@ -4,6 +4,7 @@ import type { RunStore } from '../store';
 import type { WhatIfController } from '../whatif';
 import type { Node } from '../explorer/tree';
 import type { RunDiscovery } from './discovery';
+import { whyNotARun } from './recognise';
 
 export function registerRunCommands(store: RunStore, discovery: RunDiscovery, whatIf: WhatIfController, picked: (runId: string) => void): vscode.Disposable {
   return vscode.Disposable.from(
@@ -21,6 +22,10 @@ export function registerRunCommands(store: RunStore, discovery: RunDiscovery, wh
         path = chosen?.[0]?.fsPath;
       }
       if (!path) return;
+      // A file that is not a log is refused with the reader's reason (src/extension/runs/recognise.ts):
+      // no empty run joins the explorer.
+      const why = await whyNotARun(discovery.resolvePath(path));
+      if (why !== null) return void vscode.window.showErrorMessage(`Consensus Lens cannot open this file as a run: ${why}`);
       const run = discovery.follow(path, 'opened');
       discovery.primary = run.id;
       picked(run.id);

@@ -1,48 +1,38 @@
 // Which folders of the workspace hold runs. The candidates are the workspace's log files (VS Code's
-// file search, `findWorkspaceRuns` in extension.ts, bounded to MAX_CANDIDATES); this module decides,
-// without 'vscode', which folders they make:
-//   - a JSONL file whose first 4 KiB look like a native or verl record makes its folder a run;
-//     a TRL `completions/*.parquet` makes the folder above `completions` a run; a prime-rl
-//     (`example_id` + `completion`) or SkyRL (`input_prompt` + `output_response`) file in a per-step
-//     folder — and a miles trajectory file (`sample_index` + `messages`) its own folder —
-//     (`step_N`, `global_step_N_evals`, `eval_only`) makes the folder above it a run;
+// file search over CANDIDATE_GLOB, `findWorkspaceRuns` in discovery.ts, bounded to MAX_CANDIDATES):
+// every file name the extension activates on (package.json `workspaceContains`) matches it, which
+// test/extension/discover.test.ts holds to package.json. This module decides, without 'vscode',
+// which folders they make:
+//   - a JSON Lines file the reader reads (native, verl, NeMo RL: the reader's own recognition,
+//     `isLogFile` in src/extension/runs/recognise.ts) makes its folder a run;
+//   - a TRL `completions/*.parquet` (`completions/train/*.parquet` since TRL 1.0) makes the folder
+//     above `completions` a run (src/logs/join.ts tableRoot);
+//   - a W&B table file (`files/media/table/**/*.table.json`) the reader reads makes the W&B run
+//     folder (the one holding `files/`) a run;
+//   - a prime-rl or SkyRL file in a per-step folder the writer makes inside its run (`step_N`,
+//     `global_step_N_evals`, `eval_only`) makes the folder above it a run;
 //   - only the outermost such folders are runs (a run is read recursively: its sub-folders are
 //     its sub-runs, see src/logs);
 //   - a folder whose real path lies outside every workspace folder (reached through a symbolic
 //     link) is not a run of the workspace: discovery never follows a link out of the workspace.
 // The same function serves activation, the watcher that finds runs a training job creates while
 // the window is open, and *Refresh Runs*.
-import { open, realpath } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import { basename, dirname, sep } from 'node:path';
-
-/** Per-step folders a writer makes inside its run (prime-rl `step_N`, SkyRL `global_step_N_evals`). */
-const STEP_FOLDER = /^(step_\d+|global_step_\d+_evals|eval_only)$/;
+import { tableRoot } from '../../logs/join';
+import { isLogFile } from './recognise';
 
 /** At most this many log files are looked at per scan (the file search's limit). */
 export const MAX_CANDIDATES = 2000;
 
-export async function looksLikeRunLog(file: string): Promise<boolean> {
-  try {
-    const fh = await open(file, 'r');
-    try {
-      const buf = Buffer.alloc(4096);
-      const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-      const head = buf.subarray(0, bytesRead).toString('utf8');
-      const has = (k: string) => new RegExp(`"${k}"\\s*:`).test(head);
-      return (
-        has('(question_id|rollouts)') ||
-        (has('input') && has('output')) ||
-        (has('example_id') && has('completion')) ||
-        (has('input_prompt') && has('output_response')) ||
-        (has('sample_index') && has('messages'))
-      );
-    } finally {
-      await fh.close();
-    }
-  } catch {
-    return false;
-  }
-}
+/** The workspace scan's file search: JSON Lines logs, TRL parquet, W&B table files. */
+export const CANDIDATE_GLOB = '**/{*.jsonl,*.parquet,*.table.json}';
+
+/** Per-step folders a writer makes inside its run (prime-rl `step_N`, SkyRL `global_step_N_evals`). */
+const STEP_FOLDER = /^(step_\d+|global_step_\d+_evals|eval_only)$/;
+
+/** The W&B run folder of a table file: the folder holding `files/media/table/`. */
+const WANDB_TABLE = /^(.*)[\\/]files[\\/]media[\\/]table(?:[\\/]|$)/;
 
 const inside = (p: string, root: string): boolean => p === root || p.startsWith(root.endsWith(sep) ? root : root + sep);
 
@@ -52,17 +42,21 @@ export async function runFolders(files: string[], roots: string[]): Promise<stri
   const dirs = new Set<string>();
   const rejected = new Set<string>();
   for (const f of files.slice(0, MAX_CANDIDATES)) {
-    const parquet = f.endsWith('.parquet');
+    const parquet = /\.parquet$/i.test(f);
     const dir = dirname(f);
-    if (parquet && !/(^|[\\/])completions$/.test(dir)) continue;
-    const run = parquet || STEP_FOLDER.test(basename(dir)) ? dirname(dir) : dir;
+    // TRL's table: its output_dir, as the reader joins it (`completions/` or `completions/train/`).
+    const trl = parquet ? tableRoot(f) : undefined;
+    if (parquet && trl === undefined) continue;
+    const wandb = /\.table\.json$/i.test(f) ? WANDB_TABLE.exec(dir) : undefined;
+    if (wandb === null) continue;
+    const run = trl ?? wandb?.[1] ?? (STEP_FOLDER.test(basename(dir)) ? dirname(dir) : dir);
     if (dirs.has(run) || rejected.has(run)) continue;
     const real = await realpath(run).catch(() => null);
     if (real === null || !realRoots.some((r) => inside(real, r))) {
       rejected.add(run);
       continue;
     }
-    if (parquet || (await looksLikeRunLog(f))) dirs.add(run);
+    if (parquet || (await isLogFile(f))) dirs.add(run);
   }
   const sorted = [...dirs].sort((a, b) => a.length - b.length);
   return sorted.filter((d, i) => !sorted.slice(0, i).some((p) => inside(d, p) && d !== p));

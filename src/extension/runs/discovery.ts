@@ -9,7 +9,7 @@ import { unsafeRunRoot } from '../../logs';
 import type { QuestionKey } from '../../protocol/messages';
 import type { RunEntry, RunStore } from '../store';
 import { configuredRuns, scanningWorkspace, workspaceRoot } from '../settings';
-import { MAX_CANDIDATES, inFollowedRun, runFolders } from './discover';
+import { CANDIDATE_GLOB, MAX_CANDIDATES, inFollowedRun, runFolders } from './discover';
 
 export class RunDiscovery implements vscode.Disposable {
   /** The run commands without a run argument act on: the first followed, then the last picked. */
@@ -27,7 +27,7 @@ export class RunDiscovery implements vscode.Disposable {
     // can be reported as the new folder alone. A new folder, or a log file created or written to,
     // outside the followed runs triggers the scan; anything else costs a prefix check (and a stat).
     const watcher = vscode.workspace.createFileSystemWatcher('**/*', false, false, true);
-    const isLog = (p: string): boolean => /\.(jsonl|parquet)$/i.test(p);
+    const isLog = (p: string): boolean => /\.(jsonl|parquet)$|\.table\.json$/i.test(p);
     watcher.onDidCreate((uri) => {
       const p = uri.fsPath;
       if (!this.mayRescan(p)) return;
@@ -65,6 +65,11 @@ export class RunDiscovery implements vscode.Disposable {
     if (scanningWorkspace()) for (const dir of await findWorkspaceRuns()) this.follow(dir, 'workspace');
   }
 
+  /** A path as `follow` reads it (relative: to the first workspace folder). */
+  resolvePath(p: string): string {
+    return this.resolve(p);
+  }
+
   private resolve(p: string): string {
     return isAbsolute(p) ? p : resolve(workspaceRoot() ?? process.cwd(), p);
   }
@@ -92,7 +97,7 @@ export class RunDiscovery implements vscode.Disposable {
 
 /** Folders of the workspace that hold run logs (native, verl or TRL), outermost only (discover.ts). */
 async function findWorkspaceRuns(): Promise<string[]> {
-  const files = await vscode.workspace.findFiles('**/*.{jsonl,parquet}', '**/{node_modules,.git,dist}/**', MAX_CANDIDATES);
+  const files = await vscode.workspace.findFiles(CANDIDATE_GLOB, '**/{node_modules,.git,dist}/**', MAX_CANDIDATES);
   return runFolders(
     files.map((f) => f.fsPath),
     (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),

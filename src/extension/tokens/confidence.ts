@@ -272,7 +272,20 @@ export function sparkline(logprobs: readonly (number | null)[] | Float64Array, w
 }
 
 const f = (x: number, d = 2) => (x < 0 ? '\u2212' : '') + Math.abs(x).toFixed(d);
-const snippet = (s: string) => JSON.stringify(s.length > 48 ? s.slice(0, 47) + '…' : s);
+/**
+ * A stretch of roll-out text for one header line, quoted: the text itself (no JSON escaping, so
+ * `\boxed{2}` reads as in the roll-out), on one line — a line break shows as ⏎, a tab as a
+ * space, any other control character as U+FFFD. The header is a plain-text document (never HTML or
+ * Markdown), so nothing else needs escaping.
+ */
+export function quoted(s: string, max = Infinity): string {
+  const t = s.length > max ? s.slice(0, max - 1) + '…' : s;
+  return `"${t
+    .replace(/\r\n|[\n\r\u0085\u2028\u2029]/g, '⏎')
+    .replace(/\t/g, ' ')
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, '\ufffd')}"`;
+}
+const snippet = (s: string) => quoted(s, 48);
 
 /** What the document shows for a roll-out's tokens: its header lines, and the layout to decorate. */
 export interface TokenReadout {

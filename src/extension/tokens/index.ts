@@ -10,7 +10,7 @@ import { errorMessage } from '../../util/errors';
 import { readRolloutObject, type RolloutSource } from '../../logs';
 import { tokenizerFile } from '../settings';
 import { tokenTexts, type TokenTexts } from './tokenizer';
-import { BIN_LABELS, binRanges, tokenAt, tokenDataOf, tokenReadout, type TokenLayout, type TokenReadout } from './confidence';
+import { BIN_LABELS, binRanges, tokenAt, tokenDataOf, tokenReadout, quoted, type TokenLayout, type TokenReadout } from './confidence';
 
 export const TOKEN_SCHEME = 'consensus-lens-rollout';
 const SETTING = 'consensusLens.tokenConfidence.show';
@@ -128,7 +128,7 @@ export class TokenConfidence implements vscode.HoverProvider, vscode.DocumentLin
     const range = new vscode.Range(doc.positionAt(base + layout.starts[i]), doc.positionAt(base + layout.ends[i]));
     // Plain text (never Markdown): the token is model output.
     const md = new vscode.MarkdownString();
-    md.appendText(`token ${i + 1} ${JSON.stringify(tok)}: ${Number.isFinite(lp) ? `log-prob ${lp.toFixed(3)}, p = ${Math.exp(lp).toPrecision(3)}` : 'no log-prob logged'}`);
+    md.appendText(`token ${i + 1} ${quoted(tok)}: ${Number.isFinite(lp) ? `log-prob ${lp.toFixed(3)}, p = ${Math.exp(lp).toPrecision(3)}` : 'no log-prob logged'}`);
     return new vscode.Hover(md, range);
   }
 

@@ -14,7 +14,7 @@
 // outcome cache (one RunContext per job and setting) sees them as the training did.
 import { runViewModel, sideOf } from '../compare/model';
 import type { RunViewModel } from '../../protocol/compare';
-import { OPERATOR_IDS, fnv1a, answersEqual, operatorSpec, resolveParams, type Params, createRunContext, prepareGroup, scoreGroup, type Group, type OperatorId, type OperatorResult, type PreparedGroup, type RunContext, addAgreement, addGroup, diffGroup, emptyAgreement, emptyComparison, type AgreementMatrix, type ComparisonStats, type GroupDiff, type LabelRow, sensitivity, type SensitivityInterval, groupHealth, rolloutWhatIf, type GroupHealth, analyseRun, labelFreeCopies, type RunHealth, type GroundTruthMode } from '../../engine';
+import { OPERATOR_IDS, fnv1a, correctnessOf, operatorSpec, resolveParams, type Params, createRunContext, prepareGroup, scoreGroup, type Group, type OperatorId, type OperatorResult, type PreparedGroup, type RunContext, addAgreement, addGroup, diffGroup, emptyAgreement, emptyComparison, type AgreementMatrix, type ComparisonStats, type GroupDiff, type LabelRow, sensitivity, type SensitivityInterval, groupHealth, rolloutWhatIf, type GroupHealth, analyseRun, labelFreeCopies, type RunHealth, type GroundTruthMode } from '../../engine';
 import { errorMessage } from '../../util/errors';
 import { entryToGroup, readRolloutText, rolloutsOf, type GroupEntry } from '../../logs';
 import { engineParams, preview } from '../scoring';
@@ -108,8 +108,9 @@ export type ShardReply =
 interface Cached {
   version: number;
   g: PreparedGroup;
-  /** label → label ≡ ground truth (memo: answersEqual can be costly). */
-  truth: Map<string, boolean>;
+  /** label → is it correct: the engine's one rule over every accepted form of the logged ground
+   * truth (docs/contract.md#ground-truth), memoised per label; null when none is logged. */
+  correct: ((label: string | null) => boolean) | null;
   /** The baseline's result under the last baseline setting (re-scores against one baseline repeat it). */
   baseline?: { setting: string; result: OperatorResult | undefined };
 }
@@ -212,7 +213,7 @@ export class WhatIfShard {
     }
     if (!group) return undefined;
     // With the run-health text measures (docs/health.md): the texts are at hand only here.
-    const fresh: Cached = { version: item.version, g: prepareGroup(group, { health: true, maxGroupSize: this.maxGroupSize }), truth: new Map() };
+    const fresh: Cached = { version: item.version, g: prepareGroup(group, { health: true, maxGroupSize: this.maxGroupSize }), correct: correctnessOf(group) };
     this.cache.set(item.key, fresh);
     return fresh;
   }
@@ -222,23 +223,6 @@ export class WhatIfShard {
     if (!l) this.contexts.set(job, (l = []));
     while (l.length < count) l.push(createRunContext());
     return l;
-  }
-
-  private correctness(c: Cached): ((label: string) => boolean) | null {
-    const gt = c.g.groundTruth;
-    if (gt === null || gt === undefined) return null;
-    return (label) => {
-      let v = c.truth.get(label);
-      if (v === undefined) {
-        try {
-          v = answersEqual(label, gt);
-        } catch {
-          v = label === gt;
-        }
-        c.truth.set(label, v);
-      }
-      return v;
-    };
   }
 
   private async rescore(req: Extract<ShardRequest, { kind: 'rescore' }>): Promise<ShardReply> {
@@ -261,7 +245,7 @@ export class WhatIfShard {
         if (memoisable(req.before.operator)) c.baseline = { setting: baselineKey, result: a && slim(a) };
       }
       const b = runOperator(g, req.after.operator, pa, ctxAfter);
-      const d = diffGroup({ step: item.step, questionId: item.questionId, n: g.n }, a, b, this.correctness(c));
+      const d = diffGroup({ step: item.step, questionId: item.questionId, n: g.n }, a, b, c.correct);
       diffs.push(d);
       addGroup(stats, d, a, b);
     }
@@ -292,7 +276,7 @@ export class WhatIfShard {
       const c = await this.loadOrReport(item, missing, failed);
       if (!c) continue;
       const vote = runOperator(c.g, 'majority', settings[0] ?? resolveParams({}));
-      const truth = this.correctness(c);
+      const truth = c.correct;
       req.grid.forEach((_pt, s) => {
         const r = runOperator(c.g, req.operator, settings[s], contexts[s]);
         if (!r) return;
@@ -320,7 +304,7 @@ export class WhatIfShard {
       const c = await this.loadOrReport(item, missing, failed);
       if (!c) continue;
       const s = scoreGroup(c.g, { params, configuredOperator: req.configured }, ctx);
-      const truth = this.correctness(c);
+      const truth = c.correct;
       const labels: LabelRow = {};
       const correct: Partial<Record<OperatorId, boolean>> = {};
       for (const op of OPERATOR_IDS) {
