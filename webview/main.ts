@@ -296,7 +296,15 @@ function renderHeader(v: QuestionView): void {
     ),
   );
   if (v.prompt) header.append(h('p', { class: 'prompt', id: 'prompt' }, v.prompt.length > 600 ? v.prompt.slice(0, 599) + '…' : v.prompt));
-  if (v.groundTruth !== null) header.append(h('p', { class: 'muted small', id: 'ground-truth' }, 'Ground truth (diagnostic only, never an input): ', h('code', {}, v.groundTruth)));
+  if (v.groundTruth !== null)
+    header.append(
+      h(
+        'p',
+        { class: 'muted small', id: 'ground-truth' },
+        'Ground truth (diagnostic only, never an input): ',
+        ...(v.groundTruthForms?.length ? v.groundTruthForms.flatMap((f, i) => [...(i ? [' or '] : []), h('code', {}, f)]) : [h('code', {}, v.groundTruth)]),
+      ),
+    );
 }
 
 function renderStrip(v: QuestionView): void {

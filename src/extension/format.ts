@@ -105,7 +105,7 @@ export function rolloutHeader(view: QuestionView, index: number, file: string | 
     `# rewards: ${rewards || '—'}`,
     `# advantage (${OPERATOR_LABELS[view.configuredOperator]}): ${fmt(r.advantages[view.configuredOperator], 4)}   logged reward: ${fmt(r.loggedReward, 4)}${r.mismatch ? '   ≠ MISMATCH' : ''}`,
   ];
-  if (view.groundTruth !== null) lines.push(`# ground truth (diagnostic only): ${oneLine(view.groundTruth)}`);
+  if (view.groundTruth !== null) lines.push(`# ground truth (diagnostic only): ${(view.groundTruthForms ?? [view.groundTruth]).map(oneLine).join(' or ')}`);
   if (file) lines.push(`# log: ${oneLine(file)}${line ? `:${line}` : ''}`);
   lines.push('# ' + '─'.repeat(60));
   return lines;

@@ -287,6 +287,7 @@ export function buildView(g: StoredGroup, params: Record<string, number>, config
     n: p.n,
     prompt: g.prompt,
     groundTruth: gt ?? null,
+    ...(g.groundTruthForms && g.groundTruthForms.length > 1 ? { groundTruthForms: [...g.groundTruthForms] } : {}),
     configuredOperator: configuredOperatorOf(p, configured),
     health: {
       degeneratePlurality: health.degeneratePlurality,

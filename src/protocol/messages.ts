@@ -132,6 +132,8 @@ export interface QuestionView {
   prompt: string | null;
   /** Diagnostic only. */
   groundTruth: string | null;
+  /** Every accepted form of the ground truth when the log holds several (a label equal to any is correct). */
+  groundTruthForms?: string[];
   /** The operator the run is configured with (its rewards are checked against the log). */
   configuredOperator: OperatorId;
   health?: QuestionHealth;
