@@ -17,13 +17,13 @@ def run(*args):
 
 class PathCommand(unittest.TestCase):
     def test_a_module_that_exists_is_printed_as_its_file(self):
-        for name in ("verl", "trl", "reward"):
+        for name in ("verl", "trl", "reward", "openrlhf"):
             r = run("path", name)
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertEqual(r.stdout, os.path.join(PYROOT, "consensus_lens", name + ".py") + "\n")
 
     def test_a_module_that_does_not_exist_is_an_error_naming_the_ones_that_do(self):
-        for name in ("openrlhf", "../setup", "cli", "__init__"):
+        for name in ("deepspeed", "../setup", "cli", "__init__"):
             r = run("path", name)
             self.assertEqual(r.returncode, 2, name)
             self.assertEqual(r.stdout, "")
