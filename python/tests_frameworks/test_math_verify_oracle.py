@@ -87,12 +87,15 @@ def test_math_verify_agrees_except_in_documented_classes():
 
     # Extraction: ours says "no answer" exactly where Math-Verify finds none, except for responses
     # cut inside their last \boxed{ (truncated generations), where Math-Verify falls back to the
-    # last $...$ of the reasoning and we give no answer.
+    # last $...$ of the reasoning and we give no answer; and a last box that is empty (`\boxed{}`,
+    # what collapsing models write), which is the empty answer for us (docs/answers.md: the empty
+    # class of a degenerate plurality) and nothing for Math-Verify.
     presence = [i for i in range(len(items)) if (ours[i] is None) != (len(mv[i]) == 0)]
     assert presence, "the fixtures hold truncated roll-outs: this class must be exercised"
     for i in presence:
-        assert ours[i] is None and unclosed_last_box(items[i][1]), items[i][1][-120:]
-    print("extraction disagreements: %d of %d responses, all truncated inside \\boxed{" % (len(presence), len(items)))
+        text = items[i][1]
+        assert (ours[i] is None and unclosed_last_box(text)) or (ours[i] == "" and text.rstrip().endswith("\\boxed{}")), text[-120:]
+    print("extraction disagreements: %d of %d responses, all truncated inside \\boxed{ or an empty last box" % (len(presence), len(items)))
 
     # Equivalence of the distinct answers of each prompt.
     pairs = set()
