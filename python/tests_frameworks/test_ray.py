@@ -387,3 +387,22 @@ def test_verls_batch_reward_function_on_the_pool(cluster):
     local = compute_score(sources, texts, None, extras, operator="ec", step=4, command=["node", CLI])
     pooled = compute_score(sources, texts, None, extras, operator="ec", step=4, command=["node", CLI], num_actors=2)
     assert pooled == local and len(local) == len(texts)
+
+
+def test_a_pool_whose_actors_cannot_import_the_package_fails_fast_with_the_fix(cluster):
+    # The actors' workers get a PYTHONPATH without this checkout's package (as a node without
+    # consensus-lens installed): before, the pool replaced the failing actor until its timeout.
+    t0 = time.monotonic()
+    with pytest.raises(clray.PoolError, match=r"cannot import consensus_lens on their node: install it .*py_modules"):
+        clray.RewardPool(
+            num_actors=1, operator="majority", timeout=600,
+            actor_options={"num_cpus": 1, "runtime_env": {"env_vars": {"PYTHONPATH": "/nonexistent"}}},
+        )
+    assert time.monotonic() - t0 < 120
+
+
+def test_a_pool_whose_actors_find_no_engine_fails_fast_with_the_fix(cluster):
+    t0 = time.monotonic()
+    with pytest.raises(clray.PoolError, match=r"its reward worker did not .*cannot start the reward worker.*install the engine"):
+        clray.RewardPool(num_actors=1, operator="majority", timeout=600, command=["/nonexistent/consensus-lens"])
+    assert time.monotonic() - t0 < 120
