@@ -597,7 +597,7 @@ def _run_shards(command: str, path: str, forwarded: List[str], shards: int, cpus
     if any(c == 2 for c in codes):
         return 2
     if all(s.trailer is None for s in state):  # nothing read (an empty run): as the CLI says
-        return max(codes)
+        return exit_status(codes)
     reads = sorted({s.trailer["read"] for s in state if s.trailer})
     owned = sum(s.trailer["owned"] for s in state if s.trailer)
     if len(reads) != 1 or any(s.trailer is None for s in state) or owned != reads[0]:
@@ -613,7 +613,18 @@ def _run_shards(command: str, path: str, forwarded: List[str], shards: int, cpus
         if output_file:
             _write_sweep_file(output_file, path, argv, merged, reads[0], 1000 * (time.monotonic() - t0))
     out.flush()
-    return max(codes)
+    return exit_status(codes)
+
+
+def exit_status(codes: Sequence[int]) -> int:
+    """The driver's exit status from its shards', by the command line's rule (src/cli/outcome.ts):
+    2 a usage error; 1 an error (a group not scored, a file not read) over 3 (input lines
+    skipped); 0 only when every shard exited 0. Not the largest code: 3 must not hide an error."""
+    if any(c == 2 for c in codes):
+        return 2
+    if any(c not in (0, 3) for c in codes):
+        return 1
+    return 3 if any(c == 3 for c in codes) else 0
 
 
 def _take(command: str, s: _Shard, line: str) -> None:
