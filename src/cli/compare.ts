@@ -14,6 +14,7 @@ import { collectHealth, ACCURACY_DEFINITIONS } from './health';
 import { jobsFrom, noticePrinter } from './score';
 import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, paramsFromFlags, parseCommand } from './args';
 import { snakeKeys } from './json';
+import { safeText } from '../logs/safe-text';
 
 export interface CompareOptions {
   operatorA: OperatorId;
@@ -112,6 +113,6 @@ export async function runCompare(argv: string[], io: CliIO): Promise<number> {
       return 1;
     }
   // --json: snake_case keys, as every JSON the command prints.
-  io.stdout.write(flagBool(a, 'json') ? JSON.stringify(snakeKeys(c)) + '\n' : renderComparison(c));
+  io.stdout.write(flagBool(a, 'json') ? JSON.stringify(snakeKeys(c)) + '\n' : safeText(renderComparison(c), true));
   return print.errors > 0 ? 1 : 0;
 }
