@@ -406,8 +406,26 @@ export function rowsOf(t: ParquetColumns): { length: number; at(i: number): Reco
   };
 }
 
+/** Largest W&B table file read (a W&B table is capped far below it). */
+export const WANDB_MAX_TABLE_BYTES = 512 << 20;
+
+/** The columns of a TRL W&B table the views use (besides the reward columns). */
+export const TRL_READ = new Set(['mode', 'step', 'prompt', 'completion', 'advantage']);
+
+/** A W&B table read on the parse thread: `known` reward names (TRL), or one column's cells. */
+export interface WandbAsk {
+  file: string;
+  known?: string[];
+  column?: number;
+}
+
+export type WandbTable =
+  | { kind: 'trl'; names: string[]; picked: { columns: string[]; why?: string }; table: ParquetColumns }
+  | { kind: 'verl' | 'cells'; names: string[]; table: ParquetColumns; picked?: undefined }
+  | { kind: 'none'; names: string[]; table?: undefined; picked?: undefined };
+
 interface Pending {
-  resolve: (v: ParquetColumns) => void;
+  resolve: (v: never) => void;
   reject: (e: Error) => void;
 }
 
@@ -434,12 +452,15 @@ function getWorker(): Worker {
     resourceLimits: { maxOldGenerationSizeMb: PARQUET_LIMITS.workerHeapMb, maxYoungGenerationSizeMb: 64 },
   });
   worker = w;
-  w.on('message', (m: { seq: number; value?: ParquetColumns; error?: string }) => {
+  w.on('message', (m: { seq: number; value?: never; error?: string; name?: string }) => {
     const p = pending.get(m.seq);
     if (!p) return;
     pending.delete(m.seq);
-    if (m.error !== undefined) p.reject(new Error(m.error));
-    else p.resolve(m.value!);
+    if (m.error !== undefined) {
+      const e = new Error(m.error);
+      if (m.name === 'NotALog') e.name = m.name;
+      p.reject(e);
+    } else p.resolve(m.value!);
     if (!pending.size) {
       w.unref();
       clearTimeout(idle);
@@ -469,12 +490,24 @@ function getWorker(): Worker {
  * in a worker thread with a bounded heap (module header). Rejects with what is wrong.
  */
 export function readParquetColumns(file: string, columns?: string[]): Promise<ParquetColumns> {
+  return ask<ParquetColumns>({ file, columns });
+}
+
+/**
+ * The columns of the W&B table file `ask.file` that its reader uses (wandb.ts), read on the parse
+ * thread from the file's bytes, never parsed whole (json-table.ts).
+ */
+export function readWandbColumns(a: WandbAsk): Promise<WandbTable> {
+  return ask<WandbTable>({ file: a.file, wandb: a });
+}
+
+function ask<T>(message: Record<string, unknown>): Promise<T> {
   clearTimeout(idle);
   const w = getWorker();
   w.ref();
   const id = seq++;
-  return new Promise((resolve, reject) => {
-    pending.set(id, { resolve, reject });
-    w.postMessage({ seq: id, file, columns });
+  return new Promise<T>((resolve, reject) => {
+    pending.set(id, { resolve: resolve as (v: never) => void, reject });
+    w.postMessage({ seq: id, ...message });
   });
 }

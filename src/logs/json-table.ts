@@ -1,0 +1,206 @@
+// A W&B table file (`{"columns": [...], "data": [[...], ...]}`) read column by column from its
+// bytes, without `JSON.parse` of the whole file: parsing a 311 MB table made ~14–30× its size of
+// heap objects (an array per row, a value per cell) and aborted the extension host. Here the file
+// stays one Buffer (outside the heap); the top-level object is walked for the byte ranges of its
+// "columns" and "data" values; then each row's cells are stepped over, and only the cells of the
+// asked columns are parsed (each alone). A column's values are kept as `uniq[idx[row]]`, as the
+// parquet reader's (parquet.ts), repeated values once. At most `maxCells` cells (rows × asked
+// columns) are read: a larger table is an error naming the bound, not an exhausted heap.
+// Malformed JSON anywhere (an unterminated string, an unbalanced bracket) is an error; NaN and
+// ±Infinity tokens (Python's json.dumps writes them) are read as missing (null).
+import type { ParquetColumn, ParquetColumns } from './parquet.js';
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+
+function bad(what: string, at: number): never {
+  throw new Error(`not JSON (${what} at byte ${at})`);
+}
+
+const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+function skipSpace(b: Buffer, at: number, end: number): number {
+  while (at < end && isSpace(b[at])) at++;
+  return at;
+}
+
+/** The end of the string starting at `at` (a quote): the byte after its closing quote. */
+function skipString(b: Buffer, at: number, end: number): number {
+  let i = at + 1;
+  for (;;) {
+    const q = b.indexOf(QUOTE, i);
+    if (q < 0 || q >= end) bad('an unterminated string', at);
+    // a quote preceded by an odd number of backslashes is escaped
+    let k = q - 1;
+    while (k > at && b[k] === BACKSLASH) k--;
+    if ((q - 1 - k) % 2 === 0) return q + 1;
+    i = q + 1;
+  }
+}
+
+/** The end of the JSON value starting at `at` (no leading space). */
+function skipValue(b: Buffer, at: number, end: number): number {
+  const c = b[at];
+  if (c === QUOTE) return skipString(b, at, end);
+  if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
+    let depth = 0;
+    let i = at;
+    while (i < end) {
+      const x = b[i];
+      if (x === QUOTE) {
+        i = skipString(b, i, end);
+        continue;
+      }
+      if (x === OPEN_ARRAY || x === OPEN_OBJECT) depth++;
+      else if (x === CLOSE_ARRAY || x === CLOSE_OBJECT) {
+        depth--;
+        if (depth === 0) return i + 1;
+      }
+      i++;
+    }
+    bad('an unclosed bracket', at);
+  }
+  // a number, true, false, null (or NaN, Infinity, -Infinity)
+  let i = at;
+  while (i < end) {
+    const x = b[i];
+    if (x === COMMA || x === CLOSE_ARRAY || x === CLOSE_OBJECT || isSpace(x)) break;
+    if (x === QUOTE || x === OPEN_ARRAY || x === OPEN_OBJECT || x === COLON) bad('an unexpected character', i);
+    i++;
+  }
+  if (i === at) bad('a missing value', at);
+  return i;
+}
+
+function parseValue(b: Buffer, at: number, end: number): unknown {
+  const text = b.toString('utf8', at, end);
+  try {
+    return JSON.parse(text);
+  } catch {
+    if (text === 'NaN' || text === 'Infinity' || text === '-Infinity') return null;
+    bad(`a malformed value ${JSON.stringify(text.slice(0, 40))}`, at);
+  }
+}
+
+/** Byte ranges of the top-level object's values, by key. */
+function topLevel(b: Buffer): Map<string, [number, number]> {
+  const end = b.length;
+  let i = skipSpace(b, 0, end);
+  if (b[i] !== OPEN_OBJECT) bad('not an object', i);
+  const out = new Map<string, [number, number]>();
+  i = skipSpace(b, i + 1, end);
+  if (b[i] === CLOSE_OBJECT) return out;
+  for (;;) {
+    if (b[i] !== QUOTE) bad('a key expected', i);
+    const ke = skipString(b, i, end);
+    const key = parseValue(b, i, ke) as string;
+    i = skipSpace(b, ke, end);
+    if (b[i] !== COLON) bad('":" expected', i);
+    i = skipSpace(b, i + 1, end);
+    const ve = skipValue(b, i, end);
+    if (!out.has(key)) out.set(key, [i, ve]);
+    i = skipSpace(b, ve, end);
+    if (b[i] === COMMA) {
+      i = skipSpace(b, i + 1, end);
+      continue;
+    }
+    if (b[i] === CLOSE_OBJECT) break;
+    bad('"," or "}" expected', i);
+  }
+  if (skipSpace(b, i + 1, end) !== end) bad('text after the object', i + 1);
+  return out;
+}
+
+export interface TableShape {
+  /** Every column's name, in the file's order. */
+  names: string[];
+  /** The byte range of the "data" value. */
+  data: [number, number];
+}
+
+/** The column names of a W&B table file's bytes; throws when it is not `{"columns": [...], "data": [...]}`. */
+export function tableShape(b: Buffer): TableShape {
+  const top = topLevel(b);
+  const cols = top.get('columns');
+  const data = top.get('data');
+  if (!cols || !data || b[cols[0]] !== OPEN_ARRAY || b[data[0]] !== OPEN_ARRAY) {
+    const e = new Error('not a W&B table ({"columns", "data"})');
+    e.name = 'NotALog';
+    throw e;
+  }
+  const names = (parseValue(b, cols[0], cols[1]) as unknown[]).map(String);
+  return { names, data };
+}
+
+/**
+ * The columns `want` (names of `shape.names`) of every row of the table's data (rows that are not
+ * arrays are left out, as they always were), at most `maxCells` cells read.
+ */
+export function readTableColumns(b: Buffer, shape: TableShape, want: string[], maxCells: number): ParquetColumns {
+  const positions = new Map<number, string>();
+  for (const name of want) {
+    const i = shape.names.indexOf(name);
+    if (i >= 0 && !positions.has(i)) positions.set(i, name);
+  }
+  const cols = [...positions.entries()].sort((x, y) => x[0] - y[0]).map(([at, name]) => ({ at, name, uniq: [] as unknown[], seen: new Map<unknown, number>(), idx: new Int32Array(1024) }));
+  const byPosition = new Map(cols.map((c) => [c.at, c]));
+  const last = cols.reduce((m, c) => Math.max(m, c.at), -1);
+  const [start, end] = shape.data;
+  let rows = 0;
+  let i = skipSpace(b, start + 1, end);
+  const put = (c: (typeof cols)[number], v: unknown): void => {
+    if (rows >= c.idx.length) {
+      const g = new Int32Array(c.idx.length * 2);
+      g.set(c.idx);
+      c.idx = g;
+    }
+    if (typeof v === 'object' && v !== null) {
+      c.idx[rows] = c.uniq.push(v) - 1;
+      return;
+    }
+    let k = c.seen.get(v);
+    if (k === undefined) {
+      k = c.uniq.push(v) - 1;
+      c.seen.set(v, k);
+    }
+    c.idx[rows] = k;
+  };
+  while (i < end - 1) {
+    if (b[i] === OPEN_ARRAY) {
+      if ((rows + 1) * cols.length > maxCells) throw new Error(`more than ${maxCells.toLocaleString('en-US')} cells of the columns read (${rows.toLocaleString('en-US')} rows of ${cols.length} columns so far); not read`);
+      let j = skipSpace(b, i + 1, end);
+      let col = 0;
+      if (b[j] !== CLOSE_ARRAY) {
+        for (;;) {
+          const ve = skipValue(b, j, end);
+          const c = col <= last ? byPosition.get(col) : undefined;
+          if (c) put(c, parseValue(b, j, ve));
+          col++;
+          j = skipSpace(b, ve, end);
+          if (b[j] === COMMA) {
+            j = skipSpace(b, j + 1, end);
+            continue;
+          }
+          if (b[j] === CLOSE_ARRAY) break;
+          bad('"," or "]" expected in a row', j);
+        }
+      }
+      // cells missing at the end of a short row
+      for (const c of cols) if (c.at >= col) put(c, undefined);
+      rows++;
+      i = j + 1;
+    } else i = skipValue(b, i, end); // a row that is not an array: left out
+    i = skipSpace(b, i, end);
+    if (b[i] === COMMA) i = skipSpace(b, i + 1, end);
+    else if (b[i] !== CLOSE_ARRAY) bad('"," or "]" expected between rows', i);
+  }
+  const columns: Record<string, ParquetColumn> = {};
+  for (const c of cols) columns[c.name] = { uniq: c.uniq, idx: c.idx.slice(0, rows) };
+  return { names: cols.map((c) => c.name), rows, columns };
+}
