@@ -79,6 +79,22 @@ function skipValue(b: Buffer, at: number, end: number): number {
 }
 
 function parseValue(b: Buffer, at: number, end: number): unknown {
+  const c = b[at];
+  // the common cells without a second string: a string without escapes, a plain number
+  if (c === QUOTE) {
+    // (a bounded search: indexOf would look on to the end of the file for every cell)
+    let plain = true;
+    for (let i = at + 1; i < end - 1; i++) {
+      if (b[i] === BACKSLASH) {
+        plain = false;
+        break;
+      }
+    }
+    if (plain) return b.toString('utf8', at + 1, end - 1);
+  } else if ((c >= 0x30 && c <= 0x39) || c === 0x2d) {
+    const v = Number(b.toString('latin1', at, end));
+    if (Number.isFinite(v)) return v;
+  }
   const text = b.toString('utf8', at, end);
   try {
     return JSON.parse(text);
@@ -143,10 +159,13 @@ export function tableShape(b: Buffer): TableShape {
  * arrays are left out, as they always were), at most `maxCells` cells read.
  */
 export function readTableColumns(b: Buffer, shape: TableShape, want: string[], maxCells: number): ParquetColumns {
+  // each name's first position, looked up once (an indexOf per name is quadratic in a wide table)
+  const first = new Map<string, number>();
+  shape.names.forEach((n, i) => first.has(n) || first.set(n, i));
   const positions = new Map<number, string>();
   for (const name of want) {
-    const i = shape.names.indexOf(name);
-    if (i >= 0 && !positions.has(i)) positions.set(i, name);
+    const i = first.get(name);
+    if (i !== undefined && !positions.has(i)) positions.set(i, name);
   }
   const cols = [...positions.entries()].sort((x, y) => x[0] - y[0]).map(([at, name]) => ({ at, name, uniq: [] as unknown[], seen: new Map<unknown, number>(), idx: new Int32Array(1024) }));
   const byPosition = new Map(cols.map((c) => [c.at, c]));

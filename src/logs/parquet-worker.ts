@@ -69,7 +69,8 @@ async function wandb(m: WandbAsk): Promise<WandbTable> {
     // TRL before 1.0 had no log_extra: every column between completion and advantage is a reward
     const picked = known || names.includes('mode') ? pickRewardColumns(after, known) : { columns: after };
     // only what the views use: the log_extra columns are left in the file
-    const want = names.filter((n) => TRL_READ.has(n) || picked.columns.includes(n));
+    const rewards = new Set(picked.columns);
+    const want = names.filter((n) => TRL_READ.has(n) || rewards.has(n));
     return { kind: 'trl', names, picked, table: cells(want) };
   }
   const inputs = names.filter((c) => /^input_\d+$/.test(c));

@@ -58,7 +58,10 @@ export async function readWandbTable(file: string, run: string | undefined): Pro
   }
   if (t.kind === 'verl') {
     const { table } = t;
-    const at = (name: string) => t.names.indexOf(name);
+    // positions looked up once (an indexOf per column is quadratic in a wide table)
+    const first = new Map<string, number>();
+    t.names.forEach((n, i) => first.has(n) || first.set(n, i));
+    const at = (name: string) => first.get(name) ?? -1;
     const inputs = table.names
       .filter((c) => /^input_\d+$/.test(c))
       .map((c) => {
