@@ -3,12 +3,11 @@
 // heap objects (an array per row, a value per cell) and aborted the extension host. Here the file
 // stays one Buffer (outside the heap); the top-level object is walked for the byte ranges of its
 // "columns" and "data" values; then each row's cells are stepped over, and only the cells of the
-// asked columns are parsed (each alone). A column's values are kept as `uniq[idx[row]]`, as the
-// parquet reader's (parquet.ts), repeated values once. At most `maxCells` cells (rows × asked
-// columns) are read: a larger table is an error naming the bound, not an exhausted heap.
+// asked columns are parsed (each alone), kept as indices into one list of values, repeated values
+// once (`TableCells`). At most `maxCells` cells (rows × asked columns) are read: a larger table
+// is an error naming the bound, not an exhausted heap.
 // Malformed JSON anywhere (an unterminated string, an unbalanced bracket) is an error; NaN and
 // ±Infinity tokens (Python's json.dumps writes them) are read as missing (null).
-import type { ParquetColumn, ParquetColumns } from './parquet.js';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -155,51 +154,76 @@ export function tableShape(b: Buffer): TableShape {
 }
 
 /**
- * The columns `want` (names of `shape.names`) of every row of the table's data (rows that are not
- * arrays are left out, as they always were), at most `maxCells` cells read.
+ * A table's columns read: cell (row `r`, column `c` of `names`) is `uniq[cells[r * names.length + c]]`
+ * (one array of indices for the whole table, repeated values once: a wide table of one row costs
+ * its cells, not an object per column).
  */
-export function readTableColumns(b: Buffer, shape: TableShape, want: string[], maxCells: number): ParquetColumns {
+export interface TableCells {
+  names: string[];
+  rows: number;
+  uniq: unknown[];
+  cells: Int32Array;
+}
+
+/** The value of `t`'s column `c` (an index into `t.names`) in row `r`. */
+export const cellAt = (t: TableCells, r: number, c: number): unknown => t.uniq[t.cells[r * t.names.length + c]];
+
+/**
+ * The columns `want` (names of `shape.names`, each at its first position; the result's `names`
+ * in the file's order) of every row of the table's data (rows that are not arrays are left out,
+ * as they always were), at most `maxCells` cells read.
+ */
+export function readTableColumns(b: Buffer, shape: TableShape, want: string[], maxCells: number): TableCells {
   // each name's first position, looked up once (an indexOf per name is quadratic in a wide table)
   const first = new Map<string, number>();
   shape.names.forEach((n, i) => first.has(n) || first.set(n, i));
-  const positions = new Map<number, string>();
+  const picked = new Set<number>();
   for (const name of want) {
     const i = first.get(name);
-    if (i !== undefined && !positions.has(i)) positions.set(i, name);
+    if (i !== undefined) picked.add(i);
   }
-  const cols = [...positions.entries()].sort((x, y) => x[0] - y[0]).map(([at, name]) => ({ at, name, uniq: [] as unknown[], seen: new Map<unknown, number>(), idx: new Int32Array(1024) }));
-  const byPosition = new Map(cols.map((c) => [c.at, c]));
-  const last = cols.reduce((m, c) => Math.max(m, c.at), -1);
+  const positions = [...picked].sort((x, y) => x - y);
+  const names = positions.map((i) => shape.names[i]);
+  const width = positions.length;
+  // file position → column of the result (−1: not read)
+  const slot = new Int32Array(shape.names.length).fill(-1);
+  positions.forEach((p, k) => (slot[p] = k));
+  const uniq: unknown[] = [undefined];
+  const seen = new Map<unknown, number>([[undefined, 0]]);
+  let cells = new Int32Array(Math.max(16, width * 16));
   const [start, end] = shape.data;
   let rows = 0;
   let i = skipSpace(b, start + 1, end);
-  const put = (c: (typeof cols)[number], v: unknown): void => {
-    if (rows >= c.idx.length) {
-      const g = new Int32Array(c.idx.length * 2);
-      g.set(c.idx);
-      c.idx = g;
-    }
-    if (typeof v === 'object' && v !== null) {
-      c.idx[rows] = c.uniq.push(v) - 1;
-      return;
-    }
-    let k = c.seen.get(v);
-    if (k === undefined) {
-      k = c.uniq.push(v) - 1;
-      c.seen.set(v, k);
-    }
-    c.idx[rows] = k;
-  };
   while (i < end - 1) {
     if (b[i] === OPEN_ARRAY) {
-      if ((rows + 1) * cols.length > maxCells) throw new Error(`more than ${maxCells.toLocaleString('en-US')} cells of the columns read (${rows.toLocaleString('en-US')} rows of ${cols.length} columns so far); not read`);
+      if ((rows + 1) * width > maxCells) throw new Error(`more than ${maxCells.toLocaleString('en-US')} cells of the columns read (${rows.toLocaleString('en-US')} rows of ${width} columns so far); not read`);
+      const base = rows * width;
+      if (base + width > cells.length) {
+        const g = new Int32Array(Math.max(cells.length * 2, base + width));
+        g.set(cells);
+        cells = g;
+      }
+      // cells missing at the end of a short row are undefined (index 0)
+      cells.fill(0, base, base + width);
       let j = skipSpace(b, i + 1, end);
       let col = 0;
       if (b[j] !== CLOSE_ARRAY) {
         for (;;) {
           const ve = skipValue(b, j, end);
-          const c = col <= last ? byPosition.get(col) : undefined;
-          if (c) put(c, parseValue(b, j, ve));
+          const k = col < slot.length ? slot[col] : -1;
+          if (k >= 0) {
+            const v = parseValue(b, j, ve);
+            let u: number | undefined;
+            if (typeof v === 'object' && v !== null) u = uniq.push(v) - 1;
+            else {
+              u = seen.get(v);
+              if (u === undefined) {
+                u = uniq.push(v) - 1;
+                seen.set(v, u);
+              }
+            }
+            cells[base + k] = u;
+          }
           col++;
           j = skipSpace(b, ve, end);
           if (b[j] === COMMA) {
@@ -210,8 +234,6 @@ export function readTableColumns(b: Buffer, shape: TableShape, want: string[], m
           bad('"," or "]" expected in a row', j);
         }
       }
-      // cells missing at the end of a short row
-      for (const c of cols) if (c.at >= col) put(c, undefined);
       rows++;
       i = j + 1;
     } else i = skipValue(b, i, end); // a row that is not an array: left out
@@ -219,7 +241,5 @@ export function readTableColumns(b: Buffer, shape: TableShape, want: string[], m
     if (b[i] === COMMA) i = skipSpace(b, i + 1, end);
     else if (b[i] !== CLOSE_ARRAY) bad('"," or "]" expected between rows', i);
   }
-  const columns: Record<string, ParquetColumn> = {};
-  for (const c of cols) columns[c.name] = { uniq: c.uniq, idx: c.idx.slice(0, rows) };
-  return { names: cols.map((c) => c.name), rows, columns };
+  return { names, rows, uniq, cells: cells.slice(0, rows * width) };
 }

@@ -81,12 +81,12 @@ async function wandb(m: WandbAsk): Promise<WandbTable> {
   return { kind: 'none', names };
 }
 
-const transfers = (t: ParquetColumns | undefined): ArrayBuffer[] => (t ? Object.values(t.columns).map((c) => c.idx.buffer as ArrayBuffer) : []);
+const transfers = (t: ParquetColumns): ArrayBuffer[] => Object.values(t.columns).map((c) => c.idx.buffer as ArrayBuffer);
 
 parentPort!.on('message', (m: { seq: number; file: string; columns?: string[]; wandb?: WandbAsk }) => {
   if (m.wandb) {
     wandb(m.wandb).then(
-      (value) => parentPort!.postMessage({ seq: m.seq, value }, transfers(value.table)),
+      (value) => parentPort!.postMessage({ seq: m.seq, value }, value.table ? [value.table.cells.buffer as ArrayBuffer] : []),
       (err: Error) => parentPort!.postMessage({ seq: m.seq, error: err.message, name: err.name }),
     );
     return;

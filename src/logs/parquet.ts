@@ -17,6 +17,7 @@ import { parquetMetadata, snappyUncompress, type FileMetaData } from 'hyparquet'
 // hyparquet's page-header reader and delta decoder (not re-exported by its index)
 import { parquetHeader } from 'hyparquet/src/column.js';
 import { deltaBinaryUnpack } from 'hyparquet/src/delta.js';
+import type { TableCells } from './json-table.js';
 
 const MB = 1 << 20;
 /** What one row costs the reader once decoded (row object, roll-out, its source and extra):
@@ -420,8 +421,8 @@ export interface WandbAsk {
 }
 
 export type WandbTable =
-  | { kind: 'trl'; names: string[]; picked: { columns: string[]; why?: string }; table: ParquetColumns }
-  | { kind: 'verl' | 'cells'; names: string[]; table: ParquetColumns; picked?: undefined }
+  | { kind: 'trl'; names: string[]; picked: { columns: string[]; why?: string }; table: TableCells }
+  | { kind: 'verl' | 'cells'; names: string[]; table: TableCells; picked?: undefined }
   | { kind: 'none'; names: string[]; table?: undefined; picked?: undefined };
 
 interface Pending {

@@ -15,7 +15,8 @@
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { parseStep } from './native.js';
-import { readWandbColumns, rowsOf, type ParquetColumns } from './parquet.js';
+import { cellAt, type TableCells } from './json-table.js';
+import { readWandbColumns } from './parquet.js';
 import { rewardNamesNearTable, trlRecords, type TrlRead } from './trl.js';
 import type { Notice, ParsedRecord } from './types.js';
 import { promptId } from './verl.js';
@@ -28,10 +29,16 @@ function notALog(message: string): Error {
 
 const cellText = (v: unknown): string => (typeof v === 'string' ? v : v === null || v === undefined ? '' : JSON.stringify(v));
 
-/** The value of `table`'s column `name` in `row` (undefined when the column was not read). */
-function cell(table: ParquetColumns, name: string, row: number): unknown {
-  const c = table.columns[name];
-  return c ? c.uniq[c.idx[row]] : undefined;
+/** Rows of the columns read, one object at a time. */
+function rowsOf(t: TableCells): { length: number; at(i: number): Record<string, unknown> } {
+  return {
+    length: t.rows,
+    at(r) {
+      const row: Record<string, unknown> = {};
+      t.names.forEach((n, c) => (row[n] = cellAt(t, r, c)));
+      return row;
+    },
+  };
 }
 
 /**
@@ -58,10 +65,17 @@ export async function readWandbTable(file: string, run: string | undefined): Pro
   }
   if (t.kind === 'verl') {
     const { table } = t;
-    // positions looked up once (an indexOf per column is quadratic in a wide table)
+    // positions in the file and in the columns read, looked up once (an indexOf per column is
+    // quadratic in a wide table)
     const first = new Map<string, number>();
     t.names.forEach((n, i) => first.has(n) || first.set(n, i));
+    const read = new Map<string, number>();
+    table.names.forEach((n, c) => read.set(n, c));
     const at = (name: string) => first.get(name) ?? -1;
+    const cell = (name: string, r: number): unknown => {
+      const c = read.get(name);
+      return c === undefined ? undefined : cellAt(table, r, c);
+    };
     const inputs = table.names
       .filter((c) => /^input_\d+$/.test(c))
       .map((c) => {
@@ -70,20 +84,20 @@ export async function readWandbTable(file: string, run: string | undefined): Pro
       });
     const records: ParsedRecord[] = [];
     for (let r = 0; r < table.rows; r++) {
-      const step = parseStep(cell(table, 'step', r)) ?? fileStep;
+      const step = parseStep(cell('step', r)) ?? fileStep;
       const byPrompt = new Map<string, Extract<ParsedRecord, { kind: 'group' }>>();
       for (const { input, output, score: sc, oi } of inputs) {
         if (oi < 0) continue;
-        const prompt = cellText(cell(table, input, r));
+        const prompt = cellText(cell(input, r));
         let g = byPrompt.get(prompt);
         if (!g) {
           g = { kind: 'group', run, step, questionId: promptId(prompt), prompt, stream: 'validation', framework: 'verl', rollouts: [], source: { file, line: r + 1, offset: 0, length: 0 } };
           byPrompt.set(prompt, g);
           records.push(g);
         }
-        const sv = cell(table, sc, r);
+        const sv = cell(sc, r);
         const score = typeof sv === 'number' ? sv : null;
-        g.rollouts.push({ response: cellText(cell(table, output, r)), meanLogprob: null, reward: null, source: { file, line: r + 1, offset: 0, length: 0, item: oi } as ParsedRecord['source'], extra: { score } });
+        g.rollouts.push({ response: cellText(cell(output, r)), meanLogprob: null, reward: null, source: { file, line: r + 1, offset: 0, length: 0, item: oi } as ParsedRecord['source'], extra: { score } });
       }
     }
     return { records, rows: table.rows, rewardColumns: [], format: 'wandb', what: 'W&B validation generations table', notices };
@@ -98,10 +112,9 @@ export async function readTableCell(file: string, row: number, col: number): Pro
   const st = await stat(file);
   if (!cache || cache.file !== file || cache.col !== col || cache.mtimeMs !== st.mtimeMs || cache.size !== st.size) {
     const t = await readWandbColumns({ file, column: col });
-    const c = t.table?.columns[t.names[col]];
-    if (!c) throw new Error(`${file}: column ${col + 1} no longer exists`);
-    const rows = t.table?.rows ?? 0;
-    cache = { file, mtimeMs: st.mtimeMs, size: st.size, col, texts: Array.from({ length: rows }, (_, r) => cellText(c.uniq[c.idx[r]])) };
+    const table = t.table;
+    if (!table || table.names.length !== 1) throw new Error(`${file}: column ${col + 1} no longer exists`);
+    cache = { file, mtimeMs: st.mtimeMs, size: st.size, col, texts: Array.from({ length: table.rows }, (_, r) => cellText(cellAt(table, r, 0))) };
   }
   if (row < 0 || row >= cache.texts.length) throw new Error(`${file}: row ${row + 1} no longer exists`);
   return cache.texts[row];
