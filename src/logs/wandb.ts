@@ -113,7 +113,7 @@ export async function readTableCell(file: string, row: number, col: number): Pro
   if (!cache || cache.file !== file || cache.col !== col || cache.mtimeMs !== st.mtimeMs || cache.size !== st.size) {
     const t = await readWandbColumns({ file, column: col });
     const table = t.table;
-    if (!table || table.names.length !== 1) throw new Error(`${file}: column ${col + 1} no longer exists`);
+    if (table?.names.length !== 1) throw new Error(`${file}: column ${col + 1} no longer exists`);
     cache = { file, mtimeMs: st.mtimeMs, size: st.size, col, texts: Array.from({ length: table.rows }, (_, r) => cellText(cellAt(table, r, 0))) };
   }
   if (row < 0 || row >= cache.texts.length) throw new Error(`${file}: row ${row + 1} no longer exists`);
