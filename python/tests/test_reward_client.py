@@ -273,3 +273,28 @@ class ComputeScoreTests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class RealWorkerRestartTests(unittest.TestCase):
+    """The real ``serve``: a worker whose threads cannot be restarted exits (status 75); the
+    client takes that as a death, starts a fresh worker and goes on."""
+
+    def test_a_worker_out_of_thread_restarts_is_replaced(self):
+        from tests.helpers import require_cli
+
+        cli = require_cli()
+        # every group of question "die" ends its thread (the worker's fault injection)
+        w = RewardWorker(["node", cli], env={"CONSENSUS_LENS_TEST_WORKER_EXIT_ON": "die"},
+                         operator="majority", chunk_groups=None)
+        try:
+            die = [{"question_id": "die", "responses": ["\\boxed{1}", "\\boxed{2}"]}]
+            # "q1" goes to the same thread as "die" (of 2, serve's default on 2 cores)
+            ok = [{"question_id": "q1", "responses": ["\\boxed{1}", "\\boxed{1}", "\\boxed{2}"]}]
+            for _ in range(12):  # each a refused request; the 9th thread death ends the process
+                with self.assertRaises(WorkerRequestError):
+                    w.score(die, step=1)
+            self.assertGreaterEqual(w.restarts, 1)
+            res = w.score(ok, step=2)  # before: refused forever by a process that stayed up
+            self.assertEqual(res[0]["label"], "1")
+        finally:
+            w.close()

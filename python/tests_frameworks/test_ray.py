@@ -151,6 +151,43 @@ def test_a_bad_flag_is_the_command_lines_usage_error(cluster):
     assert "tmax" in err and err.count("\n") == len(set(err.splitlines()))  # said once, not per shard
 
 
+# Run before the tests that interrupt the driver or kill nodes (in the module's order): alone and
+# after the node and pool tests they pass; after the Ctrl-C and verl batch tests they were seen to fail.
+
+def test_a_pool_whose_actors_cannot_import_the_package_fails_fast_with_the_fix(cluster):
+    # The actors' workers get a PYTHONPATH without this checkout's package (as a node without
+    # consensus-lens installed): before, the pool replaced the failing actor until its timeout.
+    t0 = time.monotonic()
+    with pytest.raises(clray.PoolError, match=r"cannot import consensus_lens on their node: install it .*py_modules"):
+        clray.RewardPool(
+            num_actors=1, operator="majority", timeout=600,
+            actor_options={"num_cpus": 1, "runtime_env": {"env_vars": {"PYTHONPATH": "/nonexistent"}}},
+        )
+    assert time.monotonic() - t0 < 120
+
+
+def test_a_pool_whose_actors_find_no_engine_fails_fast_with_the_fix(cluster):
+    t0 = time.monotonic()
+    with pytest.raises(clray.PoolError, match=r"its reward worker did not .*cannot start the reward worker.*install the engine"):
+        clray.RewardPool(num_actors=1, operator="majority", timeout=600, command=["/nonexistent/consensus-lens"])
+    assert time.monotonic() - t0 < 120
+
+
+def test_the_driver_exits_as_the_command_line_with_an_unscored_group_and_a_skipped_line(cluster, tmp_path):
+    # One group over --max-group-size (not scored: exit 1) and one malformed line (skipped: 3).
+    run = tmp_path / "run.jsonl"
+    lines = [json.dumps({"kind": "group", "step": 1, "question_id": "q%d" % q,
+                         "rollouts": [{"response": "\\boxed{%d}" % (i % 2)} for i in range(6 if q == 0 else 2)]}) for q in range(6)]
+    lines.insert(3, "{not json")
+    run.write_text("\n".join(lines) + "\n")
+    flags = ["--operators", "majority", "--max-group-size", "4"]
+    r = subprocess.run(["node", CLI, "score", str(run)] + flags, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1, r.stderr
+    code, out, err = driver("score", str(run), *flags, "--shards", "2")
+    assert code == r.returncode, err
+    assert out == r.stdout
+    assert [clray.exit_status(c) for c in ([0, 3], [3, 1], [1, 0], [0, 0], [3, 3], [2, 1])] == [3, 1, 1, 0, 3, 2]
+
 def run_in_thread(*args):
     box = {}
 
@@ -387,3 +424,4 @@ def test_verls_batch_reward_function_on_the_pool(cluster):
     local = compute_score(sources, texts, None, extras, operator="ec", step=4, command=["node", CLI])
     pooled = compute_score(sources, texts, None, extras, operator="ec", step=4, command=["node", CLI], num_actors=2)
     assert pooled == local and len(local) == len(texts)
+

@@ -15,6 +15,7 @@ import { pseudoLabelNote } from './ground-truth';
 import { jobsFrom, noticePrinter } from './score';
 import { type CliIO, UsageError, configuredFromFlags, groundTruthFromFlags, flagBool, flagString, paramsFromFlags, parseCommand } from './args';
 import { snakeKeys } from './json';
+import { safeText } from '../logs/safe-text';
 
 export interface CompareOptions {
   operatorA: OperatorId;
@@ -116,6 +117,6 @@ export async function runCompare(argv: string[], io: CliIO): Promise<number> {
       return 1;
     }
   // --json: snake_case keys, as every JSON the command prints.
-  io.stdout.write(flagBool(a, 'json') ? JSON.stringify(snakeKeys(c)) + '\n' : renderComparison(c));
+  io.stdout.write(flagBool(a, 'json') ? JSON.stringify(snakeKeys(c)) + '\n' : safeText(renderComparison(c), true));
   return print.errors > 0 ? 1 : 0;
 }

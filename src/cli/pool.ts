@@ -4,9 +4,12 @@
 //
 // A worker that dies (an error, an exit, `kill` by a caller whose request ran out of time) fails
 // every request it held with a `WorkerDiedError` — never a promise that stays pending, which would
-// let the process end with work silently missing — and is restarted for later requests (at most
-// MAX_RESTARTS times per pool; then requests to it fail at once). `onDeath` tells the caller,
-// whose per-question state on that thread is gone.
+// let the process end with work silently missing — and is restarted for later requests. Restarts
+// are counted in a window of work, not of the pool's lifetime: at most MAX_RESTARTS deaths among
+// the last RESTART_WINDOW requests sent (a thread that dies before any work counts in the same
+// window, so a crash loop stops at once). A death past that leaves the slot empty: `onExhausted`
+// tells a caller that must not go on without it (serve exits), otherwise requests to the slot fail
+// at once. `onDeath` tells the caller, whose per-question state on that thread is gone.
 import { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +26,9 @@ export class WorkerDiedError extends Error {
   override name = 'WorkerDiedError';
 }
 
-const MAX_RESTARTS = 8;
+/** Deaths allowed among the last RESTART_WINDOW requests sent to the pool. */
+export const MAX_RESTARTS = 8;
+export const RESTART_WINDOW = 64;
 
 export class ShardedPool {
   private readonly workers: (Worker | undefined)[];
@@ -31,6 +36,8 @@ export class ShardedPool {
   private seq = 0;
   private closing = false;
   private restarts = 0;
+  /** `seq` (requests sent so far) at each recent death: the restart window. */
+  private deaths: number[] = [];
   /** Requests sent to each worker. */
   private readonly sent: number[];
   /**
@@ -41,6 +48,8 @@ export class ShardedPool {
   private readonly done: Int32Array;
   /** Called after worker `i` died (its pending requests already failed). */
   onDeath?: (i: number, why: string) => void;
+  /** Called when worker `i` died and cannot be restarted (too many deaths in the window). */
+  onExhausted?: (i: number, why: string) => void;
 
   constructor(
     size: number,
@@ -75,7 +84,11 @@ export class ShardedPool {
       lost++;
     }
     this.sent[i] = Math.max(Atomics.load(this.done, i), this.sent[i] - lost);
-    this.workers[i] = this.restarts < MAX_RESTARTS ? (this.restarts++, this.start(i)) : undefined;
+    this.deaths = this.deaths.filter((at) => at > this.seq - RESTART_WINDOW);
+    const restart = this.deaths.length < MAX_RESTARTS;
+    this.deaths.push(this.seq);
+    this.workers[i] = restart ? (this.restarts++, this.start(i)) : undefined;
+    if (!restart) this.onExhausted?.(i, why);
     this.onDeath?.(i, why);
   }
 
@@ -114,7 +127,7 @@ export class ShardedPool {
 
   submitTo<T>(i: number, message: Record<string, unknown>): Promise<T> {
     const w = this.workers[i];
-    if (!w) return Promise.reject(new WorkerDiedError(`worker thread ${i + 1} is gone (worker threads died ${MAX_RESTARTS} times)`));
+    if (!w) return Promise.reject(new WorkerDiedError(`worker thread ${i + 1} is gone (worker threads died more than ${MAX_RESTARTS} times in ${RESTART_WINDOW} requests)`));
     const seq = this.seq++;
     this.sent[i]++;
     return new Promise<T>((resolve, reject) => {

@@ -26,13 +26,16 @@ replicatorWasmAvailable();
 
 const state = new ShardState();
 // Fault injection for the tests of a dying thread (pool.ts): the first worker thread exits on its
-// N-th request (not once restarted). Never set in normal use.
+// N-th request (not once restarted); any thread exits on a group of the question named by
+// CONSENSUS_LENS_TEST_WORKER_EXIT_ON (restarted or not). Never set in normal use.
 const exitAt = Number(process.env.CONSENSUS_LENS_TEST_WORKER_EXIT_AT ?? 0);
+const exitOn = process.env.CONSENSUS_LENS_TEST_WORKER_EXIT_ON;
 let received = 0;
 // The pool's count of finished requests (ShardedPool.backlog), in memory shared with it.
 const { done, index } = workerData as { done: Int32Array; index: number };
 parentPort!.on('message', (m: WorkerRequest) => {
   if (exitAt > 0 && index === 0 && !(workerData as { restarted?: boolean }).restarted && ++received === exitAt) process.exit(70);
+  if (exitOn && 'group' in m && (m.group as { questionId?: string }).questionId === exitOn) process.exit(70);
   try {
     if (m.kind === 'cosines') {
       // The arrays' memory moves to the main thread instead of being copied.

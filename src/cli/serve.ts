@@ -31,8 +31,14 @@
 //   request that runs out of time gets an error and its threads are ended and restarted. MS-TTRL
 //   requests on a restarted thread are refused (its outcome cache is gone). In-process (`--jobs
 //   0`) the bound is the answer budgets' (docs/answers.md): scoring cannot be interrupted there.
+// - Threads are restarted at most 8 times in any 64 groups sent (pool.ts). A thread that cannot
+//   be restarted ends the process with status 75 (EXIT_WORKERS_EXHAUSTED) and a line on stderr,
+//   before the requests it held are answered: a client treats that as a dead worker, starts a
+//   fresh one and sends them again (python/consensus_lens/reward.py). A process that stayed up
+//   refusing every request would fail every later training step instead.
+// - A request line longer than MAX_REQUEST_BYTES (256 MiB) is not held: it is read past and
+//   answered with an error (no id: it was not parsed), and the worker keeps serving.
 
-import { createInterface } from 'node:readline';
 import { errorMessage } from '../util/errors';
 import {
   OPERATOR_IDS,
@@ -50,9 +56,10 @@ import {
   type Params,
   type RunContext,
 } from '../engine';
+import { MAX_LINE_BYTES } from '../logs/lines';
 import { convertNative } from '../logs/native';
 import { type CliIO, UsageError, flagString, paramsFromFlags, parseCommand, parseInteger } from './args';
-import { ShardedPool, WorkerDiedError, defaultJobs } from './pool';
+import { MAX_RESTARTS, RESTART_WINDOW, ShardedPool, WorkerDiedError, defaultJobs } from './pool';
 import { maxGroupSizeFrom } from './score';
 
 type Obj = Record<string, unknown>;
@@ -199,8 +206,9 @@ export function inProcessScorer(ctx: RunContext = createRunContext()): Scorer {
   };
 }
 
-export function poolScorer(jobs: number, timeoutMs = DEFAULT_REQUEST_TIMEOUT_S * 1000): Scorer {
+export function poolScorer(jobs: number, timeoutMs = DEFAULT_REQUEST_TIMEOUT_S * 1000, onExhausted?: (why: string) => void): Scorer {
   const pool = new ShardedPool(jobs);
+  if (onExhausted) pool.onExhausted = (i, why) => onExhausted(`worker thread ${i + 1} ${why}, and threads died more than ${MAX_RESTARTS} times in the last ${RESTART_WINDOW} groups sent`);
   // Threads that died (or were ended for running out of time) took their MS-TTRL outcome caches
   // with them: an MS-TTRL request on a restarted thread would score from an empty cache.
   const restarted = new Set<number>();
@@ -244,6 +252,48 @@ export const DEFAULT_REQUEST_TIMEOUT_S = 300;
 /** Requests parsed and being scored before the oldest answer is written (bounds memory). */
 const MAX_IN_FLIGHT = 4;
 
+/** Longest request line read (a longer one is skipped and answered with an error). */
+export const MAX_REQUEST_BYTES = MAX_LINE_BYTES;
+
+/** Exit status when a worker thread cannot be restarted (EX_TEMPFAIL: start a fresh worker). */
+export const EXIT_WORKERS_EXHAUSTED = 75;
+
+/**
+ * The lines of `input` (a final line without a newline included; a trailing CR dropped), none
+ * held past `max` bytes: a longer line is read past and yields `{ over: bytes }` instead.
+ */
+export async function* boundedLines(input: NodeJS.ReadableStream, max: number): AsyncGenerator<string | { over: number }> {
+  let parts: Buffer[] = [];
+  let size = 0;
+  let over = false;
+  const line = (): string | { over: number } => {
+    if (over) return { over: size };
+    const s = Buffer.concat(parts).toString('utf8');
+    return s.endsWith('\r') ? s.slice(0, -1) : s;
+  };
+  for await (const raw of input) {
+    const chunk = typeof raw === 'string' ? Buffer.from(raw) : (raw as Buffer);
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(10, start);
+      const end = nl < 0 ? chunk.length : nl;
+      if (!over && size + (end - start) > max) {
+        over = true;
+        parts = [];
+      }
+      if (!over && end > start) parts.push(chunk.subarray(start, end));
+      size += end - start;
+      if (nl < 0) break;
+      yield line();
+      parts = [];
+      size = 0;
+      over = false;
+      start = nl + 1;
+    }
+  }
+  if (size > 0) yield line();
+}
+
 const USAGE = 'usage: consensus-lens serve --stdio [--operator OP] [--jobs N] [--max-group-size N] [--request-timeout S] [--timing] [--kappa K ...]';
 
 export async function runServe(args: string[], io: CliIO): Promise<number> {
@@ -259,7 +309,11 @@ export async function runServe(args: string[], io: CliIO): Promise<number> {
   const tf = flagString(a, 'request-timeout');
   const timeoutS = tf === undefined ? DEFAULT_REQUEST_TIMEOUT_S : Number(tf);
   if (!(timeoutS > 0 && timeoutS <= 86_400)) throw new UsageError('--request-timeout must be a number of seconds in (0, 86400]');
-  const scorer = jobs > 0 ? poolScorer(jobs, timeoutS * 1000) : inProcessScorer();
+  const exhausted = (why: string): never => {
+    io.stderr.write(`consensus-lens serve: ${why}; exiting (status ${EXIT_WORKERS_EXHAUSTED}) so that the client starts a fresh worker\n`);
+    process.exit(EXIT_WORKERS_EXHAUSTED);
+  };
+  const scorer = jobs > 0 ? poolScorer(jobs, timeoutS * 1000, exhausted) : inProcessScorer();
 
   const write = (obj: unknown): Promise<void> =>
     new Promise((resolve) => {
@@ -267,7 +321,6 @@ export async function runServe(args: string[], io: CliIO): Promise<number> {
       else io.stdout.once('drain', () => resolve());
     });
 
-  const rl = createInterface({ input: io.stdin, crlfDelay: Infinity, terminal: false });
   const errorAnswer = (n: number, e: unknown, id: RequestId | undefined) => {
     const msg = e instanceof RequestError ? e.message : `internal error: ${errorMessage(e)}`;
     id ??= e instanceof RequestError ? e.id : undefined;
@@ -281,15 +334,19 @@ export async function runServe(args: string[], io: CliIO): Promise<number> {
   let tail: Promise<void> = Promise.resolve();
   const inFlight: Promise<void>[] = [];
   try {
-    for await (const line of rl) {
+    for await (const item of boundedLines(io.stdin, MAX_REQUEST_BYTES)) {
       lineNo++;
-      if (line.trim() === '') continue;
+      const line = typeof item === 'string' ? item : '';
+      if (typeof item === 'string' && line.trim() === '') continue;
       const n = lineNo;
       const t0 = performance.now();
       let t1 = t0;
       let groups = 0;
       let job: Promise<unknown>;
       try {
+        if (typeof item !== 'string') {
+          throw new RequestError(`a request line of ${item.over.toLocaleString('en-US')} bytes, over the ${MAX_REQUEST_BYTES >> 20} MiB request-size limit (not read)`);
+        }
         const req = parseRequest(line, defaults);
         groups = req.groups.length;
         t1 = performance.now();
@@ -300,7 +357,7 @@ export async function runServe(args: string[], io: CliIO): Promise<number> {
       } catch (e) {
         job = Promise.resolve(errorAnswer(n, e, undefined));
       }
-      const bytes = line.length;
+      const bytes = typeof item === 'string' ? line.length : item.over;
       const prev = tail;
       tail = (async () => {
         const answer = await job;

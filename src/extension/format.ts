@@ -2,6 +2,7 @@
 import type { OperatorId, QuestionView, Regime } from '../protocol/messages';
 import type { QuestionSummary } from './scoring';
 import { OPERATOR_LABELS } from './params';
+import { safeText } from '../logs/safe-text';
 
 export function fmt(x: number | null | undefined, digits = 3): string {
   if (x === null || x === undefined || !Number.isFinite(x)) return '—';
@@ -43,7 +44,7 @@ export function questionTooltip(questionId: string, step: number, s: QuestionSum
 
 /** A pseudo-label as shown to the user: no label is "(none)", the empty `\boxed{}` class "(empty)". */
 export function show(label: string | null): string {
-  return label === null ? '(none)' : label === '' ? '(empty)' : label;
+  return label === null ? '(none)' : label === '' ? '(empty)' : safeText(label);
 }
 
 /** A re-score's flip, one line: "step 3: 12 → (empty)". */
@@ -79,15 +80,13 @@ export function statusText(label: string, st: StepStats): string {
 
 /** The header of a roll-out document (plain text, '#'-prefixed; the response follows it). */
 /**
- * A value from a log in one header line: line breaks (CR, LF, U+0085, U+2028, U+2029) and other
- * control characters are written as escapes, so a question id or answer cannot start a line of
- * its own (a forged "# log:" line would become a link).
+ * A value from a log in one header line, through the one visible-controls mapping (safeText): line
+ * breaks (CR, LF, U+0085, U+2028, U+2029) and other control characters are shown as visible
+ * symbols, so a question id or answer cannot start a line of its own (a forged "# log:" line
+ * would become a link), and bidi controls as `<U+202E>`, so "\u202e12" is not shown as "21".
  */
 export function oneLine(s: string): string {
-  return s.replace(/[\u0000-\u001f\u007f\u0085\u2028\u2029]/g, (c) => {
-    const esc: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
-    return esc[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
-  });
+  return safeText(s);
 }
 
 export function rolloutHeader(view: QuestionView, index: number, file: string | null, line: number | null): string[] {

@@ -1,9 +1,12 @@
-// The parquet parse thread (parquet.ts): reads a file, checks it (`checkParquet`), decodes the
-// asked columns with hyparquet and sends each column once, repeated strings once.
-import { readFile } from 'node:fs/promises';
+// The parse thread (parquet.ts): reads a parquet file, checks it (`checkParquet`), decodes the
+// asked columns with hyparquet and sends each column once, repeated strings once; reads the
+// columns a W&B table's reader uses (json-table.ts) the same way, off the asking thread.
+import { readFile, stat } from 'node:fs/promises';
 import { parentPort } from 'node:worker_threads';
 import { parquetReadObjects } from 'hyparquet';
-import { PARQUET_LIMITS, checkParquet, type ParquetColumn, type ParquetColumns } from './parquet.js';
+import { readTableColumns, tableShape } from './json-table.js';
+import { PARQUET_LIMITS, TRL_READ, WANDB_MAX_TABLE_BYTES, checkParquet, type ParquetColumn, type ParquetColumns, type WandbAsk, type WandbTable } from './parquet.js';
+import { pickRewardColumns } from './trl.js';
 
 async function parse(file: string, columns: string[] | undefined): Promise<ParquetColumns> {
   const buf = await readFile(file);
@@ -51,9 +54,45 @@ function topNames(schema: Array<{ name: string; num_children?: number }>): strin
   return out;
 }
 
-parentPort!.on('message', (m: { seq: number; file: string; columns?: string[] }) => {
+/** The W&B table reader (wandb.ts): the columns it uses, read from the file's bytes (json-table.ts). */
+async function wandb(m: WandbAsk): Promise<WandbTable> {
+  const st = await stat(m.file);
+  if (st.size > WANDB_MAX_TABLE_BYTES) throw new Error(`larger than ${WANDB_MAX_TABLE_BYTES >> 20} MB`);
+  const buf = await readFile(m.file);
+  const shape = tableShape(buf);
+  const names = shape.names;
+  const cells = (want: string[]) => readTableColumns(buf, shape, want, PARQUET_LIMITS.maxValues);
+  if (m.column !== undefined) return { kind: 'cells', names, table: cells([names[m.column] ?? '']) };
+  if (names.includes('prompt') && names.includes('completion')) {
+    const after = names.slice(names.indexOf('completion') + 1).filter((c) => c !== 'advantage' && c !== 'images' && c !== 'image');
+    const known = m.known ? new Set(m.known) : undefined;
+    // TRL before 1.0 had no log_extra: every column between completion and advantage is a reward
+    const picked = known || names.includes('mode') ? pickRewardColumns(after, known) : { columns: after };
+    // only what the views use: the log_extra columns are left in the file
+    const rewards = new Set(picked.columns);
+    const want = names.filter((n) => TRL_READ.has(n) || rewards.has(n));
+    return { kind: 'trl', names, picked, table: cells(want) };
+  }
+  const inputs = names.filter((c) => /^input_\d+$/.test(c));
+  if (inputs.length && names.includes('step')) {
+    const want = names.filter((c) => c === 'step' || /^(input|output|score)_\d+$/.test(c));
+    return { kind: 'verl', names, table: cells(want) };
+  }
+  return { kind: 'none', names };
+}
+
+const transfers = (t: ParquetColumns): ArrayBuffer[] => Object.values(t.columns).map((c) => c.idx.buffer as ArrayBuffer);
+
+parentPort!.on('message', (m: { seq: number; file: string; columns?: string[]; wandb?: WandbAsk }) => {
+  if (m.wandb) {
+    wandb(m.wandb).then(
+      (value) => parentPort!.postMessage({ seq: m.seq, value }, value.table ? [value.table.cells.buffer as ArrayBuffer] : []),
+      (err: Error) => parentPort!.postMessage({ seq: m.seq, error: err.message, name: err.name }),
+    );
+    return;
+  }
   parse(m.file, m.columns).then(
-    (value) => parentPort!.postMessage({ seq: m.seq, value }, Object.values(value.columns).map((c) => c.idx.buffer as ArrayBuffer)),
+    (value) => parentPort!.postMessage({ seq: m.seq, value }, transfers(value)),
     (err: Error) => parentPort!.postMessage({ seq: m.seq, error: err.message }),
   );
 });

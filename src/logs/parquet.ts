@@ -10,11 +10,19 @@
 // 2. `readParquetColumns` parses in a worker thread with a heap limit (`resourceLimits`): what
 //    slips past the checks exhausts the worker's heap, not the caller's.
 import { existsSync } from 'node:fs';
+import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { parquetMetadata, snappyUncompress, type FileMetaData } from 'hyparquet';
-// hyparquet's page-header reader (not re-exported by its index)
+// hyparquet's page-header reader and delta decoder (not re-exported by its index)
 import { parquetHeader } from 'hyparquet/src/column.js';
+import { deltaBinaryUnpack } from 'hyparquet/src/delta.js';
+import type { TableCells } from './json-table.js';
+
+const MB = 1 << 20;
+/** What one row costs the reader once decoded (row object, roll-out, its source and extra):
+ * ~1 KiB, measured (a file of 2^20 tiny rows took 1 GB; BENCHMARKS.md, "Per-MB resources"). */
+export const ROW_DECODED_BYTES = 1024;
 
 export const PARQUET_LIMITS = {
   /** Largest parquet file read. */
@@ -25,6 +33,13 @@ export const PARQUET_LIMITS = {
   maxValues: 1 << 24,
   /** The parse worker's heap (MB). */
   workerHeapMb: 1536,
+  /**
+   * Most bytes a file may decode to (every value's bytes — a dictionary entry counted once per
+   * reference — plus ROW_DECODED_BYTES a row), in one column chunk and in the whole file: 1/32 of
+   * the machine's memory, between 256 MiB and 1 GiB. A 36 KB file whose one 30 KB dictionary
+   * entry is referenced by 2^20 rows stands for 31 GB of text to score; it is refused here.
+   */
+  maxDecodedBytes: Math.min(1024 * MB, Math.max(256 * MB, Math.floor(totalmem() / 32))),
 };
 
 interface Reader {
@@ -52,11 +67,11 @@ function readVarInt(r: Reader, end: number): number {
 /**
  * Walks an RLE/bit-packed hybrid stream of `expected` values in bytes [r.offset, end), checking
  * that no run passes `expected` (bit-packed groups pad to 8) and that runs fit the bytes present;
- * counts the values equal to `countOf` when given.
+ * `visit(value, count)` is called for each run of equal values when given (a bit-packed run value
+ * by value, within the declared ones; the rest is padding).
  */
-function walkHybrid(r: Reader, end: number, width: number, expected: number, countOf?: number): number {
+function walkHybrid(r: Reader, end: number, width: number, expected: number, visit?: (value: number, count: number) => void): void {
   let seen = 0;
-  let hits = 0;
   const bytesPerValue = (width + 7) >> 3;
   while (seen < expected) {
     const header = readVarInt(r, end);
@@ -64,23 +79,23 @@ function walkHybrid(r: Reader, end: number, width: number, expected: number, cou
       const groups = Math.floor(header / 2);
       const bytes = groups * width;
       if (r.offset + bytes > end) fail(`a bit-packed run of ${groups * 8} values has ${end - r.offset} of its ${bytes} bytes`);
-      if (countOf !== undefined && width > 0) {
-        // count exact values within the declared ones (the rest is padding)
+      if (visit && width > 0) {
         const n = Math.min(groups * 8, expected - seen);
         let acc = 0;
         let bits = 0;
         let p = r.offset;
-        const mask = (1 << width) - 1;
+        // widths up to 32: the accumulator is read as a float-safe number, not 32-bit ints
         for (let i = 0; i < n; i++) {
           while (bits < width) {
-            acc |= r.view.getUint8(p++) << bits;
+            acc += r.view.getUint8(p++) * 2 ** bits;
             bits += 8;
           }
-          if ((acc & mask) === countOf) hits++;
-          acc >>>= width;
+          const value = acc % 2 ** width;
+          visit(value, 1);
+          acc = Math.floor(acc / 2 ** width);
           bits -= width;
         }
-      }
+      } else if (visit) visit(0, Math.min(groups * 8, expected - seen));
       r.offset += bytes;
       if (seen + groups * 8 > expected + 7) fail(`a bit-packed run passes the page's ${expected} declared values`);
       seen += groups * 8;
@@ -89,13 +104,12 @@ function walkHybrid(r: Reader, end: number, width: number, expected: number, cou
       if (count > expected - seen) fail(`an RLE run of ${count} values passes the page's ${expected} declared values`);
       if (r.offset + bytesPerValue > end) fail('an RLE run passes the end of its page');
       let value = 0;
-      for (let i = 0; i < bytesPerValue; i++) value |= r.view.getUint8(r.offset++) << (8 * i);
-      if (countOf !== undefined && value === countOf) hits += count;
+      for (let i = 0; i < bytesPerValue; i++) value += r.view.getUint8(r.offset++) * 2 ** (8 * i);
       if (count === 0 && header === 0) fail('an empty RLE run');
+      if (visit) visit(value, count);
       seen += count;
     }
   }
-  return hits;
 }
 
 const bitWidth = (max: number): number => (max ? 32 - Math.clz32(max) : 0);
@@ -142,6 +156,12 @@ export function checkParquet(buf: ArrayBuffer, columns?: string[]): FileMetaData
   const leaves = shapes(meta);
   let groupRows = 0;
   let values = 0;
+  const budget = PARQUET_LIMITS.maxDecodedBytes;
+  const over = (what: string, bytes: number): never =>
+    fail(`${what} decodes to more than ${Math.floor(bytes / MB).toLocaleString('en-US')} MB, over the ${Math.floor(budget / MB)} MB decode budget (1/32 of this machine's memory, at most 1 GiB); not read`);
+  // every row costs the reader its objects, whatever its values
+  let decoded = rows * ROW_DECODED_BYTES;
+  if (decoded > budget) over(`${rows.toLocaleString('en-US')} rows (~${ROW_DECODED_BYTES} bytes each once read)`, decoded);
   const view = new DataView(buf);
   for (const rg of meta.row_groups) {
     const rgRows = Number(rg.num_rows);
@@ -164,6 +184,7 @@ export function checkParquet(buf: ArrayBuffer, columns?: string[]): FileMetaData
       const flat = shape.maxRep === 0;
       let seen = 0;
       const r: Reader = { view, offset: start };
+      const chunk: Chunk = { dict: undefined, decoded: 0 };
       while (flat ? seen < rgRows : r.offset < end - 1) {
         if (r.offset >= end) fail(`column ${path.join('.')}: its pages end after ${seen} of ${rgRows} rows`);
         const sub: Reader = { view: new DataView(buf, r.offset, end - r.offset), offset: 0 };
@@ -183,6 +204,7 @@ export function checkParquet(buf: ArrayBuffer, columns?: string[]): FileMetaData
           const n = ph.dictionary_page_header?.num_values ?? 0;
           const min = FIXED_WIDTH[shape.type] ?? (shape.type === 'FIXED_LEN_BYTE_ARRAY' ? Math.max(1, shape.typeLength) : shape.type === 'BOOLEAN' ? 1 / 8 : 4);
           if (!(n >= 0) || n * min > usize) fail(`column ${path.join('.')}: a dictionary of ${n} values in ${usize} bytes`);
+          chunk.dict = dictionarySizes(decompress(new Uint8Array(buf, pageStart, csize), usize, codec, path.join('.')), n, shape, path.join('.'));
           continue;
         }
         const v1 = ph.data_page_header;
@@ -195,7 +217,11 @@ export function checkParquet(buf: ArrayBuffer, columns?: string[]): FileMetaData
         const pageRows = v2 ? v2.num_rows : n;
         if (flat && pageRows > rgRows - seen) fail(`column ${path.join('.')}: a page declares ${pageRows} values where ${rgRows - seen} of the row group's ${rgRows} rows are left`);
         seen += flat ? pageRows : 0;
-        checkPage(buf, pageStart, csize, usize, ph, codec, shape, path.join('.'));
+        const bytes = checkPage(buf, pageStart, csize, usize, ph, codec, shape, path.join('.'), chunk.dict);
+        chunk.decoded += bytes;
+        decoded += bytes;
+        if (chunk.decoded > budget) over(`column ${path.join('.')}`, chunk.decoded);
+        if (decoded > budget) over('the file', decoded);
       }
     }
   }
@@ -205,8 +231,36 @@ export function checkParquet(buf: ArrayBuffer, columns?: string[]): FileMetaData
 
 type Header = ReturnType<typeof parquetHeader>;
 
-/** The levels and dictionary indices of one data page: runs within the declared values and bytes. */
-function checkPage(buf: ArrayBuffer, at: number, csize: number, usize: number, ph: Header, codec: string, shape: ColumnShape, name: string): void {
+/** A column chunk being checked: its dictionary's entry sizes, and the bytes its pages decode to. */
+interface Chunk {
+  dict: Float64Array | undefined;
+  decoded: number;
+}
+
+/** The decoded size of each entry of a PLAIN dictionary page of `n` values. */
+function dictionarySizes(page: Uint8Array, n: number, shape: ColumnShape, name: string): Float64Array {
+  const out = new Float64Array(n);
+  if (shape.type !== 'BYTE_ARRAY') {
+    out.fill(FIXED_WIDTH[shape.type] ?? (shape.type === 'FIXED_LEN_BYTE_ARRAY' ? shape.typeLength : 1));
+    return out;
+  }
+  const view = new DataView(page.buffer, page.byteOffset, page.byteLength);
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    if (at + 4 > page.length) fail(`column ${name}: its dictionary ends after ${i} of ${n} entries`);
+    const len = view.getUint32(at, true);
+    at += 4 + len;
+    if (at > page.length) fail(`column ${name}: a dictionary entry of ${len} bytes passes the end of its page`);
+    out[i] = len;
+  }
+  return out;
+}
+
+/**
+ * The levels and dictionary indices of one data page: runs within the declared values and bytes.
+ * Returns the bytes its values decode to (a dictionary entry's size once per reference).
+ */
+function checkPage(buf: ArrayBuffer, at: number, csize: number, usize: number, ph: Header, codec: string, shape: ColumnShape, name: string, dict: Float64Array | undefined): number {
   const raw = new Uint8Array(buf, at, csize);
   let page: Uint8Array;
   let r: Reader;
@@ -226,7 +280,8 @@ function checkPage(buf: ArrayBuffer, at: number, csize: number, usize: number, p
       r.offset += 4;
       const end = r.offset + len;
       if (end > page.length) fail(`column ${name}: levels of ${len} bytes in a page of ${page.length}`);
-      const hits = walkHybrid(r, end, bitWidth(max), n, count ? max : undefined);
+      let hits = 0;
+      walkHybrid(r, end, bitWidth(max), n, count ? (v, k) => void (v === max && (hits += k)) : undefined);
       r.offset = end;
       return hits;
     };
@@ -254,31 +309,67 @@ function checkPage(buf: ArrayBuffer, at: number, csize: number, usize: number, p
   }
   const present = n - nulls;
   const left = page.length - r.offset;
+  const width = FIXED_WIDTH[shape.type] ?? (shape.type === 'FIXED_LEN_BYTE_ARRAY' ? shape.typeLength : shape.type === 'BOOLEAN' ? 1 : 0);
   if (encoding === 'PLAIN') {
-    const w = FIXED_WIDTH[shape.type];
-    const need = shape.type === 'BOOLEAN' ? Math.ceil(present / 8) : shape.type === 'FIXED_LEN_BYTE_ARRAY' ? present * shape.typeLength : w ? present * w : present * 4;
+    const need = shape.type === 'BOOLEAN' ? Math.ceil(present / 8) : width ? present * width : present * 4;
     if (need > left) fail(`column ${name}: ${present} PLAIN values need ${need} bytes, the page has ${left}`);
-  } else if (encoding === 'RLE_DICTIONARY' || encoding === 'PLAIN_DICTIONARY' || (encoding === 'RLE' && shape.type !== 'BOOLEAN')) {
+    return width ? present * width : left;
+  }
+  if (encoding === 'RLE_DICTIONARY' || encoding === 'PLAIN_DICTIONARY' || (encoding === 'RLE' && shape.type !== 'BOOLEAN')) {
     if (present && left < 1) fail(`column ${name}: dictionary indices missing`);
-    if (present) {
-      const width = r.view.getUint8(r.offset++);
-      if (width > 32) fail(`column ${name}: dictionary indices of ${width} bits`);
-      if (width) walkHybrid(r, page.length, width, present);
-    }
-  } else if (encoding === 'RLE') {
+    if (!present) return 0;
+    if (!dict) fail(`column ${name}: dictionary-encoded values without a dictionary page`);
+    const bits = r.view.getUint8(r.offset++);
+    if (bits > 32) fail(`column ${name}: dictionary indices of ${bits} bits`);
+    let bytes = 0;
+    const visit = (k: number, count: number): void => {
+      if (k >= dict.length) fail(`column ${name}: dictionary index ${k} of a dictionary of ${dict.length} entries`);
+      bytes += dict[k] * count;
+    };
+    if (bits) walkHybrid(r, page.length, bits, present, visit);
+    else visit(0, present);
+    return bytes;
+  }
+  if (encoding === 'RLE') {
     // booleans: a 4-byte length, then the hybrid stream (v1); the stream only (v2)
     if (ph.data_page_header) {
       if (left < 4) fail(`column ${name}: boolean values missing`);
       r.offset += 4;
     }
     walkHybrid(r, page.length, 1, present);
-  } else if (encoding === 'BYTE_STREAM_SPLIT') {
+    return present;
+  }
+  if (encoding === 'BYTE_STREAM_SPLIT') {
     const w = FIXED_WIDTH[shape.type] ?? shape.typeLength;
     if (present * w > left) fail(`column ${name}: ${present} values need ${present * w} bytes, the page has ${left}`);
-  } else if (encoding.startsWith('DELTA')) {
+    return present * w;
+  }
+  if (encoding.startsWith('DELTA')) {
     // each value costs at least one bit of a miniblock; the block headers alone bound the rest
     if (present > left * 8 + 64) fail(`column ${name}: ${present} delta-encoded values in ${left} bytes`);
+    if (encoding === 'DELTA_BYTE_ARRAY' && present) {
+      // prefix compression: each value copies a prefix of the one before, so a few bits can
+      // stand for a long text; the decoded size is the sum of prefix and suffix lengths
+      const prefix = new Int32Array(present);
+      const suffix = new Int32Array(present);
+      try {
+        deltaBinaryUnpack(r, present, prefix);
+        deltaBinaryUnpack(r, present, suffix);
+      } catch {
+        fail(`column ${name}: delta lengths pass the end of their page`);
+      }
+      let bytes = 0;
+      let prev = 0;
+      for (let i = 0; i < present; i++) {
+        if (prefix[i] < 0 || suffix[i] < 0 || prefix[i] > prev) fail(`column ${name}: a value's prefix of ${prefix[i]} bytes where the value before has ${prev}`);
+        prev = prefix[i] + suffix[i];
+        bytes += prev;
+      }
+      return bytes;
+    }
+    return width ? present * width : left;
   }
+  return left;
 }
 
 function decompress(raw: Uint8Array, usize: number, codec: string, name: string): Uint8Array {
@@ -316,8 +407,26 @@ export function rowsOf(t: ParquetColumns): { length: number; at(i: number): Reco
   };
 }
 
+/** Largest W&B table file read (a W&B table is capped far below it). */
+export const WANDB_MAX_TABLE_BYTES = 512 << 20;
+
+/** The columns of a TRL W&B table the views use (besides the reward columns). */
+export const TRL_READ = new Set(['mode', 'step', 'prompt', 'completion', 'advantage']);
+
+/** A W&B table read on the parse thread: `known` reward names (TRL), or one column's cells. */
+export interface WandbAsk {
+  file: string;
+  known?: string[];
+  column?: number;
+}
+
+export type WandbTable =
+  | { kind: 'trl'; names: string[]; picked: { columns: string[]; why?: string }; table: TableCells }
+  | { kind: 'verl' | 'cells'; names: string[]; table: TableCells; picked?: undefined }
+  | { kind: 'none'; names: string[]; table?: undefined; picked?: undefined };
+
 interface Pending {
-  resolve: (v: ParquetColumns) => void;
+  resolve: (v: never) => void;
   reject: (e: Error) => void;
 }
 
@@ -344,12 +453,15 @@ function getWorker(): Worker {
     resourceLimits: { maxOldGenerationSizeMb: PARQUET_LIMITS.workerHeapMb, maxYoungGenerationSizeMb: 64 },
   });
   worker = w;
-  w.on('message', (m: { seq: number; value?: ParquetColumns; error?: string }) => {
+  w.on('message', (m: { seq: number; value?: never; error?: string; name?: string }) => {
     const p = pending.get(m.seq);
     if (!p) return;
     pending.delete(m.seq);
-    if (m.error !== undefined) p.reject(new Error(m.error));
-    else p.resolve(m.value!);
+    if (m.error !== undefined) {
+      const e = new Error(m.error);
+      if (m.name === 'NotALog') e.name = m.name;
+      p.reject(e);
+    } else p.resolve(m.value!);
     if (!pending.size) {
       w.unref();
       clearTimeout(idle);
@@ -379,12 +491,24 @@ function getWorker(): Worker {
  * in a worker thread with a bounded heap (module header). Rejects with what is wrong.
  */
 export function readParquetColumns(file: string, columns?: string[]): Promise<ParquetColumns> {
+  return ask<ParquetColumns>({ file, columns });
+}
+
+/**
+ * The columns of the W&B table file `ask.file` that its reader uses (wandb.ts), read on the parse
+ * thread from the file's bytes, never parsed whole (json-table.ts).
+ */
+export function readWandbColumns(a: WandbAsk): Promise<WandbTable> {
+  return ask<WandbTable>({ file: a.file, wandb: a });
+}
+
+function ask<T>(message: Record<string, unknown>): Promise<T> {
   clearTimeout(idle);
   const w = getWorker();
   w.ref();
   const id = seq++;
-  return new Promise((resolve, reject) => {
-    pending.set(id, { resolve, reject });
-    w.postMessage({ seq: id, file, columns });
+  return new Promise<T>((resolve, reject) => {
+    pending.set(id, { resolve: resolve as (v: never) => void, reject });
+    w.postMessage({ seq: id, ...message });
   });
 }

@@ -2,10 +2,13 @@
 // terminal or in a notice: no control character reaches the output raw. C0 controls and DEL
 // become their visible Control Pictures (ESC → ␛, so an OSC window-title or SGR colour sequence
 // prints as inert text), C1 controls (U+0080–U+009F; U+009B is a one-character CSI) and the bidi
-// and zero-width format controls (U+202E would show "12" as "21") become `<U+XXXX>`.
+// and zero-width format controls (U+202E would show "12" as "21") and the line and paragraph
+// separators (U+2028, U+2029) become `<U+XXXX>`. This is the one mapping of log text to what is
+// displayed: the CLI's text output and notices, and the extension's labels, tooltips, pickers and
+// roll-out document headers (src/extension/format.ts) all go through it.
 
-const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
-const UNSAFE_ONE_LINE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/g;
+const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2028\u2029\u2060-\u2069\ufeff]/g;
+const UNSAFE_ONE_LINE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u202a-\u202e\u2028\u2029\u2060-\u2069\ufeff]/g;
 
 function visible(c: string): string {
   const code = c.charCodeAt(0);

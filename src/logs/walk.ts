@@ -48,6 +48,8 @@ export function unsafeRunRoot(path: string, home: string = homedir()): string | 
  */
 export async function listRunFiles(root: string, onNotice: NoticeSink, stats?: Map<string, Stats>, dirs?: Set<string>, opts: WalkOptions = {}): Promise<string[]> {
   const st = await stat(root);
+  // A FIFO, socket or device would block a read forever (or never end): refused at the door.
+  if (!st.isDirectory() && !st.isFile()) throw new Error(`${root} is not a regular file or folder (a FIFO, socket or device); not read`);
   if (!st.isDirectory()) {
     stats?.set(root, st);
     return [root];

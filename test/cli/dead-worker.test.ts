@@ -4,16 +4,17 @@
 // is made to exit by the score worker's fault-injection variable. Through the built CLI.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { scratchDir } from '../scratch';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
-function cli(args: string[], opts: { input?: string; exitAt?: number } = {}): { status: number | null; out: string; err: string } {
+function cli(args: string[], opts: { input?: string; exitAt?: number; exitOn?: string } = {}): { status: number | null; out: string; err: string } {
   const env = { ...process.env };
   if (opts.exitAt) env.CONSENSUS_LENS_TEST_WORKER_EXIT_AT = String(opts.exitAt);
+  if (opts.exitOn) env.CONSENSUS_LENS_TEST_WORKER_EXIT_ON = opts.exitOn;
   const r = spawnSync(process.execPath, [join(ROOT, 'dist/cli.js'), ...args], { encoding: 'utf8', input: opts.input, env, timeout: 120_000, maxBuffer: 1 << 26 });
   return { status: r.status, out: r.stdout, err: r.stderr };
 }
@@ -87,4 +88,58 @@ test('serve --request-timeout: a request over the bound gets an error, the next 
   const r2 = cli(['serve', '--stdio', '--jobs', '1', '--request-timeout', '60'], { input: `${JSON.stringify(big)}\n${JSON.stringify(small)}\n` });
   const b = r2.out.trim().split('\n').map((l) => JSON.parse(l) as { id: string; results?: unknown[] });
   assert.deepEqual(b.map((x) => [x.id, !!x.results]), [['big', true], ['small', true]]);
+});
+
+// Restarts are counted in a window of work: a thread that dies now and then over a long run is
+// restarted every time; one that cannot be restarted ends the process (status 75), which a
+// client treats as a dead worker, instead of a process that refuses every later request.
+const dying = (k: number) => JSON.stringify({ id: `die${k}`, operator: 'majority', groups: [{ ...group(1, 0), question_id: 'die' }] });
+const small = (k: number) => JSON.stringify({ id: `ok${k}`, operator: 'majority', groups: [group(1, k % 20)] });
+
+test('serve: threads dying now and then over many requests are restarted every time', { timeout: 150_000 }, () => {
+  const lines: string[] = [];
+  for (let d = 0; d < 10; d++) {
+    lines.push(dying(d));
+    for (let k = 0; k < 70; k++) lines.push(small(d * 100 + k));
+  }
+  const r = cli(['serve', '--stdio', '--jobs', '1'], { input: lines.join('\n') + '\n', exitOn: 'die' });
+  assert.equal(r.status, 0, r.err.slice(-2000));
+  const answers = r.out.trim().split('\n').map((l) => JSON.parse(l) as { id: string; error?: string; results?: unknown[] });
+  assert.equal(answers.length, lines.length);
+  for (const a of answers.filter((x) => x.id.startsWith('die'))) assert.match(a.error ?? '', /not scored: worker thread 1 exited/);
+  // the requests after the last death are scored (before: refused once 8 restarts were spent)
+  const tail = answers.slice(-60);
+  assert.ok(tail.every((a) => a.results), JSON.stringify(tail.filter((a) => a.error).slice(0, 3)));
+});
+
+test('serve: a thread that cannot be restarted ends the process with status 75, not a process refusing everything', { timeout: 150_000 }, () => {
+  const lines = Array.from({ length: 48 }, (_, k) => dying(k)); // a death fails the requests queued on its thread too
+  lines.push(small(1));
+  const r = cli(['serve', '--stdio', '--jobs', '2'], { input: lines.join('\n') + '\n', exitOn: 'die' });
+  assert.equal(r.status, 75, r.err.slice(-2000));
+  assert.match(r.err, /consensus-lens serve: worker thread \d+ exited \(code 70\), and threads died more than 8 times in the last 64 groups sent; exiting \(status 75\)/);
+  const answers = r.out.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { id: string; error?: string });
+  assert.ok(answers.length < lines.length, `${answers.length} answers`);
+  for (const a of answers) assert.match(a.error ?? '', /not scored: worker thread/);
+});
+
+test('serve: a request line over the size limit gets an error answer; the next request is scored', { timeout: 150_000 }, async () => {
+  const child = spawn(process.execPath, [join(ROOT, 'dist/cli.js'), 'serve', '--stdio', '--jobs', '0'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const done = new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  const chunk = Buffer.alloc(1 << 20, 'x'.charCodeAt(0));
+  const write = (b: Buffer | string) => new Promise<void>((resolve) => (child.stdin.write(b) ? resolve() : child.stdin.once('drain', () => resolve())));
+  for (let k = 0; k < 257; k++) await write(chunk); // 257 MiB, over the 256 MiB limit
+  await write(`\n${small(3)}\n`);
+  child.stdin.end();
+  const status = await done;
+  assert.equal(status, 0, err.slice(-2000));
+  const answers = out.trim().split('\n').map((l) => JSON.parse(l) as { id?: string; error?: string; results?: unknown[] });
+  assert.equal(answers.length, 2, out.slice(0, 500));
+  assert.match(answers[0].error ?? '', /^request 1: a request line of 269,484,032 bytes, over the 256 MiB request-size limit \(not read\)$/);
+  assert.equal(answers[1].id, 'ok3');
+  assert.ok(answers[1].results);
 });

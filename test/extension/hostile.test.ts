@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { oneLine, rolloutHeader } from '../../src/extension/format';
+import { flipDescription, oneLine, rolloutHeader, show } from '../../src/extension/format';
 import { csvField, prepareGroup } from '../../src/engine';
 import { mayFollowAgain } from '../../src/extension/runs/restore';
 import { buildView } from '../../src/extension/scoring';
@@ -20,8 +20,20 @@ test('a line break in a question id, answer, run label or ground truth stays ins
   const lines = text.split(/\r\n|\r|\n|\u2028|\u2029|\u0085/);
   assert.equal(lines.length, header.length, text);
   assert.deepEqual(lines.filter((l) => l.startsWith('# log: ')), ['# log: /logs/step.jsonl:7']);
-  assert.ok(lines.some((l) => l.includes('question: q1\\n# log: /etc/passwd:1\\r\\n# rewards: all 1')), text);
-  assert.equal(oneLine('a\tb\u0000c\u2029'), 'a\\tb\\u0000c\\u2029');
+  assert.ok(lines.some((l) => l.includes('question: q1\u240a# log: /etc/passwd:1\u240d\u240a# rewards: all 1')), text);
+  assert.equal(oneLine('a\tb\u0000c\u2029'), 'a\u2409b\u2400c<U+2029>');
+});
+
+test('bidi controls in an answer are shown, not obeyed: the header, the tooltip and the flip line say <U+202E>12, never "21"', () => {
+  const prepared = prepareGroup({ step: 1, questionId: 'q\u202eq', rollouts: [{ response: 'so \\boxed{\u202e12}' }, { response: '\\boxed{\u202e12}' }, { response: '\\boxed{7}' }] });
+  const view = buildView({ key: { runId: '/r', step: 1, questionId: 'q\u202eq' }, runLabel: 'run\u2067x', prepared, prompt: null, previews: ['', '', ''], sampleIdx: [null, null, null] }, defaultParams(), 'majority');
+  const text = rolloutHeader(view, 0, '/logs/step.jsonl', 1).join('\n');
+  assert.doesNotMatch(text, /[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069]/, text);
+  assert.match(text, /# answer: <U\+202E>12 /);
+  assert.match(text, /question: q<U\+202E>q/);
+  assert.match(text, /run: run<U\+2067>x/);
+  assert.equal(show('\u202e12'), '<U+202E>12');
+  assert.equal(flipDescription({ step: 2, before: '\u202e12', after: '\u200f7' }), 'step 2: <U+202E>12 → <U+200F>7');
 });
 
 test('CSV: formula prefixes are neutralised at the start and after every ;', () => {

@@ -74,3 +74,62 @@ test('the host reader reports a 10^8-value parquet file as an error, reads the g
     assert.ok(hit && /^error: .*invalid parquet/.test(hit), `${n}: ${JSON.stringify(res.notices)}`);
   }
 });
+
+// Decoded size: a one-entry dictionary referenced by one RLE run stands for entry × rows bytes.
+const BIG = `${'x'.repeat(30_000)} \\boxed{1}`;
+function dictFile(rows: number, completion: string): Uint8Array {
+  return craftParquet(
+    [
+      { name: 'prompt', values: [], numValues: rows, levels: rleRun(rows, 1), dictionary: { entries: ['q'], indices: rleRun(rows, 0) } },
+      { name: 'completion', values: [], numValues: rows, levels: rleRun(rows, 1), dictionary: { entries: [completion], indices: rleRun(rows, 0) } },
+    ],
+    rows,
+  );
+}
+// 2^20 rows of one 30 KB text: 31 GB once decoded, in 30 KB of file
+const textBomb = dictFile(1 << 20, BIG);
+// 2^17 rows (their objects within any budget) of one 30 KB text: 3.9 GB in one column chunk
+const columnBomb = dictFile(1 << 17, BIG);
+// 2^20 rows of one short text: the rows' own objects pass the budget
+const rowBomb = dictFile(1 << 20, '\\boxed{1}');
+// a dictionary file as a writer makes it: read
+const dictGood = dictFile(4, BIG);
+
+test('checkParquet bounds the decoded size: dictionary entry × references, per column chunk and per file', () => {
+  assert.ok(textBomb.length < 40_000 && rowBomb.length < 400, `${textBomb.length}, ${rowBomb.length} bytes`);
+  assert.doesNotThrow(() => checkParquet(dictGood.buffer.slice(0) as ArrayBuffer));
+  assert.throws(() => checkParquet(columnBomb.buffer.slice(0) as ArrayBuffer), /column completion decodes to more than 3,75\d MB, over the \d+ MB decode budget/);
+  assert.throws(() => checkParquet(rowBomb.buffer.slice(0) as ArrayBuffer), /1,048,576 rows .* decodes to more than 1,024 MB, over the \d+ MB decode budget/);
+  assert.throws(() => checkParquet(textBomb.buffer.slice(0) as ArrayBuffer), /decode budget/);
+});
+
+test('score refuses decode bombs at the door, naming the file, in seconds', () => {
+  const dir = run({
+    'completions_00001.parquet': dictGood,
+    'completions_00002.parquet': textBomb,
+    'completions_00003.parquet': columnBomb,
+    'completions_00004.parquet': rowBomb,
+  });
+  const t0 = Date.now();
+  const r = spawnSync(process.execPath, ['dist/cli.js', 'score', dir, '--operators', 'majority', '--no-cache', '--jobs', '0'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+  const ms = Date.now() - t0;
+  assert.ok(ms < 30_000, `score took ${ms} ms`);
+  for (const n of ['00002', '00003', '00004']) {
+    assert.match(r.stderr, new RegExp(`completions_${n}\\.parquet.*decode budget`), r.stderr.slice(-3000));
+  }
+  // the good file's group was scored
+  const scored = r.stdout.split('\n').filter((l) => l.includes('"question_id"'));
+  assert.equal(scored.length, 1, r.stdout.slice(-2000));
+});
+
+test('the host reader reports decode bombs as errors naming the file, and reads the good file', () => {
+  const dir = run({ 'completions_00001.parquet': dictGood, 'completions_00002.parquet': textBomb, 'completions_00003.parquet': rowBomb });
+  const r = openInChild(dir);
+  assert.equal(r.status, 0, `child exited ${r.status}: ${r.err.slice(-2000)}`);
+  const res = JSON.parse(r.out.trim().split('\n').pop()!) as { groups: number; notices: string[] };
+  assert.equal(res.groups, 1, JSON.stringify(res));
+  for (const n of ['00002', '00003']) {
+    const hit = res.notices.find((m) => m.includes(`completions_${n}.parquet`));
+    assert.ok(hit && /^error: .*decode budget/.test(hit), `${n}: ${JSON.stringify(res.notices)}`);
+  }
+});

@@ -82,6 +82,11 @@ export interface CraftColumn {
   values: string[];
   /** Added to the data page offset written in the footer (to point past the end of the file). */
   offsetShift?: number;
+  /**
+   * Dictionary-encoded instead (as pyarrow writes): a PLAIN dictionary page of these entries, and
+   * a data page whose values are `indices` (an RLE/bit-packed stream of 8-bit indices).
+   */
+  dictionary?: { entries: string[]; indices: number[] };
 }
 
 /** A parquet file with one row group of `numRows` rows and the given columns. */
@@ -92,20 +97,39 @@ export function craftParquet(columns: CraftColumn[], numRows: number): Uint8Arra
     const n = c.numValues ?? c.values.length;
     const levels = c.levels ?? rleRun(c.values.length, 1);
     const body: number[] = [...u32(levels.length), ...levels];
-    for (const v of c.values) {
-      const b = new TextEncoder().encode(v);
-      body.push(...u32(b.length), ...b);
-    }
+    const plain = (vs: string[], out: number[]): void => {
+      for (const v of vs) {
+        const b = new TextEncoder().encode(v);
+        out.push(...u32(b.length), ...b);
+      }
+    };
+    const chunkStart = bytes.length;
+    let dictOffset: number | undefined;
+    if (c.dictionary) {
+      const dict: number[] = [];
+      plain(c.dictionary.entries, dict);
+      const dh = struct([
+        [1, 'i32', 2],
+        [2, 'i32', dict.length],
+        [3, 'i32', dict.length],
+        [7, 'struct', [[1, 'i32', c.dictionary.entries.length], [2, 'i32', 0]] as Field[]],
+      ]);
+      dictOffset = bytes.length;
+      for (const x of dh) bytes.push(x);
+      for (const x of dict) bytes.push(x);
+      body.push(8, ...c.dictionary.indices);
+    } else plain(c.values, body);
     const header = struct([
       [1, 'i32', 0],
       [2, 'i32', body.length],
       [3, 'i32', body.length],
-      [5, 'struct', [[1, 'i32', n], [2, 'i32', 0], [3, 'i32', 3], [4, 'i32', 3]] as Field[]],
+      [5, 'struct', [[1, 'i32', n], [2, 'i32', c.dictionary ? 8 : 0], [3, 'i32', 3], [4, 'i32', 3]] as Field[]],
     ]);
     const offset = bytes.length;
     bytes.push(...header, ...body);
+    const chunkBytes = bytes.length - chunkStart;
     chunks.push([
-      [2, 'i64', offset + (c.offsetShift ?? 0)],
+      [2, 'i64', (dictOffset ?? offset) + (c.offsetShift ?? 0)],
       [
         3,
         'struct',
@@ -115,9 +139,10 @@ export function craftParquet(columns: CraftColumn[], numRows: number): Uint8Arra
           [3, 'list-bin', [c.name]],
           [4, 'i32', 0],
           [5, 'i64', n],
-          [6, 'i64', header.length + body.length],
-          [7, 'i64', header.length + body.length],
+          [6, 'i64', chunkBytes],
+          [7, 'i64', chunkBytes],
           [9, 'i64', offset + (c.offsetShift ?? 0)],
+          ...(dictOffset !== undefined ? ([[11, 'i64', dictOffset]] as Field[]) : []),
         ] as Field[],
       ],
     ]);

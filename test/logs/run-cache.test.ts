@@ -5,6 +5,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -176,6 +177,66 @@ test('a corrupt, truncated or foreign cache file is detected and rebuilt, never 
     assert.ok(notices.some((m) => why.test(m)), `${what}: ${notices.join('; ')}`);
     await sameAsFresh(dir, cache);
     assert.ok(readFileSync(file).equals(good) || (await openRunCache(dir, () => undefined, {}, { dir: cache })).state === 'hit', `${what}: rebuilt`);
+  }
+});
+
+/** A cache file's records (from MAGIC to the footer) and footer; `seal` writes them back with every checksum right. */
+function unseal(b: Buffer): { records: Buffer; footer: { segments: { end: number; sha1: string }[]; offsets: number[]; notices: { message: string }[] } & Record<string, unknown> } {
+  const flen = b.readUInt32LE(b.length - 12);
+  const fstart = b.length - 32 - flen;
+  return { records: b.subarray(0, fstart), footer: JSON.parse(b.subarray(fstart, fstart + flen).toString('utf8')) };
+}
+function seal(records: Buffer, footer: ReturnType<typeof unseal>['footer']): Buffer {
+  let from = 8;
+  for (const seg of footer.segments) {
+    seg.sha1 = createHash('sha1').update(records.subarray(from, seg.end)).digest('hex');
+    from = seg.end;
+  }
+  const fb = Buffer.from(JSON.stringify(footer), 'utf8');
+  const len = Buffer.alloc(4);
+  len.writeUInt32LE(fb.length, 0);
+  return Buffer.concat([records, fb, createHash('sha1').update(fb).digest(), len, Buffer.from('CLCFOOT\u0001', 'latin1')]);
+}
+
+test('a cache whose checksums pass but whose records do not decode, or whose footer was changed, is dropped and rebuilt (one notice)', async () => {
+  const dir = tmp('cl-cache-run-');
+  const cache = tmp('cl-cache-');
+  writeRun(dir);
+  await sameAsFresh(dir, cache);
+  const [name] = cacheFiles(cache);
+  const file = join(cache, name);
+  const good = readFileSync(file);
+  const { records, footer } = unseal(good);
+  assert.ok(seal(Buffer.from(records), structuredClone(footer)).equals(good), 'the test re-seals a cache as the writer does');
+  // the second record's roll-out count made huge: its arrays run past the record
+  const undecodable = Buffer.from(records);
+  undecodable.writeUInt32LE(0x7fffffff, footer.offsets[1] + 16);
+  // a footer changed (a notice forged) without its checksum
+  const forged = Buffer.from(good);
+  const at = forged.indexOf('"notices":[');
+  forged.write('"notices":[{"level":"error","message":"forged"},', at, 'latin1');
+  const cases: Array<[string, Buffer, RegExp]> = [
+    ['undecodable', seal(undecodable, structuredClone(footer)), /its records do not decode \(record 2: .*corrupt\)\); the run is read again and the cache rebuilt/],
+    ['forged footer', Buffer.concat([forged.subarray(0, at), Buffer.from('"notices":[{"level":"error","message":"forged"},'), good.subarray(at + 11)]), /footer/],
+  ];
+  for (const [what, bytes, why] of cases) {
+    writeFileSync(file, bytes);
+    for (const [cmd, args] of COMMANDS) {
+      writeFileSync(file, bytes);
+      // a report's stored rows (results.ts) would answer without the run cache
+      for (const f of readdirSync(cache)) if (f.endsWith('.clr')) rmSync(join(cache, f));
+      const cached = await run(cmd, [dir, ...args], cache);
+      const fresh = await run(cmd, [dir, ...args, '--no-cache'], cache);
+      assert.equal(cached.code, fresh.code, `${what}, ${cmd}: ${cached.err}`);
+      assert.equal(cached.out, fresh.out, `${what}, ${cmd}`);
+      assert.equal(cached.err.split('\n').filter((l) => why.test(l)).length, 1, `${what}, ${cmd}: ${cached.err}`);
+      assert.doesNotMatch(cached.err, /forged/);
+      // rebuilt: the next run is a hit, with no notice
+      const again = await run(cmd, [dir, ...args], cache);
+      assert.equal(again.out, fresh.out);
+      assert.doesNotMatch(again.err, /cache not used/, `${what}, ${cmd}: ${again.err}`);
+      assert.equal((await openRunCache(dir, () => undefined, {}, { dir: cache })).state, 'hit', `${what}, ${cmd}: rebuilt`);
+    }
   }
 });
 

@@ -1,6 +1,8 @@
 // Roll-outs as documents: opening one (read-only, answer highlighted), revealing its record in the
 // log file, and the two commands. A roll-out's text is read back from its log on demand.
 import { rolloutSourceOf } from '../../logs';
+import { safeText } from '../../logs/safe-text';
+import { show } from '../format';
 import * as vscode from 'vscode';
 import { isQuestionKey, type QuestionKey } from '../../protocol/messages';
 import type { RunStore } from '../store';
@@ -87,7 +89,7 @@ export class Rollouts implements vscode.Disposable {
     const g = await this.store.get(q);
     if (!g) return;
     const pick = await vscode.window.showQuickPick(
-      g.prepared.answers.map((a, i) => ({ label: `#${i}  ${a === null ? '(no answer)' : a}`, description: g.previews[i].slice(0, 80), index: i })),
+      g.prepared.answers.map((a, i) => ({ label: `#${i}  ${a === null ? '(no answer)' : show(a)}`, description: safeText(g.previews[i].slice(0, 80)), index: i })),
       { title: `Roll-outs of ${q.questionId} (step ${q.step})`, matchOnDescription: true },
     );
     if (pick) await this.open(q, pick.index);

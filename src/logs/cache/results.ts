@@ -41,7 +41,7 @@ export async function lookupResults<T>(path: string, setting: unknown, dir: stri
         const body = b.subarray(28);
         if (createHash('sha1').update(body).digest().equals(b.subarray(8, 28))) {
           const s = deserialize(body) as Stored<T>;
-          if (s.format === CACHE_FORMAT && s.key === key && s.files.length === files.length && s.files.every((f, i) => sameIdentity(f, files![i]))) return { hit: true, notices: s.notices, values: s.values };
+          if (s && s.format === CACHE_FORMAT && s.key === key && Array.isArray(s.values) && Array.isArray(s.notices) && Array.isArray(s.files) && s.files.length === files.length && s.files.every((f, i) => sameIdentity(f, files![i]))) return { hit: true, notices: s.notices, values: s.values };
         }
       }
     } catch {
@@ -59,7 +59,9 @@ export async function lookupResults<T>(path: string, setting: unknown, dir: stri
       } catch {
         return;
       }
-      const body = serialize({ format: CACHE_FORMAT, key, files, notices, values } satisfies Stored<T>);
+      // notices about the cache files themselves (one rebuilt, say) are said once, not replayed
+      const kept = notices.filter((n) => !n.file?.startsWith(join(dir, '/')));
+      const body = serialize({ format: CACHE_FORMAT, key, files, notices: kept, values } satisfies Stored<T>);
       const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
       try {
         mkdirSync(dir, { recursive: true });

@@ -21,8 +21,10 @@
 // layout read as typed-array views (record.ts: no per-roll-out object is built to score a group)
 // and its index entry, decoded only when the roll-outs are wanted; then a JSON footer (the files'
 // identities, the run's notices to replay, the offset of every record for random reads of one
-// group, the SHA-1 of the records) and a fixed trailer. See ARCHITECTURE.md (Decisions) for why
-// not JSON lines or SQLite.
+// group, the SHA-1 of the records), the footer's own SHA-1, and a fixed trailer. A cache is
+// trusted only whole: records and footer under their checksums, and every record decoding (a
+// record that does not decode is a checksum error like any other: the file is dropped and
+// rebuilt, one notice). See ARCHITECTURE.md (Decisions) for why not JSON lines or SQLite.
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, rmSync, writeSync, mkdirSync, fstatSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -37,9 +39,11 @@ import { fileIdentity, sameIdentity, type FileIdentity } from './identity.js';
 import { decodeEntry, decodeFeatures, encodeRecord, recordHeader } from './record.js';
 
 /** Bump when the records' shape or anything prepareGroup computes changes. */
-export const CACHE_FORMAT = 4; // 2: features in a binary record layout; 3: TRL tables joined with the consensus_lens.trl log of their run (src/logs/join.ts); 4: the ground truth's forms and whether it may be the vote (PreparedGroup.truthMayBeVote)
+export const CACHE_FORMAT = 4; // 2: features in a binary record layout; 3: TRL tables joined with the consensus_lens.trl log of their run (src/logs/join.ts); 4: the footer under its own SHA-1, the ground truth's forms and whether it may be the vote (PreparedGroup.truthMayBeVote)
 const MAGIC = Buffer.from('CLCACHE\u0001', 'latin1');
 const TRAILER = Buffer.from('CLCFOOT\u0001', 'latin1');
+/** After the footer: its SHA-1 (20 bytes), its length (4), TRAILER (8). */
+const TAIL = 20 + 4 + TRAILER.length;
 
 export interface Footer {
   format: number;
@@ -88,16 +92,18 @@ export function checkCache(file: string, key: string, files: FileIdentity[]): Ca
   }
   try {
     const size = fstatSync(fd).size;
-    const tail = Buffer.alloc(12);
+    const tail = Buffer.alloc(TAIL);
     if (size < MAGIC.length + tail.length) return { ok: false, why: 'truncated' };
-    readSync(fd, tail, 0, 12, size - 12);
+    readSync(fd, tail, 0, TAIL, size - TAIL);
     const head = Buffer.alloc(MAGIC.length);
     readSync(fd, head, 0, head.length, 0);
-    if (!head.equals(MAGIC) || !tail.subarray(4).equals(TRAILER)) return { ok: false, why: 'not a consensus-lens cache of this format' };
-    const flen = tail.readUInt32LE(0);
-    if (flen > size - 12 - MAGIC.length) return { ok: false, why: 'truncated' };
+    if (!head.equals(MAGIC) || !tail.subarray(24).equals(TRAILER)) return { ok: false, why: 'not a consensus-lens cache of this format' };
+    const flen = tail.readUInt32LE(20);
+    if (flen > size - TAIL - MAGIC.length) return { ok: false, why: 'truncated' };
     const fbuf = Buffer.alloc(flen);
-    readSync(fd, fbuf, 0, flen, size - 12 - flen);
+    readSync(fd, fbuf, 0, flen, size - TAIL - flen);
+    // the footer (offsets, keys, notices, files) under its own checksum
+    if (!createHash('sha1').update(fbuf).digest().equals(tail.subarray(0, 20))) return { ok: false, why: 'its footer does not match its checksum (corrupt)' };
     let footer: Footer;
     try {
       footer = JSON.parse(fbuf.toString('utf8')) as Footer;
@@ -106,7 +112,7 @@ export function checkCache(file: string, key: string, files: FileIdentity[]): Ca
     }
     if (footer.format !== CACHE_FORMAT || footer.key !== key) return { ok: false, why: 'written for another run or format' };
     const shaped =
-      footer.end === size - 12 - flen &&
+      footer.end === size - TAIL - flen &&
       footer.stats &&
       Array.isArray(footer.offsets) &&
       footer.offsets.length === footer.groups &&
@@ -131,6 +137,8 @@ export function checkCache(file: string, key: string, files: FileIdentity[]): Ca
       }
       if (h.digest('hex') !== seg.sha1) return { ok: false, why: 'its records do not match their checksum (corrupt)' };
     }
+    const bad = undecodable(file, footer);
+    if (bad) return { ok: false, why: `its records do not decode (${bad}; corrupt)` };
     if (!sameFiles(footer.files, files)) return { ok: false, why: 'stale', footer };
     return { ok: true, footer };
   } finally {
@@ -142,6 +150,32 @@ function sameFiles(a: FileIdentity[], b: FileIdentity[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (!sameIdentity(a[i], b[i])) return false;
   return true;
+}
+
+/**
+ * Why the records of a checksummed cache do not decode (undefined when they all do): each record
+ * starts at its footer offset, and its entry and features decode. A cache written by another
+ * build, or crafted, can pass its checksums and still not decode: never replayed then.
+ */
+function undecodable(file: string, footer: Footer): string | undefined {
+  let reader: RecordReader | undefined;
+  let i = 0;
+  try {
+    reader = new RecordReader(file, undefined, footer.end);
+    let pos = MAGIC.length;
+    for (let r = reader.next(); r; r = reader.next(), i++) {
+      if (footer.offsets[i] !== pos) return `record ${i + 1} is not where the footer says`;
+      pos += r.length;
+      const rec = r.buf.slice(r.at, r.at + r.length);
+      toGroup(rec);
+    }
+    if (i !== footer.groups) return `${i} records for ${footer.groups} groups`;
+    return undefined;
+  } catch (e) {
+    return `record ${i + 1}: ${e instanceof Error ? e.message : String(e)}`;
+  } finally {
+    reader?.close();
+  }
 }
 
 /** The engine's Group of a cached record, texts empty and `prepared` attached (its sources from the entry). */
@@ -340,7 +374,7 @@ export class CacheWriter {
       const fb = Buffer.from(JSON.stringify(footer), 'utf8');
       const t = Buffer.alloc(4);
       t.writeUInt32LE(fb.length, 0);
-      const tail = Buffer.concat([fb, t, TRAILER]);
+      const tail = Buffer.concat([fb, createHash('sha1').update(fb).digest(), t, TRAILER]);
       if (!base) {
         writeSync(this.fd, tail);
         fsyncSync(this.fd);
