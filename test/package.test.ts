@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { minimatch } from 'minimatch';
+import { chromium } from 'playwright-core';
+import { CHROMIUM, skipWithoutChromium } from './tools';
 
 const ROOT = resolve('.');
 const work = mkdtempSync(join(tmpdir(), 'cl-vsix-'));
@@ -133,4 +135,38 @@ test('activation: the log patterns the readers read, not every workspace with a 
   ])
     assert.ok(hit(f), f);
   for (const f of ['data/train.jsonl', 'notes.jsonl', 'eval/results.jsonl', 'data/completions.parquet']) assert.ok(!hit(f), f);
+});
+
+test("the packaged README's details page renders every image from its https URL (Chromium; the repository's files served for the URLs)", { skip: skipWithoutChromium }, async () => {
+  // markdown-it is the renderer vsce itself uses for the details page (a dependency of @vscode/vsce).
+  // @ts-expect-error: markdown-it ships no types, and only render() is used here
+  const MarkdownIt = (await import('markdown-it')).default as new (o: { html: boolean }) => { render(md: string): string };
+  const html = `<!doctype html><meta charset="utf-8"><body>${new MarkdownIt({ html: false }).render(read('extension/README.md'))}</body>`;
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  try {
+    const page = await browser.newPage();
+    const served: string[] = [];
+    const refused: string[] = [];
+    // No network here: a raw URL into the repository is answered with the file at that path, as
+    // the repository would; anything else is refused (and fails the test if it was an image).
+    await page.route('**/*', async (route) => {
+      const url = route.request().url();
+      const m = /^https:\/\/raw\.githubusercontent\.com\/consensus-lens\/consensus-lens\/main\/(.+)$/.exec(url);
+      if (m && tracked.has(m[1])) {
+        served.push(m[1]);
+        await route.fulfill({ status: 200, contentType: 'image/png', body: readFileSync(m[1]) });
+      } else {
+        refused.push(url);
+        await route.abort();
+      }
+    });
+    await page.setContent(html, { waitUntil: 'load' });
+    const images = await page.$$eval('img', (els) => els.map((e) => ({ src: (e as unknown as { src: string }).src, w: (e as unknown as { naturalWidth: number }).naturalWidth })));
+    assert.ok(images.length >= 9, `${images.length} images rendered`);
+    for (const i of images) assert.ok(i.w > 0, `the image ${i.src} did not render`);
+    assert.equal(new Set(served).size, new Set(images.map((i) => i.src)).size);
+    assert.deepEqual(refused, [], 'the page asks for nothing outside the repository');
+  } finally {
+    await browser.close();
+  }
 });
