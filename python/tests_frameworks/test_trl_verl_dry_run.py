@@ -2,7 +2,7 @@
 import subprocess
 import sys
 
-from consensus_lens.verl import _dry_run as verl_dry_run
+from consensus_lens.verl_dry_run import _dry_run as verl_dry_run
 
 
 def test_trl_dry_run_prints_what_the_trainer_gets_and_refuses_split_groups():

@@ -545,7 +545,7 @@ export function labelFreeCopies(records: readonly GroupHealth[], mode: GroundTru
     ...(h.rewards ? { rewards: { ...h.rewards } } : {}),
     ...(h.operators ? { operators: Object.fromEntries(Object.entries(h.operators).map(([k, o]) => [k, { ...o }])) } : {}),
   }));
-  dropPseudoLabelTruth(copies, mode);
+  stripTruth(copies.filter((h) => h.truthMayBeVote));
   return copies;
 }
 
