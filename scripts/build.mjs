@@ -73,6 +73,8 @@ const bundles = [
     format: 'cjs',
     target: 'node20',
     external: ['vscode'],
+    // the dump converter's Python source, run as `python -c` (src/extension/convert/converter.ts)
+    loader: { '.py': 'text' },
     minify: !watch,
   },
   {

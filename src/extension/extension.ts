@@ -11,6 +11,7 @@ import { WhatIfController } from './whatif';
 import { registerTraining } from './training';
 import { RunDiscovery, pickQuestion, pickRun } from './runs/discovery';
 import { registerRunCommands } from './runs/commands';
+import { registerConvert } from './convert/convert-commands';
 import { RunExplorer } from './explorer/explorer';
 import { RunStatusBar } from './status/status-bar';
 import { registerHostLag } from './status/host-lag';
@@ -124,6 +125,7 @@ export function activate(context: vscode.ExtensionContext): ConsensusLensApi {
     whatIf,
     registerHostLag(store, out),
     registerRunCommands(store, discovery, whatIf, (runId) => status.pick(runId)),
+    registerConvert(context, (path) => followRun(path).id, out),
     registerWhatIfCommands(whatIf, (w) => training.noteWhatIf(w)),
     store.onChange(() => status.update()),
     vscode.commands.registerCommand('consensusLens.setGroundTruth', () => pickGroundTruth()),

@@ -5,6 +5,7 @@ import type { WhatIfController } from '../whatif';
 import type { Node } from '../explorer/tree';
 import type { RunDiscovery } from './discovery';
 import { whyNotARun } from './recognise';
+import { dumpOf } from '../convert/converter';
 
 export function registerRunCommands(store: RunStore, discovery: RunDiscovery, whatIf: WhatIfController, picked: (runId: string) => void): vscode.Disposable {
   return vscode.Disposable.from(
@@ -17,11 +18,13 @@ export function registerRunCommands(store: RunStore, discovery: RunDiscovery, wh
           canSelectMany: false,
           openLabel: 'Follow Run',
           title: 'Consensus Lens: pick a run folder or a log file',
-          filters: { 'Run logs': ['jsonl', 'parquet'], 'All files': ['*'] },
+          filters: { 'Run logs': ['jsonl', 'parquet'], 'Trackio database, slime dump (converted)': ['db', 'pt'], 'All files': ['*'] },
         });
         path = chosen?.[0]?.fsPath;
       }
       if (!path) return;
+      // A Trackio database or a slime .pt file is converted first (src/extension/convert/), under its own rules.
+      if (/\.(db|pt)$/i.test(path) && dumpOf(path)) return vscode.commands.executeCommand<string | undefined>('consensusLens.openDump', path);
       // A file that is not a log is refused with the reader's reason (src/extension/runs/recognise.ts):
       // no empty run joins the explorer.
       const why = await whyNotARun(discovery.resolvePath(path));

@@ -1,0 +1,159 @@
+// The extension's dump conversion (src/extension/convert/converter.ts): a pickle from an untrusted
+// workspace, or without the opt-in, never reaches a process; a Trackio database (written by the
+// real trackio 0.43.0, test/fixtures/logs/writers/trackio) converts through the extension's copy of
+// the converter run as `python -c`, in a folder whose modules are not imported, and a trace added
+// to the database while it is followed is read on the next pass.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { collect, tempDir } from '../logs/helpers.js';
+import { pythonWith, skipWithoutPython } from '../tools.js';
+import { type ConvertJob, DumpFollower, convertDump, convertedFolder, dumpOf, dumpInputs, refusal } from '../../src/extension/convert/converter.js';
+
+const SOURCE = readFileSync('python/consensus_lens/convert.py', 'utf8');
+const FX = 'test/fixtures/logs/writers';
+const PY = pythonWith('sqlite3') ?? 'python3';
+
+// A pickle that, loaded by pickle (torch.load's default), creates MARKER.
+function evilPickle(file: string, marker: string): void {
+  const r = spawnSync(PY, ['-c', `import pickle,os,sys\nclass E:\n  def __reduce__(self): return (os.system, ('touch ' + sys.argv[2],))\nopen(sys.argv[1],'wb').write(pickle.dumps(E()))`, file, marker]);
+  assert.equal(r.status, 0, String(r.stderr));
+}
+
+const files = (dir: string): string[] => (existsSync(dir) ? readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith('.jsonl')).sort() : []);
+
+test('a .pt from an untrusted workspace, or without the opt-in, is refused before any process starts (the pickle is never loaded)', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const dump = join(dir, 'run/rollout_data');
+    mkdirSync(dump, { recursive: true });
+    const marker = join(dir, 'LOADED');
+    evilPickle(join(dump, '0.pt'), marker);
+    const d = dumpOf(join(dir, 'run'))!;
+    assert.deepEqual([d.kind, d.label, dumpInputs(d)], ['slime', 'run', [join(dump, '0.pt')]]);
+    let spawned = 0;
+    const spy = ((...a: Parameters<typeof spawn>) => {
+      spawned++;
+      return spawn(...a);
+    }) as never;
+    const job = (gate: ConvertJob['gate']): ConvertJob => ({ python: PY, source: SOURCE, kind: 'slime', inputs: dumpInputs(d), out: join(dir, 'out'), cwd: dir, gate });
+    for (const gate of [{ trusted: false, allowPickles: true }, { trusted: false, allowPickles: false }, { trusted: true, allowPickles: false }]) {
+      const r = await convertDump(job(gate), spy);
+      assert.equal(r.ok, false);
+      assert.ok(!r.ok && r.refused);
+      assert.match(!r.ok ? r.error : '', gate.trusted ? /allowPickles/ : /not trusted \(Restricted Mode\)/);
+      assert.match(!r.ok ? r.error : '', /a pickle: loading it can run any code/);
+      // the follower (a dump converted again as files appear) checks the same gate on every pass
+      const reports: boolean[] = [];
+      const f = new DumpFollower(d, () => job(gate), (res) => reports.push(res.ok), spy);
+      await f.pass();
+      evilPickle(join(dump, '1.pt'), marker);
+      await f.pass();
+      f.dispose();
+      assert.deepEqual(reports, [false, false]);
+    }
+    assert.equal(spawned, 0, 'no process was started');
+    assert.equal(existsSync(marker), false, 'the pickle was not loaded');
+    assert.deepEqual(files(join(dir, 'out')), []);
+    // a Trackio database is data, not code: no opt-in
+    assert.equal(refusal('trackio', { trusted: false, allowPickles: false }), null);
+  } finally {
+    cleanup();
+  }
+});
+
+test('a Trackio database converts through the extension\'s copy of the converter (python -c), as the Python package converts it; the working folder\'s modules are not imported', { skip: skipWithoutPython('sqlite3') }, async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const db = join(dir, 'cl-fixture.db');
+    copyFileSync(join(FX, 'trackio/db/cl-fixture.db'), db);
+    const d = dumpOf(db)!;
+    assert.deepEqual([d.kind, d.label], ['trackio', 'cl-fixture']);
+    const out = convertedFolder(join(dir, 'storage'), d);
+    assert.ok(out.startsWith(join(dir, 'storage', 'converted')));
+    // a module named like one the converter imports, in the folder it runs in
+    const cwd = join(dir, 'cwd');
+    mkdirSync(cwd);
+    const marker = join(dir, 'IMPORTED');
+    writeFileSync(join(cwd, 'json.py'), `open(${JSON.stringify(marker)}, 'w').close()\n`);
+    const r = await convertDump({ python: PY, source: SOURCE, kind: 'trackio', inputs: [db], out, cwd, gate: { trusted: false, allowPickles: false } });
+    assert.ok(r.ok, !r.ok ? r.error : '');
+    assert.match(r.ok ? r.note : '', /traces the trainer chose to log/);
+    assert.equal(existsSync(marker), false, 'json.py in the working folder was not imported');
+    const want = join(FX, 'trackio/native');
+    assert.deepEqual(files(out), files(want));
+    for (const f of files(want)) assert.equal(readFileSync(join(out, f), 'utf8'), readFileSync(join(want, f), 'utf8'), f);
+    const { groups } = await collect(out);
+    const lines = files(want).flatMap((f) => readFileSync(join(want, f), 'utf8').split('\n').filter(Boolean));
+    assert.equal(groups.length, lines.length);
+  } finally {
+    cleanup();
+  }
+});
+
+test('a followed Trackio database: nothing converted while it is unchanged; a trace the trainer adds (in the WAL) is in the next pass', { skip: skipWithoutPython('sqlite3') }, async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const db = join(dir, 'p.db');
+    copyFileSync(join(FX, 'trackio/db/cl-fixture.db'), db);
+    const d = dumpOf(db)!;
+    const out = join(dir, 'out');
+    const results: boolean[] = [];
+    const f = new DumpFollower(d, (inputs) => ({ python: PY, source: SOURCE, kind: 'trackio', inputs, out, cwd: dir, gate: { trusted: true, allowPickles: false } }), (r) => results.push(r.ok));
+    assert.equal((await f.pass())?.ok, true);
+    assert.equal(await f.pass(), undefined, 'unchanged: not converted again');
+    const before = readFileSync(join(out, 'slime-rank-0/000001.jsonl'), 'utf8');
+    // a writer that keeps the database open in WAL mode (as Trackio does) adds a trace of step 1, group 0
+    const w = spawnSync(PY, ['-c', [
+      'import sqlite3,sys,json,time',
+      'c=sqlite3.connect(sys.argv[1]); c.execute("PRAGMA journal_mode=WAL")',
+      'row=c.execute("SELECT * FROM traces WHERE step=1 ORDER BY rowid LIMIT 1").fetchone()',
+      'cols=[x[1] for x in c.execute("PRAGMA table_info(traces)")]',
+      'r=dict(zip(cols,row)); r.pop("id",None); m=json.loads(r["metadata"]); m["sample_index"]=999; r["metadata"]=json.dumps(m)',
+      'r["messages"]=json.dumps(json.loads(r["messages"])[:-1]+[{"role":"assistant","content":"a late answer 42"}])',
+      'c.execute("INSERT INTO traces (%s) VALUES (%s)" % (",".join(r), ",".join("?"*len(r))), list(r.values())); c.commit()',
+      'time.sleep(0.01); sys.stdout.flush()',
+    ].join('\n'), db]);
+    assert.equal(w.status, 0, String(w.stderr));
+    const second = await f.pass();
+    f.dispose();
+    assert.equal(second?.ok, true, second && !second.ok ? second.error : '');
+    const after = readFileSync(join(out, 'slime-rank-0/000001.jsonl'), 'utf8');
+    assert.notEqual(after, before);
+    assert.match(after, /a late answer 42/);
+    assert.match(after, /"sample_idx": 999/);
+    assert.deepEqual(results, [true, true]);
+  } finally {
+    cleanup();
+  }
+});
+
+const TORCH_PY = [process.env.CONSENSUS_LENS_FRAMEWORKS_VENV && join(process.env.CONSENSUS_LENS_FRAMEWORKS_VENV, 'bin/python')]
+  .filter((p): p is string => !!p && existsSync(p))
+  .concat(pythonWith('torch') ? ['python3'] : [])[0];
+
+test('opted in, in a trusted workspace: slime .pt dumps convert with torch.load(weights_only=True), as the Python package converts them; a pickle that would run code is refused unloaded', { skip: TORCH_PY ? false : 'no python with torch (set CONSENSUS_LENS_FRAMEWORKS_VENV)' }, async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const d = dumpOf(join(FX, 'slime/dump'))!;
+    assert.equal(d.kind, 'slime');
+    const out = join(dir, 'out');
+    const gate = { trusted: true, allowPickles: true };
+    const r = await convertDump({ python: TORCH_PY!, source: SOURCE, kind: 'slime', inputs: dumpInputs(d), out, cwd: dir, gate });
+    assert.ok(r.ok, !r.ok ? r.error : '');
+    const want = join(FX, 'slime/native');
+    assert.deepEqual(files(out), files(want));
+    for (const f of files(want)) assert.equal(readFileSync(join(out, f), 'utf8'), readFileSync(join(want, f), 'utf8'), f);
+    const marker = join(dir, 'LOADED');
+    mkdirSync(join(dir, 'evil/rollout_data'), { recursive: true });
+    evilPickle(join(dir, 'evil/rollout_data/0.pt'), marker);
+    const bad = await convertDump({ python: TORCH_PY!, source: SOURCE, kind: 'slime', inputs: [join(dir, 'evil/rollout_data/0.pt')], out: join(dir, 'out2'), cwd: dir, gate });
+    assert.equal(bad.ok, false);
+    assert.match(!bad.ok ? bad.error : '', /refused by torch\.load\(weights_only=True\)/);
+    assert.equal(existsSync(marker), false);
+  } finally {
+    cleanup();
+  }
+});
