@@ -12,7 +12,9 @@ own writer code (docs/log-formats.md names the versions):
               Sample.to_dict() dicts; slime is not on PyPI), and native/: those converted by
               consensus_lens.convert (needs torch).
   miles/      dump/trajectory/<id>.jsonl and eval_<id>.jsonl as miles' save_debug_trajectory_data
-              writes them (written from the code read: miles is not on PyPI).
+              writes them (written from the code read: miles is not on PyPI), and
+              dump/dashboard_columns/rollout_<id>.parquet by save_dashboard_columns' code with the
+              real polars 2.1.0 (pip install polars==2.1.0).
   trackio/    db/cl-fixture.db written by the real trackio 0.43.0 (traces as slime's --use-trackio
               logs them), and native/: converted by consensus_lens.convert.
   prime-rl/   prime-rl is not on PyPI: its writer at PrimeIntellect-ai/prime-rl b194a6ed2 is
@@ -257,6 +259,59 @@ def make_miles():
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "w") as f:
             f.write("".join(json.dumps(row, separators=(",", ":")) + "\n" for row in rows))
+        save_dashboard_columns(rows, out / "dump" / "dashboard_columns" / ("rollout_%s%d.parquet" % ("eval_" if evaluation else "", rollout_id)))
+
+
+def save_dashboard_columns(rows, path):
+    """miles 31f1ca96 miles/ray/rollout/debug_data.py `save_dashboard_columns`, run with the real
+    polars (2.1.0): one row per sample, its schema, `write_parquet(tmp, row_group_size=8)`. The
+    samples' tokens, loss mask and log-probs are made up here (seeded; the tool's reply is masked
+    out, as the multi-turn path masks it), one token per character of each turn."""
+    import polars as pl
+
+    lp_rng = random.Random(rollout_seed(path.name))
+    samples = []
+    for row in rows:
+        prompt_len = sum(len(m["content"]) for m in row["prompt"])
+        tokens, mask, lps = [], [], []
+        for m in row["messages"][len(row["prompt"]):]:
+            n = len(m["content"])
+            tokens += [ord(c) % 50000 for c in m["content"]]
+            policy = m["role"] == "assistant"
+            mask += [1 if policy else 0] * n
+            lps += [round(-lp_rng.expovariate(4.0), 4) if policy else 0.0 for _ in range(n)]
+        samples.append(dict(index=row["sample_index"], response_length=len(tokens), tokens=[ord(c) % 50000 for c in "x" * prompt_len] + tokens,
+                            loss_mask=mask, rollout_log_probs=lps))
+    schema = dict(
+        sample_index=pl.Int32,
+        response_length=pl.Int32,
+        total_length=pl.Int32,
+        tokens=pl.List(pl.Int32),
+        loss_mask=pl.List(pl.Int8),
+        rollout_log_probs=pl.List(pl.Float32),
+    )
+    frame = pl.DataFrame(
+        [
+            dict(
+                sample_index=s["index"],
+                response_length=s["response_length"],
+                total_length=len(s["tokens"]),
+                tokens=list(s["tokens"]),
+                loss_mask=s["loss_mask"],
+                rollout_log_probs=s["rollout_log_probs"],
+            )
+            for s in samples
+        ],
+        schema=schema,
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    frame.write_parquet(tmp, row_group_size=8)
+    tmp.replace(path)
+
+
+def rollout_seed(name):
+    return sum(map(ord, name))
 
 
 def make_trackio():

@@ -18,7 +18,8 @@ it with ``torch.load(weights_only=True)``, PyTorch's restricted unpickler, which
 tensors and plain containers and refuses any other object (a dump that holds something else is
 refused, not run): convert only files you trust all the same.
 
-What is written: ``DIR/{rollout_id}.jsonl`` (``DIR/eval/{rollout_id}.jsonl`` for evaluation dumps),
+What is written: ``DIR/{rollout_id}.jsonl`` (``DIR/eval/{rollout_id}.jsonl`` for evaluation dumps,
+their groups with ``run_id`` ``eval``: the same prompts at the same step are another run),
 one native group record per ``group_index`` (slime's group of ``n_samples_per_prompt`` samples of
 one prompt), in the order of the dump, with
 
@@ -105,6 +106,8 @@ def slime_records(payload: Any, *, evaluation: bool, reward_key: Optional[str] =
         if g is None:
             g = groups[key] = {"kind": "group", "step": step, "question_id": "p-" + hashlib.sha1(prompt.encode("utf-8")).hexdigest()[:12],
                                "prompt": prompt, "rollouts": []}
+            if evaluation:
+                g["run_id"] = "eval"  # a run of its own: the same prompts at the same step as the training groups
             if s.get("label") is not None:
                 g["ground_truth"] = s["label"] if isinstance(s["label"], str) else json.dumps(_plain(s["label"]), default=str)
         r = _reward(s.get("reward"), reward_key, "%s sample %d" % (where, i))
@@ -201,7 +204,9 @@ def trackio_records(rows: List[Dict[str, Any]]) -> Dict[str, List[Dict[str, Any]
         g = groups.get(key)
         if g is None:
             g = groups[key] = {"kind": "group", "step": step, "question_id": "p-" + hashlib.sha1(prompt.encode("utf-8")).hexdigest()[:12],
-                               "prompt": prompt, "rollouts": [], "extra": {"trackio_key": row["key"], "sampled": True}}
+                               "prompt": prompt, "rollouts": [], "extra": {"trackio_key": row["key"], "sampled": True},
+                               # each Trackio run (and its evaluations) a run of its own in the converted folder
+                               "run_id": where.rsplit("/", 1)[0]}
             files.setdefault(where, []).append(g)
         r = meta.get("reward")
         r = float(r) if isinstance(r, (int, float)) and not isinstance(r, bool) and math.isfinite(r) else None

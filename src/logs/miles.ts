@@ -31,7 +31,7 @@ function contentText(c: unknown): string {
 }
 
 /** The prompt as text: the string, a single message's content, else the messages' contents. */
-function promptText(p: unknown): string {
+export function promptText(p: unknown): string {
   if (typeof p === 'string') return p;
   if (Array.isArray(p)) return p.map((m) => (isObj(m) ? contentText(m.content) : '')).join('\n\n');
   return '';

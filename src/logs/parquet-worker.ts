@@ -5,7 +5,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { parentPort } from 'node:worker_threads';
 import { parquetReadObjects } from 'hyparquet';
 import { readTableColumns, tableShape } from './json-table.js';
-import { PARQUET_LIMITS, TRL_READ, WANDB_MAX_TABLE_BYTES, checkParquet, type ParquetColumn, type ParquetColumns, type WandbAsk, type WandbTable } from './parquet.js';
+import { PARQUET_LIMITS, TRL_READ, WANDB_MAX_TABLE_BYTES, checkParquet, zstdPage, type ParquetColumn, type ParquetColumns, type WandbAsk, type WandbTable } from './parquet.js';
 import { pickRewardColumns } from './trl.js';
 
 async function parse(file: string, columns: string[] | undefined): Promise<ParquetColumns> {
@@ -15,7 +15,7 @@ async function parse(file: string, columns: string[] | undefined): Promise<Parqu
   const meta = checkParquet(ab, columns);
   const names = topNames(meta.schema);
   const want = columns ? names.filter((n) => columns.includes(n)) : names;
-  const rows = want.length ? ((await parquetReadObjects({ file: ab, metadata: meta, columns: want })) as Array<Record<string, unknown>>) : [];
+  const rows = want.length ? ((await parquetReadObjects({ file: ab, metadata: meta, columns: want, compressors: { ZSTD: zstdPage } })) as Array<Record<string, unknown>>) : [];
   const out: Record<string, ParquetColumn> = {};
   for (const name of want) {
     const uniq: unknown[] = [];

@@ -13,11 +13,13 @@ import { existsSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { Decompress as ZstdStream } from 'fzstd';
 import { parquetMetadata, snappyUncompress, type FileMetaData } from 'hyparquet';
 // hyparquet's page-header reader and delta decoder (not re-exported by its index)
 import { parquetHeader } from 'hyparquet/src/column.js';
 import { deltaBinaryUnpack } from 'hyparquet/src/delta.js';
 import type { TableCells } from './json-table.js';
+import { errorMessage } from '../util/errors.js';
 
 const MB = 1 << 20;
 /** What one row costs the reader once decoded (row object, roll-out, its source and extra):
@@ -372,12 +374,42 @@ function checkPage(buf: ArrayBuffer, at: number, csize: number, usize: number, p
   return left;
 }
 
+/**
+ * A ZSTD page (polars writes ZSTD by default: miles' dashboard columns) into exactly its declared
+ * size: a frame that decodes to more or less is an error, never a larger buffer.
+ */
+export function zstdPage(raw: Uint8Array, usize: number): Uint8Array {
+  const out = new Uint8Array(usize);
+  let n = 0;
+  try {
+    // streamed, so the bytes a frame decodes to are counted as they come (a frame that
+    // declares no content size is bounded the same way)
+    const d = new ZstdStream((chunk: Uint8Array) => {
+      if (n + chunk.length > usize) throw new Error('more than declared');
+      out.set(chunk, n);
+      n += chunk.length;
+    });
+    d.push(raw, true);
+  } catch (err) {
+    throw new Error(`ZSTD page does not decode into its declared ${usize} bytes (${errorMessage(err)})`);
+  }
+  if (n !== usize) throw new Error(`ZSTD page decodes to ${n} bytes, not its declared ${usize}`);
+  return out;
+}
+
 function decompress(raw: Uint8Array, usize: number, codec: string, name: string): Uint8Array {
   if (codec === 'UNCOMPRESSED') return raw;
   if (codec === 'SNAPPY') {
     const out = new Uint8Array(usize);
     snappyUncompress(raw, out);
     return out;
+  }
+  if (codec === 'ZSTD') {
+    try {
+      return zstdPage(raw, usize);
+    } catch (err) {
+      fail(`column ${name}: ${errorMessage(err)}`);
+    }
   }
   fail(`column ${name}: unsupported compression ${codec}`);
 }

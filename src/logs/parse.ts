@@ -57,10 +57,17 @@ const NOT_LOG_NAMES = new Set([
 ]);
 const NOT_LOG_EXT = /\.(txt|md|rst|ya?ml|toml|ini|cfg|conf|py|sh|bin|pt|pth|safetensors|ckpt|npy|npz|pkl|pickle|png|jpe?g|gif|webp|svg|html?|csv|tsv|log|out|err|patch|diff|wandb|lock|tar|gz|tgz|zip|zst|jinja|model|pb)$/i;
 
+/**
+ * miles' per-token columns (`--dump-details DIR`: `DIR/dashboard_columns/rollout_{id}.parquet`):
+ * token ids, loss mask and log-probs, no text or reward, so not a roll-out log on its own; they
+ * give the converted miles trajectories their confidence (src/logs/miles-columns.ts).
+ */
+export const MILES_COLUMNS = /[\\/]dashboard_columns[\\/]rollout_(eval_)?\d+\.parquet$/i;
+
 /** True for a file name that is never a log (see NOT_LOG_NAMES). */
 export function isNotLogName(file: string): boolean {
   const name = file.slice(Math.max(file.lastIndexOf('/'), file.lastIndexOf('\\')) + 1);
-  return NOT_LOG_NAMES.has(name) || NOT_LOG_EXT.test(name);
+  return NOT_LOG_NAMES.has(name) || NOT_LOG_EXT.test(name) || MILES_COLUMNS.test(file);
 }
 
 /**

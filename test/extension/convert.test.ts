@@ -157,3 +157,95 @@ test('opted in, in a trusted workspace: slime .pt dumps convert with torch.load(
     cleanup();
   }
 });
+
+// ---- miles: trajectory files with their dashboard columns (polars, ZSTD), no pickle ----
+
+const MILES = join(FX, 'miles/dump');
+
+test('miles dashboard_columns (written by save_dashboard_columns with the real polars, ZSTD) read without torch: the masked log-prob mean per sample, the policy tokens the trajectory\'s assistant turns', async () => {
+  const { readMilesColumns, milesColumnsFile } = await import('../../src/logs/miles-columns.js');
+  const pq = milesColumnsFile(join(MILES, 'trajectory/eval_1.jsonl'))!;
+  assert.equal(pq, join(MILES, 'dashboard_columns/rollout_eval_1.parquet'));
+  assert.match(readFileSync(pq).toString('latin1'), /ZSTD|\(\xb5\/\xfd/); // a ZSTD frame's magic in the pages
+  const cols = await readMilesColumns(pq);
+  const traj = readFileSync(join(MILES, 'trajectory/eval_1.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  assert.equal(cols.size, traj.length);
+  for (const o of traj) {
+    const c = cols.get(o.sample_index)!;
+    // the generator makes a token per character; the loss counts the assistant's, not the tool's
+    const policy = (o.messages as Array<{ role: string; content: string }>).slice(o.prompt.length).filter((m) => m.role === 'assistant').reduce((n, m) => n + m.content.length, 0);
+    assert.equal(c.policyTokens, policy);
+    assert.ok(c.meanLogprob !== null && c.meanLogprob < 0 && c.meanLogprob > -5);
+  }
+  // the same means from pyarrow, where the framework venv has it
+  const py = process.env.CONSENSUS_LENS_FRAMEWORKS_VENV ? join(process.env.CONSENSUS_LENS_FRAMEWORKS_VENV, 'bin/python') : pythonWith('pyarrow');
+  if (py && spawnSync(py, ['-c', 'import pyarrow']).status === 0) {
+    const r = spawnSync(py, ['-c', 'import pyarrow.parquet as pq,sys,json\nt=pq.read_table(sys.argv[1]).to_pylist()\nprint(json.dumps({r["sample_index"]: sum(l for l,m in zip(r["rollout_log_probs"],r["loss_mask"]) if m==1)/sum(r["loss_mask"]) for r in t}))', pq], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const want = JSON.parse(r.stdout) as Record<string, number>;
+    for (const [k, v] of Object.entries(want)) assert.ok(Math.abs(cols.get(Number(k))!.meanLogprob! - v) < 1e-6, k);
+  }
+});
+
+test('a miles dump opened as a dump: trajectory groups with their confidence as native records, no Python; a half-written trajectory waits for its last line; a new rollout is converted on the next pass', async () => {
+  const { dir, cleanup } = tempDir();
+  try {
+    const src = join(dir, 'dump');
+    mkdirSync(join(src, 'trajectory'), { recursive: true });
+    mkdirSync(join(src, 'dashboard_columns'), { recursive: true });
+    mkdirSync(join(src, 'rollout_data'), { recursive: true });
+    writeFileSync(join(src, 'rollout_data/0.pt'), 'a pickle is never read here');
+    const t0 = readFileSync(join(MILES, 'trajectory/0.jsonl'));
+    const cut = t0.lastIndexOf('\n', t0.length - 2) + 30;
+    writeFileSync(join(src, 'trajectory/0.jsonl'), t0.subarray(0, cut));
+    copyFileSync(join(MILES, 'dashboard_columns/rollout_0.parquet'), join(src, 'dashboard_columns/rollout_0.parquet'));
+    const d = dumpOf(src)!;
+    assert.deepEqual([d.kind, d.label], ['miles', 'dump']);
+    const out = join(dir, 'out');
+    let spawned = 0;
+    const spy = ((...a: Parameters<typeof spawn>) => {
+      spawned++;
+      return spawn(...a);
+    }) as never;
+    const f = new DumpFollower(d, (inputs) => ({ python: 'no-python-here', source: '', kind: 'miles', inputs, out, cwd: dir, gate: { trusted: false, allowPickles: false } }), () => {}, spy);
+    const r0 = await f.pass();
+    assert.ok(r0?.ok, r0 && !r0.ok ? r0.error : '');
+    let { groups } = await collect(out);
+    assert.deepEqual(groups.map((g) => g.rollouts.length), [4, 4, 3], 'the cut line is not read');
+    writeFileSync(join(src, 'trajectory/0.jsonl'), t0);
+    for (const n of ['1.jsonl', 'eval_1.jsonl']) copyFileSync(join(MILES, 'trajectory', n), join(src, 'trajectory', n));
+    for (const n of ['rollout_1.parquet', 'rollout_eval_1.parquet']) copyFileSync(join(MILES, 'dashboard_columns', n), join(src, 'dashboard_columns', n));
+    assert.equal((await f.pass())?.ok, true);
+    assert.equal(await f.pass(), undefined);
+    f.dispose();
+    assert.equal(spawned, 0);
+    assert.deepEqual(files(out), ['000000.jsonl', '000001.jsonl', 'eval/000001.jsonl']);
+    ({ groups } = await collect(out));
+    // the same groups as the trajectory reader gives, with the columns' confidence
+    const direct = (await collect(join(FX, 'miles'))).groups;
+    // (evaluations: a run of their own, `eval`, their score in `extra` — the native format has no stream field)
+    const shape = (gs: typeof groups, evalRun: (g: (typeof groups)[number]) => boolean) =>
+      gs.map((g) => [g.step, g.questionId, evalRun(g), g.rollouts.map((r) => [r.response, r.reward, r.sampleIdx])]);
+    assert.deepEqual(
+      shape(groups, (g) => /(^|\/)eval$/.test(g.run ?? '')),
+      shape(direct, (g) => g.stream === 'validation'),
+    );
+    const { readMilesColumns } = await import('../../src/logs/miles-columns.js');
+    const c1 = await readMilesColumns(join(MILES, 'dashboard_columns/rollout_1.parquet'));
+    const train1 = groups.filter((x) => x.step === 1 && !/eval$/.test(x.run ?? ""));
+    assert.equal(train1.length, 3);
+    for (const g of train1) for (const r of g.rollouts) assert.equal(r.meanLogprob, c1.get(r.sampleIdx!)!.meanLogprob);
+  } finally {
+    cleanup();
+  }
+});
+
+test('a ZSTD parquet page decodes into exactly its declared size: more or less is an error, never a larger buffer', async () => {
+  const { zstdPage } = await import('../../src/logs/parquet.js');
+  // a one-block frame: single segment, content size 3, a raw block of "abc"
+  const frame = new Uint8Array([0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x03, 0x19, 0x00, 0x00, 0x61, 0x62, 0x63]);
+  assert.equal(Buffer.from(zstdPage(frame, 3)).toString(), 'abc');
+  assert.throws(() => zstdPage(frame, 2), /ZSTD page/);
+  assert.throws(() => zstdPage(frame, 5), /ZSTD page/);
+  assert.throws(() => zstdPage(new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]), 8), /ZSTD page/);
+});

@@ -7,7 +7,7 @@ import converterSource from '../../../python/consensus_lens/convert.py';
 import { MachineSettings, openSettings, settingsWhere } from '../training/machine';
 import { type ConvertJob, type ConvertResult, type Dump, DumpFollower, PICKLE_WARNING, convertedFolder, dumpOf, dumpInputs, refusal } from './converter';
 
-const POLL_MS = { trackio: 5000, slime: 2000 } as const;
+const POLL_MS = { trackio: 5000, slime: 2000, miles: 2000 } as const;
 
 export function registerConvert(context: vscode.ExtensionContext, followRun: (path: string) => string, log: vscode.LogOutputChannel): vscode.Disposable {
   const storage = context.globalStorageUri.fsPath;
@@ -52,7 +52,7 @@ export function registerConvert(context: vscode.ExtensionContext, followRun: (pa
     }
     if (!path) return undefined;
     const d = dumpOf(path);
-    if (!d) return void vscode.window.showErrorMessage(`Consensus Lens: ${path} is neither a Trackio database (.db) nor a slime / miles dump (rollout_data/*.pt)`);
+    if (!d) return void vscode.window.showErrorMessage(`Consensus Lens: ${path} is neither a Trackio database (.db) nor a slime / miles dump (rollout_data/*.pt, trajectory/*.jsonl)`);
     // checked here too, so a refused pickle neither starts a process nor opens an empty run
     const why = refusal(d.kind, gate());
     if (why !== null) {

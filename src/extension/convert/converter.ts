@@ -16,11 +16,12 @@
 // PYTHONSAFEPATH set, so nothing in the workspace is on its import path. Pure: no 'vscode'.
 import { spawn as nodeSpawn, type SpawnOptions } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { errorMessage } from '../../util/errors';
+import { milesColumnsFile, milesNativeRecords, readMilesColumns } from '../../logs/miles-columns';
 
-export type DumpKind = 'trackio' | 'slime';
+export type DumpKind = 'trackio' | 'slime' | 'miles';
 
 /** What a path given to the converter is, and the files it converts. */
 export interface Dump {
@@ -46,7 +47,24 @@ export function slimeFiles(folder: string): string[] {
   }
 }
 
-/** The dump a path names, or undefined: a `.db` file (Trackio), a `.pt` file or a folder holding `rollout_data/*.pt` (slime / miles). */
+/** The trajectory files of a miles dump folder (`DIR`, or `DIR/trajectory`), in name order. */
+export function milesFiles(folder: string): string[] {
+  const dir = basename(folder) === 'trajectory' ? folder : join(folder, 'trajectory');
+  try {
+    return readdirSync(dir)
+      .filter((n) => /^(eval_)?\d+\.jsonl$/i.test(n))
+      .sort()
+      .map((n) => join(dir, n));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The dump a path names, or undefined: a `.db` file (Trackio); a folder holding miles'
+ * `trajectory/*.jsonl` (read with its `dashboard_columns/*.parquet`, no pickle); a `.pt` file or a
+ * folder holding `rollout_data/*.pt` (slime / miles).
+ */
 export function dumpOf(path: string): Dump | undefined {
   const p = resolve(path);
   let dir = false;
@@ -60,6 +78,7 @@ export function dumpOf(path: string): Dump | undefined {
     const parent = dirname(p);
     return { kind: 'slime', source: p, label: basename(basename(parent) === 'rollout_data' ? dirname(parent) : parent) };
   }
+  if (dir && milesFiles(p).length > 0) return { kind: 'miles', source: p, label: basename(basename(p) === 'trajectory' ? dirname(p) : p) };
   if (dir && slimeFiles(p).length > 0) return { kind: 'slime', source: p, label: basename(basename(p) === 'rollout_data' ? dirname(p) : p) };
   return undefined;
 }
@@ -67,6 +86,7 @@ export function dumpOf(path: string): Dump | undefined {
 /** The files a conversion reads: the database, the `.pt` file, or the dump folder's `.pt` files. */
 export function dumpInputs(d: Dump): string[] {
   if (d.kind === 'trackio') return [d.source];
+  if (d.kind === 'miles') return milesFiles(d.source);
   return PT.test(d.source) ? [d.source] : slimeFiles(d.source);
 }
 
@@ -125,6 +145,7 @@ export function convertDump(job: ConvertJob, spawn: Spawn = nodeSpawn): Promise<
   const why = refusal(job.kind, job.gate);
   if (why !== null) return Promise.resolve({ ok: false, refused: true, error: why });
   if (job.inputs.length === 0) return Promise.resolve({ ok: true, written: [], note: '' });
+  if (job.kind === 'miles') return convertMiles(job.inputs, job.out);
   return new Promise((done) => {
     let out = '';
     let err = '';
@@ -183,7 +204,8 @@ export function dumpStamps(d: Dump): Map<string, string> {
     // opening a WAL database, even read-only, creates an empty `-wal` beside it: no change
     const wal = stamp(`${d.source}-wal`);
     m.set(d.source, `${stamp(d.source)}|${wal.startsWith('0:') ? '' : wal}`);
-  } else for (const f of dumpInputs(d)) m.set(f, stamp(f));
+  } else if (d.kind === 'miles') for (const f of dumpInputs(d)) m.set(f, `${stamp(f)}|${stamp(milesColumnsFile(f) ?? '')}`);
+  else for (const f of dumpInputs(d)) m.set(f, stamp(f));
   return m;
 }
 
@@ -235,4 +257,38 @@ export class DumpFollower {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
   }
+}
+
+/**
+ * miles trajectory files with their dashboard columns, as native group records (no Python, no
+ * pickle: src/logs/miles-columns.ts): `OUT/{id:06d}.jsonl`, evaluations `OUT/eval/`, each written
+ * whole and renamed into place.
+ */
+export async function convertMiles(inputs: string[], out: string): Promise<ConvertResult> {
+  const written: string[] = [];
+  const notes: string[] = [];
+  try {
+    for (const f of inputs) {
+      const cols = milesColumnsFile(f);
+      let columns: Awaited<ReturnType<typeof readMilesColumns>> | undefined;
+      if (cols && existsSync(cols)) {
+        try {
+          columns = await readMilesColumns(cols);
+        } catch (err) {
+          notes.push(`${cols}: ${errorMessage(err)} (no confidence for ${basename(f)})`);
+        }
+      }
+      const recs = await milesNativeRecords(f, columns);
+      const m = /^(eval_)?(\d+)\.jsonl$/i.exec(basename(f))!;
+      const folder = m[1] ? join(out, 'eval') : out;
+      mkdirSync(folder, { recursive: true });
+      const dest = join(folder, `${m[2].padStart(6, '0')}.jsonl`);
+      writeFileSync(`${dest}.tmp`, recs.map((r) => `${JSON.stringify(r)}\n`).join(''));
+      renameSync(`${dest}.tmp`, dest);
+      written.push(dest);
+    }
+  } catch (err) {
+    return { ok: false, refused: false, error: errorMessage(err) };
+  }
+  return { ok: true, written, note: notes.join('; ') };
 }
