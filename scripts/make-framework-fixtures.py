@@ -39,7 +39,8 @@ import shutil
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent / "test" / "fixtures" / "logs" / "writers"
+# CONSENSUS_LENS_FIXTURES_OUT: another folder (the framework stage writes them again there and compares)
+ROOT = Path(os.environ.get("CONSENSUS_LENS_FIXTURES_OUT") or Path(__file__).resolve().parent.parent / "test" / "fixtures" / "logs" / "writers")
 rng = random.Random(20261206)
 
 QUESTIONS = [
