@@ -79,7 +79,7 @@ export function torchDumpNotice(file: string): string | undefined {
   if (!/[\\/]rollout_data[\\/](eval_)?\d+\.pt$/i.test(file)) return undefined;
   return (
     `${file}: a slime/miles --dump-details roll-out file is a PyTorch pickle, which runs code when it is loaded: not read. ` +
-    `If you trust it, convert it to native JSON lines: python -m consensus_lens.convert slime ${file} --out DIR (loads it with torch.load(weights_only=True))`
+    `If you trust it, convert it to native JSON lines: python -m consensus_lens.convert slime ${file} --out DIR (loads it with torch.load(weights_only=True)), or in VS Code: Consensus Lens: Open Trackio Database or slime/miles Dump (with consensusLens.convert.allowPickles on, in a trusted workspace)`
   );
 }
 

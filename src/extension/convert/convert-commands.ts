@@ -71,7 +71,12 @@ export function registerConvert(context: vscode.ExtensionContext, followRun: (pa
       followers.set(out, f);
     }
     const first = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Consensus Lens: converting ${d.source}` }, () => f!.pass());
-    if (first && !first.ok) return undefined;
+    if (first && !first.ok) {
+      // tried again from the start when opened again (the interpreter or the file may be fixed)
+      f.dispose();
+      followers.delete(out);
+      return undefined;
+    }
     f.start(POLL_MS[d.kind]);
     if (d.kind === 'trackio')
       void vscode.window.showInformationMessage(
