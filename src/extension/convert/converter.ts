@@ -228,8 +228,17 @@ export class DumpFollower {
     private readonly spawn: Spawn = nodeSpawn,
   ) {}
 
-  /** One pass: converts what changed since the last pass; resolves with its result (undefined: nothing changed). */
-  async pass(): Promise<ConvertResult | undefined> {
+  /** file → its stamp when its conversion last failed on a poll, not reported yet. */
+  private failedAt = new Map<string, string>();
+
+  /**
+   * One pass: converts what changed since the last pass; resolves with its result (undefined:
+   * nothing changed). `live` (the poll): a conversion that fails is tried again on the next poll
+   * and reported only when it fails again on the same bytes — a `.pt` or a trajectory being
+   * written fails until it is whole. Otherwise (opened by the user) a failure is reported at once.
+   * A refusal is always reported once, and nothing is tried again until the file changes.
+   */
+  async pass(live = false): Promise<ConvertResult | undefined> {
     if (this.running) await this.running;
     if (this.disposed) return undefined;
     const now = dumpStamps(this.dump);
@@ -237,10 +246,26 @@ export class DumpFollower {
     if (changed.length === 0) return undefined;
     let result: ConvertResult | undefined;
     this.running = (async () => {
-      result = await convertDump(this.job(changed), this.spawn);
-      // a failed or refused conversion is not tried again until the file changes (no report a poll)
-      for (const f of changed) this.seen.set(f, now.get(f)!);
-      this.report(result, changed);
+      // a file at a time: one that fails (still being written) holds up no other
+      const results: ConvertResult[] = [];
+      for (const f of changed) {
+        const r = await convertDump(this.job([f]), this.spawn);
+        results.push(r);
+        const settled = !live || r.ok || r.refused || this.failedAt.get(f) === now.get(f);
+        if (!settled) {
+          this.failedAt.set(f, now.get(f)!);
+          continue;
+        }
+        this.seen.set(f, now.get(f)!);
+        this.failedAt.delete(f);
+        this.report(r, [f]);
+      }
+      const bad = results.find((r) => !r.ok);
+      result = bad ?? {
+        ok: true,
+        written: results.flatMap((r) => (r.ok ? r.written : [])),
+        note: [...new Set(results.map((r) => (r.ok ? r.note : '')).filter(Boolean))].join('; '),
+      };
     })();
     await this.running;
     this.running = undefined;
@@ -249,7 +274,7 @@ export class DumpFollower {
 
   start(pollMs: number): void {
     if (this.timer || this.disposed) return;
-    this.timer = setInterval(() => void this.pass(), pollMs);
+    this.timer = setInterval(() => void this.pass(true), pollMs);
   }
 
   dispose(): void {
