@@ -237,6 +237,13 @@ def convert_trackio(db: str, out: str) -> List[str]:
     conn = sqlite3.connect("file:%s?mode=ro" % os.path.abspath(db), uri=True)
     try:
         try:
+            # the file may come from anyone: its schema runs no function of ours, and "traces"
+            # must be Trackio's table, not a view that computes rows
+            conn.execute("PRAGMA trusted_schema = OFF")
+            conn.execute("PRAGMA query_only = ON")
+            kind = conn.execute("SELECT type FROM sqlite_master WHERE name = 'traces'").fetchone()
+            if kind is None or kind[0] != "table":
+                raise ConvertError("%s: not a Trackio project database (no traces table)" % db)
             cur = conn.execute("SELECT run_name, step, key, trace_index, messages, metadata FROM traces ORDER BY rowid")
         except sqlite3.DatabaseError as e:
             raise ConvertError("%s: not a Trackio project database with traces (%s)" % (db, e)) from None

@@ -46,7 +46,23 @@ class TrackioConvertTests(unittest.TestCase):
             sqlite3.connect(db).execute("CREATE TABLE metrics (id INTEGER)").connection.close()
             with contextlib.redirect_stderr(io.StringIO()) as err:
                 self.assertEqual(main(["trackio", db, "--out", os.path.join(d, "out")]), 1)
-            self.assertIn("not a Trackio project database with traces", err.getvalue())
+            self.assertIn("not a Trackio project database", err.getvalue())
+
+    def test_a_traces_view_is_refused_unread(self):
+        # a database from anyone: "traces" that computes rows (an endless recursive view) is not run
+        import sqlite3
+
+        with tempfile.TemporaryDirectory() as d:
+            db = os.path.join(d, "x.db")
+            c = sqlite3.connect(db)
+            c.execute("CREATE VIEW traces AS WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) "
+                      "SELECT 'run' AS run_name, n AS step, 'k' AS key, 0 AS trace_index, '[]' AS messages, '{}' AS metadata FROM r")
+            c.commit()
+            c.close()
+            with contextlib.redirect_stderr(io.StringIO()) as err:
+                self.assertEqual(main(["trackio", db, "--out", os.path.join(d, "out")]), 1)
+            self.assertIn("no traces table", err.getvalue())
+            self.assertFalse(os.path.exists(os.path.join(d, "out")))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ import converterSource from '../../../python/consensus_lens/convert.py';
 import { MachineSettings, openSettings, settingsWhere } from '../training/machine';
 import { type ConvertJob, type ConvertResult, type Dump, DumpFollower, PICKLE_WARNING, convertedFolder, dumpOf, dumpInputs, refusal } from './converter';
 
-const POLL_MS = { trackio: 5000, slime: 2000, miles: 2000 } as const;
+// a live Trackio database changes with every metric logged, and each pass reads all its traces again
+const POLL_MS = { trackio: 10_000, slime: 2000, miles: 2000 } as const;
 
 export function registerConvert(context: vscode.ExtensionContext, followRun: (path: string) => string, log: vscode.LogOutputChannel): vscode.Disposable {
   const storage = context.globalStorageUri.fsPath;
