@@ -9,6 +9,8 @@
 //   setting) in a trusted workspace, and then with `torch.load(weights_only=True)`. From an
 //   untrusted workspace no pickle is ever handed to Python: `refusal` is checked before any process
 //   starts, on every conversion (the first and each new file of a followed dump).
+// - a miles dump's `trajectory/*.jsonl` with its `dashboard_columns/*.parquet`: converted here, in
+//   process (src/logs/miles-columns.ts), so that its samples carry their confidence; no pickle.
 //
 // The interpreter comes from the user/machine setting `consensusLens.convert.python`, never from a
 // workspace. The converter runs as `python -c SOURCE` (the source is the extension's own copy,
