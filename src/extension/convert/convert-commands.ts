@@ -35,7 +35,11 @@ export function registerConvert(context: vscode.ExtensionContext, followRun: (pa
       return;
     }
     log.warn(`${d.source}: ${r.error}`);
-    void vscode.window.showErrorMessage(`Consensus Lens: ${d.source}: ${r.error}`, ...(r.refused && vscode.workspace.isTrusted ? [settingsWhere().button] : [])).then((c) => c && openSettings());
+    const button = !r.refused ? undefined : vscode.workspace.isTrusted ? settingsWhere().button : 'Manage Workspace Trust';
+    void vscode.window.showErrorMessage(`Consensus Lens: ${d.source}: ${r.error}`, ...(button ? [button] : [])).then((c) => {
+      if (c === 'Manage Workspace Trust') void vscode.commands.executeCommand('workbench.trust.manage');
+      else if (c) void openSettings();
+    });
   };
 
   const open = async (arg?: vscode.Uri | string): Promise<string | undefined> => {
