@@ -43,9 +43,15 @@ export function empoClusters(g: PreparedGroup): EmpoClusters {
 /** The semantic entropy −Σ p log p of the cluster shares, rounded as the authors' NumPy code rounds it. */
 export function semanticEntropy(counts: readonly number[], n: number): number {
   const terms = new Float64Array(counts.length);
+  // p log p per distinct cluster size: the correctly rounded log is costly and sizes repeat.
+  const bySize = new Map<number, number>();
   for (let k = 0; k < counts.length; k++) {
-    const p = counts[k] / n;
-    terms[k] = p * logCorrectlyRounded(p);
+    let t = bySize.get(counts[k]);
+    if (t === undefined) {
+      const p = counts[k] / n;
+      bySize.set(counts[k], (t = p * logCorrectlyRounded(p)));
+    }
+    terms[k] = t;
   }
   return -numpySum(terms);
 }
