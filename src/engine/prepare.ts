@@ -7,6 +7,8 @@ import type { Framework, Group, OutcomeCheck, RecordSource } from './types';
 import { answersEqual, extractAnswer, formClasses, type AnswerClass } from './answers';
 import { cosinesByClass, tfidfRows } from './features/tfidf';
 import { rolloutTextStats, type RolloutTextStats } from './analysis/health-text';
+import { noveltyFeatures, type NoveltyFeatures } from './operators/novelty';
+import { argmaxFirst } from './operators/result';
 
 export interface PreparedGroup {
   run?: string;
@@ -31,6 +33,20 @@ export interface PreparedGroup {
   hasConfidence: Uint8Array;
   /** Number of roll-outs without a finite confidence (CoRE then runs as EC, docs/contract.md#ec-and-core, step 3). */
   confidenceMissing: number;
+  /**
+   * The label-free confidences per roll-out, as logged (Rollout.selfCertainty, entropy,
+   * tokenEntropies; null: not logged). Kept raw, NaN and ∞ included, so the confidence operators
+   * can refuse them by name; present only when some roll-out logs one.
+   */
+  selfCertainty?: (number | null)[];
+  entropy?: (number | null)[];
+  tokenEntropies?: (readonly number[] | null)[];
+  /** Rollout.confidenceApproximate per roll-out; present only when some roll-out says true. */
+  confidenceApproximate?: boolean[];
+  /** The novelty vote's validity flags and raw novelty (docs/contract.md#novelty); computed with the reasoning vectors. */
+  novelty?: NoveltyFeatures;
+  /** Roll-outs whose logged mean log-prob (or a token log-prob) is NaN or ±∞; present only when some are. */
+  nonFiniteLogprob?: number[];
   /** T3RL v_i: 1 verified, 0 not, -1 nothing logged (docs/contract.md#t3rl). */
   verified: Int8Array;
   /** The reward the training loop used, per roll-out, when logged. */
@@ -88,6 +104,12 @@ export function checkGroupSize(group: Group, limit: number = DEFAULT_MAX_GROUP_S
   if (group.rollouts.length > limit) throw new GroupTooLargeError(group.rollouts.length, limit, group);
 }
 
+/** Whether each roll-out is in the vote's class (the largest, ties to the first: docs/contract.md#majority). */
+function voteMembers(classOf: Int32Array, classes: readonly AnswerClass[]): Uint8Array {
+  const top = argmaxFirst(classes.map((c) => c.members.length));
+  return Uint8Array.from(classOf, (c) => (top >= 0 && c === top ? 1 : 0));
+}
+
 /** A group's answers and answer classes (docs/contract.md#answers): the first step of `prepareGroup`. */
 export interface GroupAnswers {
   answers: (string | null)[];
@@ -115,7 +137,7 @@ export function reasoningCosines(texts: readonly string[], members: readonly (re
  * `done` holds steps already computed for this group (its answers, and the reasoning cosines of
  * those answers' classes, from `reasoningCosines`); the rest is computed here.
  */
-export function prepareGroup(group: Group, opts: PrepareOptions = {}, done: { answers?: GroupAnswers; cosines?: Float64Array[] } = {}): PreparedGroup {
+export function prepareGroup(group: Group, opts: PrepareOptions = {}, done: { answers?: GroupAnswers; cosines?: Float64Array[]; novelty?: NoveltyFeatures } = {}): PreparedGroup {
   checkGroupSize(group, opts.maxGroupSize);
   const rollouts = group.rollouts;
   const n = rollouts.length;
@@ -177,6 +199,13 @@ export function prepareGroup(group: Group, opts: PrepareOptions = {}, done: { an
     prepared.loggedAdvantages = rollouts.map((r) => (typeof r.advantage === 'number' && Number.isFinite(r.advantage) ? r.advantage : null));
   }
   if (group.loggedOperator) prepared.loggedOperator = group.loggedOperator;
+  if (rollouts.some((r) => r.selfCertainty !== undefined && r.selfCertainty !== null)) prepared.selfCertainty = rollouts.map((r) => (typeof r.selfCertainty === 'number' ? r.selfCertainty : null));
+  if (rollouts.some((r) => r.entropy !== undefined && r.entropy !== null)) prepared.entropy = rollouts.map((r) => (typeof r.entropy === 'number' ? r.entropy : null));
+  if (rollouts.some((r) => Array.isArray(r.tokenEntropies))) prepared.tokenEntropies = rollouts.map((r) => (Array.isArray(r.tokenEntropies) ? r.tokenEntropies : null));
+  if (rollouts.some((r) => r.confidenceApproximate === true)) prepared.confidenceApproximate = rollouts.map((r) => r.confidenceApproximate === true);
+  const nonFinite = rollouts.flatMap((r, i) => (typeof r.meanLogprob === 'number' && !Number.isFinite(r.meanLogprob) ? [i] : []));
+  if (nonFinite.length) prepared.nonFiniteLogprob = nonFinite;
+  if (hasReasoning) prepared.novelty = done.novelty ?? noveltyFeatures(rollouts.map((r) => r.response ?? ''), voteMembers(classOf, classes));
   if (opts.health)
     prepared.text = rolloutTextStats(
       rollouts.map((r) => r.response ?? ''),

@@ -31,6 +31,16 @@ export interface OperatorResult {
   iterations?: number;
   /** core: whether confidence calibrated the graph ("missing": ran as ec, docs/contract.md#ec-and-core, step 3). */
   confidence?: 'used' | 'missing';
+  /**
+   * Present when the result is an approximation of the paper's value, saying of what: a confidence
+   * computed from sampled-token log-probs instead of the full-vocabulary logits, or a similarity
+   * other than the paper's embedding model. Views and the CLI show it; never dropped.
+   */
+  approximation?: string;
+  /** empo: the group's semantic entropy −Σ p log p over its clusters (the gate opens below log N). */
+  semanticEntropy?: number;
+  /** novelty: each roll-out's novelty score after the per-group normalisation (docs/contract.md#novelty). */
+  novelty?: Float64Array;
   /** msttrl: each class's state and pass rate. */
   outcomes?: { state: 'correct' | 'candidate' | 'wrong'; passRate: number; checked: boolean }[];
 }
