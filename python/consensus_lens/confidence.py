@@ -13,7 +13,7 @@ library. The definitions (docs/training-loop.md, "Self-certainty and token entro
 
 Computed from sampled-token log-probs alone (no logits), the only estimate of H(pi_t) is the
 sampled token's surprisal -log pi_t(y_t); ``surprisal_entropies`` returns it, and whatever logs
-it says ``entropy_approx`` (never shown as the real value). Self-certainty has no such estimate.
+it says ``confidence_approximate`` (never shown as the real value). Self-certainty has no such estimate.
 """
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -64,7 +64,7 @@ def rollout_stats(logits: Any, tokens: Any, mask: Any, temperature: float = 1.0)
 
 def surprisal_entropies(token_logprobs: Sequence[Optional[float]]) -> Optional[List[float]]:
     """The sampled tokens' surprisal -log pi(y_t): a one-sample estimate of each token's entropy,
-    from log-probs alone (logged with ``entropy_approx``). None when a log-prob is missing."""
+    from log-probs alone (logged with ``confidence_approximate``). None when a log-prob is missing."""
     out = []
     for v in token_logprobs:
         if v is None:

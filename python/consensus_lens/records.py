@@ -15,9 +15,9 @@ A *group spec* is what a training loop naturally has for one question at one ste
      "entropies": [0.7, ...],                    # optional, N floats: mean token entropy (RENT)
      "token_entropies": [[0.2, ...], ...],       # optional, N arrays: each response token's entropy
                                                  #   (the mean computed from them if "entropies" is absent)
-     "entropy_approx": False,                    # optional: True when the entropies are the sampled
-                                                 #   tokens' surprisal -log pi(y_t) (a one-sample estimate
-                                                 #   from log-probs only), not the full-vocabulary entropy
+     "confidence_approximate": False,            # optional: True when the values above were computed
+                                                 #   from sampled-token log-probs (or a top-k of them),
+                                                 #   not the full-vocabulary logits: an approximation
      "rewards": [1.0, 0.0, ...],                 # optional, the rewards the loop used
      "answers": ["1/2", None, ...],              # optional, pre-extracted answers
      "verifications": [{"valid": True}, ...],    # optional (T3RL), dict / bool / None each
@@ -31,8 +31,8 @@ A *group spec* is what a training loop naturally has for one question at one ste
 A dict that already has ``rollouts`` is taken as a native record and only checked and cleaned.
 Self-certainty and entropy need the full-vocabulary logits, which only a trainer's forward pass
 holds (docs/training-loop.md, "Self-certainty and token entropy"); the roll-out fields are
-``self_certainty``, ``entropy``, ``token_entropies`` and, for an estimate from sampled-token
-log-probs, ``entropy_approx: true`` (docs/log-formats.md). Per-token entropies are always kept
+``self_certainty``, ``entropy``, ``token_entropies`` and, for values estimated from sampled-token
+log-probs, ``confidence_approximate: true`` (docs/log-formats.md). Per-token entropies are always kept
 (an entropy reward may read a window of them).
 Non-finite numbers (NaN, ±inf) become ``null``: strict JSON has no NaN, and a group whose
 confidence is missing runs CoRE as EC (docs/contract.md#ec-and-core) rather than on a made-up number.
@@ -172,7 +172,7 @@ def _floats(values: Any) -> List[Optional[float]]:
 
 def _clean_confidence(r: Dict[str, Any], where: str) -> None:
     """The logit-derived fields of one roll-out, in place: finite floats or null; ``entropy`` the
-    mean of ``token_entropies`` when only those were given; ``entropy_approx`` a boolean."""
+    mean of ``token_entropies`` when only those were given; ``confidence_approximate`` a boolean."""
     for k in ("self_certainty", "entropy"):
         if k in r:
             r[k] = finite_or_none(r[k])
@@ -185,13 +185,13 @@ def _clean_confidence(r: Dict[str, Any], where: str) -> None:
             r["entropy"] = mean_of(r["token_entropies"]) if None not in r["token_entropies"] else None
     elif "token_entropies" in r:
         del r["token_entropies"]
-    if "entropy_approx" in r:
-        if r["entropy_approx"] is None:
-            del r["entropy_approx"]
-        elif not isinstance(r["entropy_approx"], bool):
-            raise RecordError("%s: entropy_approx must be true or false" % where)
-        elif not r["entropy_approx"] or (r.get("entropy") is None and "token_entropies" not in r):
-            del r["entropy_approx"]  # said only where it qualifies a value
+    if "confidence_approximate" in r:
+        if r["confidence_approximate"] is None:
+            del r["confidence_approximate"]
+        elif not isinstance(r["confidence_approximate"], bool):
+            raise RecordError("%s: confidence_approximate must be true or false" % where)
+        elif not r["confidence_approximate"] or all(r.get(k) is None for k in ("self_certainty", "entropy", "token_entropies")):
+            del r["confidence_approximate"]  # said only where it qualifies a value
 
 
 def _clean_rollout(r: Mapping[str, Any], where: str, keep_token_logprobs: bool) -> Dict[str, Any]:
@@ -285,9 +285,9 @@ def group_record(
         strings = column("tokens")
         rewards, answers, verifs = column("rewards"), column("answers"), column("verifications")
         certs, ents, tents = column("self_certainties"), column("entropies"), column("token_entropies")
-        approx = spec.get("entropy_approx")
+        approx = spec.get("confidence_approximate")
         if approx is not None and not isinstance(approx, bool):
-            raise RecordError("%s: entropy_approx must be true or false" % where)
+            raise RecordError("%s: confidence_approximate must be true or false" % where)
         for i, r in enumerate(rollouts):
             if answers is not None and answers[i] is not None:
                 r["answer"] = str(answers[i])
@@ -312,7 +312,7 @@ def group_record(
             if tents is not None and tents[i] is not None:
                 r["token_entropies"] = tents[i]
             if approx:
-                r["entropy_approx"] = True
+                r["confidence_approximate"] = True
             _clean_confidence(r, "%s, roll-out %d" % (where, i))
         for k in ("prompt", "ground_truth", "run_id", "framework", "extra"):
             if spec.get(k) is not None:

@@ -52,21 +52,21 @@ class RecordTests(unittest.TestCase):
         self.assertIsNone(r1["self_certainty"])  # NaN: missing, not invented
         self.assertEqual((r1["entropy"], r1["token_entropies"]), (0.75, [0.25]))  # the logged mean wins
         self.assertNotIn("token_entropies", r2)
-        self.assertTrue(all("entropy_approx" not in r for r in rec["rollouts"]))
+        self.assertTrue(all("confidence_approximate" not in r for r in rec["rollouts"]))
         json.dumps(rec, allow_nan=False)
         # Per-token entropies are kept even without keep_token_logprobs (an entropy reward may window them).
         self.assertEqual(group_record(rec)["rollouts"][0]["token_entropies"], [0.5, 1.5])
 
     def test_approximate_entropy_is_flagged(self):
         rec = group_record({"question_id": "q", "responses": ["a", "b"], "token_entropies": [[0.5], None],
-                            "entropy_approx": True}, 1)
-        self.assertIs(rec["rollouts"][0]["entropy_approx"], True)
-        self.assertNotIn("entropy_approx", rec["rollouts"][1])  # said only beside a value
+                            "confidence_approximate": True}, 1)
+        self.assertIs(rec["rollouts"][0]["confidence_approximate"], True)
+        self.assertNotIn("confidence_approximate", rec["rollouts"][1])  # said only beside a value
         with self.assertRaises(RecordError):
-            group_record({"question_id": "q", "responses": ["a"], "entropies": [1.0], "entropy_approx": "yes"}, 1)
+            group_record({"question_id": "q", "responses": ["a"], "entropies": [1.0], "confidence_approximate": "yes"}, 1)
         native = group_record({"kind": "group", "step": 2, "question_id": "q",
-                               "rollouts": [{"response": "r", "entropy": 0.5, "entropy_approx": True}]})
-        self.assertIs(native["rollouts"][0]["entropy_approx"], True)
+                               "rollouts": [{"response": "r", "entropy": 0.5, "confidence_approximate": True}]})
+        self.assertIs(native["rollouts"][0]["confidence_approximate"], True)
 
     def test_bad_groups_raise_in_the_caller(self):
         with self.assertRaises(RecordError):

@@ -108,7 +108,7 @@ def test_the_log_holds_them_per_rollout(run):
         assert r["entropy"] == pytest.approx(kw["cl_entropy"][i], abs=1e-12)
         assert r["token_entropies"] == pytest.approx(kw["cl_token_entropies"][i], abs=1e-12)
         assert r["mean_logprob"] == pytest.approx(sum(kw["cl_logprobs"][i]) / len(kw["cl_logprobs"][i]), abs=1e-12)
-        assert "entropy_approx" not in r  # from the logits: the real value
+        assert "confidence_approximate" not in r  # from the logits: the real value
         assert r["extra"]["temperature"] == 1.0
     # Distinct roll-outs, distinct values: nothing constant was logged.
     assert len({round(r["self_certainty"], 9) for r in recs}) > 1

@@ -98,7 +98,7 @@ def test_the_actors_entropys_reach_the_log_and_reward_extra_info(tmp_path):
         rows = [i for i, u in enumerate(uids) if u == r["extra"]["uid"]]
         assert [ro["token_entropies"] for ro in r["rollouts"]] == [got[i] for i in rows]
         assert [ro["entropy"] for ro in r["rollouts"]] == pytest.approx([extra["cl_entropy"][i] for i in rows], abs=1e-12)
-        assert all("entropy_approx" not in ro for ro in r["rollouts"])
+        assert all("confidence_approximate" not in ro for ro in r["rollouts"])
     # fit()'s adv stage copies reward_extra_info into the batch; verl's rollout dump writes the columns.
     data.non_tensor_batch.update({k: np.array(v) for k, v in extra.items()})
     dump = tmp_path / "dump"
