@@ -4,6 +4,7 @@
 import type { Framework, OutcomeCheck, RecordSource, Rollout, Verification } from '../engine';
 import { finiteOrNull } from './json.js';
 import { boundDepth } from './extra';
+import { NATIVE_CONFIDENCE_KEYS, assignConfidence, readConfidence, surprisalConfidence } from './confidence.js';
 import type { ParsedRecord } from './types.js';
 
 export type Conversion =
@@ -113,6 +114,8 @@ export function convertRollout(o: Obj, where: string, dropped: string[]): Rollou
   let ml = optNumber(o, 'mean_logprob', dropped);
   if (o.mean_logprob === undefined && o.token_logprobs !== undefined && o.token_logprobs !== null) ml = meanOf(o.token_logprobs, dropped);
   r.meanLogprob = ml;
+  // Self-certainty and entropy as logged; else, from the sampled tokens' log-probs, the approximation (marked so).
+  assignConfidence(r, readConfidence(o, NATIVE_CONFIDENCE_KEYS, dropped) ?? surprisalConfidence(o.token_logprobs));
   r.reward = optNumber(o, 'reward', dropped);
   if (o.advantage !== undefined) r.advantage = optNumber(o, 'advantage', dropped);
   const ver = parseVerification(o.verification, dropped);

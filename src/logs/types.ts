@@ -1,5 +1,6 @@
 // Shared types of the log layer (src/logs). See src/logs/index.ts for the overview.
 import type { Framework, OutcomeCheck, RecordSource, Rollout, Verification } from '../engine';
+import type { LogitConfidence } from './confidence.js';
 
 /** A message about the run for the user: one line, naming the file and line when there is one. */
 export interface Notice {
@@ -31,6 +32,8 @@ export interface RolloutEntry {
   verification: Verification | null;
   sampleIdx: number | null;
   source: RolloutSource;
+  /** Self-certainty and token entropies when the log has them (confidence.ts), else absent. */
+  confidence?: LogitConfidence;
   /** Format-specific extras (verl reward extra-info keys, TRL per-reward-function columns). */
   extra?: Record<string, unknown>;
 }
