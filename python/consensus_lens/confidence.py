@@ -12,13 +12,14 @@ library. The definitions (docs/training-loop.md, "Self-certainty and token entro
   the mean over the response tokens.
 
 Computed from sampled-token log-probs alone (no logits), the only estimate of H(pi_t) is the
-sampled token's surprisal -log pi_t(y_t); ``surprisal_entropies`` returns it, and whatever logs
-it says ``confidence_approximate`` (never shown as the real value). Self-certainty has no such estimate.
+sampled token's surprisal -log pi_t(y_t) (consensus_lens.nemo logs it; the extension's readers
+derive it from logged token log-probs), always marked ``confidence_approximate``, never shown as
+the real value. Self-certainty has no such estimate.
 """
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-__all__ = ["token_stats", "rollout_stats", "surprisal_entropies"]
+__all__ = ["token_stats", "rollout_stats"]
 
 
 def token_stats(logits: Any, temperature: float = 1.0) -> Tuple[Any, Any, Any]:
@@ -59,15 +60,4 @@ def rollout_stats(logits: Any, tokens: Any, mask: Any, temperature: float = 1.0)
             "token_entropies": te,
             "token_logprobs": lp[i][row].double().tolist(),
         })
-    return out
-
-
-def surprisal_entropies(token_logprobs: Sequence[Optional[float]]) -> Optional[List[float]]:
-    """The sampled tokens' surprisal -log pi(y_t): a one-sample estimate of each token's entropy,
-    from log-probs alone (logged with ``confidence_approximate``). None when a log-prob is missing."""
-    out = []
-    for v in token_logprobs:
-        if v is None:
-            return None
-        out.append(-float(v))
     return out

@@ -264,12 +264,9 @@ def consensus_reward(
             if any(x["lp"] is not None for x in it):
                 g["mean_logprobs"] = [x["lp"] for x in it]
             # The logit-derived values go to the worker too: the confidence operators reward with them.
-            if any(x["sc"] is not None for x in it):
-                g["self_certainties"] = [x["sc"] for x in it]
-            if any(x["ent"] is not None for x in it):
-                g["entropies"] = [x["ent"] for x in it]
-            if any(x["tent"] is not None for x in it):
-                g["token_entropies"] = [x["tent"] for x in it]
+            for key, col in (("sc", "self_certainties"), ("ent", "entropies"), ("tent", "token_entropies")):
+                if any(x.get(key) is not None for x in it):
+                    g[col] = [x.get(key) for x in it]
             groups.append(g)
         results = w.score(groups, operator, params, step=step)
 
