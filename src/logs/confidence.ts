@@ -9,11 +9,10 @@
 // Numbers are kept as logged, NaN and ±∞ included (a parquet column may hold them): the confidence
 // operators refuse them by name rather than meeting a silently shortened group. A per-token null
 // (the Python logger's NaN) is NaN here, so the list keeps one value per token.
-import type { Rollout } from '../engine';
+import type { RolloutConfidences } from './types.js';
 
 type Obj = Record<string, unknown>;
 
-export type LogitConfidence = Pick<Rollout, 'selfCertainty' | 'entropy' | 'tokenEntropies' | 'confidenceApproximate'>;
 
 /** The wire names a format uses for each field, tried in order. */
 export interface ConfidenceKeys {
@@ -85,8 +84,8 @@ const same = (v: unknown): unknown => v;
  * of the wrong type is left out and its name pushed onto `dropped`. `unwrap`: how the format wraps a
  * value (NeMo RL's micro-batch of one writes `[v]`).
  */
-export function readConfidence(o: Obj, keys: ConfidenceKeys, dropped: string[], unwrap: (v: unknown) => unknown = same): LogitConfidence | undefined {
-  const out: LogitConfidence = {};
+export function readConfidence(o: Obj, keys: ConfidenceKeys, dropped: string[], unwrap: (v: unknown) => unknown = same): RolloutConfidences | undefined {
+  const out: RolloutConfidences = {};
   const sc = first(o, keys.selfCertainty, unwrap);
   if (sc) {
     const n = num(sc[1]);
@@ -122,7 +121,7 @@ export function readConfidence(o: Obj, keys: ConfidenceKeys, dropped: string[], 
  * entropy, their mean as the roll-out's, marked `confidenceApproximate`. Undefined without tokens
  * or when a log-prob is not a finite number (nothing is estimated from a partial list).
  */
-export function surprisalConfidence(tokenLogprobs: unknown): LogitConfidence | undefined {
+export function surprisalConfidence(tokenLogprobs: unknown): RolloutConfidences | undefined {
   if (!Array.isArray(tokenLogprobs) || tokenLogprobs.length === 0) return undefined;
   const te: number[] = new Array(tokenLogprobs.length);
   let s = 0;
@@ -136,18 +135,10 @@ export function surprisalConfidence(tokenLogprobs: unknown): LogitConfidence | u
 }
 
 /** Sets `c`'s fields on a roll-out (nothing when undefined). */
-export function assignConfidence(r: LogitConfidence, c: LogitConfidence | undefined): void {
+export function assignConfidence(r: RolloutConfidences, c: RolloutConfidences | undefined): void {
   if (!c) return;
   if (c.selfCertainty !== undefined) r.selfCertainty = c.selfCertainty;
   if (c.entropy !== undefined) r.entropy = c.entropy;
   if (c.tokenEntropies !== undefined) r.tokenEntropies = c.tokenEntropies;
   if (c.confidenceApproximate) r.confidenceApproximate = true;
-}
-
-/** A roll-out's confidences as one value (undefined when it has none): what the run index keeps. */
-export function confidenceOf(r: Rollout): LogitConfidence | undefined {
-  if (r.selfCertainty === undefined && r.entropy === undefined && r.tokenEntropies === undefined) return undefined;
-  const c: LogitConfidence = {};
-  assignConfidence(c, r);
-  return c;
 }

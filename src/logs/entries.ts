@@ -13,8 +13,7 @@
 // loop, JSON.stringify or structured clone builds them by accident; count with `entry.n`. Entries
 // are plain data (typed arrays, arrays, objects): they cross to worker threads by structured clone.
 import type { Framework, Group, OutcomeCheck, RecordSource, Rollout, Verification } from '../engine';
-import type { GroupKey, LogFormat, RolloutEntry, RolloutSource } from './types.js';
-import { assignConfidence, confidenceOf, type LogitConfidence } from './confidence.js';
+import { confidencesOf, type GroupKey, type LogFormat, type RolloutConfidences, type RolloutEntry, type RolloutSource } from './types.js';
 
 let versions = 0;
 
@@ -106,15 +105,10 @@ export interface Packed {
   answers: (string | null)[] | null;
   ver: (Verification | null)[] | null;
   extra: (Record<string, unknown> | undefined)[] | null;
-  /**
-   * Self-certainty and token entropies (confidence.ts), when some roll-out has them. Optional: an
-   * index saved before the field existed has none (its cache format differs, so it is not reused).
-   * Per-token entropies are kept (an entropy reward may read a window of them): ~8 bytes a token,
-   * only for logs that carry them.
-   */
-  conf?: (LogitConfidence | undefined)[] | null;
   /** Per-roll-out sources when they are not items of one line (TRL parquet rows). */
   sources: RolloutSource[] | null;
+  /** The label-free confidences, when some roll-out logs them. */
+  conf?: (RolloutConfidences | undefined)[];
   /** Roll-outs with a confidence (a mean log-prob). */
   confident: number;
 }
@@ -131,7 +125,7 @@ export function pack(rs: Array<Rollout & { extra?: Record<string, unknown> }>, b
     if (r.answer !== undefined && r.answer !== null) (p.answers ??= new Array(n).fill(null))[i] = r.answer;
     if (r.verification) (p.ver ??= new Array(n).fill(null))[i] = r.verification;
     if (r.extra) (p.extra ??= new Array(n).fill(undefined))[i] = r.extra;
-    const c = confidenceOf(r);
+    const c = confidencesOf(r);
     if (c) (p.conf ??= new Array(n).fill(undefined))[i] = c;
     const src = r.source as RolloutSource | undefined;
     if (src && (src.line !== base.line || src.offset !== base.offset || src.file !== base.file || src.item !== undefined)) (p.sources ??= rs.map((x) => x.source as RolloutSource))[i] = src;
@@ -167,10 +161,10 @@ export function rolloutsOf(e: GroupEntry): RolloutEntry[] {
       sampleIdx: Number.isNaN(si) ? null : si,
       source: p.sources ? p.sources[i] : { ...p.base, item: i },
     };
-    const c = p.conf?.[i];
-    if (c) r.confidence = c;
     const x = p.extra?.[i];
     if (x) r.extra = x;
+    const c = p.conf?.[i];
+    if (c) r.confidences = c;
     out[i] = r;
   }
   return out;
@@ -203,9 +197,9 @@ export function toRolloutEntry(r: Rollout & { extra?: Record<string, unknown> })
     sampleIdx: r.sampleIdx ?? null,
     source: r.source as RolloutSource,
   };
-  const c = confidenceOf(r);
-  if (c) e.confidence = c;
   if (r.extra) e.extra = r.extra;
+  const c = confidencesOf(r);
+  if (c) e.confidences = c;
   return e;
 }
 
@@ -247,10 +241,10 @@ export function entryToGroup(e: GroupEntry, texts: string[], rollouts: RolloutEn
       if (r.answer !== null) ro.answer = r.answer;
       if (r.verification) ro.verification = r.verification;
       if (r.sampleIdx !== null) ro.sampleIdx = r.sampleIdx;
-      assignConfidence(ro, r.confidence);
       const adv = r.extra?.advantage; // the trainer's logged advantage (TRL's table)
       if (typeof adv === 'number' && Number.isFinite(adv)) ro.advantage = adv;
       if (r.extra) (ro as Rollout & { extra?: Record<string, unknown> }).extra = r.extra;
+      if (r.confidences) Object.assign(ro, r.confidences);
       return ro;
     }),
   };

@@ -1,6 +1,5 @@
 // Shared types of the log layer (src/logs). See src/logs/index.ts for the overview.
 import type { Framework, OutcomeCheck, RecordSource, Rollout, Verification } from '../engine';
-import type { LogitConfidence } from './confidence.js';
 
 /** A message about the run for the user: one line, naming the file and line when there is one. */
 export interface Notice {
@@ -32,10 +31,23 @@ export interface RolloutEntry {
   verification: Verification | null;
   sampleIdx: number | null;
   source: RolloutSource;
-  /** Self-certainty and token entropies when the log has them (confidence.ts), else absent. */
-  confidence?: LogitConfidence;
   /** Format-specific extras (verl reward extra-info keys, TRL per-reward-function columns). */
   extra?: Record<string, unknown>;
+  /** The label-free confidences when logged (docs/contract.md#label-free-operators). */
+  confidences?: RolloutConfidences;
+}
+
+/** A roll-out's logged self-certainty, entropy, token entropies and whether they are approximate. */
+export type RolloutConfidences = Pick<Rollout, 'selfCertainty' | 'entropy' | 'tokenEntropies' | 'confidenceApproximate'>;
+
+/** The confidences a roll-out carries, or undefined when it has none. */
+export function confidencesOf(r: Rollout): RolloutConfidences | undefined {
+  const c: RolloutConfidences = {};
+  if (r.selfCertainty !== undefined) c.selfCertainty = r.selfCertainty;
+  if (r.entropy !== undefined) c.entropy = r.entropy;
+  if (r.tokenEntropies !== undefined) c.tokenEntropies = r.tokenEntropies;
+  if (r.confidenceApproximate) c.confidenceApproximate = true;
+  return Object.keys(c).length ? c : undefined;
 }
 
 /** A group's identity: JSON of [run, step, questionId]; build with `groupKey`. */

@@ -59,8 +59,8 @@ test('native: logged self-certainty and entropies are read as logged; token log-
         assert.deepEqual(loaded.rollouts.map(conf), groups[i].rollouts.map(conf));
       }
       const first = rolloutsOf(idx.group(idx.groups()[0].key)!);
-      assert.deepEqual(first[0].confidence, { selfCertainty: 3.25, entropy: 0.5, tokenEntropies: [0.25, 0.75] });
-      assert.equal(first[3].confidence, undefined);
+      assert.deepEqual(first[0].confidences, { selfCertainty: 3.25, entropy: 0.5, tokenEntropies: [0.25, 0.75] });
+      assert.equal(first[3].confidences, undefined);
     } finally {
       idx.close();
     }
