@@ -4,11 +4,14 @@ The model generates its own completions (no rollout_func); ``confidence_trainer(
 roll-out's values from the logits before the rewards. A probe reward function, called by TRL in
 the same batch, recomputes them independently: the model's backbone and LM head called directly,
 one unpadded sequence at a time, in float64 — and TRL's own per-token entropies
-(``_get_per_token_logps_and_entropies``, its fused head) for the same tokens.
+(``_get_per_token_logps_and_entropies``, its fused head) for the same tokens. The run is rewarded
+by the confidence operators (``selfcertainty``, ``entropy``, ``likelihood``) through the reward
+worker, and ``consensus-lens score`` on each one's log gives back the rewards TRL trained with.
 """
 import glob
 import json
 import os
+import subprocess
 
 import pytest
 import torch
@@ -19,6 +22,9 @@ from consensus_lens.trl import confidence_trainer, consensus_reward
 from tiny import QUESTIONS, tiny_model, tiny_tokenizer
 
 N = 4
+OPERATORS = ("selfcertainty", "entropy", "likelihood")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CLI = os.path.join(ROOT, "dist", "cli.js")
 
 
 def reference(model, prompt_ids, completion_ids):
@@ -40,9 +46,11 @@ def reference(model, prompt_ids, completion_ids):
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("trl-confidence")
-    out, log = str(tmp / "trl"), str(tmp / "consensus")
+    out = str(tmp / "trl")
+    logs = {op: str(tmp / ("consensus-" + op)) for op in OPERATORS}
+    log = logs["selfcertainty"]
     tok = tiny_tokenizer()
-    reward = consensus_reward("majority", log_dir=log)
+    rewards = [consensus_reward(op, log_dir=logs[op]) for op in OPERATORS]
     seen = []
 
     def probe(prompts, completions, completion_ids, **kw):
@@ -68,16 +76,18 @@ def run(tmp_path_factory):
                       logging_steps=1, log_completions=True, num_completions_to_print=0, report_to=[], save_strategy="no",
                       use_cpu=True, bf16=False, beta=0.0, max_completion_length=12, seed=0, disable_tqdm=True,
                       dataloader_num_workers=0, temperature=1.0)
-    trainer = confidence_trainer()(model=tiny_model(tok), reward_funcs=[reward, probe], args=args, train_dataset=ds,
+    trainer = confidence_trainer()(model=tiny_model(tok), reward_funcs=[*rewards, probe], args=args, train_dataset=ds,
                                    processing_class=tok)
     trainer.train()
-    reward.logger.close()
-    reward.worker.close()
+    trainer.save_state()  # names the reward functions for the table's reader
+    for reward in rewards:
+        reward.logger.close()
+        reward.worker.close()
     recs = []
     for f in sorted(glob.glob(os.path.join(log, "*.jsonl"))):
         with open(f) as fh:
             recs.extend(json.loads(line) for line in fh)
-    return {"seen": seen, "recs": recs, "out": out, "log": log}
+    return {"seen": seen, "recs": recs, "out": out, "log": log, "logs": logs}
 
 
 def test_values_handed_to_reward_functions_are_the_models(run):
@@ -123,3 +133,33 @@ def test_trls_completions_table_gets_the_columns(run):
     want_ent = [x for call in run["seen"] for x in call["kw"]["cl_entropy"]]
     assert list(df["cl_self_certainty"]) == pytest.approx(want_sc, abs=1e-12)
     assert list(df["cl_entropy"]) == pytest.approx(want_ent, abs=1e-12)
+
+
+def test_score_on_the_log_gives_the_rewards_trl_trained_with(run):
+    """Each confidence operator's rewards from ``score`` on its log are TRL's (float32) and the
+    reference forward pass's: self-certainty, -(mean token entropy), mean token log-prob."""
+    import pandas as pd
+
+    files = sorted(glob.glob(os.path.join(run["out"], "completions", "**", "*.parquet"), recursive=True))
+    df = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+    refs = [row["ref"] for call in run["seen"] for row in call["rows"]]
+    want = {
+        "selfcertainty": [sum(r[0] for r in ref) / len(ref) for ref in refs],
+        "entropy": [-sum(r[1] for r in ref) / len(ref) for ref in refs],
+        "likelihood": [sum(r[2] for r in ref) / len(ref) for ref in refs],
+    }
+    for op in OPERATORS:
+        proc = subprocess.run(["node", CLI, "score", run["logs"][op], "--operators", op], check=True, capture_output=True,
+                              text=True, timeout=120)
+        groups = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
+        assert len(groups) == 2 * 2, proc.stderr
+        res = [g["results"][op] for g in groups]
+        assert all(r.get("approximation") is None for r in res), res  # from the logits: not an estimate
+        got = [x for r in res for x in r["rewards"]]
+        assert got == pytest.approx(list(df["consensus_" + op]), abs=1e-5, rel=1e-6), op  # what TRL trained with
+        assert got == pytest.approx(want[op], abs=1e-5), op  # the model's own forward pass
+        # The trainer's advantages are the group-normalised rewards of all its reward functions; the
+        # log's own rewards are the ones this reward function returned.
+        logged = [r["reward"] for r in (json.loads(line) for f in sorted(glob.glob(os.path.join(run["logs"][op], "*.jsonl")))
+                                         for line in open(f))]
+        assert got == pytest.approx(logged, abs=1e-12), op
