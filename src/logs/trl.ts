@@ -137,7 +137,8 @@ const REWARD_NAME = /reward|score|correct|accura|format|\brm\b|_rm$|verif|match/
  * names read as reward functions (the extras come after the rewards, so the rewards are a prefix),
  * at least the first; `why` explains a guess that left columns out.
  */
-export function pickRewardColumns(candidates: string[], known: Set<string> | undefined): { columns: string[]; why?: string } {
+export function pickRewardColumns(all: string[], known: Set<string> | undefined): { columns: string[]; why?: string } {
+  const candidates = all.filter((c) => !CONFIDENCE_COLUMNS.has(c));
   if (known) return { columns: candidates.filter((c) => known.has(c)) };
   if (candidates.length <= 1) return { columns: candidates };
   let k = 0;
