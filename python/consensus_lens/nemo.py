@@ -14,6 +14,12 @@ NeMo RL is not installable from the Python package index (``pip install nemo-rl`
 - ``ConsensusEnvironment.step(message_log_batch, metadata)``: an environment whose ``step``
   receives whole groups (the synchronous path hands an environment all its samples of a turn).
 
+Self-certainty and token entropy need the full-vocabulary logits, which NeMo RL's message logs do
+not hold: from ``generation_logprobs`` (the sampled tokens' log-probs) a group gets only the
+approximation, each token's surprisal -log pi(y_t) as its ``token_entropies``, marked
+``confidence_approximate`` (docs/training-loop.md, "Self-certainty and token entropy"), for the
+worker and the log alike; never self-certainty.
+
 Groups are blocks of ``num_generations_per_prompt`` consecutive samples; a block whose samples
 do not share one prompt, or a batch that is not a multiple of it, is a ``GroupError`` naming
 ``grpo.num_generations_per_prompt``. The step logged is NeMo RL's own step number (the
@@ -21,6 +27,7 @@ do not share one prompt, or a batch that is not a multiple of it, is a ``GroupEr
 """
 
 import hashlib
+import math
 from collections import namedtuple
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
@@ -51,6 +58,16 @@ def _mean(t: Any) -> Optional[float]:
     vals = t.tolist() if hasattr(t, "tolist") else list(t)
     vals = [float(v) for v in vals]
     return sum(vals) / len(vals) if vals else None
+
+
+def _surprisals(t: Any) -> Optional[List[float]]:
+    """Each generated token's -log pi(y_t) (the approximation of its entropy); None without log-probs
+    or with a non-finite one."""
+    if t is None:
+        return None
+    vals = t.tolist() if hasattr(t, "tolist") else list(t)
+    out = [-float(v) for v in vals]
+    return out if out and all(math.isfinite(v) for v in out) else None
 
 
 def _split(log: Sequence[Mapping[str, Any]]):
@@ -85,6 +102,10 @@ def groups_from_message_logs(logs: Sequence[Sequence[Mapping[str, Any]]], n: int
         lps = [_mean(m.get("generation_logprobs")) for _, m in parts]
         if any(x is not None for x in lps):
             g["mean_logprobs"] = lps
+        ents = [_surprisals(m.get("generation_logprobs")) for _, m in parts]
+        if any(x is not None for x in ents):
+            g["token_entropies"] = ents
+            g["confidence_approximate"] = True
         groups.append(g)
     return groups
 

@@ -10,6 +10,14 @@ A *group spec* is what a training loop naturally has for one question at one ste
      "token_logprobs": [[-0.01, ...], ...],      # optional, N arrays (mean computed if needed)
      "tokens": [["The", " sum", ...], ...],      # optional, N arrays: each token's text (kept with
                                                  #   token_logprobs: the editor shows them on the text)
+     "self_certainties": [3.1, ...],             # optional, N floats: mean over the response tokens of
+                                                 #   KL(uniform || pi) = logsumexp(z) - mean(z) (INTUITOR)
+     "entropies": [0.7, ...],                    # optional, N floats: mean token entropy (RENT)
+     "token_entropies": [[0.2, ...], ...],       # optional, N arrays: each response token's entropy
+                                                 #   (the mean computed from them if "entropies" is absent)
+     "confidence_approximate": False,            # optional: True when the values above were computed
+                                                 #   from sampled-token log-probs (or a top-k of them),
+                                                 #   not the full-vocabulary logits: an approximation
      "rewards": [1.0, 0.0, ...],                 # optional, the rewards the loop used
      "answers": ["1/2", None, ...],              # optional, pre-extracted answers
      "verifications": [{"valid": True}, ...],    # optional (T3RL), dict / bool / None each
@@ -21,6 +29,11 @@ A *group spec* is what a training loop naturally has for one question at one ste
 
 ``group_record`` turns one into a native group record (``{"kind": "group", "rollouts": [...]}``).
 A dict that already has ``rollouts`` is taken as a native record and only checked and cleaned.
+Self-certainty and entropy need the full-vocabulary logits, which only a trainer's forward pass
+holds (docs/training-loop.md, "Self-certainty and token entropy"); the roll-out fields are
+``self_certainty``, ``entropy``, ``token_entropies`` and, for values estimated from sampled-token
+log-probs, ``confidence_approximate: true`` (docs/log-formats.md). Per-token entropies are always kept
+(an entropy reward may read a window of them).
 Non-finite numbers (NaN, ±inf) become ``null``: strict JSON has no NaN, and a group whose
 confidence is missing runs CoRE as EC (docs/contract.md#ec-and-core) rather than on a made-up number.
 """
@@ -153,6 +166,34 @@ def _token_strings(tokens: Any, n: int, where: str) -> List[str]:
     return t
 
 
+def _floats(values: Any) -> List[Optional[float]]:
+    return [finite_or_none(v) for v in (values.tolist() if hasattr(values, "tolist") else values)]
+
+
+def _clean_confidence(r: Dict[str, Any], where: str) -> None:
+    """The logit-derived fields of one roll-out, in place: finite floats or null; ``entropy`` the
+    mean of ``token_entropies`` when only those were given; ``confidence_approximate`` a boolean."""
+    for k in ("self_certainty", "entropy"):
+        if k in r:
+            r[k] = finite_or_none(r[k])
+    te = r.get("token_entropies")
+    if te is not None:
+        if isinstance(te, (str, bytes)) or not isinstance(te, Iterable):
+            raise RecordError("%s: token_entropies must be a list of numbers" % where)
+        r["token_entropies"] = _floats(te)
+        if r.get("entropy") is None:
+            r["entropy"] = mean_of(r["token_entropies"]) if None not in r["token_entropies"] else None
+    elif "token_entropies" in r:
+        del r["token_entropies"]
+    if "confidence_approximate" in r:
+        if r["confidence_approximate"] is None:
+            del r["confidence_approximate"]
+        elif not isinstance(r["confidence_approximate"], bool):
+            raise RecordError("%s: confidence_approximate must be true or false" % where)
+        elif not r["confidence_approximate"] or all(r.get(k) is None for k in ("self_certainty", "entropy", "token_entropies")):
+            del r["confidence_approximate"]  # said only where it qualifies a value
+
+
 def _clean_rollout(r: Mapping[str, Any], where: str, keep_token_logprobs: bool) -> Dict[str, Any]:
     if not isinstance(r, Mapping):
         raise RecordError("%s: a roll-out must be an object" % where)
@@ -178,6 +219,7 @@ def _clean_rollout(r: Mapping[str, Any], where: str, keep_token_logprobs: bool) 
             del out["tokens"]
     if "reward" in out:
         out["reward"] = finite_or_none(out["reward"])
+    _clean_confidence(out, where)
     if "verification" in out:
         out["verification"] = _verification(out["verification"])
     return out
@@ -242,6 +284,10 @@ def group_record(
         means, tokens = column("mean_logprobs"), column("token_logprobs")
         strings = column("tokens")
         rewards, answers, verifs = column("rewards"), column("answers"), column("verifications")
+        certs, ents, tents = column("self_certainties"), column("entropies"), column("token_entropies")
+        approx = spec.get("confidence_approximate")
+        if approx is not None and not isinstance(approx, bool):
+            raise RecordError("%s: confidence_approximate must be true or false" % where)
         for i, r in enumerate(rollouts):
             if answers is not None and answers[i] is not None:
                 r["answer"] = str(answers[i])
@@ -259,6 +305,15 @@ def group_record(
                 r["reward"] = finite_or_none(rewards[i])
             if verifs is not None and verifs[i] is not None:
                 r["verification"] = _verification(verifs[i])
+            if certs is not None:
+                r["self_certainty"] = certs[i]
+            if ents is not None:
+                r["entropy"] = ents[i]
+            if tents is not None and tents[i] is not None:
+                r["token_entropies"] = tents[i]
+            if approx:
+                r["confidence_approximate"] = True
+            _clean_confidence(r, "%s, roll-out %d" % (where, i))
         for k in ("prompt", "ground_truth", "run_id", "framework", "extra"):
             if spec.get(k) is not None:
                 rec[k] = ground_truth_value(spec[k]) if k == "ground_truth" else spec[k]

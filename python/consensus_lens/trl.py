@@ -37,8 +37,18 @@ slice of the generation batch, whose ``num_generations`` completions per prompt 
   ``processing_class``, so the extension shows the model's confidence on each roll-out's text
   (``token_logprobs=False``: the mean only, a smaller log). Log-probs that do not match the
   completion's token count are kept without the text (the panel then draws them as a curve).
+- Self-certainty and token entropy (the confidence rewards ``selfcertainty``, ``entropy``):
+  they need the full-vocabulary logits, which TRL 1.x never materialises (its fused LM head
+  returns log-probs and entropies only). ``confidence_trainer()`` is a ``GRPOTrainer`` subclass
+  that runs the policy's forward over each generation batch just before the rewards (the
+  ``_calculate_rewards`` plug point) and hands every reward function ``cl_self_certainty``,
+  ``cl_entropy``, ``cl_token_entropies`` and ``cl_logprobs`` (the sampled tokens' log-probs
+  under the same distribution; a ``with_logprobs`` rollout_func's own are kept). This reward
+  function sends them to the worker and logs them (``self_certainty``, ``entropy``,
+  ``token_entropies`` per roll-out).
 - ``log_extra`` (when TRL passes it) adds ``cl_label`` (the pseudo-label), ``cl_gate`` (CoRE's
-  question gate) and ``cl_advantage`` columns to TRL's completions table.
+  question gate) and ``cl_advantage`` columns to TRL's completions table, and with the
+  subclass's values ``cl_self_certainty`` and ``cl_entropy``.
 - A ``ground_truth``/``answer``/``solution`` column is logged as a diagnostic, never sent.
 """
 
@@ -52,7 +62,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 from .records import ground_truth_value, token_texts
 from .reward import RewardWorker
 
-__all__ = ["consensus_reward", "with_logprobs", "prompt_text", "prompt_id", "GroupError"]
+__all__ = ["consensus_reward", "with_logprobs", "confidence_trainer", "prompt_text", "prompt_id", "GroupError"]
 
 _TRUTH_COLUMNS = ("ground_truth", "answer", "solution")
 
@@ -210,6 +220,7 @@ def consensus_reward(
 
         ids = kwargs.get(question_key)
         lps = kwargs.get(logprob_key)
+        scs, ents, tents = kwargs.get("cl_self_certainty"), kwargs.get("cl_entropy"), kwargs.get("cl_token_entropies")
         cids = kwargs.get("completion_ids") if token_logprobs and lps is not None else None
         truths = next((kwargs[c] for c in _TRUTH_COLUMNS if kwargs.get(c) is not None), None)
         local = [{
@@ -221,6 +232,9 @@ def consensus_reward(
             # Per-token values travel only when they are logged (rank 0 decodes the ids).
             "tlp": [float(x) for x in lps[i]] if token_logprobs and lps is not None and lps[i] is not None and not isinstance(lps[i], (int, float)) else None,
             "ids": [int(x) for x in cids[i]] if cids is not None and cids[i] is not None else None,
+            "sc": scs[i] if scs is not None else None,
+            "ent": ents[i] if ents is not None else None,
+            "tent": tents[i] if tents is not None else None,
         } for i in range(n)]
 
         world = _world(trainer)
@@ -249,6 +263,10 @@ def consensus_reward(
                                  "responses": [x["completion"] for x in it]}
             if any(x["lp"] is not None for x in it):
                 g["mean_logprobs"] = [x["lp"] for x in it]
+            # The logit-derived values go to the worker too: the confidence operators reward with them.
+            for key, col in (("sc", "self_certainties"), ("ent", "entropies"), ("tent", "token_entropies")):
+                if any(x.get(key) is not None for x in it):
+                    g[col] = [x.get(key) for x in it]
             groups.append(g)
         results = w.score(groups, operator, params, step=step)
 
@@ -266,6 +284,10 @@ def consensus_reward(
             log_extra("cl_label", labels[mine])
             log_extra("cl_gate", gates[mine])
             log_extra("cl_advantage", advs[mine])
+            if scs is not None:
+                log_extra("cl_self_certainty", [x["sc"] for x in local])
+            if ents is not None:
+                log_extra("cl_entropy", [x["ent"] for x in local])
         # Evaluation batches are rewarded, not logged: TRL's step for them is the last training step,
         # whose roll-outs the log already holds under the same step and question ids.
         lg = get_logger(trainer) if training else None
@@ -284,6 +306,8 @@ def consensus_reward(
                 if truth is not None:
                     g["ground_truth"] = truth
                 g["extra"] = {"operator": operator, "label": res.get("label"), "gate": float(res["gate"])}
+                if "self_certainties" in g or "entropies" in g:  # the distribution they were computed on
+                    g["extra"]["temperature"] = float(getattr(trainer, "temperature", 1.0))
             lg.log_step(step, groups)
         return rewards[mine]
 
@@ -291,6 +315,86 @@ def consensus_reward(
     reward.logger = logger  # type: ignore[attr-defined]  # set at the first call when made from log_dir
     reward.worker = w  # type: ignore[attr-defined]
     return reward
+
+
+def confidence_trainer(base: Any = None) -> Any:
+    """A subclass of TRL's ``GRPOTrainer`` (or ``base``) that computes, for every generation batch,
+    each roll-out's self-certainty and token entropies from the policy's full-vocabulary logits
+    (``consensus_lens.confidence``, at the trainer's ``temperature``) before the rewards, and hands
+    them to every reward function as ``cl_self_certainty`` (float), ``cl_entropy`` (float),
+    ``cl_token_entropies`` (list) and ``cl_logprobs`` (the sampled tokens' log-probs, unless a
+    rollout_func gave its own)::
+
+        from consensus_lens.trl import confidence_trainer, consensus_reward
+        trainer = confidence_trainer()(model=..., reward_funcs=[consensus_reward("selfcertainty", log_dir=...)], ...)
+
+    The forward is TRL's own model call without its fused head (``logits_to_keep`` = completion
+    length + 1, position ids from the attention mask as generation counts them, no gradient, micro-batches of ``per_device_train_batch_size``, the logits of one
+    micro-batch in memory at a time; ``confidence_batch_size`` in the constructor lowers it).
+    Text-only: a batch with images is refused (the forward would need TRL's multimodal inputs)."""
+    if base is None:
+        from trl import GRPOTrainer  # type: ignore
+
+        base = GRPOTrainer
+
+    class ConfidenceGRPOTrainer(base):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, confidence_batch_size: Optional[int] = None, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.confidence_batch_size = confidence_batch_size
+            self._cl_ids: Any = None
+
+        def _generate(self, prompts: Any) -> Any:
+            out = super()._generate(prompts)
+            self._cl_ids = (out[0], out[1])  # prompt_ids_list, completion_ids_list (TRL 1.x order)
+            return out
+
+        def _calculate_rewards(self, inputs: Any, prompts: Any, completions: Any, completion_ids_list: Any) -> Any:
+            if self._cl_ids is None or len(self._cl_ids[1]) != len(inputs):
+                raise RuntimeError("confidence_trainer: the generation batch's token ids were not seen (TRL's _generate changed?)")
+            if any(x.get("image") is not None or x.get("images") for x in inputs):
+                raise ValueError("confidence_trainer: batches with images are not supported (text-only forward)")
+            prompt_ids, completion_ids = self._cl_ids
+            self._cl_ids = None
+            stats = self._cl_confidence(prompt_ids, completion_ids)
+            for inp, st in zip(inputs, stats):
+                inp["cl_self_certainty"] = st["self_certainty"]
+                inp["cl_entropy"] = st["entropy"]
+                inp["cl_token_entropies"] = st["token_entropies"]
+                if inp.get("cl_logprobs") is None:
+                    inp["cl_logprobs"] = st["token_logprobs"]
+            return super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+
+        def _cl_confidence(self, prompt_ids: Sequence[Sequence[int]], completion_ids: Sequence[Sequence[int]]) -> List[Dict[str, Any]]:
+            import torch
+
+            from .confidence import rollout_stats
+
+            device = self.accelerator.device
+            pad_id = self.processing_class.pad_token_id if getattr(self.processing_class, "pad_token_id", None) is not None \
+                else self.processing_class.tokenizer.pad_token_id
+            mode = "train" if self.model.training else "eval"
+            bs = self.confidence_batch_size or (self.args.per_device_train_batch_size if mode == "train" else self.args.per_device_eval_batch_size)
+            out: List[Dict[str, Any]] = []
+            for lo in range(0, len(completion_ids), bs):
+                p = [list(x) for x in prompt_ids[lo:lo + bs]]
+                c = [list(x) for x in completion_ids[lo:lo + bs]]
+                pl, cl = max(len(x) for x in p), max(max(len(x) for x in c), 1)
+                # Prompts left-padded, completions right-padded: TRL's layout for its own forward.
+                ids = torch.tensor([[pad_id] * (pl - len(a)) + a + b + [pad_id] * (cl - len(b)) for a, b in zip(p, c)], device=device)
+                att = torch.tensor([[0] * (pl - len(a)) + [1] * (len(a) + len(b)) + [0] * (cl - len(b)) for a, b in zip(p, c)], device=device)
+                mask = att[:, pl:]
+                # Positions from the attention mask, as generation numbers them: the values do not
+                # depend on how much left padding a micro-batch happens to need.
+                pos = (att.cumsum(-1) - 1).clamp(min=0)
+                with torch.no_grad(), self.accelerator.autocast():
+                    logits = self.model(input_ids=ids, attention_mask=att, position_ids=pos, logits_to_keep=cl + 1,
+                                        use_cache=False).logits
+                out.extend(rollout_stats(logits[:, :-1, :], ids[:, pl:], mask, self.temperature))
+                del logits
+            return out
+
+    ConfidenceGRPOTrainer.__name__ = ConfidenceGRPOTrainer.__qualname__ = "Confidence" + getattr(base, "__name__", "GRPOTrainer")
+    return ConfidenceGRPOTrainer
 
 
 def _blocks(items: List[Dict[str, Any]], g_size: Optional[int], setting: str, world: int) -> List[Any]:

@@ -118,6 +118,12 @@ def token_logprob_rows(data: Any, key: Optional[str] = None) -> Optional[List[Li
     return [[round(float(v), 4) for v, m in zip(row, mr) if m] for row, mr in zip(lp, mask)]
 
 
+def _masked_rows(values: Any, mask: Any) -> List[List[float]]:
+    """Per row, the values at the mask's real tokens (float, in order)."""
+    vals, m = _tolist(values), _tolist(mask)
+    return [[float(v) for v, k in zip(row, mr) if k] for row, mr in zip(vals, m)]
+
+
 def _nt(data: Any, key: str) -> Optional[List[Any]]:
     ntb = getattr(data, "non_tensor_batch", None) or {}
     if key not in ntb:
@@ -328,13 +334,15 @@ class ConsensusHook:
 
     ``n``: the group size (``actor_rollout_ref.rollout.n``); a uid with another count is a
     ``GroupError`` naming that setting, never a reward. ``token_logprobs`` (default True): the log
-    keeps each roll-out's per-token log-probs and tokens' text (module doc).
+    keeps each roll-out's per-token log-probs and tokens' text (module doc). ``entropies``: the
+    step's log waits for ``add_entropies`` (the actor's ``entropys``, which verl computes after the
+    reward stage), so each roll-out's ``entropy`` and ``token_entropies`` are logged with it.
     """
 
     def __init__(self, tokenizer: Any, *, operator: str = "majority", params: Optional[Mapping[str, Any]] = None,
                  mode: str = "reward", n: Optional[int] = None, worker: Any = None, log_dir: Optional[str] = None,
                  logger: Any = None, compute_score: Any = None, group_key: str = "uid", logprob_key: Optional[str] = None,
-                 data_source_key: str = "data_source", token_logprobs: bool = True) -> None:
+                 data_source_key: str = "data_source", token_logprobs: bool = True, entropies: bool = False) -> None:
         if mode not in ("reward", "ttrl"):
             raise ValueError('mode must be "reward" or "ttrl", got %r' % (mode,))
         from .reward import RewardWorker
@@ -354,6 +362,9 @@ class ConsensusHook:
         self.group_key = group_key
         self.logprob_key = logprob_key
         self.data_source_key = data_source_key
+        self.entropies = entropies
+        self.extra_info: Optional[Dict[str, Any]] = None  # the step's reward_extra_info (use_consensus sets it)
+        self._pending: Any = None
 
     def __call__(self, data: Any, step: int) -> Any:
         import numpy as np
@@ -402,8 +413,41 @@ class ConsensusHook:
             for g, res, idx in zip(groups, results, rows):
                 g["rewards"] = [scores[i] for i in idx]
                 g["extra"] = dict(g["extra"], operator=self.operator, mode=self.mode, label=res.get("label"), gate=float(res["gate"]))
-            self.logger.log_step(step, groups)
+        self.flush_log()  # a step whose entropies never came (no old_log_prob stage) is logged without them
+        self._pending = (step, groups, rows)
+        if not self.entropies:
+            self.flush_log()
         return data
+
+    def add_entropies(self, data: Any, entropys: Any, extra_info: Optional[Dict[str, Any]] = None) -> None:
+        """The actor's per-token entropies of this step's batch (verl's ``entropys`` [B, L] from the
+        ``old_log_prob`` stage: the full-vocabulary entropy of each response token at the rollout
+        temperature): each roll-out's ``entropy`` (mean over the response mask) and
+        ``token_entropies`` go into the step's log, and into ``extra_info`` (the step's
+        ``reward_extra_info``, which verl copies into the batch and its rollout dump) as
+        ``cl_entropy`` and ``cl_token_entropies``. Rows follow ``data``'s order (the batch the hook saw)."""
+        import numpy as np
+
+        rows_ent = _masked_rows(entropys, _response_mask(data))
+        means = [sum(r) / len(r) if r else None for r in rows_ent]
+        if extra_info is not None:
+            te = np.empty(len(rows_ent), dtype=object)
+            for i, r in enumerate(rows_ent):
+                te[i] = r
+            extra_info["cl_entropy"] = np.array([m if m is not None else float("nan") for m in means], dtype=np.float64)
+            extra_info["cl_token_entropies"] = te
+        if self._pending is not None:
+            _, groups, rows = self._pending
+            for g, idx in zip(groups, rows):
+                g["entropies"] = [means[i] for i in idx]
+                g["token_entropies"] = [rows_ent[i] for i in idx]
+        self.flush_log()
+
+    def flush_log(self) -> None:
+        """Writes the step held for its entropies (``add_entropies``), if any."""
+        pending, self._pending = self._pending, None
+        if pending is not None and self.logger is not None:
+            self.logger.log_step(pending[0], pending[1])
 
     def _ttrl(self, data: Any, texts: List[str], labels: List[Any]) -> List[float]:
         """TTRL's pattern: the pseudo-label becomes the ground truth the per-sample verifier checks."""
@@ -437,9 +481,10 @@ def _hook_from_config(trainer: Any) -> ConsensusHook:
     cfg = trainer.config
     opts = dict(cfg.get("consensus_lens", None) or {})
     params = opts.pop("params", None)
-    unknown = set(opts) - {"operator", "mode", "log_dir", "logprob_key", "group_key", "token_logprobs"}
+    unknown = set(opts) - {"operator", "mode", "log_dir", "logprob_key", "group_key", "token_logprobs", "entropies"}
     if unknown:
-        raise ValueError("unknown consensus_lens.* keys: %s (known: operator, mode, params, log_dir, logprob_key, group_key, token_logprobs)"
+        raise ValueError("unknown consensus_lens.* keys: %s (known: operator, mode, params, log_dir, logprob_key, group_key, token_logprobs, "
+                         "entropies)"
                          % ", ".join(sorted(unknown)))
     return ConsensusHook(trainer.tokenizer, params=dict(params) if params else None,
                          n=int(cfg.actor_rollout_ref.rollout.n), **opts)
@@ -464,19 +509,25 @@ class use_consensus:
         hook, trainer, orig = self.hook, self.trainer, rt.extract_reward
 
         def extract_reward(batch: Any) -> Any:
-            return orig(hook(batch, int(trainer.global_steps)))
+            out = orig(hook(batch, int(trainer.global_steps)))
+            hook.extra_info = out[1] if isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], dict) else None
+            return out
 
         rt.extract_reward = extract_reward
         return hook
 
     def __exit__(self, *exc: Any) -> None:
         self._rt.extract_reward = self._orig
+        if self.hook is not None:
+            self.hook.flush_log()
 
 
 def consensus_trainer(base: Any = None) -> Any:
     """A subclass of verl's ``RayPPOTrainer`` (or ``base``) whose ``fit`` rewards with the
     consensus hook configured under ``consensus_lens.*`` (``+consensus_lens.operator=core``,
-    ``+consensus_lens.mode=ttrl``, ``+consensus_lens.params.kappa=0.1``, ``+consensus_lens.log_dir=...``)."""
+    ``+consensus_lens.mode=ttrl``, ``+consensus_lens.params.kappa=0.1``, ``+consensus_lens.log_dir=...``;
+    ``+consensus_lens.entropies=true``: log each roll-out's entropy and token entropies from the
+    actor's ``entropys``, and add them to the rollout dump as ``cl_entropy``/``cl_token_entropies``)."""
     if base is None:
         from verl.trainer.ppo.ray_trainer import RayPPOTrainer  # type: ignore
 
@@ -484,8 +535,23 @@ def consensus_trainer(base: Any = None) -> Any:
 
     class ConsensusRayPPOTrainer(base):  # type: ignore[misc, valid-type]
         def fit(self) -> Any:
-            with use_consensus(self):
-                return super().fit()
+            with use_consensus(self) as hook:
+                self._cl_hook = hook
+                try:
+                    return super().fit()
+                finally:
+                    self._cl_hook = None
+
+        def _compute_old_log_prob(self, batch: Any) -> Any:
+            # verl's actor entropy path: the old_log_prob stage computes every response token's
+            # entropy from the full logits (calculate_entropy=True) and fit() drops it after its
+            # metric; with consensus_lens.entropies the hook takes it first.
+            out = super()._compute_old_log_prob(batch)
+            hook = getattr(self, "_cl_hook", None)
+            if hook is not None and hook.entropies:
+                old = out[0] if isinstance(out, tuple) else out
+                hook.add_entropies(batch, old.batch["entropys"], getattr(hook, "extra_info", None))
+            return out
 
     return ConsensusRayPPOTrainer
 

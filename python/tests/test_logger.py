@@ -42,6 +42,32 @@ class RecordTests(unittest.TestCase):
         rec = group_record({"question_id": "q", "responses": ["a"], "token_logprobs": [[-1.0, float("nan")]]}, 1)
         self.assertIsNone(rec["rollouts"][0]["mean_logprob"])
 
+    def test_logit_confidence_fields(self):
+        rec = group_record({"question_id": "q", "responses": ["a", "b", "c"],
+                            "self_certainties": [3.5, float("nan"), None],
+                            "token_entropies": [[0.5, 1.5], [0.25], None],
+                            "entropies": [None, 0.75, None]}, 1)
+        r0, r1, r2 = rec["rollouts"]
+        self.assertEqual((r0["self_certainty"], r0["entropy"], r0["token_entropies"]), (3.5, 1.0, [0.5, 1.5]))
+        self.assertIsNone(r1["self_certainty"])  # NaN: missing, not invented
+        self.assertEqual((r1["entropy"], r1["token_entropies"]), (0.75, [0.25]))  # the logged mean wins
+        self.assertNotIn("token_entropies", r2)
+        self.assertTrue(all("confidence_approximate" not in r for r in rec["rollouts"]))
+        json.dumps(rec, allow_nan=False)
+        # Per-token entropies are kept even without keep_token_logprobs (an entropy reward may window them).
+        self.assertEqual(group_record(rec)["rollouts"][0]["token_entropies"], [0.5, 1.5])
+
+    def test_approximate_entropy_is_flagged(self):
+        rec = group_record({"question_id": "q", "responses": ["a", "b"], "token_entropies": [[0.5], None],
+                            "confidence_approximate": True}, 1)
+        self.assertIs(rec["rollouts"][0]["confidence_approximate"], True)
+        self.assertNotIn("confidence_approximate", rec["rollouts"][1])  # said only beside a value
+        with self.assertRaises(RecordError):
+            group_record({"question_id": "q", "responses": ["a"], "entropies": [1.0], "confidence_approximate": "yes"}, 1)
+        native = group_record({"kind": "group", "step": 2, "question_id": "q",
+                               "rollouts": [{"response": "r", "entropy": 0.5, "confidence_approximate": True}]})
+        self.assertIs(native["rollouts"][0]["confidence_approximate"], True)
+
     def test_bad_groups_raise_in_the_caller(self):
         with self.assertRaises(RecordError):
             group_record({"question_id": "q", "responses": ["a", "b"], "mean_logprobs": [0.1]}, 1)

@@ -60,6 +60,15 @@ def test_shape_rewards_over_the_repeated_batch(tmp_path, worker):
     assert batch["total_reward"].tolist() == pytest.approx(got, abs=1e-6)
     assert {g["results"]["core"]["confidence"] for g in groups} == {"used"}
     assert groups[0]["advantage_formula"] == {"framework": "nemo-rl", "eps": 1e-6, "std": "leave-one-out"}
+    # No logits in a message log: the entropies logged are the sampled tokens' surprisal, marked approximate.
+    recs = [json.loads(line) for f in sorted(os.listdir(tmp_path)) if f.endswith(".jsonl") for line in open(tmp_path / f)]
+    rows = [r for rec in recs for r in rec["rollouts"]]
+    want = [[-x for x in lp] for lp in out["logprobs"]]
+    assert len(rows) == len(want)
+    for r, w in zip(rows, want):
+        assert r["token_entropies"] == pytest.approx(w, abs=1e-6)
+    assert all(r["confidence_approximate"] is True and "self_certainty" not in r for r in rows)
+    assert [r["entropy"] for r in rows] == pytest.approx([sum(w) / len(w) for w in want], abs=1e-6)
 
 
 def test_a_batch_that_is_not_whole_groups_is_refused(worker):

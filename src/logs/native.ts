@@ -4,6 +4,7 @@
 import type { Framework, OutcomeCheck, RecordSource, Rollout, Verification } from '../engine';
 import { finiteOrNull } from './json.js';
 import { boundDepth } from './extra';
+import { NATIVE_CONFIDENCE_KEYS, assignConfidence, readConfidence, surprisalConfidence } from './confidence.js';
 import type { ParsedRecord } from './types.js';
 
 export type Conversion =
@@ -102,18 +103,6 @@ function parseVerification(v: unknown, dropped: string[]): Verification | null {
   return out.valid === undefined && out.toolOutput === undefined ? null : out;
 }
 
-/** The label-free confidences (docs/contract.md#label-free-operators): self_certainty, entropy, token_entropies, confidence_approximate. */
-function readConfidences(o: Obj, r: Rollout, dropped: string[]): void {
-  const sc = optNumber(o, 'self_certainty', dropped);
-  if (sc !== null) r.selfCertainty = sc;
-  const en = optNumber(o, 'entropy', dropped);
-  if (en !== null) r.entropy = en;
-  const te = o.token_entropies;
-  if (Array.isArray(te) && te.every((x) => typeof x === 'number' && Number.isFinite(x))) r.tokenEntropies = te as number[];
-  else if (te !== undefined && te !== null) dropped.push('token_entropies');
-  if (o.confidence_approximate === true) r.confidenceApproximate = true;
-}
-
 /** Converts one roll-out object (a roll-out record, or an item of a group's `rollouts`). */
 export function convertRollout(o: Obj, where: string, dropped: string[]): Rollout & { extra?: Obj } | string {
   if (typeof o.response !== 'string') {
@@ -125,11 +114,12 @@ export function convertRollout(o: Obj, where: string, dropped: string[]): Rollou
   let ml = optNumber(o, 'mean_logprob', dropped);
   if (o.mean_logprob === undefined && o.token_logprobs !== undefined && o.token_logprobs !== null) ml = meanOf(o.token_logprobs, dropped);
   r.meanLogprob = ml;
+  // Self-certainty and entropy as logged; else, from the sampled tokens' log-probs, the approximation (marked so).
+  assignConfidence(r, readConfidence(o, NATIVE_CONFIDENCE_KEYS, dropped) ?? surprisalConfidence(o.token_logprobs));
   r.reward = optNumber(o, 'reward', dropped);
   if (o.advantage !== undefined) r.advantage = optNumber(o, 'advantage', dropped);
   const ver = parseVerification(o.verification, dropped);
   if (ver) r.verification = ver;
-  readConfidences(o, r, dropped);
   const si = o.sample_idx;
   if (typeof si === 'number' && Number.isInteger(si)) r.sampleIdx = si;
   else if (si !== undefined && si !== null) dropped.push('sample_idx');

@@ -11,10 +11,19 @@
 // Confidence: c_i is the mean of `generation_logprobs` over the generated tokens (CISC, CoRE) —
 // the positions where `token_loss_mask` is 1 when logged, else the positions from the first
 // non-zero log-prob up to `input_lengths` (the prompt's positions hold 0).
+//
+// Self-certainty and token entropy (confidence.ts): NeMo RL logs the sampled tokens' log-probs only,
+// so a line gives the approximation (each generated token's surprisal, marked so) unless the loop
+// put real values into `log_data` as `self_certainty`, `entropy`, `token_entropies` (one-element
+// lists like every value of the line).
 import { basename } from 'node:path';
 import type { RecordSource } from '../engine';
 import type { Conversion } from './native.js';
 import { promptId } from './verl.js';
+import { NATIVE_CONFIDENCE_KEYS, assignConfidence, confidenceKeyNames, readConfidence, surprisalConfidence } from './confidence.js';
+import type { Rollout } from '../engine';
+
+const CONFIDENCE_KEYS = confidenceKeyNames(NATIVE_CONFIDENCE_KEYS);
 
 type Obj = Record<string, unknown>;
 
@@ -130,8 +139,10 @@ export class NemoFileContext {
     if (typeof rw === 'number') reward = Number.isFinite(rw) ? rw : null;
     else if (rw !== undefined && rw !== null) dropped.push('rewards');
     const extra: Obj = {};
-    for (const k of Object.keys(o)) if (k !== 'content' && k !== 'generation_logprobs' && k !== 'prev_logprobs' && k !== 'token_ids' && k !== 'token_loss_mask') extra[k] = one(o[k]);
+    for (const k of Object.keys(o)) if (k !== 'content' && k !== 'generation_logprobs' && k !== 'prev_logprobs' && k !== 'token_ids' && k !== 'token_loss_mask' && !CONFIDENCE_KEYS.has(k)) extra[k] = one(o[k]);
     if (this.validation && reward !== null) extra.score = reward;
+    const rollout: Rollout & { extra?: Obj } = { response, meanLogprob: nemoMeanLogprob(o), reward: this.validation ? null : reward, source, extra };
+    if (!this.validation) assignConfidence(rollout, readConfidence(o, NATIVE_CONFIDENCE_KEYS, dropped, one) ?? surprisalConfidence(nemoGenerated(o)?.logprobs));
     return {
       ok: true,
       dropped,
@@ -144,7 +155,7 @@ export class NemoFileContext {
         groundTruth: null,
         framework: 'nemo-rl',
         ...(this.validation ? { stream: 'validation' as const } : {}),
-        rollout: { response, meanLogprob: nemoMeanLogprob(o), reward: this.validation ? null : reward, source, extra },
+        rollout,
         source,
       },
     };

@@ -11,6 +11,9 @@
 // A group is a run of consecutive rows with identical `prompt`. The logged reward is the sum of the
 // reward columns (TRL's default equal weights, NaN-skipping like its nansum); every other column
 // is kept in the roll-out's `extra`. Older TRL (≤ 0.2x) wrote only step/prompt/completion.
+// Self-certainty and token entropy (confidence.ts): the `log_extra` columns `cl_self_certainty`,
+// `cl_entropy` (consensus_lens.trl with its confidence_trainer), `cl_token_entropies` when a list
+// column holds them; never reward columns (a plain `entropy` column is a reward function's own extra).
 // Read with hyparquet (a maintained pure-JS parquet reader), checked first and parsed in a worker
 // thread with a bounded heap (parquet.ts). A parquet file is written in one go,
 // so its groups are complete once the file parses; a file that does not parse yet (being written)
@@ -20,9 +23,13 @@ import { basename, dirname, join } from 'node:path';
 import { readParquetColumns, rowsOf } from './parquet.js';
 import { parseStep } from './native.js';
 import type { Notice, ParsedRecord } from './types.js';
+import { COLUMN_CONFIDENCE_KEYS, assignConfidence, confidenceKeyNames, readConfidence } from './confidence.js';
+import type { Rollout } from '../engine';
 import { promptId } from './verl.js';
 
 const FIXED = new Set(['mode', 'step', 'prompt', 'completion', 'advantage', 'image', 'images', 'index']);
+/** Columns read as the roll-out's self-certainty and entropies: never a reward, never an extra. */
+const CONFIDENCE_COLUMNS = confidenceKeyNames(COLUMN_CONFIDENCE_KEYS);
 
 function toText(v: unknown): string {
   if (typeof v === 'string') return v;
@@ -130,7 +137,8 @@ const REWARD_NAME = /reward|score|correct|accura|format|\brm\b|_rm$|verif|match/
  * names read as reward functions (the extras come after the rewards, so the rewards are a prefix),
  * at least the first; `why` explains a guess that left columns out.
  */
-export function pickRewardColumns(candidates: string[], known: Set<string> | undefined): { columns: string[]; why?: string } {
+export function pickRewardColumns(all: string[], known: Set<string> | undefined): { columns: string[]; why?: string } {
+  const candidates = all.filter((c) => !CONFIDENCE_COLUMNS.has(c));
   if (known) return { columns: candidates.filter((c) => known.has(c)) };
   if (candidates.length <= 1) return { columns: candidates };
   let k = 0;
@@ -158,7 +166,7 @@ export interface TrlRowsInput {
 /** Groups TRL rows (parquet or a W&B `completions` table) into group records. */
 export function trlRecords(inp: TrlRowsInput): ParsedRecord[] {
   const { file, run, fileStep, rows, rewardColumns } = inp;
-  const keep = inp.names.filter((n) => !FIXED.has(n));
+  const keep = inp.names.filter((n) => !FIXED.has(n) && !CONFIDENCE_COLUMNS.has(n));
   const records: ParsedRecord[] = [];
   const seen = new Map<string, number>();
   let cur: Extract<ParsedRecord, { kind: 'group' }> | undefined;
@@ -200,14 +208,16 @@ export function trlRecords(inp: TrlRowsInput): ParsedRecord[] {
     for (const c of keep) extra[c] = typeof r[c] === 'bigint' ? Number(r[c]) : r[c];
     const advantage = 'advantage' in r ? toNumber(r.advantage) : undefined;
     if (advantage !== undefined) extra.advantage = advantage;
-    cur.rollouts.push({
+    const rollout: Rollout & { extra?: Record<string, unknown> } = {
       response: toText(r.completion),
       meanLogprob: null,
       reward: any ? sum : null,
       ...(advantage !== undefined ? { advantage } : {}),
       source: { file, line: i + 1, offset: 0, length: 0 },
       extra,
-    });
+    };
+    assignConfidence(rollout, readConfidence(r, COLUMN_CONFIDENCE_KEYS, []));
+    cur.rollouts.push(rollout);
   }
   return records;
 }
@@ -222,7 +232,7 @@ export async function readTrlFile(file: string, run: string | undefined): Promis
   const rows = rowsOf(table);
   const m = /(\d+)\.parquet$/i.exec(basename(file));
   const fileStep = m ? Number(m[1]) : 0;
-  const after = names.slice(names.indexOf('completion') + 1).filter((n) => !FIXED.has(n));
+  const after = names.slice(names.indexOf('completion') + 1).filter((n) => !FIXED.has(n) && !CONFIDENCE_COLUMNS.has(n));
   const picked = pickRewardColumns(after, after.length > 1 ? await rewardNamesNear(file) : undefined);
   const notices: Notice[] = picked.why ? [{ level: 'warning', message: `${file}: ${picked.why}`, file }] : [];
   const records = trlRecords({ file, run, fileStep, names, rows, rewardColumns: picked.columns });

@@ -19,12 +19,17 @@
 // TTRL (which runs on verl) stores the majority-vote label in `gts` and computes `acc` against it;
 // its lines carry `extracted_gt` (or `original_gt`, `majority_*` / `ttrl_*` keys). In such a file
 // `gts`, `acc` and `extracted_gt` are never read as ground truth; `original_gt` is, when logged.
+//
+// Self-certainty and token entropy (confidence.ts): reward extra-info columns `cl_self_certainty`,
+// `cl_entropy`, `cl_token_entropies` (consensus_lens.verl with `entropies`: the actor's entropys;
+// a plain `entropy` key is a reward function's own, kept in extra); else, from dumped `rollout_log_probs`, the approximation, marked so.
 import type * as Crypto from 'node:crypto';
 import { basename, dirname, relative } from 'node:path';
-import type { RecordSource } from '../engine';
+import type { RecordSource, Rollout } from '../engine';
 import { parseStep, stepError } from './native.js';
 import { MAX_EXTRA_DEPTH, boundDepth } from './extra';
 import type { Conversion } from './native.js';
+import { COLUMN_CONFIDENCE_KEYS, assignConfidence, confidenceKeyNames, readConfidence, surprisalConfidence } from './confidence.js';
 
 type Obj = Record<string, unknown>;
 
@@ -51,7 +56,7 @@ function textOf(v: unknown): string | null {
   return JSON.stringify(v);
 }
 
-const CORE_KEYS = new Set(['input', 'output', 'gts', 'score', 'step', 'uid']);
+const CORE_KEYS = new Set(['input', 'output', 'gts', 'score', 'step', 'uid', ...confidenceKeyNames(COLUMN_CONFIDENCE_KEYS)]);
 
 /** A uid split as verl does: V1 `{uuid}_{session}_{output}`, else the whole uid (legacy uuid4). */
 export function splitUid(uid: string): { group: string; session?: string; output?: number } {
@@ -141,6 +146,8 @@ export class VerlFileContext {
       (extra ??= {})[k] = boundDepth(o[k], MAX_EXTRA_DEPTH - 1);
     }
     if (validation && reward !== null) (extra ??= {}).score = reward;
+    const rollout: Rollout & { extra?: Obj } = { response: o.output, meanLogprob: validation ? null : rolloutLogprob(o), reward: validation ? null : reward, source, ...(extra ? { extra } : {}) };
+    assignConfidence(rollout, readConfidence(o, COLUMN_CONFIDENCE_KEYS, dropped) ?? (validation ? undefined : surprisalConfidence(o.rollout_log_probs ?? o.token_logprobs)));
     return {
       ok: true,
       dropped,
@@ -154,7 +161,7 @@ export class VerlFileContext {
         framework: 'verl',
         ...(forms && forms.length > 1 ? { groundTruthForms: forms } : {}),
         ...(validation ? { stream: 'validation' as const } : {}),
-        rollout: { response: o.output, meanLogprob: validation ? null : rolloutLogprob(o), reward: validation ? null : reward, source, ...(extra ? { extra } : {}) },
+        rollout,
         ...(split?.session !== undefined ? { turn: { session: split.session, output: split.output! } } : {}),
         source,
       },
