@@ -2,7 +2,7 @@
 // shapes of what the host sends (types only), plus pure formatting — nothing that needs Node,
 // WebAssembly or mathjs. `src/protocol/` and `webview/` import the engine through this file only;
 // `index.ts` re-exports it for everything else (test/habits.test.ts holds both rules).
-export { OPERATOR_IDS, OPERATOR_LABELS, isOperatorId, type OperatorId } from './operators/ids';
+export { OPERATOR_IDS, OPERATOR_LABELS, OPERATOR_FAMILIES, OPERATOR_FAMILY_IDS, isOperatorId, type OperatorId, type OperatorFamily } from './operators/ids';
 export type {
   Alarm,
   AurocCounts,

@@ -8,7 +8,7 @@ export { prepareGroup, groupAnswers, reasoningCosines, checkGroupSize, GroupTooL
 export { ADV_SCALES, DEFAULT_PARAMS, PARAM_SPECS, paramSpec, resolveParams, checkValue, shiftOf, ciscTempOf, type Params, type ParamSpec, type NumericParam } from './params';
 export { OPERATORS, OPERATOR_IDS, configuredOperatorOf, operatorSpec, operatorsUsing, parseOperatorList, needsReasoning, createRunContext, RunContext, type OperatorSpec } from './operators/registry';
 export type { OperatorResult } from './operators/result';
-export { OPERATOR_LABELS, isOperatorId, type OperatorId } from './operators/ids';
+export { OPERATOR_LABELS, OPERATOR_FAMILIES, OPERATOR_FAMILY_IDS, isOperatorId, type OperatorId, type OperatorFamily } from './operators/ids';
 export { scoreGroup, runOperator, scoreToJson, resultToJson, type GroupScore, type ScoreRequest, type RewardMismatch } from './score';
 export { grpoAdvantages, frameworkAdvantages, rewardMismatches, ADVANTAGE_FORMULAS, type AdvantageFormula } from './analysis/grpo';
 export { classAffinity } from './operators/equilibrium';

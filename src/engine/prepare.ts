@@ -31,6 +31,18 @@ export interface PreparedGroup {
   hasConfidence: Uint8Array;
   /** Number of roll-outs without a finite confidence (CoRE then runs as EC, docs/contract.md#ec-and-core, step 3). */
   confidenceMissing: number;
+  /**
+   * The label-free confidences per roll-out, as logged (Rollout.selfCertainty, entropy,
+   * tokenEntropies; null: not logged). Kept raw, NaN and ∞ included, so the confidence operators
+   * can refuse them by name; present only when some roll-out logs one.
+   */
+  selfCertainty?: (number | null)[];
+  entropy?: (number | null)[];
+  tokenEntropies?: (readonly number[] | null)[];
+  /** Rollout.confidenceApproximate per roll-out; present only when some roll-out says true. */
+  confidenceApproximate?: boolean[];
+  /** Roll-outs whose logged mean log-prob (or a token log-prob) is NaN or ±∞; present only when some are. */
+  nonFiniteLogprob?: number[];
   /** T3RL v_i: 1 verified, 0 not, -1 nothing logged (docs/contract.md#t3rl). */
   verified: Int8Array;
   /** The reward the training loop used, per roll-out, when logged. */
@@ -177,6 +189,12 @@ export function prepareGroup(group: Group, opts: PrepareOptions = {}, done: { an
     prepared.loggedAdvantages = rollouts.map((r) => (typeof r.advantage === 'number' && Number.isFinite(r.advantage) ? r.advantage : null));
   }
   if (group.loggedOperator) prepared.loggedOperator = group.loggedOperator;
+  if (rollouts.some((r) => r.selfCertainty !== undefined && r.selfCertainty !== null)) prepared.selfCertainty = rollouts.map((r) => (typeof r.selfCertainty === 'number' ? r.selfCertainty : null));
+  if (rollouts.some((r) => r.entropy !== undefined && r.entropy !== null)) prepared.entropy = rollouts.map((r) => (typeof r.entropy === 'number' ? r.entropy : null));
+  if (rollouts.some((r) => Array.isArray(r.tokenEntropies))) prepared.tokenEntropies = rollouts.map((r) => (Array.isArray(r.tokenEntropies) ? r.tokenEntropies : null));
+  if (rollouts.some((r) => r.confidenceApproximate === true)) prepared.confidenceApproximate = rollouts.map((r) => r.confidenceApproximate === true);
+  const nonFinite = rollouts.flatMap((r, i) => (typeof r.meanLogprob === 'number' && !Number.isFinite(r.meanLogprob) ? [i] : []));
+  if (nonFinite.length) prepared.nonFiniteLogprob = nonFinite;
   if (opts.health)
     prepared.text = rolloutTextStats(
       rollouts.map((r) => r.response ?? ''),

@@ -121,6 +121,7 @@ export function resultToJson(r: OperatorResult): Record<string, unknown> {
     o.iterations = r.iterations;
   }
   if (r.confidence) o.confidence = r.confidence;
+  if (r.approximation) o.approximation = r.approximation;
   o.loss_weight = round(r.lossWeight);
   if (r.outcomes) o.outcomes = r.outcomes.map((x) => ({ state: x.state, pass_rate: round(x.passRate), checked: x.checked }));
   return o;

@@ -24,6 +24,21 @@ export interface Rollout {
   answer?: string | null;
   /** Mean token log-probability (natural log): CoRE's confidence c_i. */
   meanLogprob?: number | null;
+  /**
+   * INTUITOR's self-certainty of the response (wire `self_certainty`): the mean over its tokens of
+   * KL(uniform ‖ π) = logsumexp(z) − mean(z) of the full-vocabulary logits z (docs/contract.md#self-certainty).
+   */
+  selfCertainty?: number;
+  /** The mean token entropy over the response's tokens (wire `entropy`, docs/contract.md#token-entropy). */
+  entropy?: number;
+  /** The entropy of each response token's distribution, in order (wire `token_entropies`). */
+  tokenEntropies?: readonly number[];
+  /**
+   * true: `selfCertainty`, `entropy` and `tokenEntropies` were computed from the sampled tokens'
+   * log-probs (or a top-k of them), not the full-vocabulary logits: an approximation, shown as
+   * such (wire `confidence_approximate`).
+   */
+  confidenceApproximate?: boolean;
   /** The reward the training loop actually used (for the mismatch check of docs/contract.md#grpo-view). */
   reward?: number | null;
   /** The advantage the trainer logged for this roll-out (TRL's completions `advantage` column). */

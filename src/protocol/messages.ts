@@ -4,7 +4,7 @@
 
 export const PROTOCOL_VERSION = 1;
 
-export { OPERATOR_IDS, OPERATOR_LABELS, isOperatorId, type OperatorId } from '../engine/browser';
+export { OPERATOR_IDS, OPERATOR_LABELS, OPERATOR_FAMILIES, OPERATOR_FAMILY_IDS, isOperatorId, type OperatorId, type OperatorFamily } from '../engine/browser';
 import type { OperatorId } from '../engine/browser';
 
 export type Regime = 'saturated' | 'contested' | 'competence-floor' | 'empty';

@@ -57,7 +57,11 @@ test('enums and other defaults follow the engine', () => {
 test('the registry, labels and chart styles cover the operator list exactly, in its order', () => {
   assert.deepEqual(
     OPERATORS.map((o) => o.id),
-    ['majority', 'cisc', 'ec', 'core', 't3rl', 'msttrl'],
+    ['majority', 'cisc', 'ec', 'core', 't3rl', 'msttrl', 'empo', 'selfcertainty', 'entropy', 'likelihood', 'novelty'],
+  );
+  assert.deepEqual(
+    OPERATORS.filter((o) => o.family === 'confidence').map((o) => o.id),
+    ['selfcertainty', 'entropy', 'likelihood'],
   );
   assert.deepEqual(Object.keys(OPERATOR_LABELS), [...OPERATOR_IDS]);
   assert.deepEqual(Object.keys(OPERATOR_STYLES), [...OPERATOR_IDS]);

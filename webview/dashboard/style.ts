@@ -10,7 +10,7 @@ export interface OperatorStyle {
   color: string;
   /** Chart.js borderDash ([] = solid). */
   dash: number[];
-  pointStyle: 'circle' | 'rect' | 'triangle' | 'rectRot' | 'crossRot' | 'star';
+  pointStyle: 'circle' | 'rect' | 'triangle' | 'rectRot' | 'crossRot' | 'star' | 'cross' | 'rectRounded' | 'dash' | 'line';
 }
 
 export const OPERATOR_STYLES: Record<OperatorId, OperatorStyle> = {
@@ -20,4 +20,12 @@ export const OPERATOR_STYLES: Record<OperatorId, OperatorStyle> = {
   core: { color: 'charts-green', dash: [], pointStyle: 'rectRot' },
   t3rl: { color: 'charts-blue', dash: [2, 2], pointStyle: 'crossRot' },
   msttrl: { color: 'charts-purple', dash: [8, 3, 2, 3], pointStyle: 'star' },
+  // The label-free operators reuse the palette (it has seven colours for eleven operators): each
+  // differs from the operator of its colour by line dash and point style. The confidence family
+  // is dotted.
+  empo: { color: 'charts-yellow', dash: [4, 2], pointStyle: 'cross' },
+  selfcertainty: { color: 'charts-orange', dash: [1, 3], pointStyle: 'rectRounded' },
+  entropy: { color: 'charts-blue', dash: [1, 3], pointStyle: 'dash' },
+  likelihood: { color: 'charts-green', dash: [1, 3], pointStyle: 'line' },
+  novelty: { color: 'charts-red', dash: [], pointStyle: 'circle' },
 };

@@ -4,7 +4,7 @@
 import type { PreparedGroup } from '../prepare';
 import type { NumericParam, Params } from '../params';
 import type { OperatorResult } from './result';
-import { OPERATOR_IDS, OPERATOR_LABELS, type OperatorId } from './ids';
+import { OPERATOR_FAMILIES, OPERATOR_IDS, OPERATOR_LABELS, type OperatorFamily, type OperatorId } from './ids';
 import { cisc, ciscUnavailable, majority, t3rl, t3rlUnavailable } from './vote';
 import { equilibrium } from './equilibrium';
 import { judgeOutcomes, msttrl, msttrlUnavailable, OutcomeCache, type OutcomeReplay } from './msttrl';
@@ -35,13 +35,21 @@ export function createRunContext(): RunContext {
   return new RunContext();
 }
 
+/**
+ * What an operator needs from the log beyond answers: `confidence` the mean token log-prob,
+ * `self-certainty` and `entropy` the per-roll-out values computed from the model's logits.
+ */
+export type OperatorNeed = 'text' | 'confidence' | 'verification' | 'outcome checks' | 'self-certainty' | 'entropy';
+
 export interface OperatorSpec {
   readonly id: OperatorId;
   readonly label: string;
+  /** consensus (rewards agreement with the group) or confidence (rewards the model's own certainty). */
+  readonly family: OperatorFamily;
   /** Parameters that change this operator's result (beyond the GRPO view's advEps/advScale). */
   readonly params: readonly NumericParam[];
   /** What the log must hold for it, beyond answers. */
-  readonly needs: readonly ('text' | 'confidence' | 'verification' | 'outcome checks')[];
+  readonly needs: readonly OperatorNeed[];
   /** Why it cannot run on this group, or null. */
   unavailable(g: PreparedGroup, ctx?: RunContext, p?: Params): string | null;
   run(g: PreparedGroup, p: Params, ctx?: RunContext): OperatorResult;
@@ -62,9 +70,26 @@ const CODE: Record<OperatorId, OperatorCode> = {
     unavailable: (g, ctx, p) => msttrlUnavailable(g, p ? ctx?.peekOutcomeCache(p) : undefined),
     run: (g, p, ctx) => msttrl(g, p, ctx?.outcomeCache(p)),
   },
+  empo: pending('text'),
+  selfcertainty: pending('self-certainty'),
+  entropy: pending('entropy'),
+  likelihood: pending('confidence'),
+  novelty: pending('text'),
 };
 
-export const OPERATORS: readonly OperatorSpec[] = OPERATOR_IDS.map((id) => ({ id, label: OPERATOR_LABELS[id], ...CODE[id] }));
+/** An operator whose code is not in this build yet: listed, never run. */
+function pending(need: OperatorNeed): OperatorCode {
+  return {
+    params: [],
+    needs: [need],
+    unavailable: () => 'not implemented in this build',
+    run: () => {
+      throw new Error('not implemented in this build');
+    },
+  };
+}
+
+export const OPERATORS: readonly OperatorSpec[] = OPERATOR_IDS.map((id) => ({ id, label: OPERATOR_LABELS[id], family: OPERATOR_FAMILIES[id], ...CODE[id] }));
 
 export { OPERATOR_IDS };
 

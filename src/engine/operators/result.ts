@@ -31,6 +31,12 @@ export interface OperatorResult {
   iterations?: number;
   /** core: whether confidence calibrated the graph ("missing": ran as ec, docs/contract.md#ec-and-core, step 3). */
   confidence?: 'used' | 'missing';
+  /**
+   * Present when the result is an approximation of the paper's value, saying of what: a confidence
+   * computed from sampled-token log-probs instead of the full-vocabulary logits, or a similarity
+   * other than the paper's embedding model. Views and the CLI show it; never dropped.
+   */
+  approximation?: string;
   /** msttrl: each class's state and pass rate. */
   outcomes?: { state: 'correct' | 'candidate' | 'wrong'; passRate: number; checked: boolean }[];
 }
