@@ -10,6 +10,7 @@ import { h, clear } from './dom';
 import { RolloutGraph } from './graph';
 import { renderClasses } from './consensus/class-table';
 import { renderControls, syncSliders, visibleSpecs } from './consensus/controls';
+import { renderFamilyCompare } from './consensus/family-compare';
 import { renderHeader, renderStrip, renderTheory } from './consensus/header';
 import { panel, post, requests, restoredState, sameKey, saveState, shown } from './consensus/panel-state';
 import { renderRollouts, renderTokenNote, rolloutKeys, selectRow } from './consensus/rollout-table';
@@ -31,6 +32,7 @@ const graphLegend = h(
 const classTable = h('table', { id: 'class-table', class: 'grid' });
 const rolloutTable = h('table', { id: 'rollout-table', class: 'grid', role: 'grid', 'aria-label': 'Roll-outs' });
 const tokenNote = h('p', { id: 'token-note', class: 'muted small', hidden: true });
+const familyBox = h('section', { id: 'family-compare', class: 'family-compare', 'aria-label': 'Consensus vs confidence' });
 const message = h('div', { id: 'message', class: 'message', role: 'status' });
 app.append(
   message,
@@ -42,15 +44,13 @@ app.append(
   h('h3', {}, 'Roll-outs'),
   tokenNote,
   h('div', { class: 'scroll rollouts' }, rolloutTable),
+  familyBox,
 );
 app.dataset.state = 'waiting';
 
 const graph = new RolloutGraph(graphBox, {
   onSelect: (i) => setSelected(i, false),
-  onOpen: (i) => {
-    setSelected(i, true);
-    post({ type: 'openRollout', index: i });
-  },
+  onOpen: (i) => openRollout(i),
 });
 rolloutKeys(rolloutTable, setSelected);
 
@@ -138,6 +138,7 @@ function renderView(v: QuestionView): void {
   renderTheory(theory, v);
   renderClasses(classTable, v);
   renderRollouts(rolloutTable, v, setSelected);
+  renderFamilyCompare(familyBox, v, openRollout);
   const t1 = performance.now();
   graph.render(v);
   document.body.dataset.renderParts = `tables ${(t1 - t0).toFixed(1)} graph ${(performance.now() - t1).toFixed(1)}`;
@@ -145,6 +146,11 @@ function renderView(v: QuestionView): void {
   graphBox.dataset.nodes = String(graph.nodeCount());
   graphBox.dataset.classes = String(graph.classCount());
   saveState();
+}
+
+function openRollout(index: number): void {
+  setSelected(index, true);
+  post({ type: 'openRollout', index });
 }
 
 function setSelected(index: number, focus: boolean): void {

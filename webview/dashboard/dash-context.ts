@@ -10,6 +10,8 @@ export interface DashContext {
   sweep: DashSweep | null;
   whatif: DashWhatIf | null;
   operators: OperatorId[];
+  /** The operator the run is scored with (the settings'). */
+  configured: OperatorId;
   kit: ChartKit;
   post(m: DashWebviewMessage): void;
 }

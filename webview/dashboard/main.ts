@@ -16,7 +16,7 @@ import { stat } from './stat';
 
 const vscode = acquireVsCodeApi<{ runId: string | null }>();
 const post = (m: DashWebviewMessage): void => vscode.postMessage(m);
-const ctx: DashContext = { model: null, sweep: null, whatif: null, operators: [], kit, post };
+const ctx: DashContext = { model: null, sweep: null, whatif: null, operators: [], configured: 'majority', kit, post };
 
 const app = document.getElementById('app')!;
 clear(app);
@@ -67,6 +67,7 @@ window.addEventListener('message', (e: MessageEvent<DashHostMessage>) => {
   switch (m.type) {
     case 'init':
       ctx.operators = m.operators;
+      ctx.configured = m.configured;
       clear(runSelect);
       for (const r of m.runs) runSelect.append(h('option', { value: r.id, selected: r.id === m.runId }, r.label));
       runList = m.runs.map((r) => ({ id: r.id, label: r.label }));

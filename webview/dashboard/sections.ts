@@ -5,6 +5,7 @@
 import { h, clear } from '../dom';
 import type { DashSection, StepChart } from './dash-context';
 import { renderAccuracyChart } from './charts/step-accuracy';
+import { renderFamilyRows } from './charts/family-rows';
 import { renderGateChart } from './charts/step-gate';
 import { renderMismatchChart } from './charts/step-mismatches';
 import { renderOverturnChart } from './charts/step-overturns';
@@ -32,6 +33,12 @@ export const SECTIONS: DashSection[] = [
       const c = { ...ctx, model, labels: model.steps.map((s) => String(s.step)), body };
       for (const draw of STEP_CHARTS) draw(grid, c);
     },
+  },
+  {
+    id: 'families',
+    title: 'Consensus and confidence',
+    note: 'Per step, one operator of each family: the pseudo-label accuracy (consensus) or top-reward accuracy (confidence) against logged ground truth, the share of groups whose GRPO advantage is non-zero, and the share of questions on which the two pick the same answer.',
+    render: (body, ctx) => ctx.model && renderFamilyRows(body, ctx.model, ctx),
   },
   {
     id: 'regimes',

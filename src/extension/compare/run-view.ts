@@ -12,7 +12,7 @@ import { errorMessage } from '../../util/errors';
 import { escapeHtml } from '../../util/html';
 import { whyNotARun } from '../runs/recognise';
 import { LatestJob } from '../util/latest-job';
-import { OPERATOR_IDS, type OperatorId } from '../../engine';
+import { OPERATOR_FAMILIES, OPERATOR_IDS, OPERATOR_LABELS, type OperatorId } from '../../engine';
 import { parseCompareMessage, type CompareHostMessage, type RunViewModel } from '../../protocol/compare';
 import { WebviewPanelBase } from '../webview-panel';
 import type { RunStore } from '../store';
@@ -172,7 +172,8 @@ export class RunView extends WebviewPanelBase<CompareHostMessage> {
 }
 
 async function pickOperator(title: string, preset: OperatorId, exclude?: OperatorId): Promise<OperatorId | undefined> {
-  const items = OPERATOR_IDS.filter((o) => o !== exclude).map((o) => ({ label: o, description: o === preset ? '(configured)' : undefined }));
+  // Any operator of either family against any other: each listed with its family (consensus or confidence).
+  const items = OPERATOR_IDS.filter((o) => o !== exclude).map((o) => ({ label: o, description: `${OPERATOR_LABELS[o]} · ${OPERATOR_FAMILIES[o]}${o === preset ? ' (configured)' : ''}` }));
   const p = await vscode.window.showQuickPick(items, { title });
   return p?.label as OperatorId | undefined;
 }
