@@ -14,7 +14,8 @@ from consensus_lens import reward as reward_mod
 from consensus_lens.reward import RewardWorker, compute_score
 from tests.helpers import require_cli
 
-OPERATORS = ["majority", "cisc", "ec", "core", "t3rl", "msttrl"]
+# Every operator the groups here can feed (selfcertainty needs logged self-certainty: test_label_free.py).
+OPERATORS = ["majority", "cisc", "ec", "core", "t3rl", "msttrl", "empo", "entropy", "likelihood", "novelty"]
 PARAMS = {"kappa": 0.3, "tau": 0.5, "alpha": 0.1, "omega": 3, "lambda": 0.5}
 FLAGS = ["--kappa", "0.3", "--tau", "0.5", "--alpha", "0.1", "--omega", "3", "--lambda", "0.5"]
 WORDS = "we compute the sum then divide both sides check value so answer is first note that".split()

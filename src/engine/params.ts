@@ -25,6 +25,8 @@ export interface Params {
   tauHigh: number;
   /** MS-TTRL: pass rate assumed for an outcome with no check yet. */
   uncheckedPassRate: number;
+  /** RENT's token window: the reward is −(mean entropy of the last k response tokens); 0: every token (docs/contract.md#token-entropy). */
+  entropyWindow: number;
   /** GRPO view (docs/contract.md#grpo-view): A_i = (R_i − mean)/(std + advEps), or R_i − mean with advScale "none". */
   advEps: number;
   advScale: 'group' | 'none';
@@ -43,6 +45,7 @@ export const DEFAULT_PARAMS: Readonly<Params> = Object.freeze({
   tauLow: 0.5,
   tauHigh: 0.75,
   uncheckedPassRate: 0.5,
+  entropyWindow: 0,
   advEps: 1e-6,
   advScale: 'group',
 });
@@ -80,6 +83,7 @@ export const PARAM_SPECS: readonly ParamSpec[] = [
   { id: 'tauLow', flag: 'tau-low', symbol: 'τ_low', description: 'MS-TTRL: an outcome is Wrong when its pass rate is below τ_low.', min: 0, max: 1 },
   { id: 'tauHigh', flag: 'tau-high', symbol: 'τ_high', description: 'MS-TTRL: an outcome is Correct when its pass rate is at least τ_high.', min: 0, max: 1 },
   { id: 'uncheckedPassRate', flag: 'unchecked-pass-rate', symbol: 'p₀', description: 'MS-TTRL: pass rate of an outcome not checked yet.', min: 0, max: 1 },
+  { id: 'entropyWindow', flag: 'entropy-window', symbol: 'k', description: 'Token entropy (RENT): mean over the last k response tokens; 0 = every token.', min: 0, max: 1000000, integer: true },
   { id: 'advEps', flag: 'adv-eps', symbol: 'ε_A', description: 'GRPO advantage epsilon (verl 1e-6, TRL 1e-4).', min: 0, max: 1 },
 ];
 

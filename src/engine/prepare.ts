@@ -7,6 +7,7 @@ import type { Framework, Group, OutcomeCheck, RecordSource } from './types';
 import { answersEqual, extractAnswer, formClasses, type AnswerClass } from './answers';
 import { cosinesByClass, tfidfRows } from './features/tfidf';
 import { rolloutTextStats, type RolloutTextStats } from './analysis/health-text';
+import { noveltyFeatures, type NoveltyFeatures } from './operators/novelty';
 
 export interface PreparedGroup {
   run?: string;
@@ -41,6 +42,8 @@ export interface PreparedGroup {
   tokenEntropies?: (readonly number[] | null)[];
   /** Rollout.confidenceApproximate per roll-out; present only when some roll-out says true. */
   confidenceApproximate?: boolean[];
+  /** The novelty vote's validity flags and similarities (docs/contract.md#novelty); computed with the reasoning vectors. */
+  novelty?: NoveltyFeatures;
   /** Roll-outs whose logged mean log-prob (or a token log-prob) is NaN or ±∞; present only when some are. */
   nonFiniteLogprob?: number[];
   /** T3RL v_i: 1 verified, 0 not, -1 nothing logged (docs/contract.md#t3rl). */
@@ -127,7 +130,7 @@ export function reasoningCosines(texts: readonly string[], members: readonly (re
  * `done` holds steps already computed for this group (its answers, and the reasoning cosines of
  * those answers' classes, from `reasoningCosines`); the rest is computed here.
  */
-export function prepareGroup(group: Group, opts: PrepareOptions = {}, done: { answers?: GroupAnswers; cosines?: Float64Array[] } = {}): PreparedGroup {
+export function prepareGroup(group: Group, opts: PrepareOptions = {}, done: { answers?: GroupAnswers; cosines?: Float64Array[]; novelty?: NoveltyFeatures } = {}): PreparedGroup {
   checkGroupSize(group, opts.maxGroupSize);
   const rollouts = group.rollouts;
   const n = rollouts.length;
@@ -195,6 +198,7 @@ export function prepareGroup(group: Group, opts: PrepareOptions = {}, done: { an
   if (rollouts.some((r) => r.confidenceApproximate === true)) prepared.confidenceApproximate = rollouts.map((r) => r.confidenceApproximate === true);
   const nonFinite = rollouts.flatMap((r, i) => (typeof r.meanLogprob === 'number' && !Number.isFinite(r.meanLogprob) ? [i] : []));
   if (nonFinite.length) prepared.nonFiniteLogprob = nonFinite;
+  if (hasReasoning) prepared.novelty = done.novelty ?? noveltyFeatures(rollouts.map((r) => r.response ?? ''));
   if (opts.health)
     prepared.text = rolloutTextStats(
       rollouts.map((r) => r.response ?? ''),

@@ -110,7 +110,7 @@ export function storeGroup(group: Group, runId: string, runLabel: string, done?:
 
 /** Engine parameters from the extension's flat record (unknown keys dropped). */
 export function engineParams(params: Record<string, number>): Partial<Params> {
-  const allowed: (keyof Params)[] = ['kappa', 'tau', 'alpha', 'shift', 'eps', 'tmax', 'omega', 'ciscTemp', 'lambda', 'tauLow', 'tauHigh', 'uncheckedPassRate', 'advEps'];
+  const allowed: (keyof Params)[] = ['kappa', 'tau', 'alpha', 'shift', 'eps', 'tmax', 'omega', 'ciscTemp', 'lambda', 'tauLow', 'tauHigh', 'uncheckedPassRate', 'entropyWindow', 'advEps'];
   const out: Partial<Record<keyof Params, number | string>> = {};
   for (const k of allowed) if (typeof params[k] === 'number' && Number.isFinite(params[k])) out[k] = params[k];
   // GRPO scaling travels as a number in the flat record: advScaleNone = 1 is Dr. GRPO (no std).

@@ -7,6 +7,9 @@ import type { OperatorResult } from './result';
 import { OPERATOR_FAMILIES, OPERATOR_IDS, OPERATOR_LABELS, type OperatorFamily, type OperatorId } from './ids';
 import { cisc, ciscUnavailable, majority, t3rl, t3rlUnavailable } from './vote';
 import { equilibrium } from './equilibrium';
+import { empo } from './empo';
+import { entropyUnavailable, likelihood, likelihoodUnavailable, selfCertainty, selfCertaintyUnavailable, tokenEntropy } from './confidence';
+import { novelty, noveltyUnavailable } from './novelty';
 import { judgeOutcomes, msttrl, msttrlUnavailable, OutcomeCache, type OutcomeReplay } from './msttrl';
 
 /** State carried across the groups of one run (MS-TTRL's outcome cache), one per threshold setting. */
@@ -70,24 +73,13 @@ const CODE: Record<OperatorId, OperatorCode> = {
     unavailable: (g, ctx, p) => msttrlUnavailable(g, p ? ctx?.peekOutcomeCache(p) : undefined),
     run: (g, p, ctx) => msttrl(g, p, ctx?.outcomeCache(p)),
   },
-  empo: pending('text'),
-  selfcertainty: pending('self-certainty'),
-  entropy: pending('entropy'),
-  likelihood: pending('confidence'),
-  novelty: pending('text'),
+  empo: { params: [], needs: [], unavailable: () => null, run: (g, p) => empo(g, p) },
+  selfcertainty: { params: [], needs: ['self-certainty'], unavailable: (g) => selfCertaintyUnavailable(g), run: (g, p) => selfCertainty(g, p) },
+  entropy: { params: ['entropyWindow'], needs: ['entropy'], unavailable: (g, _ctx, p) => entropyUnavailable(g, p), run: (g, p) => tokenEntropy(g, p) },
+  likelihood: { params: [], needs: ['confidence'], unavailable: (g) => likelihoodUnavailable(g), run: (g, p) => likelihood(g, p) },
+  // TF-IDF of the texts in place of EVOL-RL's embeddings (docs/contract.md#novelty).
+  novelty: { params: [], needs: ['text'], unavailable: (g) => noveltyUnavailable(g), run: (g, p) => novelty(g, p) },
 };
-
-/** An operator whose code is not in this build yet: listed, never run. */
-function pending(need: OperatorNeed): OperatorCode {
-  return {
-    params: [],
-    needs: [need],
-    unavailable: () => 'not implemented in this build',
-    run: () => {
-      throw new Error('not implemented in this build');
-    },
-  };
-}
 
 export const OPERATORS: readonly OperatorSpec[] = OPERATOR_IDS.map((id) => ({ id, label: OPERATOR_LABELS[id], family: OPERATOR_FAMILIES[id], ...CODE[id] }));
 

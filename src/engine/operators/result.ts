@@ -37,6 +37,10 @@ export interface OperatorResult {
    * other than the paper's embedding model. Views and the CLI show it; never dropped.
    */
   approximation?: string;
+  /** empo: the group's semantic entropy −Σ p log p over its clusters (the gate opens below log N). */
+  semanticEntropy?: number;
+  /** novelty: each roll-out's novelty score after the per-group normalisation (docs/contract.md#novelty). */
+  novelty?: Float64Array;
   /** msttrl: each class's state and pass rate. */
   outcomes?: { state: 'correct' | 'candidate' | 'wrong'; passRate: number; checked: boolean }[];
 }

@@ -212,6 +212,7 @@ export function preparedOf(group: CachedGroup, opts: PrepareOptions = {}): Prepa
   if (opts.reasoning === false) {
     out.cosines = [];
     out.hasReasoning = false;
+    delete out.novelty;
   }
   if (!opts.health) delete out.text;
   return out;

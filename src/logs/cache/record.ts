@@ -46,6 +46,42 @@ interface Meta {
   /** PreparedGroup.truthMayBeVote */
   mv?: 1;
   src?: { file: string; line: number };
+  /** The label-free operators' inputs (PreparedGroup.selfCertainty … novelty), non-finite values as strings. */
+  lf?: LabelFree;
+}
+
+type Num = number | string | null;
+interface LabelFree {
+  sc?: Num[];
+  en?: Num[];
+  te?: (Num[] | null)[];
+  ap?: boolean[];
+  nf?: number[];
+  nv?: { v: number[]; s: Num[] };
+}
+
+// JSON has no NaN or ∞: they are kept as strings, so a refused value stays refused after the cache.
+const toJson = (x: number | null): Num => (x === null || Number.isFinite(x) ? x : String(x));
+const fromJson = (x: Num): number | null => (typeof x === 'string' ? Number(x) : x);
+
+function labelFreeMeta(p: PreparedGroup): LabelFree | undefined {
+  const lf: LabelFree = {};
+  if (p.selfCertainty) lf.sc = p.selfCertainty.map(toJson);
+  if (p.entropy) lf.en = p.entropy.map(toJson);
+  if (p.tokenEntropies) lf.te = p.tokenEntropies.map((t) => (t ? t.map(toJson) : null));
+  if (p.confidenceApproximate) lf.ap = p.confidenceApproximate;
+  if (p.nonFiniteLogprob) lf.nf = p.nonFiniteLogprob;
+  if (p.novelty) lf.nv = { v: Array.from(p.novelty.valid), s: Array.from(p.novelty.similarity, toJson) };
+  return Object.keys(lf).length ? lf : undefined;
+}
+
+function restoreLabelFree(out: PreparedGroup, lf: LabelFree): void {
+  if (lf.sc) out.selfCertainty = lf.sc.map(fromJson);
+  if (lf.en) out.entropy = lf.en.map(fromJson);
+  if (lf.te) out.tokenEntropies = lf.te.map((t) => (t ? t.map((x) => fromJson(x) as number) : null));
+  if (lf.ap) out.confidenceApproximate = lf.ap;
+  if (lf.nf) out.nonFiniteLogprob = lf.nf;
+  if (lf.nv) out.novelty = { valid: Uint8Array.from(lf.nv.v), similarity: Float64Array.from(lf.nv.s, (x) => fromJson(x) as number) };
 }
 
 /** The prepared features a record gives back: a PreparedGroup without the roll-outs' sources (the entry has them). */
@@ -75,6 +111,8 @@ export function encodeRecord(e: Omit<GroupEntry, 'version'>, p: PreparedGroup): 
   if (e.groundTruthForms) meta.f = e.groundTruthForms;
   if (p.loggedAdvantages) meta.la = p.loggedAdvantages;
   if (src) meta.src = { file: src.file, line: src.line };
+  const lf = labelFreeMeta(p);
+  if (lf) meta.lf = lf;
   const mb = Buffer.from(JSON.stringify(meta), 'utf8');
   const eb = serialize(e);
   const f64 = 8 * (n + cos + (text ? n : 0));
@@ -184,6 +222,7 @@ export function decodeFeatures(buf: Uint8Array, at = 0): RecordFeatures {
   if (m.f) prepared.groundTruthForms = m.f;
   if (m.la) prepared.loggedAdvantages = m.la;
   if (text) prepared.text = { length: length!, repetition: repetition!, rule: rule!, truncated: truncated! };
+  if (m.lf) restoreLabelFree(prepared, m.lf);
   const out: RecordFeatures = { prepared };
   if (m.f) out.groundTruthForms = m.f;
   if (m.src) out.firstSource = m.src;

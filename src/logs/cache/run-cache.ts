@@ -39,7 +39,7 @@ import { fileIdentity, sameIdentity, type FileIdentity } from './identity.js';
 import { decodeEntry, decodeFeatures, encodeRecord, recordHeader } from './record.js';
 
 /** Bump when the records' shape or anything prepareGroup computes changes. */
-export const CACHE_FORMAT = 4; // 2: features in a binary record layout; 3: TRL tables joined with the consensus_lens.trl log of their run (src/logs/join.ts); 4: the footer under its own SHA-1, the ground truth's forms and whether it may be the vote (PreparedGroup.truthMayBeVote)
+export const CACHE_FORMAT = 5; // 2: features in a binary record layout; 3: TRL tables joined with the consensus_lens.trl log of their run (src/logs/join.ts); 4: the footer under its own SHA-1, the ground truth's forms and whether it may be the vote (PreparedGroup.truthMayBeVote); 5: the label-free operators' inputs (self-certainty, entropy, novelty features) in the record's meta
 const MAGIC = Buffer.from('CLCACHE\u0001', 'latin1');
 const TRAILER = Buffer.from('CLCFOOT\u0001', 'latin1');
 /** After the footer: its SHA-1 (20 bytes), its length (4), TRAILER (8). */
