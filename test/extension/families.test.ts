@@ -9,6 +9,9 @@ import { dashboardModel } from '../../src/extension/dashboard/dashboard-model';
 import { emptyAgreement, OPERATOR_IDS, type GroupHealth, type OperatorId, type RunHealth } from '../../src/engine';
 import type { DashboardData } from '../../src/extension/whatif/engine';
 import type { OperatorOutcome, QuestionView, RolloutRow } from '../../src/protocol/messages';
+import type { Group } from '../../src/engine';
+import { buildView, storeGroup } from '../../src/extension/scoring';
+import { defaultParams } from '../../src/extension/params';
 
 test('opposite signs: only two non-zero, finite advantages of opposite sign', () => {
   assert.equal(oppositeSigns(0.5, -0.2), true);
@@ -86,4 +89,18 @@ test('family rows: per step, each operator’s share of groups with signal and t
   assert.deepEqual(s2.familyAgreement, { majority: { likelihood: 1 } });
   // Two consensus operators are not a family pair.
   assert.equal((s1.familyAgreement.majority as Record<string, number>).core, undefined);
+});
+
+test('the panel says when a confidence reward is an approximation (RENT’s entropy from sampled-token log-probs)', () => {
+  const g: Group = {
+    step: 1,
+    questionId: 'approx',
+    rollouts: [0, 1, 2, 3].map((i) => ({ response: `so \\boxed{${i % 2}}`, meanLogprob: -0.2 - 0.1 * i })),
+  };
+  const v = buildView(storeGroup(g, 'r', 'r'), defaultParams(), 'majority');
+  const entropy = v.operators.find((o) => o.operator === 'entropy')!;
+  assert.equal(entropy.available, true);
+  assert.match(entropy.note ?? '', /^approximation: /);
+  // The vote is no approximation: no note.
+  assert.equal(v.operators.find((o) => o.operator === 'majority')!.note, undefined);
 });
