@@ -1,9 +1,15 @@
 // Consensus against confidence in the views: the consensus panel marks the roll-outs whose
 // advantages under the two picked operators have opposite signs (a zero pushes neither way), picks
 // a pair that ran, and the dashboard's family rows — learning-signal share per operator and per
-// step, consensus–confidence label agreement — count only the groups each operator ran on.
+// step, consensus–confidence label agreement — count only the groups each operator ran on; the
+// panel's note says when a value is an approximation; a run-wide what-if takes a confidence reward
+// against the vote.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { RunStore } from '../../src/extension/store';
+import { storeSource } from '../../src/extension/rescore';
+import { WhatIfEngine } from '../../src/extension/whatif/engine';
 import { oppositeSigns, pickPair, signDisagreements } from '../../webview/consensus/sign-agreement';
 import { dashboardModel } from '../../src/extension/dashboard/dashboard-model';
 import { emptyAgreement, OPERATOR_IDS, type GroupHealth, type OperatorId, type RunHealth } from '../../src/engine';
@@ -103,4 +109,27 @@ test('the panel says when a confidence reward is an approximation (RENT’s entr
   assert.match(entropy.note ?? '', /^approximation: /);
   // The vote is no approximation: no note.
   assert.equal(v.operators.find((o) => o.operator === 'majority')!.note, undefined);
+});
+
+test('what-if across families: a run re-scored with a confidence reward against the vote (the e2e fixture)', async () => {
+  const store = new RunStore({ configuredOperator: () => 'majority', params: defaultParams, follow: false });
+  const engine = new WhatIfEngine({ workers: 0 });
+  try {
+    const run = store.add(join(import.meta.dirname, '../e2e/fixtures/family-run'), 'opened');
+    await store.idle();
+    const r = await engine.rescore(storeSource(store, run), { operator: 'majority', params: defaultParams() }, { operator: 'likelihood', params: defaultParams() });
+    assert.equal(r.operator, 'likelihood');
+    assert.equal(r.groups, 6);
+    // fixtures/family-run: on fam/1 the vote is right and the model surest of the wrong minority
+    // (both steps); elsewhere the two agree, also on step 1's wrong, confident vote of fam/3.
+    assert.deepEqual(r.flips.map((f) => [f.step, f.questionId, f.before, f.after]).sort(), [
+      [0, 'fam/1', '56', '54'],
+      [1, 'fam/1', '56', '54'],
+    ]);
+    assert.equal(r.accuracyBefore, 5 / 6);
+    assert.equal(r.accuracyAfter, 3 / 6);
+  } finally {
+    store.dispose();
+    await engine.dispose();
+  }
 });
