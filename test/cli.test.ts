@@ -31,8 +31,9 @@ test('score: one line per group in first-record order, with docs/contract.md#com
   for (const key of ['label', 'rewards', 'gate', 'advantages', 'mass', 'support', 'iterations']) assert.ok(key in core, key);
   assert.equal(r.lines[1].n, 4);
   assert.equal(r.lines[1].results.majority.label, '4');
-  assert.deepEqual(Object.keys(r.lines[0].results), ['majority', 'cisc', 'ec', 'core']);
-  assert.deepEqual(Object.keys(r.lines[0].unavailable), ['t3rl', 'msttrl']);
+  // The label-free operators the log allows run too (token entropy estimated from the mean log-prob).
+  assert.deepEqual(Object.keys(r.lines[0].results), ['majority', 'cisc', 'ec', 'core', 'empo', 'entropy', 'likelihood', 'novelty']);
+  assert.deepEqual(Object.keys(r.lines[0].unavailable), ['t3rl', 'msttrl', 'selfcertainty']);
 });
 
 test('score reads native JSONL from stdin and honours --operators and parameters', () => {

@@ -4,8 +4,9 @@
 import type { RunHealth } from '../engine/browser';
 
 /** The report page's series colours (light and dark theme): its stylesheet's classes .series-K. */
-export const SERIES_COLOURS = ['#0969da', '#bf3989', '#1a7f37', '#9a6700', '#8250df', '#cf222e'];
-export const SERIES_COLOURS_DARK = ['#4493f8', '#db61a2', '#3fb950', '#d29922', '#a371f7', '#f85149'];
+// One per operator (eleven): the label-free ones after the six consensus operators' colours.
+export const SERIES_COLOURS = ['#0969da', '#bf3989', '#1a7f37', '#9a6700', '#8250df', '#cf222e', '#bc4c00', '#1b7c83', '#6e7781', '#0a3069', '#527a29'];
+export const SERIES_COLOURS_DARK = ['#4493f8', '#db61a2', '#3fb950', '#d29922', '#a371f7', '#f85149', '#db6d28', '#39c5cf', '#8b949e', '#a5d6ff', '#8aa34a'];
 
 /** Logged rewards against the configured operator's (`health` and `report` alike). */
 export interface MismatchSummary {

@@ -8,6 +8,7 @@ import { answersEqual, extractAnswer, formClasses, type AnswerClass } from './an
 import { cosinesByClass, tfidfRows } from './features/tfidf';
 import { rolloutTextStats, type RolloutTextStats } from './analysis/health-text';
 import { noveltyFeatures, type NoveltyFeatures } from './operators/novelty';
+import { argmaxFirst } from './operators/result';
 
 export interface PreparedGroup {
   run?: string;
@@ -42,7 +43,7 @@ export interface PreparedGroup {
   tokenEntropies?: (readonly number[] | null)[];
   /** Rollout.confidenceApproximate per roll-out; present only when some roll-out says true. */
   confidenceApproximate?: boolean[];
-  /** The novelty vote's validity flags and similarities (docs/contract.md#novelty); computed with the reasoning vectors. */
+  /** The novelty vote's validity flags and raw novelty (docs/contract.md#novelty); computed with the reasoning vectors. */
   novelty?: NoveltyFeatures;
   /** Roll-outs whose logged mean log-prob (or a token log-prob) is NaN or ±∞; present only when some are. */
   nonFiniteLogprob?: number[];
@@ -101,6 +102,12 @@ export class GroupTooLargeError extends Error {
 /** Throws GroupTooLargeError when the group has more roll-outs than `limit`. */
 export function checkGroupSize(group: Group, limit: number = DEFAULT_MAX_GROUP_SIZE): void {
   if (group.rollouts.length > limit) throw new GroupTooLargeError(group.rollouts.length, limit, group);
+}
+
+/** Whether each roll-out is in the vote's class (the largest, ties to the first: docs/contract.md#majority). */
+function voteMembers(classOf: Int32Array, classes: readonly AnswerClass[]): Uint8Array {
+  const top = argmaxFirst(classes.map((c) => c.members.length));
+  return Uint8Array.from(classOf, (c) => (top >= 0 && c === top ? 1 : 0));
 }
 
 /** A group's answers and answer classes (docs/contract.md#answers): the first step of `prepareGroup`. */
@@ -198,7 +205,7 @@ export function prepareGroup(group: Group, opts: PrepareOptions = {}, done: { an
   if (rollouts.some((r) => r.confidenceApproximate === true)) prepared.confidenceApproximate = rollouts.map((r) => r.confidenceApproximate === true);
   const nonFinite = rollouts.flatMap((r, i) => (typeof r.meanLogprob === 'number' && !Number.isFinite(r.meanLogprob) ? [i] : []));
   if (nonFinite.length) prepared.nonFiniteLogprob = nonFinite;
-  if (hasReasoning) prepared.novelty = done.novelty ?? noveltyFeatures(rollouts.map((r) => r.response ?? ''));
+  if (hasReasoning) prepared.novelty = done.novelty ?? noveltyFeatures(rollouts.map((r) => r.response ?? ''), voteMembers(classOf, classes));
   if (opts.health)
     prepared.text = rolloutTextStats(
       rollouts.map((r) => r.response ?? ''),

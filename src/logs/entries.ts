@@ -13,7 +13,7 @@
 // loop, JSON.stringify or structured clone builds them by accident; count with `entry.n`. Entries
 // are plain data (typed arrays, arrays, objects): they cross to worker threads by structured clone.
 import type { Framework, Group, OutcomeCheck, RecordSource, Rollout, Verification } from '../engine';
-import type { GroupKey, LogFormat, RolloutEntry, RolloutSource } from './types.js';
+import { confidencesOf, type GroupKey, type LogFormat, type RolloutConfidences, type RolloutEntry, type RolloutSource } from './types.js';
 
 let versions = 0;
 
@@ -107,6 +107,8 @@ export interface Packed {
   extra: (Record<string, unknown> | undefined)[] | null;
   /** Per-roll-out sources when they are not items of one line (TRL parquet rows). */
   sources: RolloutSource[] | null;
+  /** The label-free confidences, when some roll-out logs them. */
+  conf?: (RolloutConfidences | undefined)[];
   /** Roll-outs with a confidence (a mean log-prob). */
   confident: number;
 }
@@ -123,6 +125,8 @@ export function pack(rs: Array<Rollout & { extra?: Record<string, unknown> }>, b
     if (r.answer !== undefined && r.answer !== null) (p.answers ??= new Array(n).fill(null))[i] = r.answer;
     if (r.verification) (p.ver ??= new Array(n).fill(null))[i] = r.verification;
     if (r.extra) (p.extra ??= new Array(n).fill(undefined))[i] = r.extra;
+    const c = confidencesOf(r);
+    if (c) (p.conf ??= new Array(n).fill(undefined))[i] = c;
     const src = r.source as RolloutSource | undefined;
     if (src && (src.line !== base.line || src.offset !== base.offset || src.file !== base.file || src.item !== undefined)) (p.sources ??= rs.map((x) => x.source as RolloutSource))[i] = src;
   }
@@ -159,6 +163,8 @@ export function rolloutsOf(e: GroupEntry): RolloutEntry[] {
     };
     const x = p.extra?.[i];
     if (x) r.extra = x;
+    const c = p.conf?.[i];
+    if (c) r.confidences = c;
     out[i] = r;
   }
   return out;
@@ -192,6 +198,8 @@ export function toRolloutEntry(r: Rollout & { extra?: Record<string, unknown> })
     source: r.source as RolloutSource,
   };
   if (r.extra) e.extra = r.extra;
+  const c = confidencesOf(r);
+  if (c) e.confidences = c;
   return e;
 }
 
@@ -236,6 +244,7 @@ export function entryToGroup(e: GroupEntry, texts: string[], rollouts: RolloutEn
       const adv = r.extra?.advantage; // the trainer's logged advantage (TRL's table)
       if (typeof adv === 'number' && Number.isFinite(adv)) ro.advantage = adv;
       if (r.extra) (ro as Rollout & { extra?: Record<string, unknown> }).extra = r.extra;
+      if (r.confidences) Object.assign(ro, r.confidences);
       return ro;
     }),
   };

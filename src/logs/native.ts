@@ -102,6 +102,18 @@ function parseVerification(v: unknown, dropped: string[]): Verification | null {
   return out.valid === undefined && out.toolOutput === undefined ? null : out;
 }
 
+/** The label-free confidences (docs/contract.md#label-free-operators): self_certainty, entropy, token_entropies, confidence_approximate. */
+function readConfidences(o: Obj, r: Rollout, dropped: string[]): void {
+  const sc = optNumber(o, 'self_certainty', dropped);
+  if (sc !== null) r.selfCertainty = sc;
+  const en = optNumber(o, 'entropy', dropped);
+  if (en !== null) r.entropy = en;
+  const te = o.token_entropies;
+  if (Array.isArray(te) && te.every((x) => typeof x === 'number' && Number.isFinite(x))) r.tokenEntropies = te as number[];
+  else if (te !== undefined && te !== null) dropped.push('token_entropies');
+  if (o.confidence_approximate === true) r.confidenceApproximate = true;
+}
+
 /** Converts one roll-out object (a roll-out record, or an item of a group's `rollouts`). */
 export function convertRollout(o: Obj, where: string, dropped: string[]): Rollout & { extra?: Obj } | string {
   if (typeof o.response !== 'string') {
@@ -117,6 +129,7 @@ export function convertRollout(o: Obj, where: string, dropped: string[]): Rollou
   if (o.advantage !== undefined) r.advantage = optNumber(o, 'advantage', dropped);
   const ver = parseVerification(o.verification, dropped);
   if (ver) r.verification = ver;
+  readConfidences(o, r, dropped);
   const si = o.sample_idx;
   if (typeof si === 'number' && Number.isInteger(si)) r.sampleIdx = si;
   else if (si !== undefined && si !== null) dropped.push('sample_idx');

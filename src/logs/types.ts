@@ -33,6 +33,21 @@ export interface RolloutEntry {
   source: RolloutSource;
   /** Format-specific extras (verl reward extra-info keys, TRL per-reward-function columns). */
   extra?: Record<string, unknown>;
+  /** The label-free confidences when logged (docs/contract.md#label-free-operators). */
+  confidences?: RolloutConfidences;
+}
+
+/** A roll-out's logged self-certainty, entropy, token entropies and whether they are approximate. */
+export type RolloutConfidences = Pick<Rollout, 'selfCertainty' | 'entropy' | 'tokenEntropies' | 'confidenceApproximate'>;
+
+/** The confidences a roll-out carries, or undefined when it has none. */
+export function confidencesOf(r: Rollout): RolloutConfidences | undefined {
+  const c: RolloutConfidences = {};
+  if (r.selfCertainty !== undefined) c.selfCertainty = r.selfCertainty;
+  if (r.entropy !== undefined) c.entropy = r.entropy;
+  if (r.tokenEntropies !== undefined) c.tokenEntropies = r.tokenEntropies;
+  if (r.confidenceApproximate) c.confidenceApproximate = true;
+  return Object.keys(c).length ? c : undefined;
 }
 
 /** A group's identity: JSON of [run, step, questionId]; build with `groupKey`. */

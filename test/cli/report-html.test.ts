@@ -48,7 +48,8 @@ test('report --html on the demo run: no CSP violation, legend and lines in the s
   try {
     assert.deepEqual(problems, []);
     const legend = (await page.evaluate("[...document.querySelectorAll('svg text.legend')].map((t) => ({ text: t.textContent, fill: getComputedStyle(t).fill }))")) as { text: string; fill: string }[];
-    assert.equal(legend.length, 6, JSON.stringify(legend)); // accuracy of six operators
+    assert.equal(legend.length, 10, JSON.stringify(legend)); // accuracy of every operator the demo run allows (no self-certainty logged)
+    assert.equal(new Set(legend.map((l) => l.fill)).size, legend.length, 'no two series share a colour');
     legend.forEach((l, i) => assert.equal(l.fill, rgb(SERIES_COLOURS[i]), `${l.text}: ${l.fill}`));
     const lines = (await page.evaluate("[...document.querySelectorAll('svg path.line')].map((p) => ({ stroke: getComputedStyle(p).stroke, fill: getComputedStyle(p).fill }))")) as { stroke: string; fill: string }[];
     lines.forEach((l, i) => {

@@ -3,10 +3,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_PARAMS, OPERATORS, PARAM_SPECS, needsReasoning, parseOperatorList, resolveParams } from '../../src/engine';
 
-test('the registry lists the six operators of docs/contract.md#operators in order, each with its parameters and needs', () => {
-  assert.deepEqual(OPERATORS.map((o) => o.id), ['majority', 'cisc', 'ec', 'core', 't3rl', 'msttrl']);
+test('the registry lists the operators of docs/contract.md#operators and #label-free-operators in order, each with its parameters and needs', () => {
+  assert.deepEqual(OPERATORS.map((o) => o.id), ['majority', 'cisc', 'ec', 'core', 't3rl', 'msttrl', 'empo', 'selfcertainty', 'entropy', 'likelihood', 'novelty']);
   for (const o of OPERATORS) for (const p of o.params) assert.ok(PARAM_SPECS.some((s) => s.id === p), `${o.id}: ${p}`);
   assert.equal(needsReasoning(['majority', 't3rl']), false);
+  assert.equal(needsReasoning(['empo', 'selfcertainty', 'entropy', 'likelihood']), false);
+  assert.equal(needsReasoning(['novelty']), true);
   assert.equal(needsReasoning(['majority', 'core']), true);
   assert.equal(needsReasoning(), true);
 });

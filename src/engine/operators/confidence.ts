@@ -30,7 +30,7 @@ function firstBad(g: PreparedGroup, values: readonly (number | null | undefined)
   return null;
 }
 
-const SELF_CERTAINTY_HINT = 'log it from the model’s logits: docs/log-formats.md, "self_certainty"';
+const SELF_CERTAINTY_HINT = 'log it from the model’s logits: docs/contract.md#self-certainty';
 const ENTROPY_HINT = 'log "entropy" or "token_entropies" from the model’s logits, or "mean_logprob"/"token_logprobs" for the sampled-token estimate';
 
 /** The label a confidence operator reports: the answer class of its highest-reward answered roll-out. */

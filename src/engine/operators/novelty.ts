@@ -14,12 +14,16 @@ import type { OperatorResult } from './result';
 
 export const NOVELTY_SIMILARITY_NOTE = 'semantic similarity is the TF-IDF cosine of the text after </think>, in place of EVOL-RL’s embedding model';
 
-/** What the novelty vote reads from the texts, computed when they are at hand (prepareGroup). */
+/**
+ * What the novelty vote reads from the texts, computed when they are at hand (prepareGroup): the
+ * operator has no parameter and the vote depends on the answers alone, so each roll-out's raw
+ * novelty is fixed by the group and kept instead of the N² similarities.
+ */
 export interface NoveltyFeatures {
   /** 1 where the text after `</think>` has a \boxed{…} whose content holds a digit. */
   valid: Uint8Array;
-  /** Cosines of the valid roll-outs' pairs (in roll-out order), packed as `cosinesWithin`. */
-  similarity: Float64Array;
+  /** Raw novelty 1 − (½ mean similarity to its side + ½ largest similarity) of each valid roll-out (0 elsewhere). */
+  raw: Float64Array;
 }
 
 /** The text EVOL-RL compares: what follows the first `</think>`, trimmed, or the whole text. */
@@ -34,28 +38,46 @@ export function boxedHasDigit(text: string): boolean {
   return false;
 }
 
-export function noveltyFeatures(texts: readonly string[]): NoveltyFeatures {
+const mean = (xs: readonly number[]): number => xs.reduce((s, x) => s + x, 0) / xs.length;
+
+/**
+ * The novelty features of a group: `right[i]` says whether roll-out i is in the vote's class (the
+ * TTRL reward EVOL-RL starts from). TF-IDF is fitted on the valid texts only, as EVOL-RL embeds
+ * only those; similarities are clipped to [0, 1] as there.
+ */
+export function noveltyFeatures(texts: readonly string[], right: ArrayLike<boolean | number>): NoveltyFeatures {
   const after = texts.map(afterThink);
   const valid = Uint8Array.from(after, (t) => (boxedHasDigit(t) ? 1 : 0));
   const members: number[] = [];
   for (let i = 0; i < texts.length; i++) if (valid[i]) members.push(i);
-  // TF-IDF is fitted on the valid texts only, as EVOL-RL embeds only those.
-  const kept = members.map((i) => after[i]);
-  const similarity =
-    members.length >= 2
-      ? cosinesWithin(
-          tfidfRows(kept),
-          kept.map((_, k) => k),
-        )
-      : new Float64Array(0);
-  return { valid, similarity };
+  const raw = new Float64Array(texts.length);
+  const m = members.length;
+  if (m < 2) return { valid, raw };
+  const packed = cosinesWithin(
+    tfidfRows(members.map((i) => after[i])),
+    members.map((_, k) => k),
+  );
+  const sim = (a: number, b: number): number => Math.min(1, Math.max(0, packed[pairIndex(m, a, b)]));
+  for (let a = 0; a < m; a++) {
+    const side = !!right[members[a]];
+    const others: number[] = [];
+    const own: number[] = [];
+    for (let b = 0; b < m; b++) {
+      if (b === a) continue;
+      const s = sim(a, b);
+      others.push(s);
+      if (!!right[members[b]] === side) own.push(s);
+    }
+    let max = -Infinity;
+    for (const s of others) if (s > max) max = s;
+    raw[members[a]] = 1 - (0.5 * (own.length ? mean(own) : mean(others)) + 0.5 * max);
+  }
+  return { valid, raw };
 }
 
 export function noveltyUnavailable(g: PreparedGroup): string | null {
   return g.novelty ? null : 'needs the roll-out texts (prepared without them)';
 }
-
-const mean = (xs: readonly number[]): number => xs.reduce((s, x) => s + x, 0) / xs.length;
 
 /** Rescales one side's novelty into [low, low + 0.5] as EVOL-RL does (its singleton and tie cases included). */
 function sideRewards(side: readonly number[], novelty: Float64Array, rewards: Float64Array, low: number, single: number): void {
@@ -93,28 +115,25 @@ export function novelty(g: PreparedGroup, p: Params): OperatorResult {
   const valid: number[] = [];
   for (let i = 0; i < g.n; i++) if (f.valid[i]) valid.push(i);
   if (g.n <= 1) rewards.set(base);
-  else if (valid.length <= 1) rewards.fill(-1);
   else {
     rewards.fill(-1);
-    const m = valid.length;
-    const sim = (a: number, b: number): number => Math.min(1, Math.max(0, f.similarity[pairIndex(m, a, b)]));
-    const right = valid.filter((i) => base[i] > 0);
-    const wrong = valid.filter((i) => !(base[i] > 0));
-    for (let a = 0; a < m; a++) {
-      const i = valid[a];
-      const others: number[] = [];
-      const own: number[] = [];
-      for (let b = 0; b < m; b++) {
-        if (b === a) continue;
-        const s = sim(a, b);
-        others.push(s);
-        if (base[valid[b]] > 0 === base[i] > 0) own.push(s);
-      }
-      const avg = own.length ? mean(own) : mean(others);
-      scores[i] = 1 - (0.5 * avg + 0.5 * Math.max(...others));
+    if (valid.length >= 2) {
+      for (const i of valid) scores[i] = f.raw[i];
+      sideRewards(
+        valid.filter((i) => base[i] > 0),
+        scores,
+        rewards,
+        0.5,
+        1,
+      );
+      sideRewards(
+        valid.filter((i) => !(base[i] > 0)),
+        scores,
+        rewards,
+        -1,
+        -0.5,
+      );
     }
-    sideRewards(right, scores, rewards, 0.5, 1);
-    sideRewards(wrong, scores, rewards, -1, -0.5);
   }
   return { ...vote, rewards, advantages: grpoAdvantages(rewards, p.advEps, p.advScale), approximation: NOVELTY_SIMILARITY_NOTE, novelty: scores };
 }

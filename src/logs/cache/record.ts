@@ -57,7 +57,7 @@ interface LabelFree {
   te?: (Num[] | null)[];
   ap?: boolean[];
   nf?: number[];
-  nv?: { v: number[]; s: Num[] };
+  nv?: { v: number[]; r: Num[] };
 }
 
 // JSON has no NaN or ∞: they are kept as strings, so a refused value stays refused after the cache.
@@ -71,7 +71,7 @@ function labelFreeMeta(p: PreparedGroup): LabelFree | undefined {
   if (p.tokenEntropies) lf.te = p.tokenEntropies.map((t) => (t ? t.map(toJson) : null));
   if (p.confidenceApproximate) lf.ap = p.confidenceApproximate;
   if (p.nonFiniteLogprob) lf.nf = p.nonFiniteLogprob;
-  if (p.novelty) lf.nv = { v: Array.from(p.novelty.valid), s: Array.from(p.novelty.similarity, toJson) };
+  if (p.novelty) lf.nv = { v: Array.from(p.novelty.valid), r: Array.from(p.novelty.raw, toJson) };
   return Object.keys(lf).length ? lf : undefined;
 }
 
@@ -81,7 +81,7 @@ function restoreLabelFree(out: PreparedGroup, lf: LabelFree): void {
   if (lf.te) out.tokenEntropies = lf.te.map((t) => (t ? t.map((x) => fromJson(x) as number) : null));
   if (lf.ap) out.confidenceApproximate = lf.ap;
   if (lf.nf) out.nonFiniteLogprob = lf.nf;
-  if (lf.nv) out.novelty = { valid: Uint8Array.from(lf.nv.v), similarity: Float64Array.from(lf.nv.s, (x) => fromJson(x) as number) };
+  if (lf.nv) out.novelty = { valid: Uint8Array.from(lf.nv.v), raw: Float64Array.from(lf.nv.r, (x) => fromJson(x) as number) };
 }
 
 /** The prepared features a record gives back: a PreparedGroup without the roll-outs' sources (the entry has them). */
