@@ -1,7 +1,7 @@
 // What `activate` returns: the extension's API for in-host tests (and other extensions), typed.
 import type { RunStore } from './store';
 import type { WhatIfController } from './whatif';
-import type { DashboardPanel } from './dashboard/panel';
+import type { DashboardPanel } from './dashboard/dashboard-panel';
 
 export interface ConsensusLensApi {
   readonly store: RunStore;

@@ -17,10 +17,10 @@ import { RunStatusBar } from './status/status-bar';
 import { registerHostLag } from './status/host-lag';
 import { Rollouts } from './rollouts/rollouts';
 import { ConsensusFeature } from './consensus/consensus';
-import { DashboardFeature } from './dashboard/dashboard';
+import { DashboardFeature } from './dashboard/dashboard-feature';
 import { registerWhatIfCommands } from './whatif-commands';
-import { registerTokenConfidence } from './tokens';
-import { registerCompare } from './compare';
+import { registerTokenConfidence } from './tokens/token-decorations';
+import { registerCompare } from './compare/run-view';
 import { affectsReading, affectsRuns, affectsScores, configuredOperator, configuredParams, groundTruthSetting, indexFolder, pickGroundTruth, maxGroupSize } from './settings';
 
 export function activate(context: vscode.ExtensionContext): ConsensusLensApi {

@@ -206,7 +206,8 @@ export function buildView(g: StoredGroup, params: Record<string, number>, config
     return {
       operator: op,
       available: true,
-      note: r.confidence === 'missing' ? 'confidence missing: ran as EC' : undefined,
+      // An approximation of the paper's value says so wherever the operator is shown (docs/contract.md#label-free-operators).
+      note: r.confidence === 'missing' ? 'confidence missing: ran as EC' : r.approximation ? `approximation: ${r.approximation}` : undefined,
       label: r.label,
       gate: r.gate,
       labelClass: r.labelClass,

@@ -19,6 +19,14 @@ export interface DashStep {
   withTruth: number;
   mismatches: number;
   regimes: Record<string, number>;
+  /** Per operator: the share of the step's groups (where it ran) whose GRPO advantage is non-zero (docs/health.md §6). */
+  signal: Partial<Record<OperatorId, number>>;
+  /**
+   * Consensus operator → confidence operator → the share of the step's questions (where both ran)
+   * on which the consensus pseudo-label and the confidence reward's top roll-out are the same
+   * answer class: how far the two families agree.
+   */
+  familyAgreement: Partial<Record<OperatorId, Partial<Record<OperatorId, number>>>>;
 }
 
 export interface DashRecoveryPoint {

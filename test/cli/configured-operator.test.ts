@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { RunStore } from '../../src/extension/store';
 import { storeSource } from '../../src/extension/rescore';
 import { WhatIfEngine } from '../../src/extension/whatif/engine';
-import { dashboardModel } from '../../src/extension/dashboard/model';
+import { dashboardModel } from '../../src/extension/dashboard/dashboard-model';
 import { defaultParams } from '../../src/extension/params';
 import { rng, synthRollouts } from '../../scripts/synth';
 

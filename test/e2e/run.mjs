@@ -87,6 +87,8 @@ else {
   run(join(root, 'node_modules/.bin/tsx'), [join(here, 'fixtures/make-demo.ts'), join(workspace, 'demo-run')], { cwd: root });
 }
 cpSync(join(here, 'fixtures/hostile-run'), join(workspace, 'hostile-run'), { recursive: true });
+// Roll-outs that log self-certainty, token entropy and token log-probs, for families.test.mjs.
+cpSync(join(here, 'fixtures/family-run'), join(workspace, 'family-run'), { recursive: true });
 // A step of 1,000 questions (the explorer's expansion benchmark).
 mkdirSync(join(workspace, 'big-run'), { recursive: true });
 writeFileSync(join(workspace, 'big-run', 'step-1.jsonl'), Array.from({ length: 1000 }, (_, q) => JSON.stringify({
@@ -155,7 +157,7 @@ const env = {
 };
 const only = process.argv.slice(2);
 // E2E_FILES=training.test.mjs runs one file; training.test.mjs starts its own code-servers (trusted, untrusted).
-const files = (process.env.E2E_FILES || 'suite.test.mjs,whatif.test.mjs,health.test.mjs,insight.test.mjs,reopen.test.mjs,training.test.mjs,views.test.mjs').split(',').map((f) => join(here, f.trim()));
+const files = (process.env.E2E_FILES || 'suite.test.mjs,whatif.test.mjs,health.test.mjs,insight.test.mjs,reopen.test.mjs,training.test.mjs,views.test.mjs,families.test.mjs').split(',').map((f) => join(here, f.trim()));
 const suite = spawnSync(process.execPath, ['--test', '--test-reporter=spec', '--test-concurrency=1', ...(only.length ? ['--test-name-pattern', only.join('|')] : []), ...files], { stdio: 'inherit', env });
 writeFileSync(join(work, 'code-server.log'), serverLog);
 killServer();

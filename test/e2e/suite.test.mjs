@@ -303,7 +303,13 @@ test('roll-out: a table row, a graph node and the tree open its text read-only; 
   await wv.locator('#rollout-table tbody tr[data-index="3"]').click();
   await page.locator('.tabs-container .tab', { hasText: 'roll-out 3' }).first().waitFor({ timeout: 15_000 });
   await retry(async () => assert.match(await editorText(), /Consensus Lens — roll-out 3/));
-  assert.match(await editorText(), /# log: .*demo-run.*:\d+/);
+  // The editor reveals the answer once its decorations arrive; a long header (one reward per
+  // operator) is then partly scrolled out of view: scroll back to the top to read it.
+  await retry(async () => {
+    await page.locator('.editor-instance .monaco-editor').last().hover();
+    await page.mouse.wheel(0, -10_000);
+    assert.match(await editorText(), /# log: .*demo-run.*:\d+/);
+  });
   // Keyboard: the table is navigable; Enter opens the focused roll-out.
   await wv.locator('#rollout-table tbody tr[data-index="3"]').focus();
   await page.keyboard.press('ArrowDown');

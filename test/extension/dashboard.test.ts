@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { RunStore } from '../../src/extension/store';
 import { storeSource } from '../../src/extension/rescore';
 import { WhatIfEngine } from '../../src/extension/whatif/engine';
-import { dashboardModel, dashboardRecords } from '../../src/extension/dashboard/model';
+import { dashboardModel, dashboardRecords } from '../../src/extension/dashboard/dashboard-model';
 import { defaultParams } from '../../src/extension/params';
 import { buildReport, renderTable } from '../../src/cli/report';
 import { accuracyOf, countAccuracy, emptyAccuracy, formatAccuracy, OPERATOR_IDS } from '../../src/engine';

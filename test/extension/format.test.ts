@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { answerSpan, flipDescription, fmt, questionDescription, statusText, stepStats } from '../../src/extension/format';
-import { contentSecurityPolicy, makeNonce, panelHtml } from '../../src/extension/html';
+import { contentSecurityPolicy, makeNonce, panelHtml } from '../../src/extension/webview-html';
 import { filterQuestions } from '../../src/extension/explorer/filters';
 import { changedParams, defaultParams, sanitizeParams } from '../../src/extension/params';
 import { parseParamText, parseRescoreText } from '../../src/extension/paramText';

@@ -10,7 +10,7 @@ import { answersEqual, scoreGroup } from '../../src/engine';
 import { RunStore } from '../../src/extension/store';
 import { storeSource, type RunEntry } from '../../src/extension/rescore';
 import { WhatIfEngine, type Hooks } from '../../src/extension/whatif/engine';
-import { dashboardModel } from '../../src/extension/dashboard/model';
+import { dashboardModel } from '../../src/extension/dashboard/dashboard-model';
 import { defaultParams } from '../../src/extension/params';
 import { rng, synthRollouts, type ClassPlan } from '../../scripts/synth';
 

@@ -2,18 +2,11 @@
 // reward-bug classes, the degenerate pluralities and one small chart per timeline series with its
 // change points marked. It draws RunHealth exactly as the host computed it (the same analysis as
 // `consensus-lens health`); every string goes into the DOM as text.
-import { Chart, Title, type ChartConfiguration } from 'chart.js';
 import type { RunHealth } from '../../src/engine/browser';
 import { h, clear, fmt } from '../dom';
-import { renderLearningSignal } from './signal';
-import { OPERATOR_STYLES } from './style';
-import type { OperatorId } from '../../src/protocol/messages';
+import type { ChartKit } from './chart-kit';
 
-Chart.register(Title);
-
-export interface HealthDeps {
-  chart(id: string, parent: HTMLElement, config: ChartConfiguration): Chart;
-  cssVar(name: string, fallback?: string): string;
+export interface HealthDeps extends ChartKit {
   openQuestion(step: number, questionId: string): void;
 }
 
@@ -23,11 +16,12 @@ function openButton(deps: HealthDeps, step: number, questionId: string): HTMLEle
   return b;
 }
 
-export function renderHealth(body: HTMLElement, health: RunHealth | undefined, deps: HealthDeps): void {
+/** Draws the alarms and the series; true when the series were drawn (two steps or more). */
+export function renderHealth(body: HTMLElement, health: RunHealth | undefined, deps: HealthDeps): boolean {
   clear(body);
   if (!health) {
     body.append(h('p', { class: 'muted' }, 'not computed'));
-    return;
+    return false;
   }
   body.dataset.alarms = String(health.alarms.length);
   const list = h('ul', { class: 'health-list', id: 'health-alarms' });
@@ -58,7 +52,7 @@ export function renderHealth(body: HTMLElement, health: RunHealth | undefined, d
   for (const n of health.notes) list.append(h('li', { class: 'muted small' }, n));
   body.append(list);
 
-  if (health.steps.length < 2) return renderWhatIf(body, health, deps);
+  if (health.steps.length < 2) return false;
   const labels = health.steps.map(String);
   const grid = h('div', { class: 'grid3', id: 'health-series' });
   body.append(grid);
@@ -99,36 +93,5 @@ export function renderHealth(body: HTMLElement, health: RunHealth | undefined, d
       },
     });
   }
-  renderLearningSignal(body, health, deps);
-  renderWhatIf(body, health, deps);
-}
-
-/** "How many roll-outs?" (CoRE Fig. 2): label quality per operator against N′. */
-function renderWhatIf(body: HTMLElement, health: RunHealth, deps: HealthDeps): void {
-  const w = health.rolloutsWhatIf;
-  if (w) {
-    const box = h('div', { class: 'health-whatif', id: 'health-whatif' });
-    body.append(
-      h('h3', {}, `How many roll-outs? (CoRE Fig. 2) — ${w.metric === 'accuracy' ? 'pseudo-label accuracy against logged ground truth' : 'agreement with the full-N label'}`),
-      h(
-        'p',
-        { class: 'muted small' },
-        `${w.draws} seeded subsamples per N′ of ${w.groups} groups, re-scored with the group's features (TF-IDF idf not refit: the full group's, see docs/health.md §5).`,
-      ),
-      box,
-    );
-    deps.chart('health-whatif', box, {
-      type: 'line',
-      data: {
-        labels: w.sizes.map((x) => (x === 'full' ? 'full N' : `N′ = ${x}`)),
-        datasets: Object.entries(w.values).map(([op, vals]) => ({
-          label: op,
-          data: vals!,
-          borderColor: deps.cssVar(OPERATOR_STYLES[op as OperatorId]?.color ?? 'charts-blue'),
-          backgroundColor: deps.cssVar(OPERATOR_STYLES[op as OperatorId]?.color ?? 'charts-blue'),
-        })),
-      },
-      options: { maintainAspectRatio: false, scales: { y: { min: 0, max: 1, title: { display: true, text: w.metric } }, x: { title: { display: true, text: 'roll-outs per question' } } } },
-    });
-  }
+  return true;
 }

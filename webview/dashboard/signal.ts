@@ -5,11 +5,11 @@
 // the host computed it (the engine's values, the CLI's).
 import type { RunHealth } from '../../src/engine/browser';
 import { h } from '../dom';
-import type { HealthDeps } from './health-section';
+import type { ChartKit } from './chart-kit';
 import { OPERATOR_STYLES } from './style';
 import type { OperatorId } from '../../src/protocol/messages';
 
-export function renderLearningSignal(body: HTMLElement, health: RunHealth, deps: HealthDeps): void {
+export function renderLearningSignal(body: HTMLElement, health: RunHealth, deps: ChartKit): void {
   const ls = health.learningSignal;
   if (!ls || health.steps.length < 1) return;
   // The whole run as `consensus-lens health` prints it: groups, then roll-outs.

@@ -15,8 +15,8 @@ import { mayFollowAgain } from '../runs/restore';
 import type { Node } from '../explorer/tree';
 import type { SensitivityRange, TokenCurve } from '../../protocol/messages';
 import { readTokenCurves } from '../tokens/curves';
-import { configuredDecoder } from '../tokens';
-import { ConsensusPanel, PANEL_VIEW_TYPE, type PanelHost } from './panel';
+import { configuredDecoder } from '../tokens/token-decorations';
+import { ConsensusPanel, PANEL_VIEW_TYPE, type PanelHost } from './consensus-panel';
 
 const STATE_KEY = 'consensusLens.panel';
 

@@ -6,7 +6,7 @@ import { readRolloutText, type RolloutSource } from '../../logs';
 import type { QuestionKey, QuestionView } from '../../protocol/messages';
 import { answerSpan, rolloutHeader } from '../format';
 import { errorMessage } from '../../util/errors';
-import type { TokenConfidence } from '../tokens';
+import type { TokenConfidence } from '../tokens/token-decorations';
 
 export const ROLLOUT_SCHEME = 'consensus-lens-rollout';
 /** A language of our own so that word wrap is on for roll-out documents (configurationDefaults). */

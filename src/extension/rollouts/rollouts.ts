@@ -10,7 +10,7 @@ import { buildView, outcomeContext } from '../scoring';
 import { configuredOperator, configuredParams } from '../settings';
 import type { Node } from '../explorer/tree';
 import { RolloutDocuments, ROLLOUT_SCHEME, parseRolloutUri } from './documents';
-import type { TokenConfidence } from '../tokens';
+import type { TokenConfidence } from '../tokens/token-decorations';
 
 export interface RolloutHooks {
   /** Shown after a roll-out opens (the consensus panel selects its row). */

@@ -447,7 +447,7 @@ export class WhatIfEngine {
   }
 
   /**
-   * The run view's model (compare/model.ts: each side's health analysed — permutation tests —, the
+   * The run view's model (compare/run-view-model.ts: each side's health analysed — permutation tests —, the
    * two runs compared) built on a worker thread, for the same reason as `analyse`. `warnings`: what
    * the model's reading of the records noticed (trainingRecords).
    */

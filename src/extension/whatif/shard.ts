@@ -12,7 +12,7 @@
 //
 // Order: the host sends each question's groups to the same shard in step order, so MS-TTRL's
 // outcome cache (one RunContext per job and setting) sees them as the training did.
-import { runViewModel, sideOf } from '../compare/model';
+import { runViewModel, sideOf } from '../compare/run-view-model';
 import type { RunViewModel } from '../../protocol/compare';
 import { OPERATOR_IDS, fnv1a, correctnessOf, operatorSpec, resolveParams, type Params, createRunContext, prepareGroup, scoreGroup, type Group, type OperatorId, type OperatorResult, type PreparedGroup, type RunContext, addAgreement, addGroup, diffGroup, emptyAgreement, emptyComparison, type AgreementMatrix, type ComparisonStats, type GroupDiff, type LabelRow, sensitivity, type SensitivityInterval, groupHealth, rolloutWhatIf, type GroupHealth, analyseRun, labelFreeCopies, type RunHealth, type GroundTruthMode } from '../../engine';
 import { errorMessage } from '../../util/errors';
@@ -90,7 +90,7 @@ export type ShardRequest =
   /** A run's health records, in parts (each part a short structured clone on the host); the last part analyses them. */
   | { kind: 'analyse'; id: number; part: GroupHealth[]; last: boolean; groundTruth?: GroundTruthMode }
   /**
-   * The run view's model (compare/model.ts) from each side's health records, sent in parts like
+   * The run view's model (compare/run-view-model.ts) from each side's health records, sent in parts like
    * 'analyse' (`side`: whose records `part` holds); the last part builds the model.
    */
   | { kind: 'runView'; id: number; sides: { name: string; operator: OperatorId }[]; runIds: string[]; side: number; part: GroupHealth[]; last: boolean; groundTruth?: GroundTruthMode };

@@ -9,7 +9,7 @@ import type { RunStore } from '../store';
 import type { WhatIfController } from '../whatif';
 import type { Node } from '../explorer/tree';
 import { configuredOperator, configuredParams } from '../settings';
-import { DashboardPanel, DASHBOARD_VIEW_TYPE, type DashboardHost } from './panel';
+import { DashboardPanel, DASHBOARD_VIEW_TYPE, type DashboardHost } from './dashboard-panel';
 import { parseSweepFile } from './sweep-file';
 
 export interface DashboardHooks {

@@ -16,7 +16,7 @@ import {
 } from '../../protocol/messages';
 import { Latest } from '../../protocol/channel';
 import { errorMessage } from '../../util/errors';
-import { makeNonce, panelHtml } from '../html';
+import { WebviewPanelBase } from '../webview-panel';
 
 export const PANEL_VIEW_TYPE = 'consensusLens.consensus';
 
@@ -41,11 +41,8 @@ export interface PanelHost {
   tokenCurves?(key: QuestionKey): Promise<{ rows: TokenCurve[]; note: string | null } | null>;
 }
 
-export class ConsensusPanel implements vscode.Disposable {
+export class ConsensusPanel extends WebviewPanelBase<HostMessage> {
   private static current: ConsensusPanel | undefined;
-  private readonly disposables: vscode.Disposable[] = [];
-  private ready = false;
-  private queue: HostMessage[] = [];
   private key: QuestionKey | null = null;
   private params: Record<string, number>;
   /** Ids of the views asked for; a view or read-out for an older one is stale (src/protocol/channel.ts). */
@@ -88,32 +85,20 @@ export class ConsensusPanel implements vscode.Disposable {
   }
 
   private static options(extensionUri: vscode.Uri): vscode.WebviewPanelOptions & vscode.WebviewOptions {
-    return {
-      enableScripts: true,
-      retainContextWhenHidden: false,
-      enableFindWidget: true,
-      localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview'), vscode.Uri.joinPath(extensionUri, 'media')],
-    };
+    return { ...WebviewPanelBase.webviewOptions(extensionUri, ['media']), retainContextWhenHidden: false, enableFindWidget: true };
   }
 
   private constructor(
-    private readonly panel: vscode.WebviewPanel,
-    private readonly extensionUri: vscode.Uri,
+    panel: vscode.WebviewPanel,
+    extensionUri: vscode.Uri,
     private readonly host: PanelHost,
     restored: { key: QuestionKey; params: Record<string, number> | null } | null,
   ) {
+    super(panel, extensionUri, { bundle: 'main', cytoscape: true });
     this.params = { ...host.defaultParams(), ...(restored?.params ?? {}) };
     this.key = restored?.key ?? null;
     panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'activity.svg');
-    this.disposables.push(
-      { dispose: () => this.sensitivityTimer && clearTimeout(this.sensitivityTimer) },
-      panel.onDidDispose(() => this.dispose()),
-      panel.webview.onDidReceiveMessage((m) => this.onMessage(m)),
-      panel.onDidChangeViewState(() => {
-        // Hidden webviews lose their DOM (retainContextWhenHidden is off); they send 'ready' again.
-        if (!panel.visible) this.ready = false;
-      }),
-    );
+    this.disposables.push({ dispose: () => this.sensitivityTimer && clearTimeout(this.sensitivityTimer) });
     this.render();
   }
 
@@ -124,19 +109,6 @@ export class ConsensusPanel implements vscode.Disposable {
   /** The what-if parameters the panel shows (launching training prefills them). */
   get parameters(): Record<string, number> {
     return { ...this.params };
-  }
-
-  private render(): void {
-    const webview = this.panel.webview;
-    const nonce = makeNonce();
-    const dist = vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview');
-    this.ready = false;
-    webview.html = panelHtml({
-      cspSource: webview.cspSource,
-      nonce,
-      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'main.js')).toString(),
-      styleUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'main.css')).toString(),
-    });
   }
 
   showQuestion(key: QuestionKey): void {
@@ -215,17 +187,13 @@ export class ConsensusPanel implements vscode.Disposable {
     );
   }
 
-  private post(m: HostMessage): void {
-    if (!this.ready) {
-      // Keep the latest view only: older ones would be redrawn for nothing.
-      if (m.type === 'view' || m.type === 'empty' || m.type === 'error') this.queue = this.queue.filter((q) => q.type !== 'view' && q.type !== 'empty' && q.type !== 'error');
-      this.queue.push(m);
-      return;
-    }
-    void this.panel.webview.postMessage(m);
+  /** While the webview loads, keep the latest view only: older ones would be redrawn for nothing. */
+  protected supersedes(queued: HostMessage, next: HostMessage): boolean {
+    const isView = (m: HostMessage): boolean => m.type === 'view' || m.type === 'empty' || m.type === 'error';
+    return isView(next) && isView(queued);
   }
 
-  private onMessage(raw: unknown): void {
+  protected onMessage(raw: unknown): void {
     const m = parseWebviewMessage(raw);
     if (!m) {
       this.host.log(`ignored a malformed message from the panel: ${JSON.stringify(raw)?.slice(0, 200)}`);
@@ -233,16 +201,14 @@ export class ConsensusPanel implements vscode.Disposable {
     }
     switch (m.type) {
       case 'ready': {
-        this.ready = true;
-        void this.panel.webview.postMessage({ type: 'init', protocol: PROTOCOL_VERSION, params: this.host.paramSpecs(), operators: this.host.operators() } satisfies HostMessage);
+        const queued = this.becomeReady();
+        this.send({ type: 'init', protocol: PROTOCOL_VERSION, params: this.host.paramSpecs(), operators: this.host.operators() });
         if (!this.key && m.state?.key && !this.host.remembered?.()) {
           this.key = m.state.key;
           if (m.state.params) this.params = { ...this.host.defaultParams(), ...m.state.params };
         }
-        const queued = this.queue;
-        this.queue = [];
         if (this.key && !queued.some((q) => q.type === 'view')) this.sendView('open');
-        for (const q of queued) void this.panel.webview.postMessage(q);
+        for (const q of queued) this.send(q);
         if (!this.key && !queued.length) {
           const k = this.host.firstQuestion();
           if (k) this.showQuestion(k);
@@ -288,9 +254,7 @@ export class ConsensusPanel implements vscode.Disposable {
     }
   }
 
-  dispose(): void {
+  protected override onDispose(): void {
     if (ConsensusPanel.current === this) ConsensusPanel.current = undefined;
-    this.panel.dispose();
-    for (const d of this.disposables.splice(0)) d.dispose();
   }
 }

@@ -1,4 +1,4 @@
-// The webviews' HTML shell (consensus panel, run dashboard). It holds no log content (the data arrives by postMessage and
+// The webviews' HTML shell (consensus panel, run dashboard, run view; written by webview-panel.ts). It holds no log content (the data arrives by postMessage and
 // is rendered as text): only URIs of our own bundles and a fresh nonce. Pure: no 'vscode'.
 import { randomBytes } from 'node:crypto';
 import { escapeHtml } from '../util/html';

@@ -5,21 +5,21 @@
 // *Compare Runs…* (command palette, the explorer's run context menu) and, for one run, by the
 // read-only custom editor "Consensus Lens Run" (Open With… on a *.jsonl / *.parquet log).
 // The numbers: the what-if workers' per-group health records (src/extension/whatif), through
-// src/extension/compare/model.ts and src/engine/analysis/runs-compare.ts.
+// src/extension/compare/run-view-model.ts and src/engine/analysis/runs-compare.ts.
 import { groundTruthSetting } from '../settings';
 import * as vscode from 'vscode';
 import { errorMessage } from '../../util/errors';
 import { escapeHtml } from '../../util/html';
 import { whyNotARun } from '../runs/recognise';
 import { LatestJob } from '../util/latest-job';
-import { OPERATOR_IDS, type OperatorId } from '../../engine';
+import { OPERATOR_FAMILIES, OPERATOR_IDS, OPERATOR_LABELS, type OperatorId } from '../../engine';
 import { parseCompareMessage, type CompareHostMessage, type RunViewModel } from '../../protocol/compare';
-import { makeNonce, panelHtml } from '../html';
+import { WebviewPanelBase } from '../webview-panel';
 import type { RunStore } from '../store';
 import { storeSource } from '../rescore';
 import { buildView, outcomeContext } from '../scoring';
 import type { WhatIfController } from '../whatif';
-import { pairSide } from './model';
+import { pairSide } from './run-view-model';
 import type { QuestionKey } from '../../protocol/messages';
 
 export const COMPARE_VIEW_TYPE = 'consensusLens.compare';
@@ -43,13 +43,9 @@ interface Side {
 }
 
 /** One run view in a webview panel (a compare panel or a custom editor's). */
-export class RunView implements vscode.Disposable {
+export class RunView extends WebviewPanelBase<CompareHostMessage> {
   private static readonly views = new Set<RunView>();
-  private readonly disposables: vscode.Disposable[] = [];
-  private ready = false;
-  private queue: CompareHostMessage[] = [];
   private readonly job = new LatestJob(() => this.compute());
-  private disposed = false;
   /** The last model sent (the e2e tests read it through the extension's API). */
   model: RunViewModel | null = null;
 
@@ -58,25 +54,24 @@ export class RunView implements vscode.Disposable {
   }
 
   constructor(
-    readonly panel: vscode.WebviewPanel,
-    private readonly extensionUri: vscode.Uri,
+    panel: vscode.WebviewPanel,
+    extensionUri: vscode.Uri,
     private readonly deps: CompareDeps,
     private sides: Side[],
   ) {
+    super(panel, extensionUri, { bundle: 'compare' });
+    // The panel is VS Code's (a custom editor's) or its command's: closing it disposes the view.
+    this.disposesPanel = false;
     RunView.views.add(this);
-    panel.webview.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview')] };
+    panel.webview.options = WebviewPanelBase.webviewOptions(extensionUri);
     panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'activity.svg');
     this.disposables.push(
-      panel.onDidDispose(() => this.dispose()),
-      panel.webview.onDidReceiveMessage((m) => void this.onMessage(m)),
-      panel.onDidChangeViewState(() => {
-        if (!panel.visible) this.ready = false;
-      }),
       deps.store.onChange((e) => {
         if (e.kind === 'run' && this.sides.some((s) => s.runId === e.runId) && e.changed.length) this.schedule(1500);
       }),
     );
-    this.render();
+    this.panel.title = this.title();
+    this.render(this.title());
     this.schedule(0);
   }
 
@@ -88,22 +83,6 @@ export class RunView implements vscode.Disposable {
     const [a, b] = this.sides;
     if (!b) return `Run · ${this.label(a.runId)}`;
     return a.runId === b.runId ? `${this.label(a.runId)}: ${a.operator} vs ${b.operator}` : `${this.label(a.runId)} vs ${this.label(b.runId)}`;
-  }
-
-  private render(): void {
-    const webview = this.panel.webview;
-    const nonce = makeNonce();
-    const dist = vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview');
-    this.ready = false;
-    this.panel.title = this.title();
-    webview.html = panelHtml({
-      cspSource: webview.cspSource,
-      nonce,
-      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'compare.js')).toString(),
-      styleUri: webview.asWebviewUri(vscode.Uri.joinPath(dist, 'compare.css')).toString(),
-      title: this.title(),
-      cytoscape: false,
-    });
   }
 
   setSides(sides: Side[]): void {
@@ -147,15 +126,16 @@ export class RunView implements vscode.Disposable {
     }
   }
 
-  private async onMessage(raw: unknown): Promise<void> {
+  protected async onMessage(raw: unknown): Promise<void> {
     const m = parseCompareMessage(raw);
     if (!m) return;
     switch (m.type) {
-      case 'ready':
-        this.ready = true;
-        if (this.model) this.queue.push({ type: 'model', model: this.model });
-        for (const q of this.queue.splice(0)) void this.panel.webview.postMessage(q);
+      case 'ready': {
+        const queued = this.becomeReady();
+        if (this.model) queued.push({ type: 'model', model: this.model });
+        for (const q of queued) this.send(q);
         return;
+      }
       case 'openQuestion': {
         const s = this.sides[m.side] ?? this.sides[0];
         return this.deps.openQuestion({ runId: s.runId, step: m.step, questionId: m.questionId });
@@ -180,28 +160,20 @@ export class RunView implements vscode.Disposable {
     }
   }
 
-  private post(m: CompareHostMessage): void {
-    if (this.disposed) return;
-    if (!this.ready) {
-      // Only the newest model and busy state matter while the webview loads.
-      this.queue = this.queue.filter((q) => q.type !== m.type);
-      this.queue.push(m);
-      return;
-    }
-    void this.panel.webview.postMessage(m);
+  /** Only the newest model and busy state matter while the webview loads. */
+  protected supersedes(queued: CompareHostMessage, next: CompareHostMessage): boolean {
+    return queued.type === next.type;
   }
 
-  dispose(): void {
-    if (this.disposed) return;
-    this.disposed = true;
+  protected override onDispose(): void {
     RunView.views.delete(this);
     this.job.dispose();
-    for (const d of this.disposables.splice(0)) d.dispose();
   }
 }
 
 async function pickOperator(title: string, preset: OperatorId, exclude?: OperatorId): Promise<OperatorId | undefined> {
-  const items = OPERATOR_IDS.filter((o) => o !== exclude).map((o) => ({ label: o, description: o === preset ? '(configured)' : undefined }));
+  // Any operator of either family against any other: each listed with its family (consensus or confidence).
+  const items = OPERATOR_IDS.filter((o) => o !== exclude).map((o) => ({ label: o, description: `${OPERATOR_LABELS[o]} · ${OPERATOR_FAMILIES[o]}${o === preset ? ' (configured)' : ''}` }));
   const p = await vscode.window.showQuickPick(items, { title });
   return p?.label as OperatorId | undefined;
 }

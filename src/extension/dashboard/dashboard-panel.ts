@@ -7,11 +7,11 @@ import * as vscode from 'vscode';
 import { OPERATOR_IDS, type OperatorId } from '../../engine';
 import { DASHBOARD_PROTOCOL, parseDashMessage, type DashHostMessage, type DashModel, type DashSweep } from '../../protocol/dashboard';
 import type { QuestionKey } from '../../protocol/messages';
-import { makeNonce, panelHtml } from '../html';
+import { WebviewPanelBase } from '../webview-panel';
 import type { RunStore } from '../store';
 import { storeSource } from '../rescore';
 import type { WhatIfController } from '../whatif';
-import { dashboardModel, dashboardRecords } from './model';
+import { dashboardModel, dashboardRecords } from './dashboard-model';
 import { errorMessage } from '../../util/errors';
 import { LatestJob } from '../util/latest-job';
 
@@ -30,11 +30,8 @@ export interface DashboardHost {
 export const SWEEP_KAPPAS = [0, 0.2, 0.4, 0.6, 0.8, 1];
 export const SWEEP_TAUS = [0.05, 0.1, 0.25, 0.5, 1, 2];
 
-export class DashboardPanel implements vscode.Disposable {
+export class DashboardPanel extends WebviewPanelBase<DashHostMessage> {
   private static current: DashboardPanel | undefined;
-  private readonly disposables: vscode.Disposable[] = [];
-  private ready = false;
-  private queue: DashHostMessage[] = [];
   private runId: string | null = null;
   private readonly job = new LatestJob(() => this.compute());
   /** The last model sent (tests read it through the extension's API). */
@@ -63,21 +60,17 @@ export class DashboardPanel implements vscode.Disposable {
   }
 
   private static options(extensionUri: vscode.Uri): vscode.WebviewPanelOptions & vscode.WebviewOptions {
-    return { enableScripts: true, retainContextWhenHidden: false, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview')] };
+    return { ...WebviewPanelBase.webviewOptions(extensionUri), retainContextWhenHidden: false };
   }
 
   private constructor(
-    private readonly panel: vscode.WebviewPanel,
-    private readonly extensionUri: vscode.Uri,
+    panel: vscode.WebviewPanel,
+    extensionUri: vscode.Uri,
     private readonly host: DashboardHost,
   ) {
+    super(panel, extensionUri, { bundle: 'dashboard', title: 'Run Dashboard' });
     panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'activity.svg');
     this.disposables.push(
-      panel.onDidDispose(() => this.dispose()),
-      panel.webview.onDidReceiveMessage((m) => this.onMessage(m)),
-      panel.onDidChangeViewState(() => {
-        if (!panel.visible) this.ready = false;
-      }),
       host.store.onChange((e) => {
         if (e.kind === 'runs') return this.post(this.initMessage());
         if (e.kind === 'run' && e.runId === this.runId && e.changed.length) this.schedule(1500);
@@ -94,16 +87,6 @@ export class DashboardPanel implements vscode.Disposable {
       }),
     );
     this.render();
-  }
-
-  private render(): void {
-    const webview = this.panel.webview;
-    const nonce = makeNonce();
-    const dist = vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview');
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'dashboard.js')).toString();
-    const style = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'dashboard.css')).toString();
-    this.ready = false;
-    webview.html = panelHtml({ cspSource: webview.cspSource, nonce, scriptUri: script, styleUri: style, title: 'Run Dashboard', cytoscape: false });
   }
 
   get run(): string | null {
@@ -185,28 +168,21 @@ export class DashboardPanel implements vscode.Disposable {
     this.post({ type: 'sweep', sweep });
   }
 
-  private post(m: DashHostMessage): void {
-    if (!this.ready) {
-      this.queue = this.queue.filter((q) => q.type !== m.type);
-      this.queue.push(m);
-      return;
-    }
-    void this.panel.webview.postMessage(m);
+  /** While the webview loads, the newest message of each kind is the one that counts. */
+  protected supersedes(queued: DashHostMessage, next: DashHostMessage): boolean {
+    return queued.type === next.type;
   }
 
-  private onMessage(raw: unknown): void {
+  protected onMessage(raw: unknown): void {
     const m = parseDashMessage(raw);
     if (!m) return this.host.log(`ignored a malformed message from the dashboard: ${JSON.stringify(raw)?.slice(0, 200)}`);
     switch (m.type) {
       case 'ready': {
-        this.ready = true;
-        const queued = this.queue;
-        this.queue = [];
-        void this.panel.webview.postMessage(this.initMessage());
-        if (this.model && this.model.runId === this.runId && !queued.some((q) => q.type === 'model'))
-          void this.panel.webview.postMessage({ type: 'model', model: this.model, live: false } satisfies DashHostMessage);
-        if (this.runId && !queued.some((q) => q.type === 'whatif')) void this.panel.webview.postMessage({ type: 'whatif', whatif: this.host.whatIf.summary(this.runId) } satisfies DashHostMessage);
-        for (const q of queued) if (q.type !== 'init') void this.panel.webview.postMessage(q);
+        const queued = this.becomeReady();
+        this.send(this.initMessage());
+        if (this.model && this.model.runId === this.runId && !queued.some((q) => q.type === 'model')) this.send({ type: 'model', model: this.model, live: false });
+        if (this.runId && !queued.some((q) => q.type === 'whatif')) this.send({ type: 'whatif', whatif: this.host.whatIf.summary(this.runId) });
+        for (const q of queued) if (q.type !== 'init') this.send(q);
         if (!this.runId) {
           const first = [...this.host.store.runs.keys()][0];
           if (first) this.selectRun(first);
@@ -235,12 +211,8 @@ export class DashboardPanel implements vscode.Disposable {
     }
   }
 
-  private disposed = false;
-  dispose(): void {
-    this.disposed = true;
+  protected override onDispose(): void {
     if (DashboardPanel.current === this) DashboardPanel.current = undefined;
     this.job.dispose();
-    this.panel.dispose();
-    for (const d of this.disposables.splice(0)) d.dispose();
   }
 }

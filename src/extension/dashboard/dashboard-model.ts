@@ -1,7 +1,8 @@
-// The run dashboard's model: per-step series, the regime breakdown, the recovery-region
+// The run dashboard's model: per-step series (the operator families' rows among them: accuracy,
+// learning signal, consensus–confidence agreement), the regime breakdown, the recovery-region
 // points of the CoRE paper's Fig. 4 and the operator agreement matrix, from the rows the what-if
 // workers compute. Pure: no 'vscode', no DOM. The webview only draws these numbers.
-import { OPERATOR_IDS, type OperatorId } from '../../engine';
+import { OPERATOR_FAMILIES, OPERATOR_IDS, type OperatorId } from '../../engine';
 import { agreementRates } from '../../engine';
 import { accuracyOf, countAccuracy, emptyAccuracy, type AccuracyCount } from '../../engine';
 import type { DashboardData } from '../whatif/engine';
@@ -12,6 +13,15 @@ import type { DashModel, DashRecoveryPoint, DashStep } from '../../protocol/dash
 export type DashboardStep = DashStep;
 export type RecoveryPoint = DashRecoveryPoint;
 export type DashboardModel = DashModel;
+
+/** k of n (a share's counts). */
+interface Pair {
+  k: number;
+  n: number;
+}
+
+const CONSENSUS_OPS = OPERATOR_IDS.filter((o) => OPERATOR_FAMILIES[o] === 'consensus');
+const CONFIDENCE_OPS = OPERATOR_IDS.filter((o) => OPERATOR_FAMILIES[o] === 'confidence');
 
 /** Keeps the first `max` contested points (the plot stays legible; the count is reported). */
 export const MAX_RECOVERY_POINTS = 5000;
@@ -27,7 +37,16 @@ export function dashboardRecords(d: DashboardData): GroupHealth[] {
  * huge run, never on the host's thread); here by default (tests, the CLI's model).
  */
 export function dashboardModel(d: DashboardData, health: RunHealth = analyseRun(labelFreeCopies(dashboardRecords(d)))): DashboardModel {
-  const steps = new Map<number, DashboardStep & { gateSum: number; ratioSum: number; correct: Partial<Record<OperatorId, AccuracyCount>> }>();
+  const steps = new Map<
+    number,
+    DashboardStep & {
+      gateSum: number;
+      ratioSum: number;
+      correct: Partial<Record<OperatorId, AccuracyCount>>;
+      taught: Partial<Record<OperatorId, Pair>>;
+      agree: Partial<Record<OperatorId, Partial<Record<OperatorId, Pair>>>>;
+    }
+  >();
   const regimes: Record<string, number> = {};
   const recovery: RecoveryPoint[] = [];
   for (const r of d.rows) {
@@ -46,9 +65,13 @@ export function dashboardModel(d: DashboardData, health: RunHealth = analyseRun(
           withTruth: 0,
           mismatches: 0,
           regimes: {},
+          signal: {},
+          familyAgreement: {},
           gateSum: 0,
           ratioSum: 0,
           correct: {},
+          taught: {},
+          agree: {},
         }),
       );
     s.groups++;
@@ -63,6 +86,25 @@ export function dashboardModel(d: DashboardData, health: RunHealth = analyseRun(
       if (l === undefined || op === 'majority') continue;
       if (vote !== undefined && l !== vote) s.overturns[op] = (s.overturns[op] ?? 0) + 1;
       else s.overturns[op] ??= 0;
+    }
+    // The learning signal per operator: groups whose advantage is non-zero, over the groups it ran on.
+    for (const [op, o] of Object.entries(r.health?.operators ?? {}) as [OperatorId, { signal: number } | undefined][]) {
+      if (!o) continue;
+      const t = (s.taught[op] ??= { k: 0, n: 0 });
+      t.n++;
+      if (o.signal > 0) t.k++;
+    }
+    // Consensus against confidence: the same answer class, on the questions both ran on.
+    for (const c of CONSENSUS_OPS) {
+      const lc = r.labels[c];
+      if (lc === undefined) continue;
+      for (const f of CONFIDENCE_OPS) {
+        const lf = r.labels[f];
+        if (lf === undefined) continue;
+        const t = ((s.agree[c] ??= {})[f] ??= { k: 0, n: 0 });
+        t.n++;
+        if (lc === lf) t.k++;
+      }
     }
     if (r.correct) {
       s.withTruth++;
@@ -85,7 +127,7 @@ export function dashboardModel(d: DashboardData, health: RunHealth = analyseRun(
   }
   const out = [...steps.values()]
     .sort((a, b) => a.step - b.step)
-    .map(({ gateSum, ratioSum, correct, ...s }) => {
+    .map(({ gateSum, ratioSum, correct, taught, agree, ...s }) => {
       const accuracy: Partial<Record<OperatorId, number>> = {};
       const accuracyGroups: Partial<Record<OperatorId, number>> = {};
       for (const [op, c] of Object.entries(correct) as [OperatorId, AccuracyCount][]) {
@@ -94,7 +136,12 @@ export function dashboardModel(d: DashboardData, health: RunHealth = analyseRun(
         accuracy[op] = a;
         accuracyGroups[op] = c.over;
       }
-      return { ...s, meanGate: s.groups ? gateSum / s.groups : 0, meanMajorityRatio: s.groups ? ratioSum / s.groups : 0, accuracy, accuracyGroups };
+      const signal: Partial<Record<OperatorId, number>> = {};
+      for (const [op, t] of Object.entries(taught) as [OperatorId, Pair][]) signal[op] = t.k / t.n;
+      const familyAgreement: DashboardStep['familyAgreement'] = {};
+      for (const [c, row] of Object.entries(agree) as [OperatorId, Partial<Record<OperatorId, Pair>>][])
+        for (const [f, t] of Object.entries(row) as [OperatorId, Pair][]) (familyAgreement[c] ??= {})[f] = t.k / t.n;
+      return { ...s, meanGate: s.groups ? gateSum / s.groups : 0, meanMajorityRatio: s.groups ? ratioSum / s.groups : 0, accuracy, accuracyGroups, signal, familyAgreement };
     });
   const a = d.agreement;
   return {
