@@ -4,7 +4,7 @@
 import type { Framework, OutcomeCheck, RecordSource, Rollout, Verification } from '../engine';
 import { finiteOrNull } from './json.js';
 import { boundDepth } from './extra';
-import type { ParsedRecord } from './types.js';
+import type { ParsedRecord } from './log-types.js';
 
 export type Conversion =
   | { ok: true; record: ParsedRecord; dropped: string[] }

@@ -48,7 +48,7 @@ import { RunWatcher } from './follow/watch.js';
 export { SAVED_EXTRA } from './follow/persist.js';
 import { CHUNK, openWritten, readIndex, savedFileNow, writeIndex, writtenHead, type ColdFile, type SavedFile, type Written } from './follow/persist.js';
 import { fileIdentity } from './cache/identity.js';
-import type { GroupKey, LogFormat, Notice, ParsedRecord, RolloutSource } from './types.js';
+import type { GroupKey, LogFormat, Notice, ParsedRecord, RolloutSource } from './log-types.js';
 import type { GroupSize } from './group-table.js';
 import type { KeyIndex } from './key-index.js';
 import { compareRunPaths, listRunFiles } from './walk.js';

@@ -19,7 +19,7 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { readParquetColumns, rowsOf } from './parquet.js';
 import { parseStep } from './native.js';
-import type { Notice, ParsedRecord } from './types.js';
+import type { Notice, ParsedRecord } from './log-types.js';
 import { promptId } from './verl.js';
 
 const FIXED = new Set(['mode', 'step', 'prompt', 'completion', 'advantage', 'image', 'images', 'index']);

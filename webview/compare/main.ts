@@ -5,7 +5,7 @@
 // into the DOM as text, never as HTML.
 import './main.css';
 import { Chart, CategoryScale, Legend, LineController, LineElement, LinearScale, PointElement, Title, Tooltip, type ChartConfiguration } from 'chart.js';
-import type { CompareHostMessage, CompareWebviewMessage, PairSide, RunViewModel } from '../../src/protocol/compare';
+import type { CompareHostMessage, CompareWebviewMessage, PairSide, RunViewModel } from '../../src/protocol/compare-messages';
 import { h, clear, fmt, showLabel } from '../dom';
 import { OPERATOR_STYLES } from '../dashboard/style';
 import type { OperatorId } from '../../src/protocol/messages';

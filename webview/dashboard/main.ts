@@ -22,7 +22,7 @@ import {
   type ChartConfiguration,
   type ChartDataset,
 } from 'chart.js';
-import type { DashHistogram, DashHostMessage, DashModel, DashRecoveryPoint, DashSweep, DashWebviewMessage, DashWhatIf } from '../../src/protocol/dashboard';
+import type { DashHistogram, DashHostMessage, DashModel, DashRecoveryPoint, DashSweep, DashWebviewMessage, DashWhatIf } from '../../src/protocol/dashboard-messages';
 import { renderAgreement as renderAgreementTable, renderSweep as renderSweepTable } from './tables';
 import { OPERATOR_LABELS, type OperatorId } from '../../src/protocol/messages';
 import { h, clear, fmt, showLabel } from '../dom';

@@ -13,7 +13,7 @@ import { escapeHtml } from '../../util/html';
 import { whyNotARun } from '../runs/recognise';
 import { LatestJob } from '../util/latest-job';
 import { OPERATOR_IDS, type OperatorId } from '../../engine';
-import { parseCompareMessage, type CompareHostMessage, type RunViewModel } from '../../protocol/compare';
+import { parseCompareMessage, type CompareHostMessage, type RunViewModel } from '../../protocol/compare-messages';
 import { makeNonce, panelHtml } from '../html';
 import type { RunStore } from '../store';
 import { storeSource } from '../rescore';

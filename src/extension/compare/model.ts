@@ -4,7 +4,7 @@
 import type { OperatorId } from '../../engine';
 import { analyseRun, labelFreeCopies, type GroundTruthMode, type GroupHealth } from '../../engine';
 import { compareRuns, runSummary, trainingRecords, type RunSide } from '../../engine';
-import { MAX_DISAGREEMENTS, type PairSide, type RunViewModel } from '../../protocol/compare';
+import { MAX_DISAGREEMENTS, type PairSide, type RunViewModel } from '../../protocol/compare-messages';
 import type { QuestionView } from '../../protocol/messages';
 
 /** A run's side from its health records: training records of its largest run, label-free truth. */

@@ -41,7 +41,7 @@ import type { GroupSlot } from '../group-table.js';
 import { coldRef, confidentCount, type GroupEntry } from '../entries.js';
 import { eachHead, packHeads, type PackedHeads } from './heads.js';
 import type { ParserState } from '../parse.js';
-import type { GroupKey, Notice } from '../types.js';
+import type { GroupKey, Notice } from '../log-types.js';
 import type { FileState } from './files.js';
 import { TimeSlice } from '../../util/slice';
 
