@@ -5,7 +5,7 @@
 //   {"classes_ms_per_group_cold":..,"classes_ms_per_group_warm":..,"extract_ms_per_group":..,
 //    "answers_ms_per_group_cold":..,"adversarial_max_ms":..,"adversarial_worst":".."}
 // Run: node --import tsx bench/answers-bench.ts [--groups N]
-import { answersEqual, extractAnswer, formClasses } from '../src/engine/answers/index';
+import { answersEqual, extractAnswer, formClasses } from '../src/engine/answers/answers';
 import { canonicalOf, clearAnswerCaches } from '../src/engine/answers/classes';
 import { rng } from '../scripts/synth';
 

@@ -77,7 +77,7 @@ function cli(argv: string[], cache: string): { wall: number; cpu: number } {
  * already decoded in memory (the floor: what the what-if engine's re-score runs per group).
  */
 async function scanVsCore(cache: string): Promise<{ scanCpuS: number; coreCpuS: number; groups: number }> {
-  const { checkCache, decodeFeatures, RecordReader } = await import('../src/logs/cache/index.js');
+  const { checkCache, decodeFeatures, RecordReader } = await import('../src/logs/cache/cached-run.js');
   const { ShardState, scanSetting } = await import('../src/cli/pipeline.js');
   const { resolveParams, runOperator } = await import('../src/engine/index.js');
   const name = readdirSync(cache).find((f) => f.endsWith('.clc'))!;
@@ -110,7 +110,7 @@ async function hostRebuild(): Promise<{ rebuildMs: number; materialiseMs: number
   try {
     await generate(dir, 256_000, 40, 1000);
     const { RunStore } = await import('../src/extension/store.js');
-    const { rolloutsOf } = await import('../src/logs/index.js');
+    const { rolloutsOf } = await import('../src/logs/log-layer.js');
     const store = new RunStore({ configuredOperator: () => 'majority', params: () => ({}), follow: false });
     const run = store.add(dir, 'opened');
     await store.idle();

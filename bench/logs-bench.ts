@@ -74,7 +74,7 @@ async function childBaseline(file: string): Promise<void> {
 }
 
 async function childIndex(file: string): Promise<void> {
-  const { RunIndex, rolloutSourceOf } = await import('../src/logs/index.js');
+  const { RunIndex, rolloutSourceOf } = await import('../src/logs/log-layer.js');
   const t0 = process.hrtime.bigint();
   const notices: string[] = [];
   const idx = await RunIndex.open(file, { follow: false, onNotice: (n) => notices.push(n.message) });

@@ -3,12 +3,12 @@
 // (Linux: /proc/self/clear_refs and VmHWM).
 // Run with tsx: node --import tsx bench/resource-case.ts <case> <path>
 import { PassThrough } from 'node:stream';
-import { RunIndex } from '../src/logs/index';
+import { RunIndex } from '../src/logs/log-layer';
 import { readTrlFile } from '../src/logs/trl';
 import { readParquetColumns } from '../src/logs/parquet';
 import { readWandbTable } from '../src/logs/wandb';
-import { runScore } from '../src/cli/score';
-import { extractAnswer, formClasses } from '../src/engine/answers';
+import { runScore } from '../src/cli/score-command';
+import { extractAnswer, formClasses } from '../src/engine/answers/answers';
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const [kind, path] = process.argv.slice(2) as [string, string];

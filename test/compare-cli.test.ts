@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createRunContext, prepareGroup, scoreGroup, answersEqual, type RunsComparison } from '../src/engine';
-import { readRun } from '../src/logs';
+import { readRun } from '../src/logs/log-layer';
 
 const A = 'test/fixtures/compare/run-a';
 const B = 'test/fixtures/compare/run-b';

@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { boundDepth, EXTRA_TOO_DEEP, MAX_EXTRA_DEPTH } from '../src/logs/extra';
-import { forEachGroup } from '../src/cli/score';
+import { forEachGroup } from '../src/cli/for-each-group';
 import { runServe } from '../src/cli/serve';
-import type { Notice } from '../src/logs';
+import type { Notice } from '../src/logs/log-layer';
 import { scratchDir } from './scratch';
 
 function cli(args: string[]) {

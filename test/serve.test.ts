@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runServe } from '../src/cli/serve';
-import { runScore } from '../src/cli/score';
+import { runScore } from '../src/cli/score-command';
 
 // biome-ignore lint/suspicious/noExplicitAny: the worker's answers are parsed JSON, read field by field.
 type Obj = Record<string, any>;
@@ -218,7 +218,7 @@ test('serve requires --stdio', async () => {
 test('round trip: a training loop logs with the Python RunLogger while the extension-side reader follows; CoRE uses the confidences', async () => {
   const { spawn } = await import('node:child_process');
   const { readFileSync } = await import('node:fs');
-  const { RunIndex, rolloutsOf } = await import('../src/logs');
+  const { RunIndex, rolloutsOf } = await import('../src/logs/log-layer');
   const { prepareGroup, scoreGroup } = await import('../src/engine');
   const dir = mkdtempSync(join(tmpdir(), 'cl-roundtrip-'));
   const run = join(dir, 'run');

@@ -1,7 +1,7 @@
 // `consensus-lens cache info|clear`: the persisted run cache's folder, size and bound
 // (src/logs/cache/bound.ts), and removing it. `info --json` prints
 // {"dir", "files", "bytes", "limit_bytes"} (limit_bytes null: no bound).
-import { cacheDir } from '../logs/cache/index.js';
+import { cacheDir } from '../logs/cache/cached-run.js';
 import { cacheEntries, cacheLimit, clearCache } from '../logs/cache/bound.js';
 import { UsageError, type CliIO } from './args';
 

@@ -6,7 +6,7 @@ import { createReadStream } from 'node:fs';
 import { errorMessage } from '../util/errors';
 import { createInterface } from 'node:readline';
 import { answersEqual, explainEquality } from '../engine';
-import { plainError } from './errors';
+import { plainError } from './error-lines';
 
 export interface AnswerCliIO {
   stdin: NodeJS.ReadableStream;

@@ -6,12 +6,13 @@
 // Also accepts the score flags (--kappa, --tau, ...), --configured-operator and --jobs.
 import type { Readable } from 'node:stream';
 import { analyseRuns, dropPseudoLabelTruth, type GroundTruthMode, groupHealth, rolloutWhatIf, WHATIF_OPERATORS, type GroupHealth, type RunHealth, createRunContext, scoreGroup, type Group, type OperatorId, type Params, type RunContext } from '../engine';
-import { preparedOf, type RunCacheOptions } from '../logs/cache';
-import type { Notice, ReadStats } from '../logs';
+import { preparedOf, type RunCacheOptions } from '../logs/cache/cached-run';
+import type { Notice, ReadStats } from '../logs/log-layer';
 import { Outcome } from './outcome';
 import type { MismatchSummary } from './report-types';
-import { snakeKeys } from './json';
-import { forEachGroup, jobsFrom } from './score';
+import { snakeKeys } from './snake-json';
+import { forEachGroup } from './for-each-group';
+import { jobsFrom } from './run-options';
 import { defaultJobs } from './pool';
 import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, paramsFromFlags, parseCommand } from './args';
 import { pseudoLabelNote } from './ground-truth';

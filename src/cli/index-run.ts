@@ -4,11 +4,12 @@
 // its features written to the cache (src/logs/cache). On an unchanged run nothing is read but the
 // files' identities.
 import { statSync } from 'node:fs';
-import { openRunCache, preparedOf, type CachedGroup, type Footer, type RunCacheOptions } from '../logs/cache';
-import type { Notice, ReadRunOptions } from '../logs';
+import { openRunCache, preparedOf, type CachedGroup, type Footer, type RunCacheOptions } from '../logs/cache/cached-run';
+import type { Notice, ReadRunOptions } from '../logs/log-layer';
 import { DEFAULT_MAX_GROUP_SIZE } from '../engine';
 import { type CliIO, UsageError, flagBool, flagString, groundTruthFromFlags, parseCommand } from './args';
-import { forEachGroup, jobsFrom, maxGroupSizeFrom } from './score';
+import { forEachGroup } from './for-each-group';
+import { jobsFrom, maxGroupSizeFrom } from './run-options';
 import { Outcome } from './outcome';
 import { safeText } from '../logs/safe-text';
 

@@ -1,20 +1,21 @@
 // consensus-lens: the engine, headless (docs/contract.md#command-line).
 import { COMMAND_DEFS, type CliIO, EXIT_CODES_HELP, UsageError, commandHelp, suggest, type Command } from './args';
 import { errorStack } from '../util/errors';
-import { runScore, runSweep } from './score';
+import { runScore } from './score-command';
+import { runSweep } from './sweep-command';
 import { runServe } from './serve';
 import { runEqual } from './equal';
-import { runExtract } from './extract';
+import { runExtract } from './extract-command';
 import { runReport } from './report';
-import { runWatch } from './watch';
+import { runWatch } from './watch-command';
 import { runHealth } from './health';
 import { runIndex } from './index-run';
-import { runCompare } from './compare';
+import { runCompare } from './compare-command';
 import { CACHE_SUMMARY, CACHE_USAGE, runCache } from './cache';
 import { pruneCache } from '../logs/cache/bound.js';
-import { cacheDir } from '../logs/cache/index.js';
+import { cacheDir } from '../logs/cache/cached-run.js';
 import { version } from '../../package.json';
-import { plainError } from './errors';
+import { plainError } from './error-lines';
 import { safeText } from '../logs/safe-text';
 
 /** equal and extract read answers, which may start with "-": they parse their own arguments; so does cache. */

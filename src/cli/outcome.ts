@@ -5,7 +5,7 @@
 // Exit codes (also in every --help): 0 everything was read and scored; 1 an error (nothing to
 // score, a group not scored, a file not read); 2 a usage error; 3 input lines were skipped
 // (malformed or rejected records) and --allow-skipped was not given; 130 interrupted (watch).
-import { emptyReadStats, type Notice, type ReadStats } from '../logs';
+import { emptyReadStats, type Notice, type ReadStats } from '../logs/log-layer';
 import { flagBool, type CliIO, type ParsedArgs } from './args';
 import { Progress } from './progress';
 import { safeText } from '../logs/safe-text';

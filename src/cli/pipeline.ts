@@ -1,6 +1,6 @@
 // Per-group work of `score` and `sweep`, the same in-process and in a worker thread.
 
-import { RecordReader, decodeFeatures, preparedOf, type CachedGroup } from '../logs/cache';
+import { RecordReader, decodeFeatures, preparedOf, type CachedGroup } from '../logs/cache/cached-run';
 import {
   isCorrect,
   configuredOperatorOf,

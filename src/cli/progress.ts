@@ -1,6 +1,6 @@
 // The progress line of long commands: on stderr, rewritten in place on a terminal (at most ~8 times
 // a second) and erased at the end; with --progress on a pipe, a plain line every few seconds.
-import type { ReadStats } from '../logs';
+import type { ReadStats } from '../logs/log-layer';
 
 const mib = (b: number): string => `${(b / 1048576).toFixed(b < 10 * 1048576 ? 1 : 0)} MiB`;
 

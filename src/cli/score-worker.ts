@@ -2,7 +2,7 @@
 // come to one thread, in order, so MS-TTRL's cache stays correct.
 import { parentPort, workerData } from 'node:worker_threads';
 import { errorMessage } from '../util/errors';
-import { preparedOf, type CachedGroup } from '../logs/cache';
+import { preparedOf, type CachedGroup } from '../logs/cache/cached-run';
 import { reasoningCosines, type Group } from '../engine';
 import { ShardState, scanSetting, scoreLine, sweepGroup, type ScanJob, type ScoreJob, type SweepJob } from './pipeline';
 import { reportRow } from './report';

@@ -60,7 +60,7 @@ import { MAX_LINE_BYTES } from '../logs/lines';
 import { convertNative } from '../logs/native';
 import { type CliIO, UsageError, flagString, paramsFromFlags, parseCommand, parseInteger } from './args';
 import { MAX_RESTARTS, RESTART_WINDOW, ShardedPool, WorkerDiedError, defaultJobs } from './pool';
-import { maxGroupSizeFrom } from './score';
+import { maxGroupSizeFrom } from './run-options';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -10,13 +10,13 @@ export { OPERATORS, OPERATOR_IDS, configuredOperatorOf, operatorSpec, operatorsU
 export type { OperatorResult } from './operators/result';
 export { OPERATOR_LABELS, OPERATOR_FAMILIES, OPERATOR_FAMILY_IDS, isOperatorId, type OperatorId, type OperatorFamily } from './operators/ids';
 export { scoreGroup, runOperator, scoreToJson, resultToJson, type GroupScore, type ScoreRequest, type RewardMismatch } from './score';
-export { grpoAdvantages, frameworkAdvantages, rewardMismatches, ADVANTAGE_FORMULAS, type AdvantageFormula } from './analysis/grpo';
+export { grpoAdvantages, frameworkAdvantages, rewardMismatches, ADVANTAGE_FORMULAS, type AdvantageFormula } from './grpo';
 export { classAffinity } from './operators/equilibrium';
 export { outcomeReplay, type OutcomeReplay } from './operators/msttrl';
-export { fnv1a } from './hash';
+export { fnv1a } from '../util/hash';
 export { isCorrect, correctnessOf, truthClassOf, truthForms, type TruthOf } from './truth';
-export { theoryReadout, regimeOf, classCoherence, type TheoryReadout, type Regime } from './analysis/theory';
-export { extractAnswer, answersEqual, explainEquality, formClasses, type AnswerClass, type AnswerClasses } from './answers';
+export { theoryReadout, regimeOf, classCoherence, type TheoryReadout, type Regime } from './theory';
+export { extractAnswer, answersEqual, explainEquality, formClasses, type AnswerClass, type AnswerClasses } from './answers/answers';
 export { ngramsWasmAvailable } from './features/tfidf';
 export { replicatorWasmAvailable } from './dynamics/replicator';
 export { rng } from './analysis/health-random';

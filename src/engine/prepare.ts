@@ -4,9 +4,9 @@
 // not kept: a run index can drop them and read a roll-out back from disk when a user asks.
 
 import type { Framework, Group, OutcomeCheck, RecordSource } from './types';
-import { answersEqual, extractAnswer, formClasses, type AnswerClass } from './answers';
+import { answersEqual, extractAnswer, formClasses, type AnswerClass } from './answers/answers';
 import { cosinesByClass, tfidfRows } from './features/tfidf';
-import { rolloutTextStats, type RolloutTextStats } from './analysis/health-text';
+import { rolloutTextStats, type RolloutTextStats } from './features/text-stats';
 import { noveltyFeatures, type NoveltyFeatures } from './operators/novelty';
 import { argmaxFirst } from './operators/result';
 

@@ -5,8 +5,8 @@ import type { PreparedGroup } from './prepare';
 import { resolveParams, type Params } from './params';
 import { OPERATORS, configuredOperatorOf, operatorSpec, statedOperatorOf, type RunContext } from './operators/registry';
 import type { OperatorId, OperatorResult } from './operators/result';
-import { ADVANTAGE_FORMULAS, frameworkAdvantages, rewardMismatches, type AdvantageFormula } from './analysis/grpo';
-import { theoryReadout, type TheoryReadout } from './analysis/theory';
+import { ADVANTAGE_FORMULAS, frameworkAdvantages, rewardMismatches, type AdvantageFormula } from './grpo';
+import { theoryReadout, type TheoryReadout } from './theory';
 
 export interface ScoreRequest {
   /** Operators to run; default: every operator the group's data allows. */

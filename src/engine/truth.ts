@@ -2,7 +2,7 @@
 // several accepted forms of it (verl `gts` lists such as ["\\frac{3}{4}", "0.75"]): a label equal
 // to any of them is correct. Equality is the answer equivalence of docs/answers.md
 // (answersEqual), whose verdict is deterministic.
-import { answersEqual } from './answers';
+import { answersEqual } from './answers/answers';
 
 /** What a group carries of its ground truth. */
 export interface TruthOf {

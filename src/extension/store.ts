@@ -14,13 +14,13 @@ import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { errorMessage } from '../util/errors';
 import { analyseRun, createRunContext, labelFreeCopies, outcomeReplay, resolveParams, type OutcomeReplay, type Params, type GroupHealth, type OperatorId, type PreparedGroup, type RunContext, type RunHealth } from '../engine';
-import { RunIndex, SAVED_EXTRA, entryToGroup, groupKey, rolloutsOf, runLabel, type GroupEntry, type GroupHead, type GroupKey, type GroupSize, type Notice, type RunChange, type RunProgress } from '../logs';
+import { RunIndex, SAVED_EXTRA, entryToGroup, groupKey, rolloutsOf, runLabel, type GroupEntry, type GroupHead, type GroupKey, type GroupSize, type Notice, type RunChange, type RunProgress } from '../logs/log-layer';
 import type { QuestionKey } from '../protocol/messages';
 import { packSummaries, QuestionSummaries } from './summaries';
 import { StepKeys, type KeyOf } from './step-keys';
 import { engineParams, lightSummary, score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
 import { safeText } from '../logs/safe-text';
-import { cacheKey } from '../logs/cache/index';
+import { cacheKey } from '../logs/cache/cached-run';
 import { TimeSlice } from '../util/slice';
 
 export interface RunEntry {

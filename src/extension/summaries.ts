@@ -5,7 +5,7 @@
 // of ~300 as an object) and built again as an object when it is asked for — the explorer asks for the questions in view. Map-like: the store,
 // the explorer and the status bar use it as they would a Map<GroupKey, QuestionSummary>.
 import { OPERATOR_IDS, type OperatorId } from '../engine';
-import { KeyIndex, type GroupKey } from '../logs';
+import { KeyIndex, type GroupKey } from '../logs/log-layer';
 import type { Regime } from '../protocol/messages';
 import type { QuestionSummary } from './scoring';
 import { StringTable } from '../util/string-table';

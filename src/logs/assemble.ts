@@ -32,7 +32,7 @@
 import { describeGroup, modalSize } from './describe.js';
 import { insertOrdered, nextVersion, pack, toRolloutEntry, type GroupEntry } from './entries.js';
 import { GroupTable } from './group-table.js';
-import { groupKey, type GroupKey, type LogFormat, type NoticeSink, type ParsedRecord, type RolloutSource } from './types.js';
+import { groupKey, type GroupKey, type LogFormat, type NoticeSink, type ParsedRecord, type RolloutSource } from './log-types.js';
 import { TableJoin } from './join.js';
 
 export type CompletionPolicy = 'one-shot' | 'followed';

@@ -9,7 +9,7 @@
 // Numbers are kept as logged, NaN and ±∞ included (a parquet column may hold them): the confidence
 // operators refuse them by name rather than meeting a silently shortened group. A per-token null
 // (the Python logger's NaN) is NaN here, so the list keeps one value per token.
-import type { RolloutConfidences } from './types.js';
+import type { RolloutConfidences } from './log-types.js';
 
 type Obj = Record<string, unknown>;
 

@@ -1,6 +1,6 @@
 // Small shared wording and arithmetic of the log layer's notices.
 import { relative } from 'node:path';
-import type { Notice } from './types.js';
+import type { Notice } from './log-types.js';
 
 export function describeGroup(g: { run?: string; step: number; questionId: string }): string {
   return `${g.run ? g.run + ' ' : ''}step ${g.step} question ${g.questionId}`;

@@ -13,7 +13,7 @@
 // loop, JSON.stringify or structured clone builds them by accident; count with `entry.n`. Entries
 // are plain data (typed arrays, arrays, objects): they cross to worker threads by structured clone.
 import type { Framework, Group, OutcomeCheck, RecordSource, Rollout, Verification } from '../engine';
-import { confidencesOf, type GroupKey, type LogFormat, type RolloutConfidences, type RolloutEntry, type RolloutSource } from './types.js';
+import { confidencesOf, type GroupKey, type LogFormat, type RolloutConfidences, type RolloutEntry, type RolloutSource } from './log-types.js';
 
 let versions = 0;
 

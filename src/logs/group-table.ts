@@ -4,7 +4,7 @@
 // written by a save, complete, its roll-outs on disk (entries.ts `cold`) — is a row of typed
 // columns instead (by id), ~60 bytes against ~180 for a head object and its first-source object,
 // and no string: its question id is read back from its key (JSON of run, step and question:
-// types.ts `groupKey`), its ground truth is a number in a table of the distinct ones. `get` builds
+// log-types.ts `groupKey`), its ground truth is a number in a table of the distinct ones. `get` builds
 // a cold head as an object when one is asked for; nothing holds it after.
 //
 // A cold head is never changed in place: whoever changes a cold group reads it back first (the
@@ -13,7 +13,7 @@
 // not know.
 import type { OutcomeCheck } from '../engine';
 import { coldRef, type GroupEntry } from './entries.js';
-import { groupKey, type GroupKey } from './types.js';
+import { groupKey, type GroupKey } from './log-types.js';
 import { StringTable } from '../util/string-table';
 import { KeyIndex } from './key-index.js';
 
@@ -64,7 +64,7 @@ function columnar(k: GroupKey, e: GroupEntry): boolean {
   return k === groupKey(e.run, e.step, e.questionId);
 }
 
-/** The question id in a key (types.ts `groupKey`: JSON of run, step and question id). */
+/** The question id in a key (log-types.ts `groupKey`: JSON of run, step and question id). */
 const questionOf = (k: GroupKey): string => (JSON.parse(k) as [string, number, string])[2];
 
 /**

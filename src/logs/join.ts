@@ -19,7 +19,7 @@
 //   batch order). Otherwise both stay, with a warning naming the step and question.
 import { dirname, sep } from 'node:path';
 import { nextVersion, type GroupEntry } from './entries.js';
-import type { GroupKey, NoticeSink } from './types.js';
+import type { GroupKey, NoticeSink } from './log-types.js';
 import type { GroupTable } from './group-table.js';
 
 /** A change the join makes: `removed` the table group, `changed` the log group. */

@@ -10,16 +10,10 @@
 //
 // Exact for the keys `groupKey` makes (JSON.stringify output: well-formed UTF-16, which UTF-8
 // carries both ways); a string with a lone surrogate would not come back as it was, and is refused.
-import type { GroupKey } from './types.js';
+import type { GroupKey } from './log-types.js';
+import { fnv1aBytes as hashBytes } from '../util/hash';
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-/** FNV-1a over bytes [from, to). */
-function hashBytes(b: Uint8Array, from: number, to: number): number {
-  let h = 0x811c9dc5;
-  for (let i = from; i < to; i++) h = Math.imul(h ^ b[i], 0x01000193);
-  return h >>> 0;
-}
 
 export class KeyIndex {
   private bytes = Buffer.allocUnsafe(1 << 12);

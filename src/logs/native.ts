@@ -5,7 +5,7 @@ import type { Framework, OutcomeCheck, RecordSource, Rollout, Verification } fro
 import { finiteOrNull } from './json.js';
 import { boundDepth } from './extra';
 import { NATIVE_CONFIDENCE_KEYS, assignConfidence, readConfidence, surprisalConfidence } from './confidence.js';
-import type { ParsedRecord } from './types.js';
+import type { ParsedRecord } from './log-types.js';
 
 export type Conversion =
   | { ok: true; record: ParsedRecord; dropped: string[] }

@@ -9,7 +9,7 @@ import { isUtf8 } from 'node:buffer';
 import { parseJsonLine, type JsonParse } from './json.js';
 import { MAX_LINE_BYTES, decodeLine, type Line, type RawLine } from './lines.js';
 import { ELIDED_OUTPUT, isBlankLine, type Skeleton } from './skeleton.js';
-import type { LogFormat, NoticeSink, ParsedRecord } from './types.js';
+import type { LogFormat, NoticeSink, ParsedRecord } from './log-types.js';
 import { looksVerl, VerlFileContext } from './verl.js';
 import { looksNemo, NemoFileContext } from './nemo.js';
 import { looksPrimeRl, PrimeRlFileContext } from './primerl.js';

@@ -21,7 +21,7 @@ import { readRolloutText } from './texts.js';
 import { Change, GroupAssembler } from './assemble.js';
 import { describeGroup, notLogSummary } from './describe.js';
 import { entryToGroup, rolloutsOf, type GroupEntry } from './entries.js';
-import { groupKey, type GroupKey, type LogFormat, type NoticeSink, type ParsedRecord, type RolloutSource } from './types.js';
+import { groupKey, type GroupKey, type LogFormat, type Notice, type NoticeSink, type ParsedRecord, type RolloutSource } from './log-types.js';
 import { tableRoot } from './join.js';
 
 export { describeGroup, modalSize, notLogSummary } from './describe.js';
@@ -36,6 +36,8 @@ export interface ReadRunOptions {
   stats?: ReadStats;
   /** Told where each file's read stopped (the persisted cache keeps it, to read an appended file on from there). */
   onFileRead?: (s: FileReadState) => void;
+  /** The run's files as an earlier stage listed them (src/logs/cache/cache-check.ts): not listed again; the listing's notices are given here. */
+  listed?: { files: string[]; notices: Notice[] };
 }
 
 /** Where the one-shot read of a file stopped: after the last complete line (`consumed`), and the format it found. */
@@ -150,7 +152,11 @@ export async function* readRun(path: string, onNotice: NoticeSink, opts: ReadRun
   const root = st.isDirectory() ? path : dirname(path);
   // TRL's completions tables after the other files: a table group joins the consensus_lens.trl
   // log's group of the same step and prompt (join.ts), which must not have been handed out yet.
-  const listed = await listRunFiles(path, onNotice);
+  let listed: string[];
+  if (opts.listed) {
+    for (const n of opts.listed.notices) onNotice(n);
+    listed = opts.listed.files;
+  } else listed = await listRunFiles(path, onNotice);
   const files = [...listed.filter((f) => tableRoot(f) === undefined), ...listed.filter((f) => tableRoot(f) !== undefined)];
   if (st.isDirectory() && files.length === 0) onNotice({ level: 'error', message: `${path}: no log files in this folder`, file: path });
   const one = new OneShot(onNotice, opts.groundTruth === 'ignore', false);

@@ -7,7 +7,7 @@ import { readLineBatches } from './lines.js';
 import { detectRecord, isJsonlName, isNotLogName, JsonlFileParser, looksBinary, PROBE_BYTES, sniff, torchDumpNotice, UNSUPPORTED_HINT } from './parse.js';
 import { readWandbTable } from './wandb.js';
 import { readTrlFile } from './trl.js';
-import type { LogFormat, NoticeSink, ParsedRecord } from './types.js';
+import type { LogFormat, NoticeSink, ParsedRecord } from './log-types.js';
 
 /** The run name of a file in a folder run: its folder relative to the root ('' → undefined). */
 export function runOfFile(root: string, file: string): string | undefined {

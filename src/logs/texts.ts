@@ -6,7 +6,7 @@ import { readTableCell } from './wandb.js';
 import { nemoResponse } from './nemo.js';
 import { primeRlResponse } from './primerl.js';
 import { milesResponse } from './miles.js';
-import type { RolloutSource } from './types.js';
+import type { RolloutSource } from './log-types.js';
 
 /**
  * Parsed lines are shared: the roll-outs of a group record share one line, so the last few parsed

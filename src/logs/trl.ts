@@ -22,7 +22,7 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { readParquetColumns, rowsOf } from './parquet.js';
 import { parseStep } from './native.js';
-import type { Notice, ParsedRecord } from './types.js';
+import type { Notice, ParsedRecord } from './log-types.js';
 import { COLUMN_CONFIDENCE_KEYS, assignConfidence, confidenceKeyNames, readConfidence } from './confidence.js';
 import type { Rollout } from '../engine';
 import { promptId } from './verl.js';

@@ -9,7 +9,7 @@ import { errnoCode, errorMessage } from '../util/errors';
 import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, parse, resolve } from 'node:path';
-import type { NoticeSink } from './types.js';
+import type { NoticeSink } from './log-types.js';
 import { tableRoot } from './join.js';
 
 /** Natural order: "2.jsonl" before "10.jsonl" (verl names files by step). */

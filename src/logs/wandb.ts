@@ -18,7 +18,7 @@ import { parseStep } from './native.js';
 import { cellAt, type TableCells } from './json-table.js';
 import { readWandbColumns } from './parquet.js';
 import { rewardNamesNearTable, trlRecords, type TrlRead } from './trl.js';
-import type { Notice, ParsedRecord } from './types.js';
+import type { Notice, ParsedRecord } from './log-types.js';
 import { promptId } from './verl.js';
 
 function notALog(message: string): Error {

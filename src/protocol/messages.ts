@@ -6,6 +6,7 @@ export const PROTOCOL_VERSION = 1;
 
 export { OPERATOR_IDS, OPERATOR_LABELS, OPERATOR_FAMILIES, OPERATOR_FAMILY_IDS, isOperatorId, type OperatorId, type OperatorFamily } from '../engine/browser';
 import type { OperatorId } from '../engine/browser';
+import { isRecord } from '../util/is-record';
 
 export type Regime = 'saturated' | 'contested' | 'competence-floor' | 'empty';
 
@@ -221,9 +222,6 @@ export interface PanelState {
 const HOST_TYPES = new Set(['init', 'view', 'empty', 'error', 'select', 'sensitivity', 'tokenCurves']);
 const WEBVIEW_TYPES = new Set(['ready', 'setParams', 'resetParams', 'openRollout', 'revealInLog', 'rendered']);
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 function isFiniteNumber(v: unknown): v is number {
   return typeof v === 'number' && Number.isFinite(v);
 }

@@ -3,7 +3,7 @@
 // these tests through their timeouts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { explainEquality, answersEqual, clearAnswerCaches } from '../../src/engine/answers';
+import { explainEquality, answersEqual, clearAnswerCaches } from '../../src/engine/answers/answers';
 import { parseLatex } from '../../src/engine/answers/latex';
 import * as Q from '../../src/engine/answers/rational';
 import { BudgetError, MAX_BITS } from '../../src/engine/answers/budget';

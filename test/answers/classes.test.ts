@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formClasses, answersEqual } from '../../src/engine/answers/index';
+import { formClasses, answersEqual } from '../../src/engine/answers/answers';
 
 test('formClasses: nulls are -1, classes ordered by first member, members ascending', () => {
   const r = formClasses(['5', null, '\\frac{1}{2}', '5.0', '0.5', '', null, '']);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runEqual } from '../../src/cli/equal';
-import { runExtract } from '../../src/cli/extract';
+import { runExtract } from '../../src/cli/extract-command';
 import { captureIO } from './helpers';
 import { scratchDir } from '../scratch';
 

@@ -1,7 +1,7 @@
 // Equivalence cases beyond the public vectors, one row per behaviour (docs/contract.md#answer-equivalence, docs/answers.md).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { explainEquality, extractAnswer } from '../../src/engine/answers/index';
+import { explainEquality, extractAnswer } from '../../src/engine/answers/answers';
 
 const CASES: [a: string, b: string, equal: boolean][] = [
  ['\\frac{x+1}{x-1}','\\frac{1+x}{x-1}',true],['2(x+1)','2x+2',true],['x^2-1','(x-1)(x+1)',true],['a^2-b^2','(a-b)(a+b)',true],

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { extractAnswer } from '../../src/engine/answers/index';
+import { extractAnswer } from '../../src/engine/answers/answers';
 
 test('last balanced box wins; nested braces counted', () => {
   assert.equal(extractAnswer('$=2+\\frac{5}{3}+1=\\boxed{\\frac{14}{3}}$'), '\\frac{14}{3}');

@@ -5,7 +5,7 @@
 // at 10× the size). Ratios of best-of-three totals, not absolute times: the machine is shared.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { extractAnswer } from '../../src/engine/answers/index';
+import { extractAnswer } from '../../src/engine/answers/answers';
 import { canonicalOf, clearAnswerCaches } from '../../src/engine/answers/classes';
 import { normalise, MAX_NORMALISED } from '../../src/engine/answers/normalise';
 import { canonicalBounded } from '../../src/engine/answers/typed';

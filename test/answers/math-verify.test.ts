@@ -6,10 +6,10 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { answersEqual, extractAnswer } from '../../src/engine/answers/index';
+import { answersEqual, extractAnswer } from '../../src/engine/answers/answers';
 import { clearAnswerCaches } from '../../src/engine/answers/classes';
 import { runEqual } from '../../src/cli/equal';
-import { runExtract } from '../../src/cli/extract';
+import { runExtract } from '../../src/cli/extract-command';
 import { captureIO } from './helpers';
 
 interface MvCase {

@@ -2,7 +2,7 @@
 // classes never merge different integers, classes follow the first-member rule.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { answersEqual, explainEquality, extractAnswer, formClasses } from '../../src/engine/answers/index';
+import { answersEqual, explainEquality, extractAnswer, formClasses } from '../../src/engine/answers/answers';
 import { compareAnswers, limits } from '../../src/engine/answers/equivalence';
 import { loadVectors } from './helpers';
 import { rng } from '../../scripts/synth';

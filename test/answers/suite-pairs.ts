@@ -4,7 +4,7 @@
 // points). Used by deterministic-budget.test.ts and bench/budget-bench.ts.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { extractAnswer } from '../../src/engine/answers/index';
+import { extractAnswer } from '../../src/engine/answers/answers';
 import { HOSTILE_ANSWERS } from './hostile-answers';
 import { loadVectors } from './helpers';
 

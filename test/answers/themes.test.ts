@@ -5,10 +5,10 @@
 // `extract` too, as a user would run them.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { answersEqual, explainEquality, extractAnswer } from '../../src/engine/answers/index';
+import { answersEqual, explainEquality, extractAnswer } from '../../src/engine/answers/answers';
 import { clearAnswerCaches } from '../../src/engine/answers/classes';
 import { runEqual } from '../../src/cli/equal';
-import { runExtract } from '../../src/cli/extract';
+import { runExtract } from '../../src/cli/extract-command';
 import { captureIO } from './helpers';
 
 const EQUAL: [string, string, boolean][] = [

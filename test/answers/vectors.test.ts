@@ -4,9 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { answersEqual, explainEquality, extractAnswer } from '../../src/engine/answers/index';
+import { answersEqual, explainEquality, extractAnswer } from '../../src/engine/answers/answers';
 import { runEqual } from '../../src/cli/equal';
-import { runExtract } from '../../src/cli/extract';
+import { runExtract } from '../../src/cli/extract-command';
 import { captureIO, loadVectors, type Vector } from './helpers';
 
 /** `- vector N (...)` lines of the "Kept disagreements" section; N is the 1-based line number. */

@@ -10,14 +10,15 @@ import { spawnSync } from 'node:child_process';
 import Ajv2020 from 'ajv/dist/2020';
 import { PassThrough, Writable } from 'node:stream';
 import { runIndex } from '../../src/cli/index-run.js';
-import { runScore, runSweep } from '../../src/cli/score.js';
+import { runScore } from '../../src/cli/score-command.js';
+import { runSweep } from '../../src/cli/sweep-command.js';
 import { runReport } from '../../src/cli/report.js';
 import { runHealth } from '../../src/cli/health.js';
 import { ShardState, addStats, emptyStats, sweepGroup, type SweepJob } from '../../src/cli/pipeline.js';
 import { UsageError, commandHelp } from '../../src/cli/args.js';
 import { operatorSpec } from '../../src/engine/index.js';
-import { openRunCache } from '../../src/logs/cache/index.js';
-import { readRun } from '../../src/logs/index.js';
+import { openRunCache } from '../../src/logs/cache/cached-run.js';
+import { readRun } from '../../src/logs/log-layer.js';
 import { jsonl, write } from '../logs/helpers.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { spawnSync } from 'node:child_process';
 import { Progress } from '../../src/cli/progress';
-import { plainError } from '../../src/cli/errors';
-import { emptyReadStats } from '../../src/logs';
+import { plainError } from '../../src/cli/error-lines';
+import { emptyReadStats } from '../../src/logs/log-layer';
 
 function cli(args: string[]) {
   const r = spawnSync(process.execPath, ['dist/cli.js', ...args], { encoding: 'utf8', input: '' });

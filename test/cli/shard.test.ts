@@ -1,10 +1,10 @@
-// `--shard i/K` (src/cli/shard.ts): the shards of a run cover every group exactly once, and their
+// `--shard i/K` (src/cli/shard-filter.ts): the shards of a run cover every group exactly once, and their
 // outputs merge into the unsharded output (score: the same lines in the same order; sweep: the
 // same counts, ratios of the summed totals within 1e-12).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { bucketOf, parseShard } from '../../src/cli/shard';
+import { bucketOf, parseShard } from '../../src/cli/shard-filter';
 import { fnv1a } from '../../src/engine';
 
 const RUN = 'examples/demo-run';

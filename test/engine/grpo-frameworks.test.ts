@@ -41,7 +41,7 @@ test('score: a TRL group shows the logged advantages and follows TRL\'s formula 
 
 test('the readers name the trainer and keep TRL\'s logged advantages, through readRun and RunIndex', async () => {
   const { collect } = await import('../logs/helpers.js');
-  const { RunIndex } = await import('../../src/logs/index.js');
+  const { RunIndex } = await import('../../src/logs/log-layer.js');
   const FX = 'test/fixtures/logs/writers';
   const trl = await collect(`${FX}/trl-1x-pandas3`);
   assert.ok(trl.groups.length > 0 && trl.groups.every((g) => g.framework === 'trl'));

@@ -7,7 +7,7 @@ import { appendFileSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunStore, type RunEntry } from '../../src/extension/store';
-import { RunIndex, type RunChange } from '../../src/logs';
+import { RunIndex, type RunChange } from '../../src/logs/log-layer';
 import { defaultParams } from '../../src/extension/params';
 
 const dirs: string[] = [];

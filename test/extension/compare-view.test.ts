@@ -1,12 +1,12 @@
 // The run view's model (src/extension/compare/run-view-model.ts) and its message checks
-// (src/protocol/compare.ts): one run, two runs, the side-by-side pair, hostile messages.
+// (src/protocol/compare-messages.ts): one run, two runs, the side-by-side pair, hostile messages.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRunContext, type Group } from '../../src/engine';
-import { readRun } from '../../src/logs';
+import { readRun } from '../../src/logs/log-layer';
 import { healthOf } from '../../src/cli/health';
 import { pairSide, runViewModel, sideOf } from '../../src/extension/compare/run-view-model';
-import { parseCompareMessage } from '../../src/protocol/compare';
+import { parseCompareMessage } from '../../src/protocol/compare-messages';
 import { buildView, score, storeGroup, summarize } from '../../src/extension/scoring';
 import { defaultParams } from '../../src/extension/params';
 import { join } from 'node:path';

@@ -9,7 +9,7 @@ import { Worker } from 'node:worker_threads';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { prepareGroup, type Group } from '../../src/engine';
-import { entryToGroup, readRolloutText, rolloutsOf, type GroupEntry } from '../../src/logs';
+import { entryToGroup, readRolloutText, rolloutsOf, type GroupEntry } from '../../src/logs/log-layer';
 import { RunStore } from '../../src/extension/store';
 import { WhatIfEngine } from '../../src/extension/whatif/engine';
 import { defaultParams } from '../../src/extension/params';

@@ -49,7 +49,7 @@ test('question keys and host messages are recognised', () => {
 });
 
 test('the dashboard\u2019s Compare with… message names a run, nothing else', async () => {
-  const { parseDashMessage } = await import('../../src/protocol/dashboard');
+  const { parseDashMessage } = await import('../../src/protocol/dashboard-messages');
   assert.deepEqual(parseDashMessage({ type: 'compareWith', runId: '/runs/b' }), { type: 'compareWith', runId: '/runs/b' });
   assert.equal(parseDashMessage({ type: 'compareWith' }), null);
   assert.equal(parseDashMessage({ type: 'compareWith', runId: 3 }), null);

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, utimesSync, writeFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { rolloutsOf, rolloutsMaterialised } from '../../src/logs';
+import { rolloutsOf, rolloutsMaterialised } from '../../src/logs/log-layer';
 import { RunStore } from '../../src/extension/store';
 import { storeSource } from '../../src/extension/rescore';
 import { WhatIfEngine } from '../../src/extension/whatif/engine';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { OPERATOR_IDS } from '../../src/engine';
 import { deserialize, serialize } from 'node:v8';
 import { packSummaries, QuestionSummaries } from '../../src/extension/summaries';
-import { KeyIndex } from '../../src/logs';
+import { KeyIndex } from '../../src/logs/log-layer';
 import type { QuestionSummary } from '../../src/extension/scoring';
 
 function light(i: number): QuestionSummary {

@@ -125,7 +125,7 @@ test('a native group record read back from disk: the roll-out item with its toke
   const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
   const { tmpdir } = await import('node:os');
   const { join } = await import('node:path');
-  const { readRun, readRolloutObject } = await import('../../src/logs');
+  const { readRun, readRolloutObject } = await import('../../src/logs/log-layer');
   const dir = mkdtempSync(join(tmpdir(), 'cl-tokens-'));
   const file = join(dir, 'step_1.jsonl');
   const rollouts = [

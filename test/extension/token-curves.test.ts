@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RunIndex } from '../../src/logs';
+import { RunIndex } from '../../src/logs/log-layer';
 import { readTokenCurves } from '../../src/extension/tokens/curves';
 
 const rollouts = [

@@ -10,11 +10,11 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { readFileSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { answersEqual, explainEquality, clearAnswerCaches } from '../../src/engine/answers';
+import { answersEqual, explainEquality, clearAnswerCaches } from '../../src/engine/answers/answers';
 import { canonicalOf } from '../../src/engine/answers/classes';
 import { checkParquet, readParquetColumns } from '../../src/logs/parquet';
 import { readWandbTable } from '../../src/logs/wandb';
-import { readRun } from '../../src/logs';
+import { readRun } from '../../src/logs/log-layer';
 import { scratchDir } from '../scratch';
 
 const CORPUS = join(import.meta.dirname, 'corpus');

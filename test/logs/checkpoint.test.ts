@@ -8,8 +8,8 @@ import { afterEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RunIndex, SAVED_EXTRA, rolloutsOf, type RunProgress } from '../../src/logs/index.js';
-import { cacheKey } from '../../src/logs/cache/index.js';
+import { RunIndex, SAVED_EXTRA, rolloutsOf, type RunProgress } from '../../src/logs/log-layer.js';
+import { cacheKey } from '../../src/logs/cache/cached-run.js';
 import { groupRec, jsonl, restoredByKey, rollout, tempDir, write } from './helpers.js';
 
 /** Every index opened, closed after each test (a failed assertion leaves none following its run). */

@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { collect, jsonl, tempDir, write } from './helpers.js';
-import { RunIndex, rolloutsOf } from '../../src/logs/index.js';
+import { RunIndex, rolloutsOf } from '../../src/logs/log-layer.js';
 import { convertNative } from '../../src/logs/native.js';
-import { cacheKey } from '../../src/logs/cache/index.js';
+import { cacheKey } from '../../src/logs/cache/cached-run.js';
 import type { Rollout } from '../../src/engine';
 
 const conf = (r: Rollout) => ({ sc: r.selfCertainty, en: r.entropy, te: r.tokenEntropies, ap: r.confidenceApproximate });

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RunIndex, readRun, rolloutsOf, type Notice } from '../../src/logs/index.js';
+import { RunIndex, readRun, rolloutsOf, type Notice } from '../../src/logs/log-layer.js';
 import { collect, groupRec, jsonl, rollout, tempDir, write } from './helpers.js';
 
 async function index(path: string) {

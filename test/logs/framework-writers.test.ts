@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { appendFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { collect, tempDir } from './helpers.js';
-import { RunIndex, detectLogFile, readRolloutText, runLabel, type Notice } from '../../src/logs/index.js';
+import { RunIndex, detectLogFile, readRolloutText, runLabel, type Notice } from '../../src/logs/log-layer.js';
 
 const FX = 'test/fixtures/logs/writers';
 const problems = (ns: Notice[]) => ns.filter((n) => n.level !== 'info');

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GroupTable } from '../../src/logs/group-table.js';
 import type { GroupEntry } from '../../src/logs/entries.js';
-import { groupKey } from '../../src/logs/types.js';
+import { groupKey } from '../../src/logs/log-types.js';
 
 let version = 100;
 /** A head under its own key (run, step and question of the head). */

@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { readRun, type Notice, type RunIndex } from '../../src/logs/index.js';
+import { readRun, type Notice, type RunIndex } from '../../src/logs/log-layer.js';
 import type { Group } from '../../src/engine';
 
 export function tempDir(prefix = 'cl-logs-'): { dir: string; cleanup: () => void } {

@@ -9,9 +9,9 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { collect, groupRec, jsonl, tempDir, write } from './helpers.js';
-import { RunIndex, listRunFiles, unsafeRunRoot, type Notice } from '../../src/logs/index.js';
-import { runScore } from '../../src/cli/score.js';
-import { runWatch } from '../../src/cli/watch.js';
+import { RunIndex, listRunFiles, unsafeRunRoot, type Notice } from '../../src/logs/log-layer.js';
+import { runScore } from '../../src/cli/score-command.js';
+import { runWatch } from '../../src/cli/watch-command.js';
 
 const require = createRequire(import.meta.url);
 const fsp = require('node:fs/promises') as typeof import('node:fs/promises');

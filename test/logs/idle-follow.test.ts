@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync } from 'node:fs';
-import { RunIndex } from '../../src/logs/index.js';
+import { RunIndex } from '../../src/logs/log-layer.js';
 import { groupRec, jsonl, rollout, tempDir, write } from './helpers.js';
 
 const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { collect, tempDir, write } from './helpers.js';
-import { RunIndex } from '../../src/logs/index.js';
+import { RunIndex } from '../../src/logs/log-layer.js';
 import { readTrlFile } from '../../src/logs/trl.js';
 import { tableRoot } from '../../src/logs/join.js';
 

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KeyIndex } from '../../src/logs/key-index.js';
-import { groupKey } from '../../src/logs/types.js';
+import { groupKey } from '../../src/logs/log-types.js';
 
 function rng(seed: number): () => number {
   let s = seed >>> 0;

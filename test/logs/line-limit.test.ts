@@ -52,7 +52,7 @@ test('the line reader yields an over-long line as tooLong, with its true length,
 test('score: a 1 GiB line is reported with its place; the other groups are scored; memory stays bounded', { timeout: 150_000 }, () => {
   const file = sparseRun();
   const r = child(`
-    const { runScore } = require('./src/cli/score.ts');
+    const { runScore } = require('./src/cli/score-command.ts');
     const { PassThrough } = require('node:stream');
     const out = new PassThrough(); const err = new PassThrough(); let o = '', e = '';
     out.on('data', (c) => (o += c)); err.on('data', (c) => (e += c));
@@ -69,7 +69,7 @@ test('score: a 1 GiB line is reported with its place; the other groups are score
 test('the run index (the extension\'s reader) reports the line and indexes the others, in bounded memory', { timeout: 150_000 }, () => {
   const file = sparseRun();
   const r = child(`
-    const { RunIndex } = require('./src/logs/index.ts');
+    const { RunIndex } = require('./src/logs/log-layer.ts');
     (async () => {
       const notices = [];
       const idx = await RunIndex.open(${JSON.stringify(file)}, { follow: false, onNotice: (n) => notices.push(n.message) });

@@ -8,8 +8,8 @@ import { appendFileSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { tempDir } from './helpers.js';
-import { RunIndex } from '../../src/logs/index.js';
-import { runWatch } from '../../src/cli/watch.js';
+import { RunIndex } from '../../src/logs/log-layer.js';
+import { runWatch } from '../../src/cli/watch-command.js';
 
 const N = 8;
 const PROMPTS = ['Quelle est la dérivée de x²?', '求 1+2+…+10 的和', 'Combien font 7 × 8 ?', 'Résous x + 3 = 10 — détaillé'];

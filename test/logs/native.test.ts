@@ -141,7 +141,7 @@ test('duplicate group records are skipped with a warning', async () => {
 });
 
 test('CRLF line endings and a UTF-8 BOM: records load and texts read back by offset', async () => {
-  const { RunIndex } = await import('../../src/logs/index.js');
+  const { RunIndex } = await import('../../src/logs/log-layer.js');
   const { dir, cleanup } = tempDir();
   try {
     const lines = [rollout(1, 'a', 0), rollout(1, 'a', 1), groupRec(1, 'g', 2)].map((o) => JSON.stringify(o));

@@ -22,7 +22,7 @@ function run(files: Record<string, Uint8Array>): string {
 /** RunIndex.open in a child whose own heap is small: a parse on its thread would abort it. */
 function openInChild(dir: string): { status: number | null; out: string; err: string } {
   const script = `
-    const { RunIndex } = require(${JSON.stringify(join(ROOT, 'src/logs/index.ts'))});
+    const { RunIndex } = require(${JSON.stringify(join(ROOT, 'src/logs/log-layer.ts'))});
     (async () => {
       const notices = [];
       const idx = await RunIndex.open(${JSON.stringify(dir)}, { follow: false, onNotice: (n) => notices.push(n.level + ': ' + n.message) });

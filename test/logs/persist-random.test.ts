@@ -7,8 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { RunIndex, rolloutsOf } from '../../src/logs/index.js';
-import { cacheKey } from '../../src/logs/cache/index.js';
+import { RunIndex, rolloutsOf } from '../../src/logs/log-layer.js';
+import { cacheKey } from '../../src/logs/cache/cached-run.js';
 import { tempDir } from './helpers.js';
 import { randomHistory } from './random-history.js';
 

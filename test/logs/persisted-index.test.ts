@@ -7,8 +7,8 @@ import assert from 'node:assert/strict';
 import { appendFileSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { deserialize } from 'node:v8';
-import { RunIndex, rolloutsOf, type RunProgress } from '../../src/logs/index.js';
-import { cacheKey } from '../../src/logs/cache/index.js';
+import { RunIndex, rolloutsOf, type RunProgress } from '../../src/logs/log-layer.js';
+import { cacheKey } from '../../src/logs/cache/cached-run.js';
 import { groupRec, jsonl, restoredByKey, rollout, tempDir, write } from './helpers.js';
 
 const flip = (b: Buffer, at: number): Buffer => Buffer.from(b.map((x, i) => (i === at ? x ^ 1 : x)));

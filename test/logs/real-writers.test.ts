@@ -6,7 +6,7 @@ import { copyFileSync, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { collect, jsonl, tempDir, write } from './helpers.js';
-import { RunIndex, readRolloutText, runLabel, type Notice } from '../../src/logs/index.js';
+import { RunIndex, readRolloutText, runLabel, type Notice } from '../../src/logs/log-layer.js';
 import { buildReport, runReport } from '../../src/cli/report.js';
 import { pickRewardColumns } from '../../src/logs/trl.js';
 
@@ -345,7 +345,7 @@ test('the index says which runs have confidences, and why not (the explorer show
 });
 
 test('detectLogFile tells each writer\'s files from the files next to them (for finding runs in a workspace)', async () => {
-  const { detectLogFile } = await import('../../src/logs/index.js');
+  const { detectLogFile } = await import('../../src/logs/log-layer.js');
   const pick = (dir: string) => join(FX, dir, readdirSync(join(FX, dir))[0]);
   assert.equal(await detectLogFile(join(FX, 'verl-uid/rollout/1.jsonl')), 'verl');
   assert.equal(await detectLogFile(join(FX, 'nemo-rl/logs/exp_001/train_data_step1.jsonl')), 'nemo-rl');

@@ -5,7 +5,7 @@ import { appendFileSync, readFileSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { runReport, renderHtml, embedJson } from '../../src/cli/report.js';
-import { runWatch } from '../../src/cli/watch.js';
+import { runWatch } from '../../src/cli/watch-command.js';
 import { groupRec, jsonl, rollout, tempDir, write } from './helpers.js';
 
 function capture() {

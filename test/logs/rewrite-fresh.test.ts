@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RunIndex, rolloutsOf } from '../../src/logs/index.js';
+import { RunIndex, rolloutsOf } from '../../src/logs/log-layer.js';
 import { collect, groupRec, jsonl, rollout, tempDir, write } from './helpers.js';
 
 async function snapshot(idx: RunIndex) {

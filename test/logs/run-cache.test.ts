@@ -10,10 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { runReport } from '../../src/cli/report.js';
-import { runScore, runSweep } from '../../src/cli/score.js';
+import { runScore } from '../../src/cli/score-command.js';
+import { runSweep } from '../../src/cli/sweep-command.js';
 import { runHealth } from '../../src/cli/health.js';
-import { openRunCache, checkCache, cacheKey, fileIdentity, readCachedGroup } from '../../src/logs/cache/index.js';
-import { listRunFiles, readRun } from '../../src/logs/index.js';
+import { openRunCache, checkCache, cacheKey, fileIdentity, readCachedGroup } from '../../src/logs/cache/cached-run.js';
+import { listRunFiles, readRun } from '../../src/logs/log-layer.js';
 import { jsonl, write } from './helpers.js';
 
 const dirs: string[] = [];

@@ -12,7 +12,7 @@ import { isBlankLine, skeletonOf, skeletonSync, SKELETON_STEP, ELIDED_ITEM_RESPO
 import { decodeLine, readLineBatches, readRawLineBatches, type RawLine } from '../../src/logs/lines.js';
 import { JsonlFileParser, lineStart } from '../../src/logs/parse.js';
 import { parseJsonLine } from '../../src/logs/json.js';
-import { RunIndex, rolloutsOf, type Notice } from '../../src/logs/index.js';
+import { RunIndex, rolloutsOf, type Notice } from '../../src/logs/log-layer.js';
 import { tempDir, write } from './helpers.js';
 
 type Obj = Record<string, unknown>;

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync, renameSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RunIndex, rolloutsOf, type Notice, type RunChange } from '../../src/logs/index.js';
+import { RunIndex, rolloutsOf, type Notice, type RunChange } from '../../src/logs/log-layer.js';
 import { groupRec, jsonl, rollout, tempDir, write } from './helpers.js';
 
 async function waitFor(cond: () => boolean, what: string, ms = 5000): Promise<void> {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { collect, jsonl, tempDir, write } from './helpers.js';
-import { readRolloutText } from '../../src/logs/index.js';
+import { readRolloutText } from '../../src/logs/log-layer.js';
 
 /** Deterministic shuffle (LCG) so the test is reproducible. */
 function shuffle<T>(xs: T[], seed = 7): T[] {
@@ -150,7 +150,7 @@ test('TRL completions parquet: runs of identical prompts; rewards summed; texts 
 });
 
 test('RunIndex (static) gives the same groups as readRun for verl and TRL runs', async () => {
-  const { RunIndex } = await import('../../src/logs/index.js');
+  const { RunIndex } = await import('../../src/logs/log-layer.js');
   const { dir, cleanup } = tempDir();
   try {
     write(dir, 'verl/1.jsonl', jsonl(shuffle(verlLines(1, ['a', 'b'], 3, { uid: true }))));
@@ -184,7 +184,7 @@ test('RunIndex (static) gives the same groups as readRun for verl and TRL runs',
 });
 
 test('followed run: a TRL parquet file that appears half-written is read once complete; verl sizes warned', async () => {
-  const { RunIndex } = await import('../../src/logs/index.js');
+  const { RunIndex } = await import('../../src/logs/log-layer.js');
   const { dir, cleanup } = tempDir();
   const notices: string[] = [];
   const idx = await RunIndex.open(dir, { follow: true, poll: true, pollMs: 100, idleMs: 300, onNotice: (n) => notices.push(`${n.level}: ${n.message}`) });

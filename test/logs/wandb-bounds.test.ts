@@ -23,7 +23,7 @@ function tableDir(name: string, body: string): string {
 /** RunIndex.open in a child whose heap is `heapMb`: the table's groups, a roll-out's extra keys and the notices. */
 function openInChild(dir: string, heapMb: number): { status: number | null; out: string; err: string } {
   const script = `
-    const { RunIndex } = require(${JSON.stringify(join(ROOT, 'src/logs/index.ts'))});
+    const { RunIndex } = require(${JSON.stringify(join(ROOT, 'src/logs/log-layer.ts'))});
     (async () => {
       const notices = [];
       const idx = await RunIndex.open(${JSON.stringify(dir)}, { follow: false, onNotice: (n) => notices.push(n.level + ': ' + n.message) });

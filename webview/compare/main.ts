@@ -1,11 +1,11 @@
 // The run view (browser): one run opened from its log file, or two runs (or two operators on
 // one run) side by side — per-step series on one step axis, each run's alarms and learning
 // signal, the questions where the labels part (a click shows the question in both runs side by
-// side). Draws what the host computed (src/protocol/compare.ts); every string from the log goes
+// side). Draws what the host computed (src/protocol/compare-messages.ts); every string from the log goes
 // into the DOM as text, never as HTML.
 import './main.css';
 import { Chart, CategoryScale, Legend, LineController, LineElement, LinearScale, PointElement, Title, Tooltip, type ChartConfiguration } from 'chart.js';
-import type { CompareHostMessage, CompareWebviewMessage, PairSide, RunViewModel } from '../../src/protocol/compare';
+import type { CompareHostMessage, CompareWebviewMessage, PairSide, RunViewModel } from '../../src/protocol/compare-messages';
 import { h, clear, fmt, showLabel } from '../dom';
 import { OPERATOR_STYLES } from '../dashboard/style';
 import type { OperatorId } from '../../src/protocol/messages';

@@ -1,6 +1,6 @@
 // What a dashboard section or chart draws with: the page's state and the chart kit (the shapes
 // only: sections.ts lists the sections, charts/ draws them, both import this).
-import type { DashModel, DashSweep, DashWebviewMessage, DashWhatIf } from '../../src/protocol/dashboard';
+import type { DashModel, DashSweep, DashWebviewMessage, DashWhatIf } from '../../src/protocol/dashboard-messages';
 import type { OperatorId } from '../../src/protocol/messages';
 import type { ChartKit } from './chart-kit';
 

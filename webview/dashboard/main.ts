@@ -1,4 +1,4 @@
-// The run dashboard (browser). Draws what the host computed (src/protocol/dashboard.ts): the
+// The run dashboard (browser). Draws what the host computed (src/protocol/dashboard-messages.ts): the
 // sections of sections.ts in page order (per-step charts, regimes, the recovery-region plot, the
 // κ × τ sweep heatmap, the operator agreement matrix, the last re-score, run health), each chart a
 // module of webview/dashboard/charts/ drawn with chart-kit.ts (Chart.js, colours from the --vscode-*
@@ -6,7 +6,7 @@
 // and summary, and routes the host's messages. Every string from the log goes into the DOM as
 // text, never as HTML.
 import './main.css';
-import type { DashHostMessage, DashWebviewMessage } from '../../src/protocol/dashboard';
+import type { DashHostMessage, DashWebviewMessage } from '../../src/protocol/dashboard-messages';
 import { h, clear, fmt } from '../dom';
 import { applyTheme, charts, kit } from './chart-kit';
 import { recoveryPoints } from './charts/recovery-plot';

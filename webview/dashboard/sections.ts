@@ -1,7 +1,7 @@
 // The dashboard's sections in page order. A section (dash-context.ts) is a title, a
 // one-line note and a render function; a per-step chart is one function in STEP_CHARTS. Adding a
 // chart: a module in webview/dashboard/charts/ and its line here (a new number from the host: its
-// field in src/protocol/dashboard.ts and src/extension/dashboard/dashboard-model.ts).
+// field in src/protocol/dashboard-messages.ts and src/extension/dashboard/dashboard-model.ts).
 import { h, clear } from '../dom';
 import type { DashSection, StepChart } from './dash-context';
 import { renderAccuracyChart } from './charts/step-accuracy';

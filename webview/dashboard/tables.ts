@@ -1,8 +1,8 @@
 // The dashboard's two tables: the κ × τ sweep heatmap and the operator agreement matrix. Every
-// value comes from the host (src/protocol/dashboard.ts); strings go into the DOM as text.
+// value comes from the host (src/protocol/dashboard-messages.ts); strings go into the DOM as text.
 import { h, clear, fmt } from '../dom';
 import { formatAccuracy } from '../../src/engine/browser';
-import { SWEEP_OPERATORS, type DashModel, type DashSweep, type DashWebviewMessage } from '../../src/protocol/dashboard';
+import { SWEEP_OPERATORS, type DashModel, type DashSweep, type DashWebviewMessage } from '../../src/protocol/dashboard-messages';
 import { OPERATOR_LABELS, type OperatorId } from '../../src/protocol/messages';
 
 /** The κ × τ heatmap of the last sweep of this run (or its Run button alone). */

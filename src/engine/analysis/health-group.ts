@@ -9,12 +9,12 @@ import { resolveParams, type Params } from '../params';
 import { OPERATORS, operatorSpec, statedOperatorOf, type RunContext } from '../operators/registry';
 import type { OperatorId } from '../operators/result';
 import type { AurocCounts, FlagName, GroupHealth } from './health-types';
-import type { AnswerClass } from '../answers';
+import type { AnswerClass } from '../answers/answers';
 import { truthClassOf, truthForms } from '../truth';
 import { pairIndex } from '../features/tfidf';
-import { ANSWER_RULES, REPETITION_THRESHOLD } from './health-text';
+import { ANSWER_RULES, REPETITION_THRESHOLD } from '../features/text-stats';
 import { rng } from './health-random';
-import { fnv1a } from '../hash';
+import { fnv1a } from '../../util/hash';
 import { operatorOutcome, operatorOutcomes } from './learning-signal';
 
 /** Per-roll-out flags (a bit mask). */
@@ -25,7 +25,7 @@ export const FLAG = {
   noAnswer: 2,
   /** The last box never closes: the generation stopped inside it. */
   truncated: 4,
-  /** At least half the text repeats earlier text verbatim (health-text.ts). */
+  /** At least half the text repeats earlier text verbatim (features/text-stats.ts). */
   repetitive: 8,
   /** cos(h_i, h_j) ≥ 0.99 with another roll-out of its answer class (4-gram TF-IDF vectors). */
   nearDuplicate: 16,

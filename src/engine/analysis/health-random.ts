@@ -1,6 +1,6 @@
 // Seeded randomness for the run-health analysis (permutation tests, roll-out subsampling): the
 // same run gives the same numbers on every surface and every time (seeds: fnv1a of a question's
-// key, src/engine/hash.ts, so they do not depend on the order groups are read).
+// key, src/util/hash.ts, so they do not depend on the order groups are read).
 
 /** mulberry32: a small, fast 32-bit generator (scripts/synth.ts uses it too). */
 export function rng(seed: number): () => number {

@@ -15,7 +15,7 @@ export type { Alarm, PremiseCheck, PremiseVerdict, RewardBug, RewardBugKind, Rol
 
 export * from './health-group';
 export { changePoints, type ChangePoint, type ChangePointOptions } from './health-changepoint';
-export { repetitionShare, answerRule, rolloutTextStats, REPETITION_THRESHOLD, REPETITION_WINDOW, type RolloutTextStats } from './health-text';
+export { repetitionShare, answerRule, rolloutTextStats, REPETITION_THRESHOLD, REPETITION_WINDOW, type RolloutTextStats } from '../features/text-stats';
 
 export interface SeriesSpec {
   id: string;

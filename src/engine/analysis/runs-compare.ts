@@ -15,7 +15,7 @@
 //   part), or when one run has a label and the other none. Accuracy is a diagnostic against
 //   logged ground truth only; a pair without it says nothing about who was right.
 
-import { answersEqual } from '../answers';
+import { answersEqual } from '../answers/answers';
 import type { OperatorId } from '../operators/result';
 import type { GroupHealth, RunHealth } from './health-types';
 import type { CompareRun, CompareSeriesId, Disagreement, RunsComparison } from './runs-compare-types';

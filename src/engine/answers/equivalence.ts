@@ -3,7 +3,7 @@
 import { budget, BudgetError, ChargedMemo, limits, withBudget } from './budget';
 import { ExpressionError, exactEval, numEval, parts, type Num } from './evaluate';
 import { errorMessage } from '../../util/errors';
-import type { Node } from './latex';
+import type { Node } from './expression-tree';
 import * as Q from './rational';
 import { canonicalBounded, freeVars, hasDecimal, type Canonical, type Iv, type Reading, type Value } from './typed';
 

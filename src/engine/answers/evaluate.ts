@@ -16,7 +16,7 @@ function loadMathJs(): MathJs {
   mathjs = require('mathjs') as MathJs;
   return mathjs;
 }
-import type { Node } from './latex';
+import type { Node } from './expression-tree';
 import * as Q from './rational';
 import type { Rational } from './rational';
 

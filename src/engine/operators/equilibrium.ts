@@ -4,7 +4,7 @@
 import type { PreparedGroup } from '../prepare';
 import { shiftOf, type Params } from '../params';
 import { replicator, type AffinityBlock } from '../dynamics/replicator';
-import { grpoAdvantages } from '../analysis/grpo';
+import { grpoAdvantages } from '../grpo';
 import { confidenceWeights } from './vote';
 import { argmaxFirst, type OperatorId, type OperatorResult } from './result';
 

@@ -4,7 +4,7 @@
 import type { PreparedGroup } from '../prepare';
 import type { OutcomeCheck } from '../types';
 import type { Params } from '../params';
-import { answersEqual } from '../answers';
+import { answersEqual } from '../answers/answers';
 import { gateOneResult, type OperatorResult } from './result';
 
 type State = 'correct' | 'candidate' | 'wrong';

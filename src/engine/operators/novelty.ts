@@ -8,7 +8,7 @@
 import type { PreparedGroup } from '../prepare';
 import type { Params } from '../params';
 import { cosinesWithin, pairIndex, tfidfRows } from '../features/tfidf';
-import { grpoAdvantages } from '../analysis/grpo';
+import { grpoAdvantages } from '../grpo';
 import { weightedVote } from './vote';
 import type { OperatorResult } from './result';
 

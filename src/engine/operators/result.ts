@@ -2,7 +2,7 @@
 
 import type { PreparedGroup } from '../prepare';
 import type { Params } from '../params';
-import { grpoAdvantages } from '../analysis/grpo';
+import { grpoAdvantages } from '../grpo';
 
 import type { OperatorId } from './ids';
 

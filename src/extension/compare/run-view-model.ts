@@ -1,10 +1,10 @@
-// The run view's model (src/protocol/compare.ts) from the per-group health records the what-if
+// The run view's model (src/protocol/compare-messages.ts) from the per-group health records the what-if
 // workers compute: one run, or two side by side (src/engine/analysis/runs-compare.ts), and one
 // side of a question both runs saw. Pure: no 'vscode'.
 import type { OperatorId } from '../../engine';
 import { analyseRun, labelFreeCopies, type GroundTruthMode, type GroupHealth } from '../../engine';
 import { compareRuns, runSummary, trainingRecords, type RunSide } from '../../engine';
-import { MAX_DISAGREEMENTS, type PairSide, type RunViewModel } from '../../protocol/compare';
+import { MAX_DISAGREEMENTS, type PairSide, type RunViewModel } from '../../protocol/compare-messages';
 import type { QuestionView } from '../../protocol/messages';
 
 /** A run's side from its health records: training records of its largest run, label-free truth. */

@@ -13,7 +13,7 @@ import { escapeHtml } from '../../util/html';
 import { whyNotARun } from '../runs/recognise';
 import { LatestJob } from '../util/latest-job';
 import { OPERATOR_FAMILIES, OPERATOR_IDS, OPERATOR_LABELS, type OperatorId } from '../../engine';
-import { parseCompareMessage, type CompareHostMessage, type RunViewModel } from '../../protocol/compare';
+import { parseCompareMessage, type CompareHostMessage, type RunViewModel } from '../../protocol/compare-messages';
 import { WebviewPanelBase } from '../webview-panel';
 import type { RunStore } from '../store';
 import { storeSource } from '../rescore';

@@ -7,7 +7,7 @@ import { agreementRates } from '../../engine';
 import { accuracyOf, countAccuracy, emptyAccuracy, type AccuracyCount } from '../../engine';
 import type { DashboardData } from '../whatif/engine';
 import { analyseRun, labelFreeCopies, type GroupHealth, type RunHealth } from '../../engine';
-import type { DashModel, DashRecoveryPoint, DashStep } from '../../protocol/dashboard';
+import type { DashModel, DashRecoveryPoint, DashStep } from '../../protocol/dashboard-messages';
 
 // The model's shape is the dashboard protocol's: the host builds exactly what the webview draws.
 export type DashboardStep = DashStep;

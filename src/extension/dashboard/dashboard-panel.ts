@@ -5,7 +5,7 @@
 // Live: while the run grows, the model is recomputed (debounced) and re-sent.
 import * as vscode from 'vscode';
 import { OPERATOR_IDS, type OperatorId } from '../../engine';
-import { DASHBOARD_PROTOCOL, parseDashMessage, type DashHostMessage, type DashModel, type DashSweep } from '../../protocol/dashboard';
+import { DASHBOARD_PROTOCOL, parseDashMessage, type DashHostMessage, type DashModel, type DashSweep } from '../../protocol/dashboard-messages';
 import type { QuestionKey } from '../../protocol/messages';
 import { WebviewPanelBase } from '../webview-panel';
 import type { RunStore } from '../store';

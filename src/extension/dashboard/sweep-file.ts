@@ -3,7 +3,7 @@
 // sums per setting and operator. Read here into the dashboard's κ × τ heatmap, the same cells its
 // own 6 × 6 sweep fills (the counts and sums, never ratios).
 import { DEFAULT_PARAMS } from '../../engine';
-import { SWEEP_OPERATORS as HEATMAP_OPERATORS, type DashSweep } from '../../protocol/dashboard';
+import { SWEEP_OPERATORS as HEATMAP_OPERATORS, type DashSweep } from '../../protocol/dashboard-messages';
 
 export interface SweepFile {
   /** The run the driver swept (an absolute path on the cluster's shared storage). */

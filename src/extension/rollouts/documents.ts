@@ -2,7 +2,7 @@
 // text is the model's output, read back from the log file by byte range; a metadata header comes
 // first, and the extracted answer is highlighted with a decoration.
 import * as vscode from 'vscode';
-import { readRolloutText, type RolloutSource } from '../../logs';
+import { readRolloutText, type RolloutSource } from '../../logs/log-layer';
 import type { QuestionKey, QuestionView } from '../../protocol/messages';
 import { answerSpan, rolloutHeader } from '../format';
 import { errorMessage } from '../../util/errors';

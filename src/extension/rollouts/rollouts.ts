@@ -1,6 +1,6 @@
 // Roll-outs as documents: opening one (read-only, answer highlighted), revealing its record in the
 // log file, and the two commands. A roll-out's text is read back from its log on demand.
-import { rolloutSourceOf } from '../../logs';
+import { rolloutSourceOf } from '../../logs/log-layer';
 import { safeText } from '../../logs/safe-text';
 import { show } from '../format';
 import * as vscode from 'vscode';

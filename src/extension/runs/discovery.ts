@@ -5,7 +5,7 @@
 import * as vscode from 'vscode';
 import { isAbsolute, resolve } from 'node:path';
 import { stat } from 'node:fs/promises';
-import { unsafeRunRoot } from '../../logs';
+import { unsafeRunRoot } from '../../logs/log-layer';
 import type { QuestionKey } from '../../protocol/messages';
 import type { RunEntry, RunStore } from '../store';
 import { configuredRuns, scanningWorkspace, workspaceRoot } from '../settings';

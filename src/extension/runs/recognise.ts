@@ -8,7 +8,7 @@
 import { open, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { readFileOnce } from '../../logs/records';
-import { detectLogFile, type Notice } from '../../logs';
+import { detectLogFile, type Notice } from '../../logs/log-layer';
 import { PROBE_BYTES } from '../../logs/parse';
 
 /**

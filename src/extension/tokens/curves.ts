@@ -1,7 +1,7 @@
 // The consensus panel's token curves of one group (README "Confidence on the text"): each
 // roll-out's record read back (the index keeps only the mean log-prob), its per-position curve, and
 // the line saying what the group logs. No 'vscode': the host calls it when a question opens.
-import { readRolloutObject, rolloutSourceOf, type GroupEntry } from '../../logs';
+import { readRolloutObject, rolloutSourceOf, type GroupEntry } from '../../logs/log-layer';
 import type { TokenCurve } from '../../protocol/messages';
 import { tokenCurveOf, tokenDataOf, tokenNote, type TokenData } from './confidence';
 

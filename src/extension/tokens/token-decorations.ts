@@ -7,7 +7,7 @@
 import * as vscode from 'vscode';
 import { readFile, stat } from 'node:fs/promises';
 import { errorMessage } from '../../util/errors';
-import { readRolloutObject, type RolloutSource } from '../../logs';
+import { readRolloutObject, type RolloutSource } from '../../logs/log-layer';
 import { tokenizerFile } from '../settings';
 import { tokenTexts, type TokenTexts } from './tokenizer';
 import { BIN_LABELS, binRanges, tokenAt, tokenDataOf, tokenReadout, quoted, type TokenLayout, type TokenReadout } from './confidence';

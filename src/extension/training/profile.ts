@@ -4,6 +4,7 @@
 import { basename, isAbsolute, resolve } from 'node:path';
 import { execFile } from 'node:child_process';
 import { defaultRunName, formatDate, formatParam, quotedVariables, substitute, type QuoteStyle, type TrainingVariables } from './quote';
+import { isRecord } from '../../util/is-record';
 
 export interface TrainingProfile {
   name: string;
@@ -63,8 +64,6 @@ export function parseGpuList(text: string): { ok: true; value: string } | { ok: 
   if (out.length > 1024) return { ok: false, error: 'too many GPUs' };
   return { ok: true, value: out.join(',') };
 }
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * Validates the raw setting. Valid profiles are returned even when others are not; every problem

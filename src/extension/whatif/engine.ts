@@ -16,10 +16,10 @@ import { Worker } from 'node:worker_threads';
 import { errorMessage } from '../../util/errors';
 import { join } from 'node:path';
 import { type Group, type OperatorId, type PreparedGroup, type SensitivityInterval, emptyAgreement, emptyComparison, mergeAgreement, mergeComparison, runAccuracy, stepSummaries, type AgreementMatrix, type ComparisonStats, type GroupDiff, type StepSummary, OPERATOR_IDS, fnv1a, type GroupHealth, type RunHealth, type GroundTruthMode } from '../../engine';
-import type { GroupEntry } from '../../logs';
+import type { GroupEntry } from '../../logs/log-layer';
 import { WhatIfShard, type DashboardRow, type FailedItem, type Setting, type ShardReply, type ShardRequest, type SweepCell, type WhatIfItem } from './shard';
 import { changedParams } from '../params';
-import type { RunViewModel } from '../../protocol/compare';
+import type { RunViewModel } from '../../protocol/compare-messages';
 
 /** One group of a run as the engine needs it: identity, version (src/logs/entries.ts), and how to load it when a worker lacks it. */
 export interface RunItem {

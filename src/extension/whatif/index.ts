@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { OPERATOR_IDS, type OperatorId, diffsToCsv, diffsToJsonl } from '../../engine';
 import type { QuestionKey, SensitivityRange } from '../../protocol/messages';
 import { sensitivityRange } from './range';
-import type { DashWhatIf } from '../../protocol/dashboard';
+import type { DashWhatIf } from '../../protocol/dashboard-messages';
 import { sanitizeParams } from '../params';
 import { parseWhatIfText, prefillText, validateRescoreText } from './text';
 import type { RunEntry, RunStore } from '../store';

@@ -13,10 +13,10 @@
 // Order: the host sends each question's groups to the same shard in step order, so MS-TTRL's
 // outcome cache (one RunContext per job and setting) sees them as the training did.
 import { runViewModel, sideOf } from '../compare/run-view-model';
-import type { RunViewModel } from '../../protocol/compare';
+import type { RunViewModel } from '../../protocol/compare-messages';
 import { OPERATOR_IDS, fnv1a, correctnessOf, operatorSpec, resolveParams, type Params, createRunContext, prepareGroup, scoreGroup, type Group, type OperatorId, type OperatorResult, type PreparedGroup, type RunContext, addAgreement, addGroup, diffGroup, emptyAgreement, emptyComparison, type AgreementMatrix, type ComparisonStats, type GroupDiff, type LabelRow, sensitivity, type SensitivityInterval, groupHealth, rolloutWhatIf, type GroupHealth, analyseRun, labelFreeCopies, type RunHealth, type GroundTruthMode } from '../../engine';
 import { errorMessage } from '../../util/errors';
-import { entryToGroup, readRolloutText, rolloutsOf, type GroupEntry } from '../../logs';
+import { entryToGroup, readRolloutText, rolloutsOf, type GroupEntry } from '../../logs/log-layer';
 import { engineParams, preview } from '../scoring';
 
 /**

@@ -7,7 +7,7 @@
 // Layout (little-endian; a record starts and ends on a multiple of 8 bytes, so every float64
 // section is aligned):
 //   u32 length of the record (with this header and the padding)
-//   u32 FNV-1a hash of the question id (engine/hash.ts: which thread a re-score gives the group to)
+//   u32 FNV-1a hash of the question id (src/util/hash.ts: which thread a re-score gives the group to)
 //   u32 bytes of `meta` (UTF-8 JSON), u32 bytes of the entry (V8), u32 n, u32 cosines (float64
 //   values, all classes), u32 flags (1: reasoning cosines, 2: health text measures), u32 0
 //   float64: confidence[n], cosines[…], repetition[n] (health)

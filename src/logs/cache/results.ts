@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { deserialize, serialize } from 'node:v8';
 import { listRunFiles } from '../walk.js';
-import type { Notice } from '../types.js';
+import type { Notice } from '../log-types.js';
 import { CACHE_FORMAT, cacheDir, cacheKey } from './run-cache.js';
 import { fileIdentity, sameIdentity, type FileIdentity } from './identity.js';
 

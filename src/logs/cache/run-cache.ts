@@ -33,7 +33,7 @@ import type { PreparedGroup } from '../../engine';
 import type { Group } from '../../engine';
 import type { GroupEntry } from '../entries.js';
 import { entryToGroup, rolloutsOf } from '../entries.js';
-import type { GroupKey, Notice } from '../types.js';
+import type { GroupKey, Notice } from '../log-types.js';
 import type { FileReadState } from '../read-run.js';
 import { fileIdentity, sameIdentity, type FileIdentity } from './identity.js';
 import { decodeEntry, decodeFeatures, encodeRecord, recordHeader } from './record.js';
@@ -57,7 +57,7 @@ export interface Footer {
   rollouts: number;
   /** Byte offset of each record (after MAGIC). */
   offsets: number[];
-  /** Each group's key (src/logs/types.ts groupKey), in the run's order: an appended line naming one of them means the run is read again. */
+  /** Each group's key (src/logs/log-types.ts groupKey), in the run's order: an appended line naming one of them means the run is read again. */
   keys: GroupKey[];
   /** Where the read of each file stopped (files[i]): an appended file is read on from there. */
   reads: (FileReadState | null)[];

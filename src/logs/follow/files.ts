@@ -8,7 +8,7 @@
 import type { Stats } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { JsonlFileParser } from '../parse.js';
-import type { LogFormat } from '../types.js';
+import type { LogFormat } from '../log-types.js';
 
 export interface FileState {
   path: string;

@@ -21,7 +21,7 @@ import { isBlankLine, skeletonOf, type Skeleton } from '../skeleton.js';
 import { classify, runOfFile } from '../records.js';
 import { readTrlFile } from '../trl.js';
 import { readWandbTable } from '../wandb.js';
-import type { Notice, ParsedRecord } from '../types.js';
+import type { Notice, ParsedRecord } from '../log-types.js';
 import type { Change } from '../assemble.js';
 import { bufferHandle, HEAD, type FileLike, type FileState } from './files.js';
 import { TimeSlice } from '../../util/slice';

@@ -13,7 +13,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { errorMessage } from '../../util/errors';
 import { statfs } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import type { Notice } from '../types.js';
+import type { Notice } from '../log-types.js';
 
 /** The safety rescan's interval grows to at most this many times `safetyScanMs` while no event comes. */
 const SAFETY_BACKOFF = 32;

@@ -4,7 +4,7 @@
 // on which the two pick the same answer class. Every number is the host's (DashStep.accuracy,
 // .signal, .familyAgreement); this module only chooses which to show.
 import { formatAccuracy } from '../../../src/engine/browser';
-import type { DashModel, DashStep } from '../../../src/protocol/dashboard';
+import type { DashModel, DashStep } from '../../../src/protocol/dashboard-messages';
 import { OPERATOR_FAMILIES, OPERATOR_LABELS, type OperatorFamily, type OperatorId } from '../../../src/protocol/messages';
 import { h, clear, fmt } from '../../dom';
 import { cssVar, opLine } from '../chart-kit';

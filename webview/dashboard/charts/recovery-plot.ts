@@ -2,7 +2,7 @@
 // confidence-lowered bar per question (recovery.ts places bars beyond the axis as arrows); a click,
 // or the list of buttons under the plot, opens the question.
 import type { ChartDataset } from 'chart.js';
-import type { DashModel, DashRecoveryPoint } from '../../../src/protocol/dashboard';
+import type { DashModel, DashRecoveryPoint } from '../../../src/protocol/dashboard-messages';
 import { h, clear, fmt } from '../../dom';
 import { alpha } from '../chart-kit';
 import { placeBar, recoveryAxis } from '../recovery';

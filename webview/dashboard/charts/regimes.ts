@@ -1,5 +1,5 @@
 // Questions per regime: the table over the run and the stacked bars per step.
-import type { DashModel } from '../../../src/protocol/dashboard';
+import type { DashModel } from '../../../src/protocol/dashboard-messages';
 import { h, clear, fmt } from '../../dom';
 import type { DashContext } from '../dash-context';
 

@@ -2,7 +2,7 @@
 // baseline — flips, advantage sign changes, gates, accuracy — per step and as histograms, the
 // questions whose label flips, and the export buttons.
 import type { ChartDataset } from 'chart.js';
-import type { DashHistogram } from '../../../src/protocol/dashboard';
+import type { DashHistogram } from '../../../src/protocol/dashboard-messages';
 import { OPERATOR_LABELS } from '../../../src/protocol/messages';
 import { h, clear, fmt, showLabel } from '../../dom';
 import { alpha, type ChartKit } from '../chart-kit';

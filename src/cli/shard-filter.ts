@@ -31,7 +31,7 @@ export function parseShard(text: string): Shard {
   return { index, count };
 }
 
-/** The bucket of a question: FNV-1a of its id (UTF-16 code units, src/engine/hash.ts) mod K. */
+/** The bucket of a question: FNV-1a of its id (UTF-16 code units, src/util/hash.ts) mod K. */
 export function bucketOf(questionId: string, count: number): number {
   return fnv1a(questionId) % count;
 }

@@ -58,8 +58,8 @@
 // with file:line (the rest loads); NaN/Infinity tokens, invalid UTF-8 and mistyped optional fields
 // are read as missing / U+FFFD and reported once per run. Notice messages name their file and line
 // themselves; `file`/`line` are there for navigation.
-export type { Notice, NoticeSink, LogFormat, GroupKey, RolloutEntry, RolloutSource } from './types.js';
-export { groupKey } from './types.js';
+export type { Notice, NoticeSink, LogFormat, GroupKey, RolloutEntry, RolloutSource } from './log-types.js';
+export { groupKey } from './log-types.js';
 export { KeyIndex } from './key-index.js';
 export { readRun, emptyReadStats, type ReadRunOptions, type ReadStats } from './read-run.js';
 export { streamOf, type CompletionPolicy } from './assemble.js';

@@ -2,6 +2,7 @@
 // both sides; no 'vscode', no DOM. The webview draws what the host computed; it never scores.
 import { isOperatorId, type OperatorId } from './messages';
 import type { RunHealth } from '../engine/browser';
+import { isRecord } from '../util/is-record';
 
 export const DASHBOARD_PROTOCOL = 1;
 
@@ -118,8 +119,6 @@ export type DashWebviewMessage =
 
 /** The operators the κ × τ heatmap offers, in the order its menu lists them (CoRE first: its default). */
 export const SWEEP_OPERATORS: readonly OperatorId[] = ['core', 'ec', 'cisc'];
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Validates a message from the dashboard webview (untrusted input to the host). */
 export function parseDashMessage(v: unknown): DashWebviewMessage | null {

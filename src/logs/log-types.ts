@@ -1,4 +1,4 @@
-// Shared types of the log layer (src/logs). See src/logs/index.ts for the overview.
+// Shared types of the log layer (src/logs). See src/logs/log-layer.ts for the overview.
 import type { Framework, OutcomeCheck, RecordSource, Rollout, Verification } from '../engine';
 
 /** A message about the run for the user: one line, naming the file and line when there is one. */

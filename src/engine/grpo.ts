@@ -1,7 +1,7 @@
 // The GRPO view (docs/contract.md#grpo-view): what actually trains on an operator's rewards, with the advantage
 // formula of the trainer that wrote the log when its format tells (docs/training-loop.md,
 // "Advantages").
-import type { Framework } from '../types';
+import type { Framework } from './types';
 
 /**
  * A_i = (R_i − mean(R)) / (std(R) + eps) with the unbiased std, as verl's

@@ -66,7 +66,7 @@ export function repetitionShare(text: string): number {
     h = (Math.imul(h, B) + text.charCodeAt(i)) | 0;
     if (i < W - 1) continue;
     // Fibonacci hashing spreads the (polynomial, low-bit-poor) hash over the table.
-    let slot = Math.imul(h, 0x9e3779b1) >>> 0 & mask;
+    let slot = (Math.imul(h, 0x9e3779b1) >>> 0) & mask;
     for (;;) {
       if (!used[slot]) {
         used[slot] = 1;

@@ -1,10 +1,10 @@
 // Theory read-outs per group (docs/contract.md#theory-read-outs; CoRE paper Props. 2–3 and §6): the regime, and how far
 // the runner-up class is from overturning the plurality.
 
-import type { PreparedGroup } from '../prepare';
-import type { Params } from '../params';
-import { confidenceWeights } from '../operators/vote';
-import { argmaxFirst } from '../operators/result';
+import type { PreparedGroup } from './prepare';
+import type { Params } from './params';
+import { confidenceWeights } from './operators/vote';
+import { argmaxFirst } from './operators/result';
 
 export type Regime = 'saturated' | 'contested' | 'competence-floor';
 

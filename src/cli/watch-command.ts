@@ -19,10 +19,10 @@
 import { stat } from 'node:fs/promises';
 import { errorMessage } from '../util/errors';
 import { createRunContext } from '../engine';
-import { RunIndex, type GroupKey } from '../logs';
+import { RunIndex, type GroupKey } from '../logs/log-layer';
 import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand, parseInteger } from './args';
 import { scoreLine, type ScoreJob } from './pipeline';
-import { noticePrinter } from './score';
+import { noticePrinter } from './run-options';
 
 export interface WatchOptions {
   /** Stops watching (tests; the CLI stops on SIGINT/SIGTERM). */

@@ -7,7 +7,7 @@ import { createReadStream } from 'node:fs';
 import { errorMessage } from '../util/errors';
 import { extractAnswer } from '../engine';
 import { readLines, type AnswerCliIO } from './equal';
-import { plainError } from './errors';
+import { plainError } from './error-lines';
 
 const USAGE = 'usage: consensus-lens extract [FILE|-] [--no-last-number] | extract --jsonl FILE|-';
 

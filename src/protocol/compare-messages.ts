@@ -4,6 +4,7 @@
 import type { OperatorId } from './messages';
 import type { CompareRun, Disagreement, RunsComparison } from '../engine/browser';
 import type { LearningSignal } from '../engine/browser';
+import { isRecord } from '../util/is-record';
 
 export const COMPARE_PROTOCOL = 1;
 
@@ -49,7 +50,6 @@ export type CompareWebviewMessage =
   | { type: 'compareWith' }
   | { type: 'openDashboard'; side: 0 | 1 };
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isSide = (v: unknown): v is 0 | 1 => v === 0 || v === 1;
 
 /** A message from the webview, checked (anything else is dropped). */

@@ -9,12 +9,12 @@
 // operators on one run. Also accepts the score flags (--kappa, --tau, ...) and --jobs.
 import { resolve } from 'node:path';
 import { analyseRun, pseudoLabelEvidence, type GroundTruthMode, COMPARE_SERIES, compareRuns, trainingRecords, type RunsComparison, OPERATOR_IDS, type OperatorId, type Params } from '../engine';
-import type { Notice } from '../logs';
+import type { Notice } from '../logs/log-layer';
 import { collectHealth, ACCURACY_DEFINITIONS } from './health';
 import { pseudoLabelNote } from './ground-truth';
-import { jobsFrom, noticePrinter } from './score';
+import { jobsFrom, noticePrinter } from './run-options';
 import { type CliIO, UsageError, configuredFromFlags, groundTruthFromFlags, flagBool, flagString, paramsFromFlags, parseCommand } from './args';
-import { snakeKeys } from './json';
+import { snakeKeys } from './snake-json';
 import { safeText } from '../logs/safe-text';
 
 export interface CompareOptions {
