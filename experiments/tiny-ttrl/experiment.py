@@ -22,10 +22,10 @@ import lm  # noqa: E402
 PRETRAIN = {
     "data_seed": 1, "n_test": 24, "n_val": 100, "seed": 0,
     "size": {"hidden": 64, "ffn": 256, "layers": 2, "heads": 4},
-    "lr": 3e-3, "warmup": 50, "batch": 64, "max_steps": 1500, "check_every": 50, "min_steps": 100,
-    "target_acc": 0.45, "max_new": 28,
+    "lr": 3e-3, "warmup": 50, "batch": 64, "max_steps": 1500, "check_every": 25, "min_steps": 100,
+    "target_acc": 0.40, "max_new": 28,
 }
-TTRL = {"num_generations": 16, "questions_per_step": 4, "steps": 18, "eval_every": 6, "rl_lr": 1e-4}
+TTRL = {"num_generations": 16, "questions_per_step": 4, "steps": 30, "eval_every": 6, "rl_lr": 3e-4}
 FULL = {"pretrain": PRETRAIN, "ttrl": TTRL, "operators": ["majority", "cisc", "core"], "seeds": [1, 2]}
 
 SMOKE = {
@@ -55,6 +55,8 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=3, help="runs at once, each in a process of its own")
     ap.add_argument("--one", nargs=3, metavar=("CKPT", "OPERATOR", "SEED"), help=argparse.SUPPRESS)
     ap.add_argument("--no-tables", action="store_true")
+    ap.add_argument("--example", default=None, help="copy the CoRE run of the first seed's log here (default "
+                    "examples/tiny-ttrl-run in the full experiment; none in smoke mode)")
     ap.add_argument("--cache", default=os.path.join(HERE, "out"), help="where the pretrained checkpoints are cached")
     a = ap.parse_args(argv)
     cfg = SMOKE if a.smoke else FULL
@@ -147,6 +149,13 @@ def main(argv=None) -> int:
     with open(os.path.join(out, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=1)
     log("runs done")
+    example = a.example or (None if a.smoke else os.path.join(ROOT, "examples", "tiny-ttrl-run"))
+    if example:
+        src = os.path.join(out, "runs", "%s-seed%d" % ("core" if "core" in cfg["operators"] else cfg["operators"][0], cfg["seeds"][0]), "consensus")
+        if os.path.exists(example):
+            shutil.rmtree(example)
+        shutil.copytree(src, example)
+        log("example run copied to %s (%.1f MB)" % (example, sum(os.path.getsize(os.path.join(example, f)) for f in os.listdir(example)) / 1e6))
     if not a.no_tables and not a.smoke or a.tables:
         import tables
 

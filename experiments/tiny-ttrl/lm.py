@@ -108,7 +108,7 @@ def pretrain(out_dir: str, cfg: Dict, log=print) -> Dict:
         opt.step()
         if step % cfg["check_every"] == 0:
             torch.manual_seed(cfg["seed"] + step)
-            acc = accuracy(m, tok, val, sample=True, max_new=cfg["max_new"])
+            acc = accuracy(m, tok, val, sample=True, max_new=cfg["max_new"], repeats=2)
             history.append({"step": step, "loss": round(loss.item(), 4), "val_sampled_acc": acc})
             log("pretrain step %d loss %.3f val sampled acc %.3f (%.0f s)" % (step, loss.item(), acc, time.time() - start))
             if step >= cfg["min_steps"] and acc >= cfg["target_acc"]:

@@ -55,7 +55,7 @@ def analyse(run: Dict, out: str, steps_per_epoch: int) -> Dict:
     rdir = os.path.join(out, "runs", run["name"])
     log = os.path.join(rdir, "consensus")
     rep = cli("report", log, "--operators", ",".join(OPS), "--configured-operator", run["operator"])
-    hl = cli("health", log, "--operators", ",".join(OPS), "--configured-operator", run["operator"])
+    hl = cli("health", log, "--configured-operator", run["operator"])
     op = run["operator"]
     epochs: Dict[int, Dict[str, List[float]]] = {}
 
@@ -130,7 +130,7 @@ def write(out: str, path: str, log=print) -> None:
     w("")
     w("Measured by `bash experiments/tiny-ttrl/run.sh` (this page is written by its table-maker, "
       "experiments/tiny-ttrl/tables.py, from the run logs through `consensus-lens report --json` and "
-      "`health --json`; do not edit the numbers by hand). Everything runs on the CPU with torch %s threads; "
+      "`health --json`; do not edit the numbers by hand). Everything runs on the CPU, torch with %s thread per run; "
       "the runs are deterministic for a given machine and thread count." % man["threads"])
     w("")
     w("## Setup")
@@ -138,7 +138,7 @@ def write(out: str, path: str, log=print) -> None:
     c = pre["config"]
     w("- **Model**: a Llama-style decoder of %d parameters (%d layers, width %d), a character-level "
       "tokenizer built locally, pretrained from scratch for %d steps (batch %d) on random two-step "
-      "problems `a±b±c=` with two-digit numbers, written as `a±b=m,m±c=r \\boxed{r}`; pretraining stops once "
+      "problems `a±b±c=` (a two-digit, b and c one-digit), written as `a±b=m,m±c=r \\boxed{r}`; pretraining stops once "
       "the sampled accuracy on %d validation questions reaches %.0f%% (checked every %d steps)."
       % (pre["params"], c["size"]["layers"], c["size"]["hidden"], pre["steps"], c["batch"], c["n_val"],
          100 * c["target_acc"], c["check_every"]))
@@ -157,7 +157,7 @@ def write(out: str, path: str, log=print) -> None:
     w("")
     w("Per epoch (every test question once): **pseudo-label accuracy** (the trained operator's label equals "
       "the truth), **roll-out accuracy** (share of sampled roll-outs with the right boxed answer: the "
-      "policy's per-sample accuracy), **contested** (share of questions whose top answer holds 25–90%% of "
+      "policy's per-sample accuracy), **contested** (share of questions whose top answer holds 25–90% of "
       "the roll-outs), **mean gate** (CoRE's question gate, computed on every run's groups), **learning "
       "signal** (share of questions whose rewards are not all equal, so GRPO learns from them). All in %.")
     w("")

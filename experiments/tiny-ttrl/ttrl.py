@@ -29,6 +29,12 @@ def make_trainer_class():
             if [list(c) for c in completion_ids] != [list(c) for c in completion_ids_list]:
                 raise RuntimeError("the completions to reward are not the ones just generated")
             lps = lm.token_logprobs(self.model, prompt_ids, completion_ids, self.processing_class.pad_token_id)
+            if getattr(self, "cl_ids_path", None):
+                # The sampled token ids, in the batch's order (the log's): special tokens decode to no
+                # text, so the log's token texts alone cannot name them (the smoke test re-scores these).
+                with open(self.cl_ids_path, "a") as f:
+                    f.write(json.dumps({"step": self.state.global_step + 1, "prompt_ids": [list(map(int, p)) for p in prompt_ids],
+                                        "completion_ids": [list(map(int, c)) for c in completion_ids]}) + "\n")
             inputs = [dict(x, cl_logprobs=lp) for x, lp in zip(inputs, lps)]
             return super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
 
@@ -79,6 +85,7 @@ def run(ckpt: str, operator: str, seed: int, cfg: Dict, out_dir: str, log=print)
         disable_tqdm=True, dataloader_num_workers=0)
     trainer = make_trainer_class()(model=model, reward_funcs=[reward], args=args, train_dataset=Dataset.from_list(rows),
                                    processing_class=tok, callbacks=[Evaluate()])
+    trainer.cl_ids_path = os.path.join(out_dir, "sampled_ids.jsonl")
     torch.manual_seed(seed)
     try:
         trainer.train()

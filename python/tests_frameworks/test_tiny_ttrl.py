@@ -67,19 +67,19 @@ def test_logged_token_logprobs_are_a_forward_pass_of_the_model_over_the_same_tok
     model.eval()
     checked = 0
     for op, d in run_dirs(smoke).items():
-        for r in records(d, step=1):
-            ids = tok(r["prompt"])["input_ids"]
-            comp = tok(r["response"])["input_ids"]
-            # The logged tokens are the sampled ones: the response's characters, then <eos> when the
-            # model stopped (decoded as "", a special token) before the length limit.
-            if len(r["tokens"]) == len(comp) + 1:
-                comp = comp + [tok.eos_token_id]
-            assert "".join(r["tokens"]) == r["response"]
-            assert len(comp) == len(r["token_logprobs"])
+        with open(os.path.join(d, "sampled_ids.jsonl")) as f:
+            batch = next(json.loads(line) for line in f if json.loads(line)["step"] == 1)
+        recs = records(d, step=1)
+        assert len(recs) == len(batch["completion_ids"])
+        for r, pids, cids in zip(recs, batch["prompt_ids"], batch["completion_ids"]):
+            # The ids are the ones the log names: the prompt's, and the completion's token by token.
+            assert pids == tok(r["prompt"])["input_ids"]
+            assert [tok.decode([t], skip_special_tokens=True) for t in cids] == r["tokens"]
+            assert len(cids) == len(r["token_logprobs"])
             with torch.no_grad():  # one sequence, no padding, no batching: independent of the logging path
-                logits = model(input_ids=torch.tensor([ids + comp])).logits[0].double()
+                logits = model(input_ids=torch.tensor([pids + cids])).logits[0].double()
             logp = torch.log_softmax(logits, dim=-1)
-            want = [logp[len(ids) - 1 + i, t].item() for i, t in enumerate(comp)]
+            want = [logp[len(pids) - 1 + i, t].item() for i, t in enumerate(cids)]
             assert max(abs(a - b) for a, b in zip(want, r["token_logprobs"])) < 1e-4
             checked += 1
     assert checked >= 2 * 16
