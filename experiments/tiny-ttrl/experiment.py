@@ -23,9 +23,9 @@ PRETRAIN = {
     "data_seed": 1, "n_test": 24, "n_val": 100, "seed": 0,
     "size": {"hidden": 64, "ffn": 256, "layers": 2, "heads": 4},
     "lr": 3e-3, "warmup": 50, "batch": 64, "max_steps": 1500, "check_every": 25, "min_steps": 100,
-    "target_acc": 0.40, "max_new": 28,
+    "target_acc": 0.55, "max_new": 28,
 }
-TTRL = {"num_generations": 16, "questions_per_step": 4, "steps": 30, "eval_every": 6, "rl_lr": 3e-4}
+TTRL = {"num_generations": 16, "questions_per_step": 4, "steps": 30, "eval_every": 6, "rl_lr": 1e-4}
 FULL = {"pretrain": PRETRAIN, "ttrl": TTRL, "operators": ["majority", "cisc", "core"], "seeds": [1, 2]}
 
 SMOKE = {
