@@ -14,6 +14,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 CLI = os.path.join(ROOT, "dist", "cli.js")
 OPS = ["majority", "cisc", "ec", "core"]
+N_TEST = [0]  # the number of test questions, set by write() for the verdicts
 NAMES = {"majority": "Majority vote", "cisc": "CISC", "core": "CoRE", "ec": "EC"}
 
 
@@ -150,6 +151,7 @@ def write(out: str, path: str, log=print) -> None:
     base = base_model(out, man)
     steps_per_epoch = max(1, cfg["n_test"] // cfg["questions_per_step"])
     res = [analyse(r, out, steps_per_epoch) for r in man["runs"]]
+    N_TEST[0] = cfg["n_test"]
     ops = man["operators"]
     seeds = man["seeds"]
     by_op = {o: [r for r in res if r["run"]["operator"] == o] for o in ops}
@@ -239,7 +241,7 @@ def write(out: str, path: str, log=print) -> None:
       "vote's class above the others, and the correct roll-outs above the wrong ones (`health`'s premise, "
       "over the whole run; and at step 1, the pretrained model's roll-outs).")
     w("")
-    w("| run | AUROC, vote's class | AUROC, correct | questions | at step 1: vote's class | at step 1: correct |")
+    w("| run | AUROC, vote's class | AUROC, correct | question-steps | at step 1: vote's class | at step 1: correct |")
     w("|---|---|---|---|---|---|")
     for o in ops:
         rs = by_op[o]
@@ -256,7 +258,7 @@ def write(out: str, path: str, log=print) -> None:
       "own roll-outs), and the questions where an operator's label departs from the vote: how often the "
       "departure was right (the recovery the paper claims) and how often the vote was right.")
     w("")
-    w("| run | contested questions | majority | CISC | CoRE | CISC ≠ vote: CISC right / vote right | CoRE ≠ vote: CoRE right / vote right |")
+    w("| run | contested question-steps | majority | CISC | CoRE | CISC ≠ vote: CISC right / vote right | CoRE ≠ vote: CoRE right / vote right |")
     w("|---|---|---|---|---|---|---|")
     for o in ops:
         rs = by_op[o]
@@ -297,13 +299,13 @@ def verdicts(by_op: Dict[str, List[Dict]], steps: List[int]) -> str:
     d = mean([a - b for a, b in zip(core, maj) if a is not None and b is not None])
     if d is not None:
         lines.append("- *CoRE ≥ majority*: at step %d CoRE's greedy test accuracy is %+.1f points against majority's "
-                     "(mean over paired seeds; %s)." % (last, 100 * d, "agrees" if d >= 0 else "disagrees"))
+                     "(mean over paired seeds; %s)." % (last, 100 * d, "agrees" if d > 0 else "ties: agrees with ≥" if d == 0 else "disagrees"))
     ca = mean([r["contested_acc"]["core"] for r in by_op["core"]])
     ma = mean([r["contested_acc"]["majority"] for r in by_op["core"]])
     if ca is not None and ma is not None:
         lines.append("- *CoRE ≥ majority where agreement is contestable*: on the contested questions of the CoRE runs, "
                      "CoRE's pseudo-labels are right %.1f%% of the time, the vote's %.1f%% (%+.1f points; %s)."
-                     % (100 * ca, 100 * ma, 100 * (ca - ma), "agrees" if ca >= ma else "disagrees"))
+                     % (100 * ca, 100 * ma, 100 * (ca - ma), "agrees" if ca > ma else "ties: agrees with ≥" if ca == ma else "disagrees"))
     pc = mean([plateau_step(r["evals"]) for r in by_op["core"]])
     pm = mean([plateau_step(r["evals"]) for r in by_op["majority"]])
     if pc is not None and pm is not None:
@@ -312,7 +314,10 @@ def verdicts(by_op: Dict[str, List[Dict]], steps: List[int]) -> str:
     n = sum(r["parts"]["core"]["n"] for r in by_op["core"])
     right = sum(r["parts"]["core"]["other_right"] for r in by_op["core"])
     vote = sum(r["parts"]["core"]["majority_right"] for r in by_op["core"])
+    verdict = "no departures to judge" if n == 0 else ("agrees" if right > vote else "disagrees" if right < vote else "inconclusive: neither was right more often")
     lines.append("- *Recovery past the vote*: in the CoRE runs CoRE's label departs from the vote on %d question-steps; "
-                 "it was right on %d and the vote on %d (%s)." % (n, right, vote, "no departures to judge" if n == 0 else
-                                                                  ("agrees" if right > vote else "disagrees")))
+                 "it was right on %d and the vote on %d (%s)." % (n, right, vote, verdict))
+    lines.append("- *Resolution*: the test set has %d questions, so one question is %.1f points of greedy accuracy, and "
+                 "there are %d seeds per operator: differences of one question per seed are within what a seed changes."
+                 % (N_TEST[0], 100.0 / N_TEST[0], len(by_op["core"])))
     return "\n".join(lines)
