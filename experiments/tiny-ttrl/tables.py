@@ -281,6 +281,17 @@ def write(out: str, path: str, log=print) -> None:
       "the greedy test accuracy of 5 of 6 runs fell from 42% to 12–25% within 6 steps (majority's "
       "pseudo-labels there were mostly wrong: off-by-one answers shared by many samples). That attempt was "
       "stopped and is not part of the tables; nothing else was tuned on the test questions.")
+    w("")
+    w("## Reproducing")
+    w("")
+    w("`bash experiments/tiny-ttrl/run.sh` from a clean checkout (framework venv as for `scripts/test-frameworks.sh`; "
+      "`--jobs N` runs N runs at once and does not change the numbers; `--smoke` is the framework stage's test). "
+      "Every seed is fixed (data, initialisation, sampling) and torch runs one thread per process with "
+      "deterministic algorithms, so on the same machine the numbers repeat exactly: before this page was "
+      "committed, a second run of the six runs from the cached checkpoint wrote byte-identical logs and the same "
+      "greedy accuracies, and pretraining twice from scratch followed the same loss and accuracy checks step "
+      "for step. On another CPU or library build, floating-point differences can change sampled tokens; the "
+      "seeds' range in each cell is the spread to compare against.")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
         f.write("\n".join(L).rstrip() + "\n")
