@@ -99,9 +99,18 @@ test('tiny run: a roll-out shows the model\u2019s own token log-probs on its tex
   const first = rollouts(1).find((r) => r.sample_idx === 0);
   await runCommand(page, 'View: Close All Editors');
   await revealPath(page, ['tiny-ttrl-run', 'step 1', first.question_id, 'roll-out 0']);
-  await page.locator('.tabs-container .tab', { hasText: 'roll-out 0' }).first().waitFor({ timeout: 20_000 });
+  await page.locator('.tabs-container .tab', { hasText: /roll-out \d+/ }).first().waitFor({ timeout: 20_000 });
   const text = async () => (await page.locator('.editor-instance .monaco-editor .view-lines').last().innerText()).replace(/\u00a0/g, ' ').replace(/\n/g, '');
-  await retry(async () => assert.match(await text(), new RegExp(`# token confidence: ${first.token_logprobs.length} tokens, mean log-prob`)), { timeout: 30_000 });
+  // The document names the roll-out it shows; its token count is the logged one's.
+  let shown;
+  await retry(async () => {
+    const m = /roll-out \d+ \(sample_idx (\d+)\) of 16.*question: (q\d+)/.exec(await text());
+    assert.ok(m, await text());
+    shown = rollouts(1).find((r) => r.sample_idx === Number(m[1]) && r.question_id === m[2]);
+    assert.ok(shown);
+    assert.match(await text(), new RegExp(`# token confidence: ${shown.token_logprobs.length} tokens, mean log-prob`));
+  }, { timeout: 30_000 });
+  assert.match(await text(), /# ground truth \(diagnostic only\): /);
   const decorated = () => page.locator('.editor-instance .monaco-editor .view-overlays [class*="ced-"]').count();
   await retry(async () => assert.ok((await decorated()) > 3, `token backgrounds: ${await decorated()}`));
   await page.screenshot({ path: join(SHOTS, 'tiny-ttrl-tokens-light.png') });
