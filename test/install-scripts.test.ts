@@ -36,7 +36,7 @@ test("the README's two commands, and CI runs the second one", () => {
   const block = /## Try it\n[\s\S]*?```bash\n([\s\S]*?)```/.exec(readme);
   assert.ok(block);
   const commands = block[1].trim().split('\n');
-  assert.deepEqual(commands, ['npm ci && npm run build && node dist/cli.js report examples/demo-run', 'bash scripts/test.sh']);
+  assert.deepEqual(commands, ['npm ci && npm run build && node dist/cli.js report examples/tiny-ttrl-run', 'bash scripts/test.sh']);
   const ci = readFileSync(join(root, '.ci/run'), 'utf8')
     .split('\n')
     .filter((l) => l.trim() && !l.startsWith('#'));

@@ -157,7 +157,7 @@ const env = {
 };
 const only = process.argv.slice(2);
 // E2E_FILES=training.test.mjs runs one file; training.test.mjs starts its own code-servers (trusted, untrusted).
-const files = (process.env.E2E_FILES || 'suite.test.mjs,whatif.test.mjs,health.test.mjs,insight.test.mjs,reopen.test.mjs,training.test.mjs,views.test.mjs,families.test.mjs').split(',').map((f) => join(here, f.trim()));
+const files = (process.env.E2E_FILES || 'suite.test.mjs,whatif.test.mjs,health.test.mjs,insight.test.mjs,reopen.test.mjs,training.test.mjs,views.test.mjs,families.test.mjs,tinyrun.test.mjs').split(',').map((f) => join(here, f.trim()));
 const suite = spawnSync(process.execPath, ['--test', '--test-reporter=spec', '--test-concurrency=1', ...(only.length ? ['--test-name-pattern', only.join('|')] : []), ...files], { stdio: 'inherit', env });
 writeFileSync(join(work, 'code-server.log'), serverLog);
 killServer();
