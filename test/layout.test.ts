@@ -21,22 +21,13 @@ const PENDING_OTHER_BRANCHES: { size: string[]; names: string[]; circles: string
   // `model` renames src/extension/{html,params}.ts, training/index.ts, whatif/index.ts; `views`
   // the panels and their models (consensus/, dashboard/, compare/, tokens/).
   names: [
-    'src/extension/html.ts',
     'src/extension/params.ts',
     'src/extension/training/index.ts',
     'src/extension/whatif/index.ts',
-    'src/extension/compare/index.ts',
-    'src/extension/tokens/index.ts',
-    'src/extension/compare/model.ts',
-    'src/extension/dashboard/model.ts',
-    'src/extension/consensus/panel.ts',
-    'src/extension/dashboard/panel.ts',
   ],
   // none today: the run model and the what-if workers (`model`) meet through narrow modules
   circles: [],
-  // `hooks` (verl.py): verl.py's dry run imports verl_dry_run.py, which imports verl.py (and, through
-  // verl_v1.py, rendezvous.py, which imports verl.py's GroupError).
-  pythonCircles: [['python/consensus_lens/rendezvous.py', 'python/consensus_lens/verl.py', 'python/consensus_lens/verl_dry_run.py', 'python/consensus_lens/verl_v1.py']],
+  pythonCircles: [],
 };
 
 const MAX_LINES = 700;
@@ -109,11 +100,18 @@ function tsImports(file: string, text = readFileSync(join(ROOT, file), 'utf8'), 
   return out;
 }
 
-/** The package modules a Python module imports, at the top or inside a function (both are a dependency). */
+/**
+ * The package modules a Python module imports, at the top or inside a function (both are a
+ * dependency). The top-level `if __name__ == "__main__":` block is left out: `python -m` runs the
+ * file as the module `__main__`, a module of its own, so what that block imports is the script's
+ * dependency, not the library module's (`python -m consensus_lens.verl --dry-run` runs
+ * verl_dry_run.py, which imports the library module consensus_lens.verl).
+ */
 function pyImports(file: string, text = readFileSync(join(ROOT, file), 'utf8')): string[] {
   const dir = dirname(file);
   const out = new Set<string>();
-  for (const m of text.matchAll(/^\s*from\s+(?:\.|consensus_lens\.)(\w+)\s+import\b|^\s*import\s+consensus_lens\.(\w+)/gm)) {
+  const library = text.replace(/^if __name__ == ["']__main__["']:\n(?:(?:[ \t]+.*)?\n)*(?:[ \t]+.*)?/m, '');
+  for (const m of library.matchAll(/^\s*from\s+(?:\.|consensus_lens\.)(\w+)\s+import\b|^\s*import\s+consensus_lens\.(\w+)/gm)) {
     const mod = join(dir, `${m[1] ?? m[2]}.py`);
     if (mod !== file) out.add(mod);
   }
@@ -159,6 +157,7 @@ test('the import scan resolves every form and the circle finder finds a circle',
   const has = (p: string) => files.has(p);
   assert.deepEqual(tsImports('src/a.ts', "import type { X } from './b';\nexport { y } from './c.js';\nconst z = await import('./a');", has), ['src/b/index.ts', 'src/c.ts', 'src/a.ts']);
   assert.deepEqual(pyImports('python/consensus_lens/a.py', 'def f():\n    from .ray import Pool\nfrom consensus_lens.records import x\nimport os\n'), ['python/consensus_lens/ray.py', 'python/consensus_lens/records.py']);
+  assert.deepEqual(pyImports('python/consensus_lens/a.py', 'import os\n\nif __name__ == "__main__":\n    import sys\n\n    from .b import main\n\n    sys.exit(main())\nfrom .c import x\n'), ['python/consensus_lens/c.py']);
   const g = new Map([
     ['a', ['b']],
     ['b', ['c']],

@@ -7,8 +7,8 @@ import type { Framework, Group, OutcomeCheck, RecordSource } from './types';
 import { answersEqual, extractAnswer, formClasses, type AnswerClass } from './answers/answers';
 import { cosinesByClass, tfidfRows } from './features/tfidf';
 import { rolloutTextStats, type RolloutTextStats } from './features/text-stats';
-import { noveltyFeatures, type NoveltyFeatures } from './operators/novelty';
-import { argmaxFirst } from './operators/result';
+import { noveltyFeatures, type NoveltyFeatures } from './features/novelty-features';
+import { argmaxFirst } from './argmax';
 
 export interface PreparedGroup {
   run?: string;

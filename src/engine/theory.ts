@@ -4,7 +4,7 @@
 import type { PreparedGroup } from './prepare';
 import type { Params } from './params';
 import { confidenceWeights } from './operators/vote';
-import { argmaxFirst } from './operators/result';
+import { argmaxFirst } from './argmax';
 
 export type Regime = 'saturated' | 'contested' | 'competence-floor';
 

@@ -4,7 +4,7 @@
 import type { Framework, OutcomeCheck, RecordSource, Rollout, Verification } from '../engine';
 import { finiteOrNull } from './json.js';
 import { boundDepth } from './extra';
-import { NATIVE_CONFIDENCE_KEYS, assignConfidence, readConfidence, surprisalConfidence } from './confidence.js';
+import { NATIVE_CONFIDENCE_KEYS, assignConfidence, readConfidence, surprisalConfidence } from './confidence-fields.js';
 import type { ParsedRecord } from './log-types.js';
 
 export type Conversion =

@@ -20,7 +20,7 @@ import { basename } from 'node:path';
 import type { RecordSource } from '../engine';
 import type { Conversion } from './native.js';
 import { promptId } from './verl.js';
-import { NATIVE_CONFIDENCE_KEYS, assignConfidence, confidenceKeyNames, readConfidence, surprisalConfidence } from './confidence.js';
+import { NATIVE_CONFIDENCE_KEYS, assignConfidence, confidenceKeyNames, readConfidence, surprisalConfidence } from './confidence-fields.js';
 import type { Rollout } from '../engine';
 
 const CONFIDENCE_KEYS = confidenceKeyNames(NATIVE_CONFIDENCE_KEYS);

@@ -23,7 +23,7 @@ import { basename, dirname, join } from 'node:path';
 import { readParquetColumns, rowsOf } from './parquet.js';
 import { parseStep } from './native.js';
 import type { Notice, ParsedRecord } from './log-types.js';
-import { COLUMN_CONFIDENCE_KEYS, assignConfidence, confidenceKeyNames, readConfidence } from './confidence.js';
+import { COLUMN_CONFIDENCE_KEYS, assignConfidence, confidenceKeyNames, readConfidence } from './confidence-fields.js';
 import type { Rollout } from '../engine';
 import { promptId } from './verl.js';
 

@@ -29,7 +29,7 @@ import type { RecordSource, Rollout } from '../engine';
 import { parseStep, stepError } from './native.js';
 import { MAX_EXTRA_DEPTH, boundDepth } from './extra';
 import type { Conversion } from './native.js';
-import { COLUMN_CONFIDENCE_KEYS, assignConfidence, confidenceKeyNames, readConfidence, surprisalConfidence } from './confidence.js';
+import { COLUMN_CONFIDENCE_KEYS, assignConfidence, confidenceKeyNames, readConfidence, surprisalConfidence } from './confidence-fields.js';
 
 type Obj = Record<string, unknown>;
 

@@ -8,7 +8,7 @@ import { OPERATOR_FAMILIES, OPERATOR_IDS, OPERATOR_LABELS, type OperatorFamily, 
 import { cisc, ciscUnavailable, majority, t3rl, t3rlUnavailable } from './vote';
 import { equilibrium } from './equilibrium';
 import { empo } from './empo';
-import { entropyUnavailable, likelihood, likelihoodUnavailable, selfCertainty, selfCertaintyUnavailable, tokenEntropy } from './confidence';
+import { entropyUnavailable, likelihood, likelihoodUnavailable, selfCertainty, selfCertaintyUnavailable, tokenEntropy } from './confidence-rewards';
 import { novelty, noveltyUnavailable } from './novelty';
 import { judgeOutcomes, msttrl, msttrlUnavailable, OutcomeCache, type OutcomeReplay } from './msttrl';
 
