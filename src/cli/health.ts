@@ -5,7 +5,7 @@
 //
 // Also accepts the score flags (--kappa, --tau, ...), --configured-operator and --jobs.
 import type { Readable } from 'node:stream';
-import { analyseRuns, dropPseudoLabelTruth, type GroundTruthMode, groupHealth, rolloutWhatIf, WHATIF_OPERATORS, type GroupHealth, type RunHealth, createRunContext, scoreGroup, type Group, type OperatorId, type Params, type RunContext } from '../engine';
+import { analyseRuns, dropPseudoLabelTruth, type GroundTruthMode, groupHealth, rolloutWhatIf, type GroupHealth, type RunHealth, createRunContext, scoreGroup, type Group, type OperatorId, type Params, type RunContext } from '../engine';
 import { preparedOf, type RunCacheOptions } from '../logs/cache/cached-run';
 import type { Notice, ReadStats } from '../logs/log-layer';
 import { Outcome } from './outcome';
@@ -28,9 +28,9 @@ export interface HealthJob {
 /** Health of one group, as every surface computes it (runs in the worker threads too). */
 export function healthOf(group: Group, job: HealthJob, ctx: RunContext): GroupHealth {
   const g = preparedOf(group, { reasoning: true, health: true });
-  const operators: OperatorId[] = [...WHATIF_OPERATORS];
-  if (job.configuredOperator && !operators.includes(job.configuredOperator)) operators.push(job.configuredOperator);
-  const score = scoreGroup(g, { operators, params: job.params, configuredOperator: job.configuredOperator }, ctx);
+  // Every operator, as the dashboard's health records are scored (src/extension/whatif/shard.ts):
+  // one that cannot run on the group is simply absent from its record.
+  const score = scoreGroup(g, { params: job.params, configuredOperator: job.configuredOperator }, ctx);
   const h = groupHealth(g, score, { configuredOperator: job.configuredOperator, params: job.params, ctx });
   if (job.whatif) {
     const w = rolloutWhatIf(g, score, job.params);
