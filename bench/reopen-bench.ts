@@ -54,9 +54,9 @@ interface Phase {
 }
 
 async function child(run: string, storage: string): Promise<void> {
-  const { RunStore } = await import('../src/extension/store');
-  const { WhatIfEngine } = await import('../src/extension/whatif/engine');
-  const { defaultParams } = await import('../src/extension/params');
+  const { RunStore } = await import('../src/extension/model/run-store');
+  const { WhatIfEngine } = await import('../src/extension/workers/whatif-engine');
+  const { defaultParams } = await import('../src/extension/slider-params');
   const lag = monitorEventLoopDelay({ resolution: 10 });
   let peakHeap = 0;
   const sample = () => {

@@ -5,10 +5,10 @@
 // until a user or a workspace asks for it.
 import * as vscode from 'vscode';
 import type { ConsensusLensApi } from './api';
-import { RunStore } from './store';
+import { RunStore } from './model/run-store';
 import { safeText } from '../logs/safe-text';
-import { WhatIfController } from './whatif';
-import { registerTraining } from './training';
+import { WhatIfController } from './whatif/whatif-controller';
+import { registerTraining } from './training/training-commands';
 import { RunDiscovery, pickQuestion, pickRun } from './runs/discovery';
 import { registerRunCommands } from './runs/commands';
 import { RunExplorer } from './explorer/explorer';
@@ -17,7 +17,7 @@ import { registerHostLag } from './status/host-lag';
 import { Rollouts } from './rollouts/rollouts';
 import { ConsensusFeature } from './consensus/consensus';
 import { DashboardFeature } from './dashboard/dashboard';
-import { registerWhatIfCommands } from './whatif-commands';
+import { registerWhatIfCommands } from './whatif/whatif-commands';
 import { registerTokenConfidence } from './tokens';
 import { registerCompare } from './compare';
 import { affectsReading, affectsRuns, affectsScores, configuredOperator, configuredParams, groundTruthSetting, indexFolder, pickGroundTruth, maxGroupSize } from './settings';

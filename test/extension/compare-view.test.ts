@@ -1,17 +1,18 @@
-// The run view's model (src/extension/compare/model.ts) and its message checks
+// The run view's model (src/extension/workers/run-view.ts) and its message checks
 // (src/protocol/compare.ts): one run, two runs, the side-by-side pair, hostile messages.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRunContext, type Group } from '../../src/engine';
 import { readRun } from '../../src/logs';
 import { healthOf } from '../../src/cli/health';
-import { pairSide, runViewModel, sideOf } from '../../src/extension/compare/model';
+import { pairSide } from '../../src/extension/compare/model';
+import { runViewModel, sideOf } from '../../src/extension/workers/run-view';
 import { parseCompareMessage } from '../../src/protocol/compare';
-import { buildView, score, storeGroup, summarize } from '../../src/extension/scoring';
-import { defaultParams } from '../../src/extension/params';
+import { buildView, score, storeGroup, summarize } from '../../src/extension/model/scoring';
+import { defaultParams } from '../../src/extension/slider-params';
 import { join } from 'node:path';
-import { WhatIfEngine } from '../../src/extension/whatif/engine';
-import { WhatIfShard } from '../../src/extension/whatif/shard';
+import { WhatIfEngine } from '../../src/extension/workers/whatif-engine';
+import { WhatIfShard } from '../../src/extension/workers/whatif-shard';
 import type { GroupHealth } from '../../src/engine';
 
 async function groups(path: string): Promise<Group[]> {

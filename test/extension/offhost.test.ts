@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { prepareGroup, type Group } from '../../src/engine';
 import { entryToGroup, readRolloutText, rolloutsOf, type GroupEntry } from '../../src/logs';
-import { RunStore } from '../../src/extension/store';
-import { WhatIfEngine } from '../../src/extension/whatif/engine';
-import { defaultParams } from '../../src/extension/params';
-import { preview } from '../../src/extension/scoring';
-import { WORKER_NICE } from '../../src/extension/whatif/priority';
+import { RunStore } from '../../src/extension/model/run-store';
+import { WhatIfEngine } from '../../src/extension/workers/whatif-engine';
+import { defaultParams } from '../../src/extension/slider-params';
+import { preview } from '../../src/engine';
+import { WORKER_NICE } from '../../src/extension/workers/priority';
 
 const dirs: string[] = [];
 const cleanup: (() => unknown)[] = [];

@@ -8,11 +8,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { RunStore } from '../../src/extension/store';
-import { storeSource } from '../../src/extension/rescore';
-import { WhatIfEngine } from '../../src/extension/whatif/engine';
-import { defaultParams } from '../../src/extension/params';
-import { buildView, lightSummary as lightSummaryOf, outcomeContext, type QuestionSummary } from '../../src/extension/scoring';
+import { RunStore } from '../../src/extension/model/run-store';
+import { storeSource } from '../../src/extension/model/run-source';
+import { WhatIfEngine } from '../../src/extension/workers/whatif-engine';
+import { defaultParams } from '../../src/extension/slider-params';
+import { buildView, lightSummary as lightSummaryOf, outcomeContext, type QuestionSummary } from '../../src/extension/model/scoring';
 import { analyseRun, labelFreeCopies, type OperatorId } from '../../src/engine';
 import { randomHistory } from '../logs/random-history';
 

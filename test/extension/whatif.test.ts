@@ -7,11 +7,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { answersEqual, scoreGroup } from '../../src/engine';
-import { RunStore } from '../../src/extension/store';
-import { storeSource, type RunEntry } from '../../src/extension/rescore';
-import { WhatIfEngine, type Hooks } from '../../src/extension/whatif/engine';
+import { RunStore } from '../../src/extension/model/run-store';
+import { storeSource, type RunEntry } from '../../src/extension/model/run-source';
+import { WhatIfEngine, type Hooks } from '../../src/extension/workers/whatif-engine';
 import { dashboardModel } from '../../src/extension/dashboard/model';
-import { defaultParams } from '../../src/extension/params';
+import { defaultParams } from '../../src/extension/slider-params';
 import { rng, synthRollouts, type ClassPlan } from '../../scripts/synth';
 
 const dirs: string[] = [];
@@ -178,7 +178,7 @@ test('the panel’s sensitivity intervals come from a worker and match the engin
   const { store, run } = await openRun(writeRun(1, 3));
   const engine = workers();
   const { sensitivity } = await import('../../src/engine');
-  const { sensitivityRange } = await import('../../src/extension/whatif/range');
+  const { sensitivityRange } = await import('../../src/extension/whatif/sensitivity-range');
   for (const [, keys] of run.steps) {
     for (const k of keys) {
       const g = (await store.get(store.keyOf(run, k)!))!;
@@ -192,7 +192,7 @@ test('the panel’s sensitivity intervals come from a worker and match the engin
 });
 
 test('re-score input: prefill, "vs OPERATOR" baseline, range validation', async () => {
-  const { parseWhatIfText, prefillText, validateRescoreText } = await import('../../src/extension/whatif/text');
+  const { parseWhatIfText, prefillText, validateRescoreText } = await import('../../src/extension/whatif/rescore-text');
   assert.equal(prefillText('core', defaultParams()), 'core kappa=0.1 tau=0.25 alpha=0.1');
   assert.deepEqual(parseWhatIfText('core kappa=0.5 vs majority'), { operator: 'core', baseline: 'majority', params: { kappa: 0.5 } });
   assert.deepEqual(parseWhatIfText('kappa=0.3'), { operator: null, baseline: null, params: { kappa: 0.3 } });

@@ -5,7 +5,7 @@
 // *Compare Runs…* (command palette, the explorer's run context menu) and, for one run, by the
 // read-only custom editor "Consensus Lens Run" (Open With… on a *.jsonl / *.parquet log).
 // The numbers: the what-if workers' per-group health records (src/extension/whatif), through
-// src/extension/compare/model.ts and src/engine/analysis/runs-compare.ts.
+// src/extension/workers/run-view.ts and src/engine/analysis/runs-compare.ts.
 import { groundTruthSetting } from '../settings';
 import * as vscode from 'vscode';
 import { errorMessage } from '../../util/errors';
@@ -15,10 +15,10 @@ import { LatestJob } from '../util/latest-job';
 import { OPERATOR_IDS, type OperatorId } from '../../engine';
 import { parseCompareMessage, type CompareHostMessage, type RunViewModel } from '../../protocol/compare';
 import { makeNonce, panelHtml } from '../html';
-import type { RunStore } from '../store';
-import { storeSource } from '../rescore';
-import { buildView, outcomeContext } from '../scoring';
-import type { WhatIfController } from '../whatif';
+import type { RunStore } from '../model/run-store';
+import { storeSource } from '../model/run-source';
+import { buildView, outcomeContext } from '../model/scoring';
+import type { WhatIfController } from '../whatif/whatif-controller';
 import { pairSide } from './model';
 import type { QuestionKey } from '../../protocol/messages';
 

@@ -13,7 +13,6 @@ import {
   type Group,
   type GroupScore,
   type OperatorId,
-  type Params,
   type PreparedGroup,
   type OutcomeReplay,
   type RunContext,
@@ -21,10 +20,12 @@ import {
   FLAG_NAMES,
   groupHealth,
   isDegenerate,
+  engineParams,
+  preview,
   type AurocCounts,
   type GroupHealth,
-} from '../engine';
-import type { ClassRow, GraphEdge, OperatorOutcome, QuestionKey, QuestionView, Regime, RolloutRow } from '../protocol/messages';
+} from '../../engine';
+import type { ClassRow, GraphEdge, OperatorOutcome, QuestionKey, QuestionView, Regime, RolloutRow } from '../../protocol/messages';
 
 /** A group as the store keeps it: prepared features, no response texts. */
 export interface StoredGroup {
@@ -87,13 +88,6 @@ export function lightSummary(s: QuestionSummary): QuestionSummary {
   return { ...rest, healthSaved: true };
 }
 
-export const PREVIEW_CHARS = 160;
-
-export function preview(text: string, max = PREVIEW_CHARS): string {
-  const t = text.replace(/\s+/g, ' ').trim();
-  return t.length > max ? t.slice(0, max - 1) + '…' : t;
-}
-
 /** `done`: the features and previews when they were computed elsewhere (a worker thread). */
 export function storeGroup(group: Group, runId: string, runLabel: string, done?: { prepared: PreparedGroup; previews: string[] }): StoredGroup {
   return {
@@ -106,18 +100,6 @@ export function storeGroup(group: Group, runId: string, runLabel: string, done?:
     sampleIdx: group.rollouts.map((r) => (typeof r.sampleIdx === 'number' ? r.sampleIdx : null)),
     ...(group.groundTruthForms?.length ? { groundTruthForms: group.groundTruthForms } : {}),
   };
-}
-
-/** Engine parameters from the extension's flat record (unknown keys dropped). */
-export function engineParams(params: Record<string, number>): Partial<Params> {
-  const allowed: (keyof Params)[] = ['kappa', 'tau', 'alpha', 'shift', 'eps', 'tmax', 'omega', 'ciscTemp', 'lambda', 'tauLow', 'tauHigh', 'uncheckedPassRate', 'advEps'];
-  const out: Partial<Record<keyof Params, number | string>> = {};
-  for (const k of allowed) if (typeof params[k] === 'number' && Number.isFinite(params[k])) out[k] = params[k];
-  // GRPO scaling travels as a number in the flat record: advScaleNone = 1 is Dr. GRPO (no std).
-  if (params.advScaleNone === 1) (out as Partial<Params>).advScale = 'none';
-  // C must stay ≥ α (Lemma 1): a shift below α (e.g. after moving the α slider) follows α.
-  if (typeof out.shift === 'number' && out.shift < ((out.alpha as number | undefined) ?? 0.1)) delete out.shift;
-  return out as Partial<Params>;
 }
 
 export function score(g: StoredGroup, params: Record<string, number>, configured: OperatorId | undefined, ctx?: RunContext, operators?: readonly OperatorId[]): GroupScore {

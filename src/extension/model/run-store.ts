@@ -12,16 +12,44 @@
 // reopen after a corrupt saved index) whose steps read and write the same entry and must stay in order.
 import { createHash } from 'node:crypto';
 import { join, resolve } from 'node:path';
-import { errorMessage } from '../util/errors';
-import { analyseRun, createRunContext, labelFreeCopies, outcomeReplay, resolveParams, type OutcomeReplay, type Params, type GroupHealth, type OperatorId, type PreparedGroup, type RunContext, type RunHealth } from '../engine';
-import { RunIndex, SAVED_EXTRA, entryToGroup, groupKey, rolloutsOf, runLabel, type GroupEntry, type GroupHead, type GroupKey, type GroupSize, type Notice, type RunChange, type RunProgress } from '../logs';
-import type { QuestionKey } from '../protocol/messages';
+import { errorMessage } from '../../util/errors';
+import {
+  analyseRun,
+  createRunContext,
+  engineParams,
+  labelFreeCopies,
+  outcomeReplay,
+  resolveParams,
+  type OutcomeReplay,
+  type Params,
+  type GroupHealth,
+  type OperatorId,
+  type PreparedGroup,
+  type RunContext,
+  type RunHealth,
+} from '../../engine';
+import {
+  RunIndex,
+  SAVED_EXTRA,
+  entryToGroup,
+  groupKey,
+  rolloutsOf,
+  runLabel,
+  type GroupEntry,
+  type GroupHead,
+  type GroupKey,
+  type GroupSize,
+  type Notice,
+  type RunChange,
+  type RunProgress,
+} from '../../logs';
+import type { QuestionKey } from '../../protocol/messages';
 import { packSummaries, QuestionSummaries } from './summaries';
 import { StepKeys, type KeyOf } from './step-keys';
-import { engineParams, lightSummary, score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
-import { safeText } from '../logs/safe-text';
-import { cacheKey } from '../logs/cache/index';
-import { TimeSlice } from '../util/slice';
+import { lightSummary, score, storeGroup, summarize, type QuestionSummary, type StoredGroup } from './scoring';
+import { safeText } from '../../logs/safe-text';
+import { cacheKey } from '../../logs/cache/index';
+import { TimeSlice } from '../../util/slice';
 
 export interface RunEntry {
   id: string;
@@ -180,7 +208,10 @@ export class RunStore {
     };
     this.runs.set(id, run);
     this.emit({ kind: 'runs' });
-    this.opening.set(id, this.open(run).finally(() => this.opening.delete(id)));
+    this.opening.set(
+      id,
+      this.open(run).finally(() => this.opening.delete(id)),
+    );
     return run;
   }
 
@@ -220,7 +251,10 @@ export class RunStore {
     run.savedHealth = undefined;
     run.savedVersion = undefined;
     run.loading = true;
-    this.opening.set(run.id, this.open(run, why).finally(() => this.opening.delete(run.id)));
+    this.opening.set(
+      run.id,
+      this.open(run, why).finally(() => this.opening.delete(run.id)),
+    );
   }
 
   private async open(run: RunEntry, distrust?: string): Promise<void> {
@@ -280,7 +314,10 @@ export class RunStore {
       }
       staged = undefined;
       const p = index.persisted;
-      if (p.state === 'restored') this.opts.info?.(`${run.label}: opened from its saved index (${p.trusted} files as saved or appended to, ${p.reread} read again; ${index.bytesReadAtOpen} log bytes read, ${run.summaries.size} of ${index.size} questions' summaries restored)`);
+      if (p.state === 'restored')
+        this.opts.info?.(
+          `${run.label}: opened from its saved index (${p.trusted} files as saved or appended to, ${p.reread} read again; ${index.bytesReadAtOpen} log bytes read, ${run.summaries.size} of ${index.size} questions' summaries restored)`,
+        );
       run.error = run.steps.size === 0 ? (run.notices.find((n) => n.level === 'error')?.message ?? null) : null;
     } catch (err) {
       run.error = errorMessage(err);
@@ -600,7 +637,19 @@ export class RunStore {
         const file = e.firstSource.file;
         for (const src of done.prepared.sources) if (src?.file === file) src.file = file; // equal strings, one kept
         const rollouts = rolloutsOf(e);
-        group = storeGroup({ ...entryToGroup(e, rollouts.map(() => ''), rollouts), questionId: displayQuestionId(e) }, run.id, run.label, done);
+        group = storeGroup(
+          {
+            ...entryToGroup(
+              e,
+              rollouts.map(() => ''),
+              rollouts,
+            ),
+            questionId: displayQuestionId(e),
+          },
+          run.id,
+          run.label,
+          done,
+        );
       } else {
         const rollouts = rolloutsOf(e);
         const texts = await Promise.all(rollouts.map((r) => run.index!.readRolloutText(r.source, e.version)));
@@ -883,25 +932,28 @@ export class RunStore {
     }
     // the summaries written whole (with their health record): those may go light afterwards
     const written = new Map<GroupKey, QuestionSummary>();
-    const bytes = await index.save({
-      tag,
-      // A light summary (restored, or saved before, its group unchanged) is the one saved with its
-      // group, and so is none: a summary is dropped with its group, or all at once for new
-      // settings (another tag: the writer keeps nothing saved under the old one; the same tag:
-      // scored again to the same). The writer copies a record of such groups as it is.
-      of: (e) => {
-        const s = run.summaries.get(e.key);
-        if (!s?.health) return SAVED_EXTRA;
-        written.set(e.key, s);
-        return s;
+    const bytes = await index.save(
+      {
+        tag,
+        // A light summary (restored, or saved before, its group unchanged) is the one saved with its
+        // group, and so is none: a summary is dropped with its group, or all at once for new
+        // settings (another tag: the writer keeps nothing saved under the old one; the same tag:
+        // scored again to the same). The writer copies a record of such groups as it is.
+        of: (e) => {
+          const s = run.summaries.get(e.key);
+          if (!s?.health) return SAVED_EXTRA;
+          written.set(e.key, s);
+          return s;
+        },
+        // (a light one is in columns: only a summary held whole may not be the one saved)
+        unchanged: (k) => !run.summaries.heldWhole(k),
+        savedLight: (e) => run.summaries.get(e.key),
+        light: (x) => lightSummary(x as QuestionSummary),
+        lightPack: (xs) => packSummaries(xs as (QuestionSummary | undefined)[]),
+        run: health,
       },
-      // (a light one is in columns: only a summary held whole may not be the one saved)
-      unchanged: (k) => !run.summaries.heldWhole(k),
-      savedLight: (e) => run.summaries.get(e.key),
-      light: (x) => lightSummary(x as QuestionSummary),
-      lightPack: (xs) => packSummaries(xs as (QuestionSummary | undefined)[]),
-      run: health,
-    }, { checkpoint });
+      { checkpoint },
+    );
     if (bytes > 0 && !checkpoint && run.version === version) {
       run.savedVersion = version;
       if (health) run.savedHealth = health;

@@ -1,8 +1,8 @@
 // A followed run as the what-if engine reads it (src/extension/whatif: run-wide re-scores, the
 // dashboard's sweeps): its complete groups in step order. Pure: no 'vscode'.
-import type { RunEntry, RunStore } from './store';
-import { displayQuestionId } from './store';
-import type { RunItem, RunSource } from './whatif/engine';
+import type { RunEntry, RunStore } from './run-store';
+import { displayQuestionId } from './run-store';
+import type { RunItem, RunSource } from '../workers/whatif-engine';
 
 export type { RunEntry };
 

@@ -7,14 +7,14 @@ import * as vscode from 'vscode';
 import { writeFile } from 'node:fs/promises';
 import { OPERATOR_IDS, type OperatorId, diffsToCsv, diffsToJsonl } from '../../engine';
 import type { QuestionKey, SensitivityRange } from '../../protocol/messages';
-import { sensitivityRange } from './range';
+import { sensitivityRange } from './sensitivity-range';
 import type { DashWhatIf } from '../../protocol/dashboard';
-import { sanitizeParams } from '../params';
-import { parseWhatIfText, prefillText, validateRescoreText } from './text';
-import type { RunEntry, RunStore } from '../store';
-import { storeSource } from '../rescore';
+import { sanitizeParams } from '../slider-params';
+import { parseWhatIfText, prefillText, validateRescoreText } from './rescore-text';
+import type { RunEntry, RunStore } from '../model/run-store';
+import { storeSource } from '../model/run-source';
 import { flipDescription } from '../format';
-import { WhatIfEngine, type WhatIfReport } from './engine';
+import { WhatIfEngine, type WhatIfReport } from '../workers/whatif-engine';
 
 export interface WhatIfDeps {
   store: RunStore;

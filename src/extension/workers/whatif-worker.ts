@@ -2,7 +2,7 @@
 // prepared features, kept between requests). Requests run one at a time, in arrival order.
 import { parentPort } from 'node:worker_threads';
 import { errorMessage } from '../../util/errors';
-import { WhatIfShard, type ShardRequest } from './shard';
+import { WhatIfShard, type ShardRequest } from './whatif-shard';
 import { lowerThreadPriority } from './priority';
 
 // Background work: the editor's thread gets a core first (priority.ts).

@@ -15,10 +15,30 @@
 import { Worker } from 'node:worker_threads';
 import { errorMessage } from '../../util/errors';
 import { join } from 'node:path';
-import { type Group, type OperatorId, type PreparedGroup, type SensitivityInterval, emptyAgreement, emptyComparison, mergeAgreement, mergeComparison, runAccuracy, stepSummaries, type AgreementMatrix, type ComparisonStats, type GroupDiff, type StepSummary, OPERATOR_IDS, fnv1a, type GroupHealth, type RunHealth, type GroundTruthMode } from '../../engine';
+import {
+  type Group,
+  type OperatorId,
+  type PreparedGroup,
+  type SensitivityInterval,
+  emptyAgreement,
+  emptyComparison,
+  mergeAgreement,
+  mergeComparison,
+  runAccuracy,
+  stepSummaries,
+  type AgreementMatrix,
+  type ComparisonStats,
+  type GroupDiff,
+  type StepSummary,
+  OPERATOR_IDS,
+  fnv1a,
+  type GroupHealth,
+  type RunHealth,
+  type GroundTruthMode,
+  changedParams,
+} from '../../engine';
 import type { GroupEntry } from '../../logs';
-import { WhatIfShard, type DashboardRow, type FailedItem, type Setting, type ShardReply, type ShardRequest, type SweepCell, type WhatIfItem } from './shard';
-import { changedParams } from '../params';
+import { WhatIfShard, type DashboardRow, type FailedItem, type Setting, type ShardReply, type ShardRequest, type SweepCell, type WhatIfItem } from './whatif-shard';
 import type { RunViewModel } from '../../protocol/compare';
 
 /** One group of a run as the engine needs it: identity, version (src/logs/entries.ts), and how to load it when a worker lacks it. */
@@ -196,7 +216,13 @@ export class WhatIfEngine {
   }
 
   /** Posts every item to its shard in chunks (at most two in flight per shard); merges replies in run order. */
-  private async run<R extends ShardReply>(source: RunSource, make: (job: number, items: WhatIfItem[]) => ShardRequest, onReply: (reply: R, items: WhatIfItem[], index: number[]) => void, hooks: Hooks, failed: FailedItem[] = []): Promise<boolean> {
+  private async run<R extends ShardReply>(
+    source: RunSource,
+    make: (job: number, items: WhatIfItem[]) => ShardRequest,
+    onReply: (reply: R, items: WhatIfItem[], index: number[]) => void,
+    hooks: Hooks,
+    failed: FailedItem[] = [],
+  ): Promise<boolean> {
     const job = ++this.job;
     const all = source.items();
     const total = all.length;
@@ -243,7 +269,12 @@ export class WhatIfEngine {
           };
           const p = this.send(slot, request(items))
             .then(
-              (reply) => accept(reply, items, part.map((x) => x.index)),
+              (reply) =>
+                accept(
+                  reply,
+                  items,
+                  part.map((x) => x.index),
+                ),
               async () => {
                 // The chunk failed as a whole (a group that cannot be posted, a worker that
                 // died): send its groups one by one, so one bad group is reported, not the chunk.
@@ -447,11 +478,15 @@ export class WhatIfEngine {
   }
 
   /**
-   * The run view's model (compare/model.ts: each side's health analysed — permutation tests —, the
+   * The run view's model (run-view.ts: each side's health analysed — permutation tests —, the
    * two runs compared) built on a worker thread, for the same reason as `analyse`. `warnings`: what
    * the model's reading of the records noticed (trainingRecords).
    */
-  async runView(sides: { name: string; operator: OperatorId; records: readonly GroupHealth[] }[], runIds: string[], groundTruth: GroundTruthMode = 'auto'): Promise<{ model: RunViewModel; warnings: string[] }> {
+  async runView(
+    sides: { name: string; operator: OperatorId; records: readonly GroupHealth[] }[],
+    runIds: string[],
+    groundTruth: GroundTruthMode = 'auto',
+  ): Promise<{ model: RunViewModel; warnings: string[] }> {
     const id = ++this.analyses;
     const heads = sides.map((s) => ({ name: s.name, operator: s.operator }));
     const r = await this.inParts(

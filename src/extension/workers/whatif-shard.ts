@@ -1,7 +1,7 @@
 // One shard of a run for run-wide what-ifs: it keeps the prepared features of its groups
 // (answers, classes, within-class cosines as Float64Array — exact, never float32) between requests,
 // so a re-score with a new κ/τ/α, a κ × τ sweep or the dashboard's read-outs only re-run the
-// operators. A worker thread owns one shard (src/extension/whatif/worker.ts); unit tests and the
+// operators. A worker thread owns one shard (src/extension/workers/whatif-worker.ts); unit tests and the
 // in-process fallback use the class directly. Pure Node: no 'vscode'.
 //
 // Memory: a group of 64 roll-outs in ~3 classes keeps ~700 cosine pairs (5.6 KB) plus its answers,
@@ -12,12 +12,46 @@
 //
 // Order: the host sends each question's groups to the same shard in step order, so MS-TTRL's
 // outcome cache (one RunContext per job and setting) sees them as the training did.
-import { runViewModel, sideOf } from '../compare/model';
+import { runViewModel, sideOf } from './run-view';
 import type { RunViewModel } from '../../protocol/compare';
-import { OPERATOR_IDS, fnv1a, correctnessOf, operatorSpec, resolveParams, type Params, createRunContext, prepareGroup, scoreGroup, type Group, type OperatorId, type OperatorResult, type PreparedGroup, type RunContext, addAgreement, addGroup, diffGroup, emptyAgreement, emptyComparison, type AgreementMatrix, type ComparisonStats, type GroupDiff, type LabelRow, sensitivity, type SensitivityInterval, groupHealth, rolloutWhatIf, type GroupHealth, analyseRun, labelFreeCopies, type RunHealth, type GroundTruthMode } from '../../engine';
+import {
+  OPERATOR_IDS,
+  fnv1a,
+  correctnessOf,
+  operatorSpec,
+  resolveParams,
+  type Params,
+  createRunContext,
+  prepareGroup,
+  scoreGroup,
+  type Group,
+  type OperatorId,
+  type OperatorResult,
+  type PreparedGroup,
+  type RunContext,
+  addAgreement,
+  addGroup,
+  diffGroup,
+  emptyAgreement,
+  emptyComparison,
+  type AgreementMatrix,
+  type ComparisonStats,
+  type GroupDiff,
+  type LabelRow,
+  sensitivity,
+  type SensitivityInterval,
+  groupHealth,
+  rolloutWhatIf,
+  type GroupHealth,
+  analyseRun,
+  labelFreeCopies,
+  type RunHealth,
+  type GroundTruthMode,
+  engineParams,
+  preview,
+} from '../../engine';
 import { errorMessage } from '../../util/errors';
 import { entryToGroup, readRolloutText, rolloutsOf, type GroupEntry } from '../../logs';
-import { engineParams, preview } from '../scoring';
 
 /**
  * One group of a request: its key (unique per run), version (src/logs/entries.ts: never reused, so
@@ -37,7 +71,7 @@ export interface WhatIfItem {
 
 export interface Setting {
   operator: OperatorId;
-  /** The extension's flat parameter record (see scoring.ts engineParams). */
+  /** The extension's flat parameter record (the engine's engineParams, src/engine/flat-params.ts). */
   params: Record<string, number>;
 }
 
@@ -90,7 +124,7 @@ export type ShardRequest =
   /** A run's health records, in parts (each part a short structured clone on the host); the last part analyses them. */
   | { kind: 'analyse'; id: number; part: GroupHealth[]; last: boolean; groundTruth?: GroundTruthMode }
   /**
-   * The run view's model (compare/model.ts) from each side's health records, sent in parts like
+   * The run view's model (run-view.ts) from each side's health records, sent in parts like
    * 'analyse' (`side`: whose records `part` holds); the last part builds the model.
    */
   | { kind: 'runView'; id: number; sides: { name: string; operator: OperatorId }[]; runIds: string[]; side: number; part: GroupHealth[]; last: boolean; groundTruth?: GroundTruthMode };
