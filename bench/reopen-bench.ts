@@ -70,7 +70,7 @@ async function child(run: string, storage: string): Promise<void> {
     saveDelayMs: 60_000, // saved explicitly below, timed (and as it goes: checkpoints)
     checkpointGroups: flag('checkpoint') ? Number(flag('checkpoint')) : undefined,
     persistDir: () => storage,
-    prepare: (entry, questionId) => engine.prepare({ entry, questionId }),
+    prepare: (runId, item, opts) => engine.prepare(runId, item, opts),
     analyse: (records) => engine.analyse(records),
   });
   lag.enable();

@@ -12,7 +12,7 @@ import { Outcome } from './outcome';
 import type { MismatchSummary } from './report-types';
 import { snakeKeys } from './json';
 import { forEachGroup, jobsFrom } from './score';
-import { defaultJobs } from './pool';
+import { defaultJobs } from '../util/worker-pool';
 import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, paramsFromFlags, parseCommand } from './args';
 import { pseudoLabelNote } from './ground-truth';
 import { safeText } from '../logs/safe-text';

@@ -9,7 +9,7 @@ import { DEFAULT_MAX_GROUP_SIZE, PARAM_SPECS, checkGroupSize, groupAnswers, need
 import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand, parseInteger, parseList } from './args';
 import { ShardState, addStats, emptyStats, scanSetting, scoreLine, sweepGroup, type ScanJob, type ScanResult, type ScoreJob, type SweepJob, type SweepStats } from './pipeline';
 import { indexRun } from './index-run';
-import { ShardedPool, WorkerDiedError, defaultJobs } from './pool';
+import { ShardedPool, WorkerDiedError, defaultJobs } from '../util/worker-pool';
 import { Outcome } from './outcome';
 import { SWEEP_PROGRESS_EVERY, ShardFilter, parseShard, shardScoreLine, shardSweepLine, sweepProgressLine } from './shard';
 import { safeText } from '../logs/safe-text';

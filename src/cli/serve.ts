@@ -59,7 +59,7 @@ import {
 import { MAX_LINE_BYTES } from '../logs/lines';
 import { convertNative } from '../logs/native';
 import { type CliIO, UsageError, flagString, paramsFromFlags, parseCommand, parseInteger } from './args';
-import { MAX_RESTARTS, RESTART_WINDOW, ShardedPool, WorkerDiedError, defaultJobs } from './pool';
+import { MAX_RESTARTS, RESTART_WINDOW, ShardedPool, WorkerDiedError, defaultJobs } from '../util/worker-pool';
 import { maxGroupSizeFrom } from './score';
 
 type Obj = Record<string, unknown>;

@@ -34,7 +34,7 @@ export function activate(context: vscode.ExtensionContext): ConsensusLensApi {
     log: (m) => out.warn(m),
     info: (m) => out.info(safeText(m)),
     groundTruth: groundTruthSetting,
-    prepare: (entry, questionId) => whatIf.engine.prepare({ entry, questionId }, maxGroupSize()),
+    prepare: (runId, item, opts) => whatIf.engine.prepare(runId, item, { ...opts, maxGroupSize: maxGroupSize() }),
     analyse: (records) => whatIf.engine.analyse(records, groundTruthSetting()),
     // a run reopened (in this window or another) reads its saved index, not its logs
     persistDir: () => indexFolder(vscode.Uri.joinPath(context.globalStorageUri, 'indexes').fsPath),

@@ -48,9 +48,9 @@ test('the store prepares every group through the engine (worker threads), with t
     params: defaultParams,
     follow: false,
     log: (m) => logged.push(m),
-    prepare: (entry, questionId) => {
-      seen.push({ entry, questionId });
-      return engine.prepare({ entry, questionId }, 8);
+    prepare: (runId, item, opts) => {
+      seen.push({ entry: item.entry!()!, questionId: item.questionId });
+      return engine.prepare(runId, item, { ...opts, maxGroupSize: 8 });
     },
   });
   cleanup.push(() => store.dispose());
@@ -216,14 +216,15 @@ test("a what-if worker that dies fails only its own requests; the other worker's
   cleanup.push(() => engine.dispose());
   // Private access: two requests in flight, one on each worker, and the first worker's death
   // signalled before either reply can arrive (replies come back as later message events).
-  const e = engine as unknown as { slots: { worker: Worker | null }[]; send(slot: unknown, req: unknown): Promise<unknown> };
+  const e = engine as unknown as { slots: unknown[]; pool: { thread(i: number): Worker | undefined }; send(slot: unknown, req: unknown): Promise<unknown> };
   const group: Group = { step: 1, questionId: 'q', rollouts: Array.from({ length: 4 }, (_, i) => ({ response: `\\boxed{${i % 2}}` })) };
-  const req = { kind: 'prepare', item: { group } };
+  const req = { kind: 'prepare', item: { key: 'q', version: 1, step: 1, questionId: 'q', group }, keep: false };
   const first = e.send(e.slots[0], req);
   const second = e.send(e.slots[1], req);
-  const dead = e.slots[0].worker!;
+  const dead = e.pool.thread(0)!;
   dead.emit('exit', 1);
-  await assert.rejects(first, /what-if worker exited \(code 1\)/);
+  await assert.rejects(first, /worker thread 1 exited \(code 1\) before answering/);
+  assert.notEqual(e.pool.thread(0), dead, 'a new thread in its place');
   await assert.doesNotReject(second);
   await dead.terminate();
 });

@@ -55,7 +55,7 @@ function newStore(persist: string | undefined, engine?: WhatIfEngine, idleMs = 1
     saveDelayMs: 10,
     checkpointGroups,
     persistDir: () => persist,
-    prepare: engine ? (entry, questionId) => engine.prepare({ entry, questionId }) : undefined,
+    prepare: engine ? (runId, item, opts) => engine.prepare(runId, item, opts) : undefined,
   });
   cleanup.push(() => store.dispose());
   return store;
@@ -109,9 +109,9 @@ test('a run reopened in a new store reads its saved index and summaries; a rewri
     idleMs: 100,
     saveDelayMs: 10,
     persistDir: () => storage,
-    prepare: (entry, questionId) => {
+    prepare: (runId, item, opts) => {
       prepared++;
-      return engine.prepare({ entry, questionId });
+      return engine.prepare(runId, item, opts);
     },
   });
   cleanup.push(() => second.dispose());

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { answersEqual, scoreGroup } from '../../src/engine';
 import { RunStore } from '../../src/extension/model/run-store';
-import { storeSource, type RunEntry } from '../../src/extension/model/run-source';
+import { questionItem, storeSource, type RunEntry } from '../../src/extension/model/run-source';
 import { WhatIfEngine, type Hooks } from '../../src/extension/workers/whatif-engine';
 import { dashboardModel } from '../../src/extension/dashboard/model';
 import { defaultParams } from '../../src/extension/slider-params';
@@ -181,8 +181,15 @@ test('the panel’s sensitivity intervals come from a worker and match the engin
   const { sensitivityRange } = await import('../../src/extension/whatif/sensitivity-range');
   for (const [, keys] of run.steps) {
     for (const k of keys) {
-      const g = (await store.get(store.keyOf(run, k)!))!;
-      const fromWorker = await engine.sensitivity(g.prepared, defaultParams());
+      const key = store.keyOf(run, k)!;
+      const g = (await store.get(key))!;
+      // sent by key: the group goes to its worker once (its entry read once), then the worker holds it
+      const q = questionItem(store, key)!;
+      let entries = 0;
+      const item = { ...q.item, entry: () => (entries++, q.item.entry!()) };
+      const fromWorker = await engine.sensitivity(q.runId, item, defaultParams());
+      assert.deepEqual(await engine.sensitivity(q.runId, item, defaultParams()), fromWorker);
+      assert.equal(entries, 1, 'the second request names the group by its key');
       const local = sensitivity(g.prepared, {});
       assert.deepEqual(fromWorker, local);
       const wire = sensitivityRange(fromWorker.kappa);

@@ -88,18 +88,32 @@ export function lightSummary(s: QuestionSummary): QuestionSummary {
   return { ...rest, healthSaved: true };
 }
 
-/** `done`: the features and previews when they were computed elsewhere (a worker thread). */
-export function storeGroup(group: Group, runId: string, runLabel: string, done?: { prepared: PreparedGroup; previews: string[] }): StoredGroup {
+/** What a stored group keeps of its group besides the features (an index entry has it without its texts). */
+export interface StoredHead {
+  step: number;
+  questionId: string;
+  prompt?: string;
+  groundTruthForms?: readonly string[];
+  sampleIdx: (number | null)[];
+}
+
+/** A stored group from its head and its features and previews (computed on a worker thread, or by `storeGroup`). */
+export function storedGroup(head: StoredHead, runId: string, runLabel: string, done: { prepared: PreparedGroup; previews: string[] }): StoredGroup {
   return {
-    key: { runId, step: group.step, questionId: group.questionId },
+    key: { runId, step: head.step, questionId: head.questionId },
     runLabel,
-    // With the text measures of the run-health analysis (texts are dropped after this).
-    prepared: done?.prepared ?? prepareGroup(group, { health: true }),
-    prompt: group.prompt ?? null,
-    previews: done?.previews ?? group.rollouts.map((r) => preview(r.response ?? '')),
-    sampleIdx: group.rollouts.map((r) => (typeof r.sampleIdx === 'number' ? r.sampleIdx : null)),
-    ...(group.groundTruthForms?.length ? { groundTruthForms: group.groundTruthForms } : {}),
+    prepared: done.prepared,
+    prompt: head.prompt ?? null,
+    previews: done.previews,
+    sampleIdx: head.sampleIdx,
+    ...(head.groundTruthForms?.length ? { groundTruthForms: head.groundTruthForms } : {}),
   };
+}
+
+/** A stored group from a group with its texts (tests, benchmarks): prepared here, with the run-health text measures. */
+export function storeGroup(group: Group, runId: string, runLabel: string): StoredGroup {
+  const head = { ...group, sampleIdx: group.rollouts.map((r) => (typeof r.sampleIdx === 'number' ? r.sampleIdx : null)) };
+  return storedGroup(head, runId, runLabel, { prepared: prepareGroup(group, { health: true }), previews: group.rollouts.map((r) => preview(r.response ?? '')) });
 }
 
 export function score(g: StoredGroup, params: Record<string, number>, configured: OperatorId | undefined, ctx?: RunContext, operators?: readonly OperatorId[]): GroupScore {

@@ -12,7 +12,7 @@ import type { DashWhatIf } from '../../protocol/dashboard';
 import { sanitizeParams } from '../slider-params';
 import { parseWhatIfText, prefillText, validateRescoreText } from './rescore-text';
 import type { RunEntry, RunStore } from '../model/run-store';
-import { storeSource } from '../model/run-source';
+import { questionItem, storeSource } from '../model/run-source';
 import { flipDescription } from '../format';
 import { WhatIfEngine, type WhatIfReport } from '../workers/whatif-engine';
 
@@ -180,9 +180,10 @@ export class WhatIfController implements vscode.Disposable {
 
   /** The panel's κ/τ intervals for a question (in a worker thread). */
   async sensitivity(key: QuestionKey, params: Record<string, number>): Promise<SensitivityRange[] | null> {
-    const g = this.deps.store.cached(key) ?? (await this.deps.store.get(key));
-    if (!g) return null;
-    const r = await this.engine.sensitivity(g.prepared, params);
+    // by key: the worker that prepared the question for the panel holds its features
+    const q = questionItem(this.deps.store, key);
+    if (!q) return null;
+    const r = await this.engine.sensitivity(q.runId, q.item, params);
     return [sensitivityRange(r.kappa), sensitivityRange(r.tau)];
   }
 
