@@ -14,7 +14,7 @@ import { parseWhatIfText, prefillText, validateRescoreText } from './rescore-tex
 import type { RunEntry, RunStore } from '../model/run-store';
 import { questionItem, storeSource } from '../model/run-source';
 import { flipDescription } from '../format';
-import { WhatIfEngine, type WhatIfReport } from '../workers/whatif-engine';
+import { WhatIfEngine, type WhatIfReport } from '../workers/runtime';
 
 export interface WhatIfDeps {
   store: RunStore;
