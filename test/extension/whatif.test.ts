@@ -226,3 +226,29 @@ test("a run's health analysed on a worker thread, its records sent in parts, is 
   assert.ok(there.alarms.length > 0, 'an analysis that found something');
   assert.equal((await engine.analyse([])).groups, 0);
 });
+
+test('one load → prepare → cache path: a group a view prepared is not read again by a re-score, nor one a re-score prepared by the background scoring', async () => {
+  const engine = workers();
+  // the entries the store hands the workers (a group a worker holds at its version goes by key, its entry unread)
+  let entries = 0;
+  const store = new RunStore({ configuredOperator: () => 'majority', params: defaultParams, follow: false, prepare: (runId, item, opts) => engine.prepare(runId, { ...item, entry: () => (entries++, item.entry!()) }, opts) });
+  stores.push(store);
+  const run = store.add(writeRun(2, 6), 'opened');
+  await store.summariesDone();
+  assert.equal(entries, run.groups, 'the first scoring pass reads every group once');
+  const viewed = store.keyOf(run, run.steps.get(1)!.at(0)!)!;
+  assert.ok((await store.get(viewed))?.previews.length, 'the view gets its previews');
+  const read: string[] = [];
+  const source = storeSource(store, run);
+  const counting = { id: source.id, items: () => source.items().map((it) => ({ ...it, entry: () => (read.push(`${it.step}/${it.questionId}`), it.entry!()) })) };
+  const r = await engine.rescore(counting, { operator: 'majority', params: defaultParams() }, { operator: 'core', params: defaultParams() });
+  assert.equal(r.failed.length + r.skipped, 0);
+  assert.ok(!read.includes(`${viewed.step}/${viewed.questionId}`), `the viewed group went by key (read: ${read.join(', ')})`);
+  assert.equal(read.length, run.groups - 1, 'every other group read once');
+  // another scoring pass (new settings) is served from the workers' cache: no group read again
+  entries = 0;
+  store.invalidateSummaries();
+  await store.summariesDone();
+  assert.equal(entries, 0);
+  assert.equal(run.summaries.size, run.groups);
+});

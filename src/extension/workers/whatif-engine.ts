@@ -422,9 +422,17 @@ export class WhatIfEngine {
    */
   async prepare(runId: string, item: RunItem, opts: { keep: boolean; maxGroupSize?: number }): Promise<{ prepared: PreparedGroup; previews: string[] }> {
     const slot = this.slots[this.shardOf(runId, item.questionId)];
-    const wi = this.wire(slot, runId, item, true);
-    const r = await this.send(slot, { kind: 'prepare', item: wi, keep: opts.keep, ...(opts.maxGroupSize !== undefined ? { maxGroupSize: opts.maxGroupSize } : {}) });
-    if (r.kind !== 'prepare') throw new Error('unexpected reply');
+    const size = opts.maxGroupSize !== undefined ? { maxGroupSize: opts.maxGroupSize } : {};
+    // A view wants previews, which the shard may not have kept: its entry goes whole. The
+    // background scoring's goes by key when the shard holds the group.
+    let wi = this.wire(slot, runId, item, opts.keep);
+    let r = await this.send(slot, { kind: 'prepare', item: wi, keep: opts.keep, ...size });
+    if (r.kind === 'prepare' && r.missing) {
+      slot.holds.delete(wi.key);
+      wi = this.wire(slot, runId, item, true);
+      r = await this.send(slot, { kind: 'prepare', item: wi, keep: opts.keep, ...size });
+    }
+    if (r.kind !== 'prepare' || r.missing) throw new Error('unexpected reply');
     if (opts.keep) slot.holds.set(wi.key, item.version);
     return { prepared: r.prepared, previews: r.previews };
   }

@@ -140,7 +140,8 @@ export type ShardReply =
   | { kind: 'sweep'; cells: SweepCell[]; missing: string[]; failed: FailedItem[] }
   | { kind: 'dashboard'; rows: DashboardRow[]; agreement: AgreementMatrix; missing: string[]; failed: FailedItem[] }
   | { kind: 'sensitivity'; kappa: SensitivityInterval; tau: SensitivityInterval }
-  | { kind: 'prepare'; prepared: PreparedGroup; previews: string[] }
+  | { kind: 'prepare'; prepared: PreparedGroup; previews: string[]; missing?: undefined }
+  | { kind: 'prepare'; missing: true }
   | { kind: 'analysed'; health: RunHealth | null }
   | { kind: 'runView'; model: RunViewModel | null; warnings: string[] }
   | { kind: 'ok'; cached: number };
@@ -226,7 +227,8 @@ export class WhatIfShard {
         // classes, TF-IDF and the previews, all here rather than on the extension host (a run of
         // 64 × 200 KB degenerate roll-outs is seconds of work).
         const c = await this.load(req.item, { previews: req.keep, keep: req.keep });
-        if (!c) throw new Error(`${req.item.questionId} (step ${req.item.step}): no roll-outs to prepare`);
+        // sent by key and no longer held (the host's record was stale): the host sends it whole
+        if (!c) return { kind: 'prepare', missing: true };
         return { kind: 'prepare', prepared: c.g, previews: c.previews ?? [] };
       }
       case 'rescore':
