@@ -180,7 +180,9 @@ export class WhatIfController implements vscode.Disposable {
 
   /** The panel's κ/τ intervals for a question (in a worker thread). */
   async sensitivity(key: QuestionKey, params: Record<string, number>): Promise<SensitivityRange[] | null> {
-    // by key: the worker that prepared the question for the panel holds its features
+    // A question the store cannot prepare (too large, unreadable) has no intervals. One it has
+    // prepared for the panel is held by the worker that prepared it: the request names it by key.
+    if (!(this.deps.store.cached(key) ?? (await this.deps.store.get(key)))) return null;
     const q = questionItem(this.deps.store, key);
     if (!q) return null;
     const r = await this.engine.sensitivity(q.runId, q.item, params);
