@@ -4,7 +4,7 @@
 // labels part; clicking one shows the question in both runs side by side. Opened by
 // *Compare Runs…* (command palette, the explorer's run context menu) and, for one run, by the
 // read-only custom editor "Consensus Lens Run" (Open With… on a *.jsonl / *.parquet log).
-// The numbers: the what-if workers' per-group health records (src/extension/whatif), through
+// The numbers: the what-if workers' per-group health records (src/extension/workers), through
 // src/extension/workers/run-view.ts and src/engine/analysis/runs-compare.ts.
 import { groundTruthSetting } from '../settings';
 import * as vscode from 'vscode';

@@ -1,7 +1,7 @@
 // The run dashboard (consensusLens.showDashboard): one webview per window with per-step
 // charts, the regime breakdown, the recovery-region plot, the κ × τ sweep heatmap, the operator
 // agreement matrix and the last re-score. Every number is computed by the what-if workers
-// (src/extension/whatif) on cached features; the webview draws them (webview/dashboard).
+// (src/extension/workers) on cached features; the webview draws them (webview/dashboard).
 // Live: while the run grows, the model is recomputed (debounced) and re-sent.
 import * as vscode from 'vscode';
 import { OPERATOR_IDS, type OperatorId } from '../../engine';

@@ -1,4 +1,4 @@
-// The run-wide what-if commands (their work is src/extension/whatif's WhatIfController): Re-score
+// The run-wide what-if commands (their work is whatif-controller.ts's WhatIfController): Re-score
 // Run…, the flips of the last re-score, and its export. A finished re-score is offered to the
 // training launcher as "the last what-if".
 import * as vscode from 'vscode';
