@@ -109,7 +109,7 @@ async function hostRebuild(): Promise<{ rebuildMs: number; materialiseMs: number
   const dir = mkdtempSync(join(tmpdir(), 'cl-host-bench-'));
   try {
     await generate(dir, 256_000, 40, 1000);
-    const { RunStore } = await import('../src/extension/store.js');
+    const { RunStore } = await import('../src/extension/model/run-store.js');
     const { rolloutsOf } = await import('../src/logs/log-layer.js');
     const store = new RunStore({ configuredOperator: () => 'majority', params: () => ({}), follow: false });
     const run = store.add(dir, 'opened');

@@ -5,10 +5,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RunStore, questionKeyString } from '../src/extension/store';
-import { buildView, storeGroup } from '../src/extension/scoring';
+import { RunStore, questionKeyString } from '../src/extension/model/run-store';
+import { buildView, storeGroup } from '../src/extension/model/scoring';
 import { filterQuestions } from '../src/extension/explorer/filters';
-import { defaultParams } from '../src/extension/params';
+import { defaultParams } from '../src/extension/slider-params';
 import { rng, synthRollouts, type ClassPlan } from '../scripts/synth';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];

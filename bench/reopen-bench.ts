@@ -54,9 +54,9 @@ interface Phase {
 }
 
 async function child(run: string, storage: string): Promise<void> {
-  const { RunStore } = await import('../src/extension/store');
-  const { WhatIfEngine } = await import('../src/extension/whatif/engine');
-  const { defaultParams } = await import('../src/extension/params');
+  const { RunStore } = await import('../src/extension/model/run-store');
+  const { WhatIfEngine } = await import('../src/extension/workers/whatif-engine');
+  const { defaultParams } = await import('../src/extension/slider-params');
   const lag = monitorEventLoopDelay({ resolution: 10 });
   let peakHeap = 0;
   const sample = () => {
@@ -70,7 +70,7 @@ async function child(run: string, storage: string): Promise<void> {
     saveDelayMs: 60_000, // saved explicitly below, timed (and as it goes: checkpoints)
     checkpointGroups: flag('checkpoint') ? Number(flag('checkpoint')) : undefined,
     persistDir: () => storage,
-    prepare: (entry, questionId) => engine.prepare({ entry, questionId }),
+    prepare: (runId, item, opts) => engine.prepare(runId, item, opts),
     analyse: (records) => engine.analyse(records),
   });
   lag.enable();

@@ -12,8 +12,8 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadavg } from 'node:os';
 import type { Group } from '../src/engine';
-import { WhatIfEngine, type RunItem } from '../src/extension/whatif/engine';
-import { defaultParams } from '../src/extension/params';
+import { WhatIfEngine, type RunItem } from '../src/extension/workers/whatif-engine';
+import { defaultParams } from '../src/extension/slider-params';
 
 const arg = (name: string, def: number): number => {
   const i = process.argv.indexOf(`--${name}`);

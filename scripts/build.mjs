@@ -67,7 +67,7 @@ const bundles = [
     // The VS Code extension host (node); 'vscode' is provided by the host at run time.
     ...common,
     plugins: [mathjsOutside],
-    entryPoints: { extension: 'src/extension/extension.ts', 'whatif-worker': 'src/extension/whatif/worker.ts' },
+    entryPoints: { extension: 'src/extension/extension.ts', 'whatif-worker': 'src/extension/workers/whatif-worker.ts' },
     outdir: 'dist',
     platform: 'node',
     format: 'cjs',

@@ -14,7 +14,7 @@
 import { errorMessage } from '../util/errors';
 import type { Notice } from '../logs/log-layer';
 import type { Group } from '../engine';
-import { ShardedPool, WorkerDiedError } from './pool';
+import { ShardedPool, WorkerDiedError } from '../util/worker-pool';
 
 /** How many groups may be in flight (read, not yet written): bounds memory on huge runs. */
 const IN_FLIGHT = 16;

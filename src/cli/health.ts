@@ -13,7 +13,7 @@ import type { MismatchSummary } from './report-types';
 import { snakeKeys } from './snake-json';
 import { forEachGroup } from './for-each-group';
 import { jobsFrom } from './run-options';
-import { defaultJobs } from './pool';
+import { defaultJobs } from '../util/worker-pool';
 import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, paramsFromFlags, parseCommand } from './args';
 import { pseudoLabelNote } from './ground-truth';
 import { safeText } from '../logs/safe-text';

@@ -41,7 +41,7 @@ import { Outcome } from './outcome';
 import { snakeKeys } from './snake-json';
 import { mismatchLine, mismatchSummary, plural, renderHealthSummary } from './health';
 import { SERIES_COLOURS, SERIES_COLOURS_DARK, type ReportGroup, type ReportStep, type RunReport, type RunSection, type StreamReport } from './report-types';
-import { defaultJobs } from './pool';
+import { defaultJobs } from '../util/worker-pool';
 import { type CliIO, UsageError, configuredFromFlags, flagBool, flagString, groundTruthFromFlags, operatorsFromFlags, paramsFromFlags, parseCommand } from './args';
 import { safeText } from '../logs/safe-text';
 

@@ -3,7 +3,7 @@ import { DEFAULT_MAX_GROUP_SIZE } from '../engine';
 import type { Notice } from '../logs/log-layer';
 import { safeText } from '../logs/safe-text';
 import { type CliIO, parseInteger } from './args';
-import { defaultJobs } from './pool';
+import { defaultJobs } from '../util/worker-pool';
 
 /** Prints notices; `errors` counts the error-level ones (the command then exits non-zero). */
 export function noticePrinter(io: CliIO): ((n: Notice) => void) & { errors: number } {

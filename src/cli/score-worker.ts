@@ -25,7 +25,7 @@ ngramsWasmAvailable();
 replicatorWasmAvailable();
 
 const state = new ShardState();
-// Fault injection for the tests of a dying thread (pool.ts): the first worker thread exits on its
+// Fault injection for the tests of a dying thread (src/util/worker-pool.ts): the first worker thread exits on its
 // N-th request (not once restarted); any thread exits on a group of the question named by
 // CONSENSUS_LENS_TEST_WORKER_EXIT_ON (restarted or not). Never set in normal use.
 const exitAt = Number(process.env.CONSENSUS_LENS_TEST_WORKER_EXIT_AT ?? 0);

@@ -31,7 +31,7 @@
 //   request that runs out of time gets an error and its threads are ended and restarted. MS-TTRL
 //   requests on a restarted thread are refused (its outcome cache is gone). In-process (`--jobs
 //   0`) the bound is the answer budgets' (docs/answers.md): scoring cannot be interrupted there.
-// - Threads are restarted at most 8 times in any 64 groups sent (pool.ts). A thread that cannot
+// - Threads are restarted at most 8 times in any 64 groups sent (src/util/worker-pool.ts). A thread that cannot
 //   be restarted ends the process with status 75 (EXIT_WORKERS_EXHAUSTED) and a line on stderr,
 //   before the requests it held are answered: a client treats that as a dead worker, starts a
 //   fresh one and sends them again (python/consensus_lens/reward.py). A process that stayed up
@@ -59,7 +59,7 @@ import {
 import { MAX_LINE_BYTES } from '../logs/lines';
 import { convertNative } from '../logs/native';
 import { type CliIO, UsageError, flagString, paramsFromFlags, parseCommand, parseInteger } from './args';
-import { MAX_RESTARTS, RESTART_WINDOW, ShardedPool, WorkerDiedError, defaultJobs } from './pool';
+import { MAX_RESTARTS, RESTART_WINDOW, ShardedPool, WorkerDiedError, defaultJobs } from '../util/worker-pool';
 import { maxGroupSizeFrom } from './run-options';
 
 type Obj = Record<string, unknown>;

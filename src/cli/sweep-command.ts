@@ -7,7 +7,7 @@ import { type CliIO, UsageError, flagBool, flagString, groundTruthFromFlags, ope
 import { ShardState, addStats, emptyStats, scanSetting, sweepGroup, type ScanJob, type ScanResult, type SweepJob, type SweepStats } from './pipeline';
 import { forEachGroup } from './for-each-group';
 import { indexRun } from './index-run';
-import { ShardedPool } from './pool';
+import { ShardedPool } from '../util/worker-pool';
 import { jobsFrom, maxGroupSizeFrom } from './run-options';
 import { Outcome } from './outcome';
 import { SWEEP_PROGRESS_EVERY, ShardFilter, parseShard, shardSweepLine, sweepProgressLine } from './shard-filter';

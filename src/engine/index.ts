@@ -5,6 +5,8 @@
 export * from './browser';
 export type { Group, Rollout, RecordSource, Verification, OutcomeCheck, Framework } from './types';
 export { prepareGroup, groupAnswers, reasoningCosines, checkGroupSize, GroupTooLargeError, DEFAULT_MAX_GROUP_SIZE, type GroupAnswers, type PreparedGroup, type PrepareOptions } from './prepare';
+export { engineParams, defaultParams, changedParams } from './flat-params';
+export { preview, PREVIEW_CHARS } from './preview';
 export { ADV_SCALES, DEFAULT_PARAMS, PARAM_SPECS, paramSpec, resolveParams, checkValue, shiftOf, ciscTempOf, type Params, type ParamSpec, type NumericParam } from './params';
 export { OPERATORS, OPERATOR_IDS, configuredOperatorOf, operatorSpec, operatorsUsing, parseOperatorList, needsReasoning, createRunContext, RunContext, type OperatorSpec } from './operators/registry';
 export type { OperatorResult } from './operators/result';

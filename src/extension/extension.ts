@@ -5,10 +5,10 @@
 // until a user or a workspace asks for it.
 import * as vscode from 'vscode';
 import type { ConsensusLensApi } from './api';
-import { RunStore } from './store';
+import { RunStore } from './model/run-store';
 import { safeText } from '../logs/safe-text';
-import { WhatIfController } from './whatif';
-import { registerTraining } from './training';
+import { WhatIfController } from './whatif/whatif-controller';
+import { registerTraining } from './training/training-commands';
 import { RunDiscovery, pickQuestion, pickRun } from './runs/discovery';
 import { registerRunCommands } from './runs/commands';
 import { registerConvert } from './convert/convert-commands';
@@ -18,7 +18,7 @@ import { registerHostLag } from './status/host-lag';
 import { Rollouts } from './rollouts/rollouts';
 import { ConsensusFeature } from './consensus/consensus';
 import { DashboardFeature } from './dashboard/dashboard-feature';
-import { registerWhatIfCommands } from './whatif-commands';
+import { registerWhatIfCommands } from './whatif/whatif-commands';
 import { registerTokenConfidence } from './tokens/token-decorations';
 import { registerCompare } from './compare/run-view';
 import { affectsReading, affectsRuns, affectsScores, configuredOperator, configuredParams, groundTruthSetting, indexFolder, pickGroundTruth, maxGroupSize } from './settings';
@@ -35,7 +35,7 @@ export function activate(context: vscode.ExtensionContext): ConsensusLensApi {
     log: (m) => out.warn(m),
     info: (m) => out.info(safeText(m)),
     groundTruth: groundTruthSetting,
-    prepare: (entry, questionId) => whatIf.engine.prepare({ entry, questionId }, maxGroupSize()),
+    prepare: (runId, item, opts) => whatIf.engine.prepare(runId, item, { ...opts, maxGroupSize: maxGroupSize() }),
     analyse: (records) => whatIf.engine.analyse(records, groundTruthSetting()),
     // a run reopened (in this window or another) reads its saved index, not its logs
     persistDir: () => indexFolder(vscode.Uri.joinPath(context.globalStorageUri, 'indexes').fsPath),

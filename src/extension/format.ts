@@ -1,7 +1,7 @@
 // Text formatting for the explorer, the status bar and roll-out documents. Pure: no 'vscode'.
 import type { OperatorId, QuestionView, Regime } from '../protocol/messages';
-import type { QuestionSummary } from './scoring';
-import { OPERATOR_LABELS } from './params';
+import type { QuestionSummary } from './model/scoring';
+import { OPERATOR_LABELS } from './slider-params';
 import { safeText } from '../logs/safe-text';
 
 export function fmt(x: number | null | undefined, digits = 3): string {

@@ -1,7 +1,7 @@
 // The re-score command's input: "kappa=0.5 tau=0.1", optionally with an operator name
 // ("core kappa=1"). Pure.
 import { OPERATOR_IDS, type OperatorId } from '../protocol/messages';
-import { ALL_PARAMS } from './params';
+import { ALL_PARAMS } from './slider-params';
 
 export function parseRescoreText(text: string): { operator: OperatorId | null; params: Record<string, number> } | null {
   const out: Record<string, number> = {};

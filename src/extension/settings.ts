@@ -3,7 +3,7 @@
 // checked: a setting out of range falls back to its default or is clamped, never NaN.
 import * as vscode from 'vscode';
 import { DEFAULT_MAX_GROUP_SIZE, isOperatorId, type OperatorId } from '../engine';
-import { ALL_PARAMS, sanitizeParams } from './params';
+import { ALL_PARAMS, sanitizeParams } from './slider-params';
 import { isAbsolute, join } from 'node:path';
 
 export const CONFIG = 'consensusLens';

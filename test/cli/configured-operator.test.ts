@@ -7,11 +7,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { RunStore } from '../../src/extension/store';
-import { storeSource } from '../../src/extension/rescore';
-import { WhatIfEngine } from '../../src/extension/whatif/engine';
+import { RunStore } from '../../src/extension/model/run-store';
+import { storeSource } from '../../src/extension/model/run-source';
+import { WhatIfEngine } from '../../src/extension/workers/whatif-engine';
 import { dashboardModel } from '../../src/extension/dashboard/dashboard-model';
-import { defaultParams } from '../../src/extension/params';
+import { defaultParams } from '../../src/extension/slider-params';
 import { rng, synthRollouts } from '../../scripts/synth';
 
 const dir = mkdtempSync(join(tmpdir(), 'cl-configured-'));

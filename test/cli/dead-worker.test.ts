@@ -1,4 +1,4 @@
-// A worker thread that dies mid-run (pool.ts): `score` re-scores its groups on the main thread
+// A worker thread that dies mid-run (src/util/worker-pool.ts): `score` re-scores its groups on the main thread
 // when the work holds no per-question state, and otherwise exits non-zero naming every group not
 // scored; `serve` answers every request, with results or an error, and keeps serving. The thread
 // is made to exit by the score worker's fault-injection variable. Through the built CLI.

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ADV_SCALES, DEFAULT_MAX_GROUP_SIZE, DEFAULT_PARAMS, OPERATORS, OPERATOR_IDS, OPERATOR_LABELS, PARAM_SPECS, isOperatorId, operatorsUsing } from '../../src/engine';
-import { SLIDER_PARAMS } from '../../src/extension/params';
+import { SLIDER_PARAMS } from '../../src/extension/slider-params';
 import { OPERATOR_STYLES } from '../../webview/dashboard/style';
 
 interface Setting {

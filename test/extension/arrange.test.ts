@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { appendFileSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RunStore, type RunEntry } from '../../src/extension/store';
+import { RunStore, type RunEntry } from '../../src/extension/model/run-store';
 import { RunIndex, type RunChange } from '../../src/logs/log-layer';
-import { defaultParams } from '../../src/extension/params';
+import { defaultParams } from '../../src/extension/slider-params';
 
 const dirs: string[] = [];
 const cleanup: Array<() => void> = [];

@@ -1,17 +1,18 @@
-// The run view's model (src/extension/compare/run-view-model.ts) and its message checks
+// The run view's model (src/extension/workers/run-view-builder.ts) and its message checks
 // (src/protocol/compare-messages.ts): one run, two runs, the side-by-side pair, hostile messages.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRunContext, type Group } from '../../src/engine';
 import { readRun } from '../../src/logs/log-layer';
 import { healthOf } from '../../src/cli/health';
-import { pairSide, runViewModel, sideOf } from '../../src/extension/compare/run-view-model';
+import { pairSide } from '../../src/extension/compare/run-view-model';
+import { runViewModel, sideOf } from '../../src/extension/workers/run-view-builder';
 import { parseCompareMessage } from '../../src/protocol/compare-messages';
-import { buildView, score, storeGroup, summarize } from '../../src/extension/scoring';
-import { defaultParams } from '../../src/extension/params';
+import { buildView, score, storeGroup, summarize } from '../../src/extension/model/scoring';
+import { defaultParams } from '../../src/extension/slider-params';
 import { join } from 'node:path';
-import { WhatIfEngine } from '../../src/extension/whatif/engine';
-import { WhatIfShard } from '../../src/extension/whatif/shard';
+import { WhatIfEngine } from '../../src/extension/workers/whatif-engine';
+import { WhatIfShard } from '../../src/extension/workers/whatif-shard';
 import type { GroupHealth } from '../../src/engine';
 
 async function groups(path: string): Promise<Group[]> {

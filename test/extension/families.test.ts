@@ -7,17 +7,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { RunStore } from '../../src/extension/store';
-import { storeSource } from '../../src/extension/rescore';
-import { WhatIfEngine } from '../../src/extension/whatif/engine';
+import { RunStore } from '../../src/extension/model/run-store';
+import { storeSource } from '../../src/extension/model/run-source';
+import { WhatIfEngine } from '../../src/extension/workers/whatif-engine';
 import { oppositeSigns, pickPair, signDisagreements } from '../../webview/consensus/sign-agreement';
 import { dashboardModel } from '../../src/extension/dashboard/dashboard-model';
 import { emptyAgreement, OPERATOR_IDS, type GroupHealth, type OperatorId, type RunHealth } from '../../src/engine';
-import type { DashboardData } from '../../src/extension/whatif/engine';
+import type { DashboardData } from '../../src/extension/workers/whatif-engine';
 import type { OperatorOutcome, QuestionView, RolloutRow } from '../../src/protocol/messages';
 import type { Group } from '../../src/engine';
-import { buildView, storeGroup } from '../../src/extension/scoring';
-import { defaultParams } from '../../src/extension/params';
+import { buildView, storeGroup } from '../../src/extension/model/scoring';
+import { defaultParams } from '../../src/extension/slider-params';
 
 test('opposite signs: only two non-zero, finite advantages of opposite sign', () => {
   assert.equal(oppositeSigns(0.5, -0.2), true);

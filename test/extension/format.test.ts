@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import { answerSpan, flipDescription, fmt, questionDescription, statusText, stepStats } from '../../src/extension/format';
 import { contentSecurityPolicy, makeNonce, panelHtml } from '../../src/extension/webview-html';
 import { filterQuestions } from '../../src/extension/explorer/filters';
-import { changedParams, defaultParams, sanitizeParams } from '../../src/extension/params';
+import { changedParams, defaultParams, sanitizeParams } from '../../src/extension/slider-params';
 import { parseParamText, parseRescoreText } from '../../src/extension/paramText';
-import type { QuestionSummary } from '../../src/extension/scoring';
+import type { QuestionSummary } from '../../src/extension/model/scoring';
 
 const sum = (o: Partial<QuestionSummary>): QuestionSummary => ({ regime: 'contested', overturn: false, gate: 0.5, mismatches: 0, label: '1', majorityLabel: '1', n: 8, digest: { degenerate: false, plurality: false, rescuedBy: [] }, ...o });
 

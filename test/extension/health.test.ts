@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRunContext, analyseRun, isDegenerate } from '../../src/engine';
-import { buildView, score, storeGroup, summarize, type QuestionSummary } from '../../src/extension/scoring';
+import { buildView, score, storeGroup, summarize, type QuestionSummary } from '../../src/extension/model/scoring';
 import { filterQuestions } from '../../src/extension/explorer/filters';
 import { questionDescription } from '../../src/extension/format';
 import { alarmStatus, healthRecords, RunHealthCache, runPremise } from '../../src/extension/status/health-status';

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { flipDescription, oneLine, rolloutHeader, show } from '../../src/extension/format';
 import { csvField, prepareGroup } from '../../src/engine';
 import { mayFollowAgain } from '../../src/extension/runs/restore';
-import { buildView } from '../../src/extension/scoring';
-import { defaultParams } from '../../src/extension/params';
+import { buildView } from '../../src/extension/model/scoring';
+import { defaultParams } from '../../src/extension/slider-params';
 
 test('a line break in a question id, answer, run label or ground truth stays inside its header line', () => {
   const forged = 'q1\n# log: /etc/passwd:1\r\n# rewards: all 1';

@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { prepareGroup, type Group } from '../../src/engine';
 import { entryToGroup, readRolloutText, rolloutsOf, type GroupEntry } from '../../src/logs/log-layer';
-import { RunStore } from '../../src/extension/store';
-import { WhatIfEngine } from '../../src/extension/whatif/engine';
-import { defaultParams } from '../../src/extension/params';
-import { preview } from '../../src/extension/scoring';
-import { WORKER_NICE } from '../../src/extension/whatif/priority';
+import { RunStore } from '../../src/extension/model/run-store';
+import { WhatIfEngine } from '../../src/extension/workers/whatif-engine';
+import { defaultParams } from '../../src/extension/slider-params';
+import { preview } from '../../src/engine';
+import { WORKER_NICE } from '../../src/extension/workers/priority';
 
 const dirs: string[] = [];
 const cleanup: (() => unknown)[] = [];
@@ -48,9 +48,9 @@ test('the store prepares every group through the engine (worker threads), with t
     params: defaultParams,
     follow: false,
     log: (m) => logged.push(m),
-    prepare: (entry, questionId) => {
-      seen.push({ entry, questionId });
-      return engine.prepare({ entry, questionId }, 8);
+    prepare: (runId, item, opts) => {
+      seen.push({ entry: item.entry!()!, questionId: item.questionId });
+      return engine.prepare(runId, item, { ...opts, maxGroupSize: 8 });
     },
   });
   cleanup.push(() => store.dispose());
@@ -216,14 +216,15 @@ test("a what-if worker that dies fails only its own requests; the other worker's
   cleanup.push(() => engine.dispose());
   // Private access: two requests in flight, one on each worker, and the first worker's death
   // signalled before either reply can arrive (replies come back as later message events).
-  const e = engine as unknown as { slots: { worker: Worker | null }[]; send(slot: unknown, req: unknown): Promise<unknown> };
+  const e = engine as unknown as { slots: unknown[]; pool: { thread(i: number): Worker | undefined }; send(slot: unknown, req: unknown): Promise<unknown> };
   const group: Group = { step: 1, questionId: 'q', rollouts: Array.from({ length: 4 }, (_, i) => ({ response: `\\boxed{${i % 2}}` })) };
-  const req = { kind: 'prepare', item: { group } };
+  const req = { kind: 'prepare', item: { key: 'q', version: 1, step: 1, questionId: 'q', group }, keep: false };
   const first = e.send(e.slots[0], req);
   const second = e.send(e.slots[1], req);
-  const dead = e.slots[0].worker!;
+  const dead = e.pool.thread(0)!;
   dead.emit('exit', 1);
-  await assert.rejects(first, /what-if worker exited \(code 1\)/);
+  await assert.rejects(first, /worker thread 1 exited \(code 1\) before answering/);
+  assert.notEqual(e.pool.thread(0), dead, 'a new thread in its place');
   await assert.doesNotReject(second);
   await dead.terminate();
 });

@@ -8,11 +8,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, w
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { RunStore } from '../../src/extension/store';
-import { storeSource } from '../../src/extension/rescore';
-import { WhatIfEngine } from '../../src/extension/whatif/engine';
-import { defaultParams } from '../../src/extension/params';
-import { buildView, lightSummary as lightSummaryOf, outcomeContext, type QuestionSummary } from '../../src/extension/scoring';
+import { RunStore } from '../../src/extension/model/run-store';
+import { storeSource } from '../../src/extension/model/run-source';
+import { WhatIfEngine } from '../../src/extension/workers/whatif-engine';
+import { defaultParams } from '../../src/extension/slider-params';
+import { buildView, lightSummary as lightSummaryOf, outcomeContext, type QuestionSummary } from '../../src/extension/model/scoring';
 import { analyseRun, labelFreeCopies, type OperatorId } from '../../src/engine';
 import { randomHistory } from '../logs/random-history';
 
@@ -55,7 +55,7 @@ function newStore(persist: string | undefined, engine?: WhatIfEngine, idleMs = 1
     saveDelayMs: 10,
     checkpointGroups,
     persistDir: () => persist,
-    prepare: engine ? (entry, questionId) => engine.prepare({ entry, questionId }) : undefined,
+    prepare: engine ? (runId, item, opts) => engine.prepare(runId, item, opts) : undefined,
   });
   cleanup.push(() => store.dispose());
   return store;
@@ -109,9 +109,9 @@ test('a run reopened in a new store reads its saved index and summaries; a rewri
     idleMs: 100,
     saveDelayMs: 10,
     persistDir: () => storage,
-    prepare: (entry, questionId) => {
+    prepare: (runId, item, opts) => {
       prepared++;
-      return engine.prepare({ entry, questionId });
+      return engine.prepare(runId, item, opts);
     },
   });
   cleanup.push(() => second.dispose());

@@ -4,7 +4,7 @@ import { register } from 'tsx/esm/api';
 import { getPriority, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 register();
-const mod = await import('../../src/extension/whatif/priority.ts');
+const mod = await import('../../src/extension/workers/priority.ts');
 const p = mod.threadId ? mod : mod.default; // (a CommonJS module under tsx)
 const tid = p.threadId();
 if (workerData.pre > 0) setPriority(tid, workerData.pre);

@@ -10,10 +10,10 @@ import { mkdtempSync, rmSync, utimesSync, writeFileSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rolloutsOf, rolloutsMaterialised } from '../../src/logs/log-layer';
-import { RunStore } from '../../src/extension/store';
-import { storeSource } from '../../src/extension/rescore';
-import { WhatIfEngine } from '../../src/extension/whatif/engine';
-import { defaultParams } from '../../src/extension/params';
+import { RunStore } from '../../src/extension/model/run-store';
+import { storeSource } from '../../src/extension/model/run-source';
+import { WhatIfEngine } from '../../src/extension/workers/whatif-engine';
+import { defaultParams } from '../../src/extension/slider-params';
 
 const dirs: string[] = [];
 const cleanup: (() => unknown)[] = [];
@@ -47,7 +47,7 @@ function newStore(engine: WhatIfEngine): RunStore {
     params: defaultParams,
     pollMs: 60_000,
     idleMs: 200,
-    prepare: (entry, questionId) => engine.prepare({ entry, questionId }),
+    prepare: (runId, item, opts) => engine.prepare(runId, item, opts),
   });
   cleanup.push(() => store.dispose());
   return store;
@@ -127,7 +127,7 @@ test('a same-length rewrite: a worker thread reads the new roll-out texts, not i
   assert.deepEqual(g2?.prepared.answers, ['7', '7', '5']);
   // And straight through the worker, from the index entry (a fresh request, the thread's caches warm).
   const entry = store.entry(key)!;
-  const direct = await engine.prepare({ entry, questionId: 'q0' });
+  const direct = await engine.prepare(run.id, { key: 'fresh', version: entry.version, step: 1, questionId: 'q0', entry: () => entry }, { keep: true });
   assert.ok(direct.previews.every((p) => !p.includes('aaaa')));
   assert.deepEqual(direct.prepared.answers, ['7', '7', '5']);
 });

@@ -7,12 +7,12 @@ import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRunContext, prepareGroup, scoreGroup } from '../../src/engine';
-import { RunStore } from '../../src/extension/store';
-import { buildView, outcomeContext } from '../../src/extension/scoring';
-import { storeSource } from '../../src/extension/rescore';
-import { WhatIfEngine } from '../../src/extension/whatif/engine';
+import { RunStore } from '../../src/extension/model/run-store';
+import { buildView, outcomeContext } from '../../src/extension/model/scoring';
+import { storeSource } from '../../src/extension/model/run-source';
+import { WhatIfEngine } from '../../src/extension/workers/whatif-engine';
 import { filterQuestions } from '../../src/extension/explorer/filters';
-import { defaultParams } from '../../src/extension/params';
+import { defaultParams } from '../../src/extension/slider-params';
 import { rng, synthRollouts, type ClassPlan } from '../../scripts/synth';
 
 const dirs: string[] = [];

@@ -4,9 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { OPERATOR_IDS } from '../../src/engine';
 import { deserialize, serialize } from 'node:v8';
-import { packSummaries, QuestionSummaries } from '../../src/extension/summaries';
+import { packSummaries, QuestionSummaries } from '../../src/extension/model/summaries';
 import { KeyIndex } from '../../src/logs/log-layer';
-import type { QuestionSummary } from '../../src/extension/scoring';
+import type { QuestionSummary } from '../../src/extension/model/scoring';
 
 function light(i: number): QuestionSummary {
   const s: QuestionSummary = {

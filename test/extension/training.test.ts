@@ -122,7 +122,7 @@ test('the default shell of a profile without terminal comes from user-level sour
   assert.equal(userDefaultShell(undefined, profiles, '/bin/bash'), '/bin/bash');
   assert.equal(userDefaultShell('missing', profiles, '/bin/ksh'), '/bin/ksh');
   assert.equal(userDefaultShell(undefined, profiles, undefined), undefined);
-  const src = readFileSync(join(import.meta.dirname ?? __dirname, '../../src/extension/training/index.ts'), 'utf8');
+  const src = readFileSync(join(import.meta.dirname ?? __dirname, '../../src/extension/training/training-commands.ts'), 'utf8');
   assert.ok(!/vscode\.env\.shell/.test(src), 'the launcher must not read vscode.env.shell (a workspace can set it)');
 });
 

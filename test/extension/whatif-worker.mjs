@@ -2,4 +2,4 @@
 // this .mjs registers tsx in the thread and imports the TypeScript worker.
 import { register } from 'tsx/esm/api';
 register();
-await import('../../src/extension/whatif/worker.ts');
+await import('../../src/extension/workers/whatif-worker.ts');

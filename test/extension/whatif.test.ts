@@ -7,11 +7,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { answersEqual, scoreGroup } from '../../src/engine';
-import { RunStore } from '../../src/extension/store';
-import { storeSource, type RunEntry } from '../../src/extension/rescore';
-import { WhatIfEngine, type Hooks } from '../../src/extension/whatif/engine';
+import { RunStore } from '../../src/extension/model/run-store';
+import { questionItem, storeSource, type RunEntry } from '../../src/extension/model/run-source';
+import { WhatIfEngine, type Hooks } from '../../src/extension/workers/whatif-engine';
 import { dashboardModel } from '../../src/extension/dashboard/dashboard-model';
-import { defaultParams } from '../../src/extension/params';
+import { defaultParams } from '../../src/extension/slider-params';
 import { rng, synthRollouts, type ClassPlan } from '../../scripts/synth';
 
 const dirs: string[] = [];
@@ -178,11 +178,18 @@ test('the panel’s sensitivity intervals come from a worker and match the engin
   const { store, run } = await openRun(writeRun(1, 3));
   const engine = workers();
   const { sensitivity } = await import('../../src/engine');
-  const { sensitivityRange } = await import('../../src/extension/whatif/range');
+  const { sensitivityRange } = await import('../../src/extension/whatif/sensitivity-range');
   for (const [, keys] of run.steps) {
     for (const k of keys) {
-      const g = (await store.get(store.keyOf(run, k)!))!;
-      const fromWorker = await engine.sensitivity(g.prepared, defaultParams());
+      const key = store.keyOf(run, k)!;
+      const g = (await store.get(key))!;
+      // sent by key: the group goes to its worker once (its entry read once), then the worker holds it
+      const q = questionItem(store, key)!;
+      let entries = 0;
+      const item = { ...q.item, entry: () => (entries++, q.item.entry!()) };
+      const fromWorker = await engine.sensitivity(q.runId, item, defaultParams());
+      assert.deepEqual(await engine.sensitivity(q.runId, item, defaultParams()), fromWorker);
+      assert.equal(entries, 1, 'the second request names the group by its key');
       const local = sensitivity(g.prepared, {});
       assert.deepEqual(fromWorker, local);
       const wire = sensitivityRange(fromWorker.kappa);
@@ -192,7 +199,7 @@ test('the panel’s sensitivity intervals come from a worker and match the engin
 });
 
 test('re-score input: prefill, "vs OPERATOR" baseline, range validation', async () => {
-  const { parseWhatIfText, prefillText, validateRescoreText } = await import('../../src/extension/whatif/text');
+  const { parseWhatIfText, prefillText, validateRescoreText } = await import('../../src/extension/whatif/rescore-text');
   assert.equal(prefillText('core', defaultParams()), 'core kappa=0.1 tau=0.25 alpha=0.1');
   assert.deepEqual(parseWhatIfText('core kappa=0.5 vs majority'), { operator: 'core', baseline: 'majority', params: { kappa: 0.5 } });
   assert.deepEqual(parseWhatIfText('kappa=0.3'), { operator: null, baseline: null, params: { kappa: 0.3 } });
@@ -218,4 +225,30 @@ test("a run's health analysed on a worker thread, its records sent in parts, is 
   assert.deepEqual(there, analyseRun(labelFreeCopies(records)));
   assert.ok(there.alarms.length > 0, 'an analysis that found something');
   assert.equal((await engine.analyse([])).groups, 0);
+});
+
+test('one load → prepare → cache path: a group a view prepared is not read again by a re-score, nor one a re-score prepared by the background scoring', async () => {
+  const engine = workers();
+  // the entries the store hands the workers (a group a worker holds at its version goes by key, its entry unread)
+  let entries = 0;
+  const store = new RunStore({ configuredOperator: () => 'majority', params: defaultParams, follow: false, prepare: (runId, item, opts) => engine.prepare(runId, { ...item, entry: () => (entries++, item.entry!()) }, opts) });
+  stores.push(store);
+  const run = store.add(writeRun(2, 6), 'opened');
+  await store.summariesDone();
+  assert.equal(entries, run.groups, 'the first scoring pass reads every group once');
+  const viewed = store.keyOf(run, run.steps.get(1)!.at(0)!)!;
+  assert.ok((await store.get(viewed))?.previews.length, 'the view gets its previews');
+  const read: string[] = [];
+  const source = storeSource(store, run);
+  const counting = { id: source.id, items: () => source.items().map((it) => ({ ...it, entry: () => (read.push(`${it.step}/${it.questionId}`), it.entry!()) })) };
+  const r = await engine.rescore(counting, { operator: 'majority', params: defaultParams() }, { operator: 'core', params: defaultParams() });
+  assert.equal(r.failed.length + r.skipped, 0);
+  assert.ok(!read.includes(`${viewed.step}/${viewed.questionId}`), `the viewed group went by key (read: ${read.join(', ')})`);
+  assert.equal(read.length, run.groups - 1, 'every other group read once');
+  // another scoring pass (new settings) is served from the workers' cache: no group read again
+  entries = 0;
+  store.invalidateSummaries();
+  await store.summariesDone();
+  assert.equal(entries, 0);
+  assert.equal(run.summaries.size, run.groups);
 });

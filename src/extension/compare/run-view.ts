@@ -4,8 +4,8 @@
 // labels part; clicking one shows the question in both runs side by side. Opened by
 // *Compare Runs…* (command palette, the explorer's run context menu) and, for one run, by the
 // read-only custom editor "Consensus Lens Run" (Open With… on a *.jsonl / *.parquet log).
-// The numbers: the what-if workers' per-group health records (src/extension/whatif), through
-// src/extension/compare/run-view-model.ts and src/engine/analysis/runs-compare.ts.
+// The numbers: the what-if workers' per-group health records (src/extension/workers), through
+// src/extension/workers/run-view-builder.ts and src/engine/analysis/runs-compare.ts.
 import { groundTruthSetting } from '../settings';
 import * as vscode from 'vscode';
 import { errorMessage } from '../../util/errors';
@@ -15,10 +15,10 @@ import { LatestJob } from '../util/latest-job';
 import { OPERATOR_FAMILIES, OPERATOR_IDS, OPERATOR_LABELS, type OperatorId } from '../../engine';
 import { parseCompareMessage, type CompareHostMessage, type RunViewModel } from '../../protocol/compare-messages';
 import { WebviewPanelBase } from '../webview-panel';
-import type { RunStore } from '../store';
-import { storeSource } from '../rescore';
-import { buildView, outcomeContext } from '../scoring';
-import type { WhatIfController } from '../whatif';
+import type { RunStore } from '../model/run-store';
+import { storeSource } from '../model/run-source';
+import { buildView, outcomeContext } from '../model/scoring';
+import type { WhatIfController } from '../whatif/whatif-controller';
 import { pairSide } from './run-view-model';
 import type { QuestionKey } from '../../protocol/messages';
 

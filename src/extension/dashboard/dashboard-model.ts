@@ -5,7 +5,7 @@
 import { OPERATOR_FAMILIES, OPERATOR_IDS, type OperatorId } from '../../engine';
 import { agreementRates } from '../../engine';
 import { accuracyOf, countAccuracy, emptyAccuracy, type AccuracyCount } from '../../engine';
-import type { DashboardData } from '../whatif/engine';
+import type { DashboardData } from '../workers/runtime';
 import { analyseRun, labelFreeCopies, type GroupHealth, type RunHealth } from '../../engine';
 import type { DashModel, DashRecoveryPoint, DashStep } from '../../protocol/dashboard-messages';
 

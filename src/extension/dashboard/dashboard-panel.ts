@@ -1,16 +1,16 @@
 // The run dashboard (consensusLens.showDashboard): one webview per window with per-step
 // charts, the regime breakdown, the recovery-region plot, the κ × τ sweep heatmap, the operator
 // agreement matrix and the last re-score. Every number is computed by the what-if workers
-// (src/extension/whatif) on cached features; the webview draws them (webview/dashboard).
+// (src/extension/workers) on cached features; the webview draws them (webview/dashboard).
 // Live: while the run grows, the model is recomputed (debounced) and re-sent.
 import * as vscode from 'vscode';
 import { OPERATOR_IDS, type OperatorId } from '../../engine';
 import { DASHBOARD_PROTOCOL, parseDashMessage, type DashHostMessage, type DashModel, type DashSweep } from '../../protocol/dashboard-messages';
 import type { QuestionKey } from '../../protocol/messages';
 import { WebviewPanelBase } from '../webview-panel';
-import type { RunStore } from '../store';
-import { storeSource } from '../rescore';
-import type { WhatIfController } from '../whatif';
+import type { RunStore } from '../model/run-store';
+import { storeSource } from '../model/run-source';
+import type { WhatIfController } from '../whatif/whatif-controller';
 import { dashboardModel, dashboardRecords } from './dashboard-model';
 import { errorMessage } from '../../util/errors';
 import { LatestJob } from '../util/latest-job';

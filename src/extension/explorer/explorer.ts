@@ -2,7 +2,7 @@
 // commands, and what selecting a row means (the rest of the extension is told through the hooks).
 import * as vscode from 'vscode';
 import type { QuestionKey } from '../../protocol/messages';
-import type { RunStore } from '../store';
+import type { RunStore } from '../model/run-store';
 import { configuredOperator } from '../settings';
 import { RunTree, type Node } from './tree';
 import type { ExplorerFilter, ExplorerSort } from './filters';

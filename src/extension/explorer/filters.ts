@@ -1,5 +1,5 @@
 // Explorer filters and sort orders. Pure: no 'vscode'.
-import type { QuestionSummary } from '../scoring';
+import type { QuestionSummary } from '../model/scoring';
 import { naturalCompare } from '../../logs/walk';
 
 export type ExplorerFilter = 'all' | 'contested' | 'overturns' | 'mismatches' | 'degenerate';

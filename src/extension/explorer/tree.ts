@@ -2,7 +2,7 @@
 // store's index (no scoring on expansion: summaries arrive from the background pass).
 import * as vscode from 'vscode';
 import type { OperatorId, QuestionKey } from '../../protocol/messages';
-import { questionKeyString, type RunEntry, type RunStore } from '../store';
+import { questionKeyString, type RunEntry, type RunStore } from '../model/run-store';
 import { fmt, questionDescription, questionTooltip, show } from '../format';
 import { filterQuestions, type ExplorerFilter, type ExplorerSort } from './filters';
 import { groundTruthSetting } from '../settings';

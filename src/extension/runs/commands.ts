@@ -1,7 +1,7 @@
 // Open Run…, Close Run and Refresh Runs.
 import * as vscode from 'vscode';
-import type { RunStore } from '../store';
-import type { WhatIfController } from '../whatif';
+import type { RunStore } from '../model/run-store';
+import type { WhatIfController } from '../whatif/whatif-controller';
 import type { Node } from '../explorer/tree';
 import type { RunDiscovery } from './discovery';
 import { whyNotARun } from './recognise';

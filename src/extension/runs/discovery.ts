@@ -7,7 +7,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { stat } from 'node:fs/promises';
 import { unsafeRunRoot } from '../../logs/log-layer';
 import type { QuestionKey } from '../../protocol/messages';
-import type { RunEntry, RunStore } from '../store';
+import type { RunEntry, RunStore } from '../model/run-store';
 import { configuredRuns, scanningWorkspace, workspaceRoot } from '../settings';
 import { CANDIDATE_GLOB, MAX_CANDIDATES, inFollowedRun, runFolders } from './discover';
 

@@ -2,7 +2,7 @@
 // per-question records the background scoring already keeps (QuestionSummary.health), by the same
 // engine function as `consensus-lens health` and the dashboard. Pure: no 'vscode'.
 import { analyseRun, labelFreeCopies, premiseCheck, type AurocCounts, type GroupHealth, type PremiseCheck, type RunHealth } from '../../engine';
-import type { QuestionSummary } from '../scoring';
+import type { QuestionSummary } from '../model/scoring';
 
 export function healthRecords(summaries: Iterable<QuestionSummary | undefined>): GroupHealth[] {
   const out: GroupHealth[] = [];

@@ -2,7 +2,7 @@
 // host's event-loop delay since the last call (and resets it) — how the e2e suite checks that the
 // host stays responsive.
 import * as vscode from 'vscode';
-import type { RunStore } from '../store';
+import type { RunStore } from '../model/run-store';
 import { LagMonitor } from './lag';
 
 export function registerHostLag(store: RunStore, log: vscode.LogOutputChannel): vscode.Disposable {

@@ -3,7 +3,7 @@
 // when a run has grown since, the run that grew last — the training run being written, not
 // whichever run was discovered first.
 import * as vscode from 'vscode';
-import type { RunEntry, RunStore } from '../store';
+import type { RunEntry, RunStore } from '../model/run-store';
 import { statusText, stepStats } from '../format';
 import { RunHealthCache, alarmStatus } from './health-status';
 

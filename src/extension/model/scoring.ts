@@ -13,7 +13,6 @@ import {
   type Group,
   type GroupScore,
   type OperatorId,
-  type Params,
   type PreparedGroup,
   type OutcomeReplay,
   type RunContext,
@@ -21,10 +20,12 @@ import {
   FLAG_NAMES,
   groupHealth,
   isDegenerate,
+  engineParams,
+  preview,
   type AurocCounts,
   type GroupHealth,
-} from '../engine';
-import type { ClassRow, GraphEdge, OperatorOutcome, QuestionKey, QuestionView, Regime, RolloutRow } from '../protocol/messages';
+} from '../../engine';
+import type { ClassRow, GraphEdge, OperatorOutcome, QuestionKey, QuestionView, Regime, RolloutRow } from '../../protocol/messages';
 
 /** A group as the store keeps it: prepared features, no response texts. */
 export interface StoredGroup {
@@ -87,37 +88,32 @@ export function lightSummary(s: QuestionSummary): QuestionSummary {
   return { ...rest, healthSaved: true };
 }
 
-export const PREVIEW_CHARS = 160;
-
-export function preview(text: string, max = PREVIEW_CHARS): string {
-  const t = text.replace(/\s+/g, ' ').trim();
-  return t.length > max ? t.slice(0, max - 1) + '…' : t;
+/** What a stored group keeps of its group besides the features (an index entry has it without its texts). */
+export interface StoredHead {
+  step: number;
+  questionId: string;
+  prompt?: string;
+  groundTruthForms?: readonly string[];
+  sampleIdx: (number | null)[];
 }
 
-/** `done`: the features and previews when they were computed elsewhere (a worker thread). */
-export function storeGroup(group: Group, runId: string, runLabel: string, done?: { prepared: PreparedGroup; previews: string[] }): StoredGroup {
+/** A stored group from its head and its features and previews (computed on a worker thread, or by `storeGroup`). */
+export function storedGroup(head: StoredHead, runId: string, runLabel: string, done: { prepared: PreparedGroup; previews: string[] }): StoredGroup {
   return {
-    key: { runId, step: group.step, questionId: group.questionId },
+    key: { runId, step: head.step, questionId: head.questionId },
     runLabel,
-    // With the text measures of the run-health analysis (texts are dropped after this).
-    prepared: done?.prepared ?? prepareGroup(group, { health: true }),
-    prompt: group.prompt ?? null,
-    previews: done?.previews ?? group.rollouts.map((r) => preview(r.response ?? '')),
-    sampleIdx: group.rollouts.map((r) => (typeof r.sampleIdx === 'number' ? r.sampleIdx : null)),
-    ...(group.groundTruthForms?.length ? { groundTruthForms: group.groundTruthForms } : {}),
+    prepared: done.prepared,
+    prompt: head.prompt ?? null,
+    previews: done.previews,
+    sampleIdx: head.sampleIdx,
+    ...(head.groundTruthForms?.length ? { groundTruthForms: head.groundTruthForms } : {}),
   };
 }
 
-/** Engine parameters from the extension's flat record (unknown keys dropped). */
-export function engineParams(params: Record<string, number>): Partial<Params> {
-  const allowed: (keyof Params)[] = ['kappa', 'tau', 'alpha', 'shift', 'eps', 'tmax', 'omega', 'ciscTemp', 'lambda', 'tauLow', 'tauHigh', 'uncheckedPassRate', 'entropyWindow', 'advEps'];
-  const out: Partial<Record<keyof Params, number | string>> = {};
-  for (const k of allowed) if (typeof params[k] === 'number' && Number.isFinite(params[k])) out[k] = params[k];
-  // GRPO scaling travels as a number in the flat record: advScaleNone = 1 is Dr. GRPO (no std).
-  if (params.advScaleNone === 1) (out as Partial<Params>).advScale = 'none';
-  // C must stay ≥ α (Lemma 1): a shift below α (e.g. after moving the α slider) follows α.
-  if (typeof out.shift === 'number' && out.shift < ((out.alpha as number | undefined) ?? 0.1)) delete out.shift;
-  return out as Partial<Params>;
+/** A stored group from a group with its texts (tests, benchmarks): prepared here, with the run-health text measures. */
+export function storeGroup(group: Group, runId: string, runLabel: string): StoredGroup {
+  const head = { ...group, sampleIdx: group.rollouts.map((r) => (typeof r.sampleIdx === 'number' ? r.sampleIdx : null)) };
+  return storedGroup(head, runId, runLabel, { prepared: prepareGroup(group, { health: true }), previews: group.rollouts.map((r) => preview(r.response ?? '')) });
 }
 
 export function score(g: StoredGroup, params: Record<string, number>, configured: OperatorId | undefined, ctx?: RunContext, operators?: readonly OperatorId[]): GroupScore {

@@ -1,6 +1,12 @@
-// A small pool of worker threads. Requests go either to the worker a shard key hashes to (`submit`,
-// serve's per-question affinity) or to a worker the caller picks by its backlog (`submitTo`,
-// `backlog`). Results are awaited in submission order by the caller.
+// The one pool of worker threads: the CLI's scoring threads (score, sweep, report, serve) and the
+// extension's what-if workers (src/extension/workers/whatif-engine.ts). Requests go either to the
+// worker a shard key hashes to (`submit`, serve's per-question affinity) or to a worker the caller
+// picks (`submitTo`, by `backlog` or its own shard key). Results are awaited in submission order by
+// the caller. A worker answers `{ seq, value }` or `{ seq, error }` and counts what it finished in
+// `workerData.done[workerData.index]`.
+//
+// For a long-lived owner (the extension host): `lazy` starts a thread at its first request, and
+// `unrefWhenIdle` lets the process end while no request is pending.
 //
 // A worker that dies (an error, an exit, `kill` by a caller whose request ran out of time) fails
 // every request it held with a `WorkerDiedError` — never a promise that stays pending, which would
@@ -14,6 +20,15 @@ import { Worker } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fnv1a } from '../engine';
+
+export interface PoolOptions {
+  /** Options for each thread (the extension's tests run TypeScript workers through a loader). */
+  execArgv?: string[];
+  /** Start each thread at its first request (default: all at once). */
+  lazy?: boolean;
+  /** A thread with no request pending does not keep the process alive. */
+  unrefWhenIdle?: boolean;
+}
 
 interface Pending {
   resolve: (v: unknown) => void;
@@ -51,24 +66,32 @@ export class ShardedPool {
   /** Called when worker `i` died and cannot be restarted (too many deaths in the window). */
   onExhausted?: (i: number, why: string) => void;
 
+  /** Threads not started yet (`lazy`): started at their first request. */
+  private readonly unstarted: boolean[];
+
   constructor(
     size: number,
     private readonly script = join(__dirname, 'score-worker.js'),
+    private readonly opts: PoolOptions = {},
   ) {
     this.sent = new Array(size).fill(0);
     this.done = new Int32Array(new SharedArrayBuffer(4 * size));
-    this.workers = Array.from({ length: size }, (_, i) => this.start(i));
+    this.unstarted = new Array(size).fill(!!opts.lazy);
+    this.workers = Array.from({ length: size }, (_, i) => (opts.lazy ? undefined : this.start(i)));
   }
 
   private start(i: number): Worker {
-    const w = new Worker(this.script, { workerData: { done: this.done, index: i, restarted: this.restarts > 0 } });
+    const w = new Worker(this.script, { execArgv: this.opts.execArgv, workerData: { done: this.done, index: i, restarted: this.restarts > 0 } });
     w.on('message', (m: { seq: number; value?: unknown; error?: string }) => {
       const p = this.pending.get(m.seq);
       if (!p) return;
       this.pending.delete(m.seq);
       if (m.error !== undefined) p.reject(new Error(m.error));
       else p.resolve(m.value);
+      // An idle thread must not keep a process (a test, the extension host's exit) alive.
+      if (this.opts.unrefWhenIdle && this.pending.size === 0) for (const x of this.workers) x?.unref();
     });
+    if (this.opts.unrefWhenIdle) w.unref();
     w.on('error', (e) => this.died(i, w, `failed (${e.message})`));
     w.on('exit', (code) => this.died(i, w, `exited (code ${code})`));
     return w;
@@ -126,18 +149,41 @@ export class ShardedPool {
   }
 
   submitTo<T>(i: number, message: Record<string, unknown>): Promise<T> {
+    if (this.unstarted[i] && !this.closing) {
+      this.unstarted[i] = false;
+      this.workers[i] = this.start(i);
+    }
     const w = this.workers[i];
     if (!w) return Promise.reject(new WorkerDiedError(`worker thread ${i + 1} is gone (worker threads died more than ${MAX_RESTARTS} times in ${RESTART_WINDOW} requests)`));
     const seq = this.seq++;
     this.sent[i]++;
+    if (this.opts.unrefWhenIdle) w.ref();
     return new Promise<T>((resolve, reject) => {
       this.pending.set(seq, { resolve: resolve as (v: unknown) => void, reject, worker: i });
-      w.postMessage({ ...message, seq });
+      try {
+        w.postMessage({ ...message, seq });
+      } catch (e) {
+        // A message that cannot be cloned to the thread (DataCloneError, a RangeError on a value
+        // nested too deep): this request fails, the thread is fine.
+        this.pending.delete(seq);
+        this.sent[i]--;
+        reject(e);
+      }
     });
   }
 
+  /** Thread `i` while it runs (tests). */
+  thread(i: number): Worker | undefined {
+    return this.workers[i];
+  }
+
+  /** Ends every thread; a request still pending fails (never a promise left pending). */
   async close(): Promise<void> {
     this.closing = true;
+    for (const [seq, p] of this.pending) {
+      this.pending.delete(seq);
+      p.reject(new Error('the worker pool was closed'));
+    }
     await Promise.all(this.workers.map((w) => w?.terminate()));
   }
 }

@@ -4,11 +4,11 @@
 // kept as one row of typed columns (~50 bytes, and its key's ~40 in an off-heap key index, instead
 // of ~300 as an object) and built again as an object when it is asked for — the explorer asks for the questions in view. Map-like: the store,
 // the explorer and the status bar use it as they would a Map<GroupKey, QuestionSummary>.
-import { OPERATOR_IDS, type OperatorId } from '../engine';
-import { KeyIndex, type GroupKey } from '../logs/log-layer';
-import type { Regime } from '../protocol/messages';
+import { OPERATOR_IDS, type OperatorId } from '../../engine';
+import { KeyIndex, type GroupKey } from '../../logs/log-layer';
+import type { Regime } from '../../protocol/messages';
 import type { QuestionSummary } from './scoring';
-import { StringTable } from '../util/string-table';
+import { StringTable } from '../../util/string-table';
 
 const REGIMES: Regime[] = ['saturated', 'contested', 'competence-floor', 'empty'];
 const F_OVERTURN = 1;

@@ -1,11 +1,11 @@
-// The run-wide what-if commands (their work is src/extension/whatif's WhatIfController): Re-score
+// The run-wide what-if commands (their work is whatif-controller.ts's WhatIfController): Re-score
 // Run…, the flips of the last re-score, and its export. A finished re-score is offered to the
 // training launcher as "the last what-if".
 import * as vscode from 'vscode';
-import type { OperatorId } from '../engine';
-import type { WhatIfController } from './whatif';
-import type { Node } from './explorer/tree';
-import type { WhatIf } from './training';
+import type { OperatorId } from '../../engine';
+import type { WhatIfController } from './whatif-controller';
+import type { Node } from '../explorer/tree';
+import type { WhatIf } from '../training/training-commands';
 
 export function registerWhatIfCommands(whatIf: WhatIfController, noteWhatIf: (w: WhatIf) => void): vscode.Disposable {
   return vscode.Disposable.from(

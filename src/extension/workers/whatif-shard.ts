@@ -1,7 +1,7 @@
 // One shard of a run for run-wide what-ifs: it keeps the prepared features of its groups
 // (answers, classes, within-class cosines as Float64Array — exact, never float32) between requests,
 // so a re-score with a new κ/τ/α, a κ × τ sweep or the dashboard's read-outs only re-run the
-// operators. A worker thread owns one shard (src/extension/whatif/worker.ts); unit tests and the
+// operators. A worker thread owns one shard (src/extension/workers/whatif-worker.ts); unit tests and the
 // in-process fallback use the class directly. Pure Node: no 'vscode'.
 //
 // Memory: a group of 64 roll-outs in ~3 classes keeps ~700 cosine pairs (5.6 KB) plus its answers,
@@ -12,12 +12,45 @@
 //
 // Order: the host sends each question's groups to the same shard in step order, so MS-TTRL's
 // outcome cache (one RunContext per job and setting) sees them as the training did.
-import { runViewModel, sideOf } from '../compare/run-view-model';
+import { runViewModel, sideOf } from './run-view-builder';
 import type { RunViewModel } from '../../protocol/compare-messages';
-import { OPERATOR_IDS, fnv1a, correctnessOf, operatorSpec, resolveParams, type Params, createRunContext, prepareGroup, scoreGroup, type Group, type OperatorId, type OperatorResult, type PreparedGroup, type RunContext, addAgreement, addGroup, diffGroup, emptyAgreement, emptyComparison, type AgreementMatrix, type ComparisonStats, type GroupDiff, type LabelRow, sensitivity, type SensitivityInterval, groupHealth, rolloutWhatIf, type GroupHealth, analyseRun, labelFreeCopies, type RunHealth, type GroundTruthMode } from '../../engine';
+import {
+  OPERATOR_IDS,
+  fnv1a,
+  correctnessOf,
+  operatorSpec,
+  resolveParams,
+  type Params,
+  createRunContext,
+  scoreGroup,
+  type Group,
+  type OperatorId,
+  type OperatorResult,
+  type PreparedGroup,
+  type RunContext,
+  addAgreement,
+  addGroup,
+  diffGroup,
+  emptyAgreement,
+  emptyComparison,
+  type AgreementMatrix,
+  type ComparisonStats,
+  type GroupDiff,
+  type LabelRow,
+  sensitivity,
+  type SensitivityInterval,
+  groupHealth,
+  rolloutWhatIf,
+  type GroupHealth,
+  analyseRun,
+  labelFreeCopies,
+  type RunHealth,
+  type GroundTruthMode,
+  engineParams,
+} from '../../engine';
 import { errorMessage } from '../../util/errors';
-import { entryToGroup, readRolloutText, rolloutsOf, type GroupEntry } from '../../logs/log-layer';
-import { engineParams, preview } from '../scoring';
+import type { GroupEntry } from '../../logs/log-layer';
+import { loadGroup, prepareLoaded, previewsOf } from './load-group';
 
 /**
  * One group of a request: its key (unique per run), version (src/logs/entries.ts: never reused, so
@@ -37,7 +70,7 @@ export interface WhatIfItem {
 
 export interface Setting {
   operator: OperatorId;
-  /** The extension's flat parameter record (see scoring.ts engineParams). */
+  /** The extension's flat parameter record (the engine's engineParams, src/engine/flat-params.ts). */
   params: Record<string, number>;
 }
 
@@ -83,14 +116,21 @@ export type ShardRequest =
   | { kind: 'rescore'; job: number; items: WhatIfItem[]; before: Setting; after: Setting; maxGroupSize?: number }
   | { kind: 'sweep'; job: number; items: WhatIfItem[]; operator: OperatorId; base: Record<string, number>; grid: { kappa: number; tau: number }[]; maxGroupSize?: number }
   | { kind: 'dashboard'; job: number; items: WhatIfItem[]; params: Record<string, number>; configured: OperatorId | undefined; whatifEvery?: number; maxGroupSize?: number }
-  | { kind: 'sensitivity'; prepared: PreparedGroup; params: Record<string, number> }
-  | { kind: 'prepare'; item: { group: Group } | { entry: GroupEntry; questionId: string }; maxGroupSize?: number }
+  /** A question's κ and τ intervals: the group by its key (loaded when the shard lacks it, then kept). */
+  | { kind: 'sensitivity'; item: WhatIfItem; params: Record<string, number> }
+  /**
+   * A group's features for the store (the explorer, the panel, the background scoring), through
+   * the same load → prepare → cache path as every other request. `keep`: a view's group, kept
+   * with its previews; the background scoring's is not kept (a first open scores every group once)
+   * and needs no previews, and is served from the cache when a what-if has prepared it.
+   */
+  | { kind: 'prepare'; item: WhatIfItem; keep: boolean; maxGroupSize?: number }
   | { kind: 'end'; job: number }
   | { kind: 'forget'; prefix?: string }
   /** A run's health records, in parts (each part a short structured clone on the host); the last part analyses them. */
   | { kind: 'analyse'; id: number; part: GroupHealth[]; last: boolean; groundTruth?: GroundTruthMode }
   /**
-   * The run view's model (compare/run-view-model.ts) from each side's health records, sent in parts like
+   * The run view's model (run-view-builder.ts) from each side's health records, sent in parts like
    * 'analyse' (`side`: whose records `part` holds); the last part builds the model.
    */
   | { kind: 'runView'; id: number; sides: { name: string; operator: OperatorId }[]; runIds: string[]; side: number; part: GroupHealth[]; last: boolean; groundTruth?: GroundTruthMode };
@@ -100,7 +140,8 @@ export type ShardReply =
   | { kind: 'sweep'; cells: SweepCell[]; missing: string[]; failed: FailedItem[] }
   | { kind: 'dashboard'; rows: DashboardRow[]; agreement: AgreementMatrix; missing: string[]; failed: FailedItem[] }
   | { kind: 'sensitivity'; kappa: SensitivityInterval; tau: SensitivityInterval }
-  | { kind: 'prepare'; prepared: PreparedGroup; previews: string[] }
+  | { kind: 'prepare'; prepared: PreparedGroup; previews: string[]; missing?: undefined }
+  | { kind: 'prepare'; missing: true }
   | { kind: 'analysed'; health: RunHealth | null }
   | { kind: 'runView'; model: RunViewModel | null; warnings: string[] }
   | { kind: 'ok'; cached: number };
@@ -111,6 +152,8 @@ interface Cached {
   /** label → is it correct: the engine's one rule over every accepted form of the logged ground
    * truth (docs/contract.md#ground-truth), memoised per label; null when none is logged. */
   correct: ((label: string | null) => boolean) | null;
+  /** The responses' previews, when a view asked for the group (`prepare` with `keep`). */
+  previews?: string[];
   /** The baseline's result under the last baseline setting (re-scores against one baseline repeat it). */
   baseline?: { setting: string; result: OperatorResult | undefined };
 }
@@ -154,7 +197,7 @@ export class WhatIfShard {
   private maxGroupSize: number | undefined;
 
   async handle(req: ShardRequest): Promise<ShardReply> {
-    if (req.kind === 'rescore' || req.kind === 'sweep' || req.kind === 'dashboard') this.maxGroupSize = req.maxGroupSize;
+    if (req.kind === 'rescore' || req.kind === 'sweep' || req.kind === 'dashboard' || req.kind === 'prepare') this.maxGroupSize = req.maxGroupSize;
     switch (req.kind) {
       case 'forget':
         if (req.prefix === undefined) this.cache.clear();
@@ -163,8 +206,11 @@ export class WhatIfShard {
       case 'end':
         this.contexts.delete(req.job);
         return { kind: 'ok', cached: this.cache.size };
-      case 'sensitivity':
-        return { kind: 'sensitivity', ...sensitivity(req.prepared, engineParams(req.params)) };
+      case 'sensitivity': {
+        const c = await this.load(req.item);
+        if (!c) throw new Error(`${req.item.questionId} (step ${req.item.step}) is not loaded in this shard`);
+        return { kind: 'sensitivity', ...sensitivity(c.g, engineParams(req.params)) };
+      }
       case 'analyse': {
         const all = this.receive(req.id, 1, 0, req.part, req.last);
         return { kind: 'analysed', health: all && analyseRun(labelFreeCopies(all[0], req.groundTruth)) };
@@ -177,19 +223,13 @@ export class WhatIfShard {
         return { kind: 'runView', model: runViewModel(sides, req.runIds), warnings };
       }
       case 'prepare': {
-        // A followed run's group for the explorer and the panel: the texts read back from disk,
-        // answer extraction, classes, TF-IDF and the previews, all here rather than on the
-        // extension host (a run of 64 × 200 KB degenerate roll-outs is seconds of work).
-        let group: Group;
-        if ('group' in req.item) group = req.item.group;
-        else {
-          const e = req.item.entry;
-          const rollouts = rolloutsOf(e);
-          const texts: string[] = [];
-          for (const r of rollouts) texts.push(await readRolloutText(r.source, e.version));
-          group = { ...entryToGroup(e, texts, rollouts), questionId: req.item.questionId };
-        }
-        return { kind: 'prepare', prepared: prepareGroup(group, { health: true, maxGroupSize: req.maxGroupSize }), previews: group.rollouts.map((r) => preview(r.response ?? '')) };
+        // A followed run's group for the store: the texts read back from disk, answer extraction,
+        // classes, TF-IDF and the previews, all here rather than on the extension host (a run of
+        // 64 × 200 KB degenerate roll-outs is seconds of work).
+        const c = await this.load(req.item, { previews: req.keep, keep: req.keep });
+        // sent by key and no longer held (the host's record was stale): the host sends it whole
+        if (!c) return { kind: 'prepare', missing: true };
+        return { kind: 'prepare', prepared: c.g, previews: c.previews ?? [] };
       }
       case 'rescore':
         return this.rescore(req);
@@ -200,21 +240,21 @@ export class WhatIfShard {
     }
   }
 
-  /** The cached features of an item, loading them (texts by offset, then prepare) when missing or stale. */
-  private async load(item: WhatIfItem): Promise<Cached | undefined> {
+  /**
+   * The cached features of an item, loading them (load-group.ts: texts by offset, then prepare)
+   * when missing or stale — the shard's one load → prepare → cache path. `previews`: also the
+   * responses' previews (read again when the cached group has none); `keep: false`: not added to
+   * the cache (a group already cached is served from it).
+   */
+  private async load(item: WhatIfItem, want: { previews?: boolean; keep?: boolean } = {}): Promise<Cached | undefined> {
     const c = this.cache.get(item.key);
-    if (c && c.version === item.version) return c;
-    let group = item.group;
-    if (!group && item.entry) {
-      const rollouts = rolloutsOf(item.entry);
-      const texts: string[] = [];
-      for (const r of rollouts) texts.push(await readRolloutText(r.source, item.entry.version));
-      group = { ...entryToGroup(item.entry, texts, rollouts), questionId: item.questionId };
-    }
-    if (!group) return undefined;
-    // With the run-health text measures (docs/health.md): the texts are at hand only here.
-    const fresh: Cached = { version: item.version, g: prepareGroup(group, { health: true, maxGroupSize: this.maxGroupSize }), correct: correctnessOf(group) };
-    this.cache.set(item.key, fresh);
+    const current = c && c.version === item.version ? c : undefined;
+    if (current && (!want.previews || current.previews)) return current;
+    const group = item.group ?? (item.entry ? await loadGroup(item.entry, item.questionId) : undefined);
+    if (!group) return current;
+    const fresh: Cached = current ?? { version: item.version, g: prepareLoaded(group, this.maxGroupSize), correct: correctnessOf(group) };
+    if (want.previews) fresh.previews = previewsOf(group);
+    if (want.keep !== false) this.cache.set(item.key, fresh);
     return fresh;
   }
 

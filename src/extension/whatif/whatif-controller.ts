@@ -7,14 +7,14 @@ import * as vscode from 'vscode';
 import { writeFile } from 'node:fs/promises';
 import { OPERATOR_IDS, type OperatorId, diffsToCsv, diffsToJsonl } from '../../engine';
 import type { QuestionKey, SensitivityRange } from '../../protocol/messages';
-import { sensitivityRange } from './range';
+import { sensitivityRange } from './sensitivity-range';
 import type { DashWhatIf } from '../../protocol/dashboard-messages';
-import { sanitizeParams } from '../params';
-import { parseWhatIfText, prefillText, validateRescoreText } from './text';
-import type { RunEntry, RunStore } from '../store';
-import { storeSource } from '../rescore';
+import { sanitizeParams } from '../slider-params';
+import { parseWhatIfText, prefillText, validateRescoreText } from './rescore-text';
+import type { RunEntry, RunStore } from '../model/run-store';
+import { questionItem, storeSource } from '../model/run-source';
 import { flipDescription } from '../format';
-import { WhatIfEngine, type WhatIfReport } from './engine';
+import { WhatIfEngine, type WhatIfReport } from '../workers/runtime';
 
 export interface WhatIfDeps {
   store: RunStore;
@@ -180,9 +180,12 @@ export class WhatIfController implements vscode.Disposable {
 
   /** The panel's κ/τ intervals for a question (in a worker thread). */
   async sensitivity(key: QuestionKey, params: Record<string, number>): Promise<SensitivityRange[] | null> {
-    const g = this.deps.store.cached(key) ?? (await this.deps.store.get(key));
-    if (!g) return null;
-    const r = await this.engine.sensitivity(g.prepared, params);
+    // A question the store cannot prepare (too large, unreadable) has no intervals. One it has
+    // prepared for the panel is held by the worker that prepared it: the request names it by key.
+    if (!(this.deps.store.cached(key) ?? (await this.deps.store.get(key)))) return null;
+    const q = questionItem(this.deps.store, key);
+    if (!q) return null;
+    const r = await this.engine.sensitivity(q.runId, q.item, params);
     return [sensitivityRange(r.kappa), sensitivityRange(r.tau)];
   }
 

@@ -1,7 +1,7 @@
 // Operator parameters shown as sliders and settings (docs/contract.md#operators): ids, defaults, ranges. Pure: no
 // 'vscode'. The settings keys are `consensusLens.params.<key>` (see package.json).
 import type { ParamSpec } from '../protocol/messages';
-import { DEFAULT_PARAMS, OPERATOR_LABELS, PARAM_SPECS, operatorsUsing, type NumericParam as ParamId } from '../engine';
+import { DEFAULT_PARAMS, OPERATOR_LABELS, PARAM_SPECS, changedParams, defaultParams, operatorsUsing, type NumericParam as ParamId } from '../engine';
 
 /** The sliders' ranges (narrower than the valid ones) and steps; the rest comes from PARAM_SPECS and the registry. */
 const SLIDERS: Partial<Record<ParamId, { min: number; max: number; step: number; description: string }>> = {
@@ -36,12 +36,6 @@ export const ALL_PARAMS: NumericParam[] = PARAM_SPECS.map((p) => ({
   minExclusive: p.minExclusive,
 }));
 
-export function defaultParams(): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const p of ALL_PARAMS) if (p.default !== null) out[p.key] = p.default;
-  return out;
-}
-
 /**
  * Merges user values over defaults, dropping unknown keys and non-finite values and clamping to
  * each parameter's range. `null` values (e.g. shift = null → C = α) are left out.
@@ -60,12 +54,5 @@ export function sanitizeParams(values: Record<string, unknown>, base: Record<str
   return out;
 }
 
-/** Parameters that differ from the defaults (for labels such as "κ=0.5"). */
-export function changedParams(params: Record<string, number>): Record<string, number> {
-  const d = defaultParams();
-  const out: Record<string, number> = {};
-  for (const [k, v] of Object.entries(params)) if (d[k] === undefined || Math.abs(d[k] - v) > 1e-12) out[k] = v;
-  return out;
-}
-
-export { OPERATOR_LABELS };
+// the flat record's defaults and differences are the engine's (the worker threads read them too)
+export { OPERATOR_LABELS, changedParams, defaultParams };

@@ -2,7 +2,7 @@
 // index: group-table.ts): a huge run's keys as strings in per-step arrays would be ~50 bytes a
 // group on the extension host's heap; here 4. A key is made when it is read (the steps and
 // questions in view).
-import type { GroupKey, RunIndex } from '../logs/log-layer';
+import type { GroupKey, RunIndex } from '../../logs/log-layer';
 
 /** What a list needs of the run index: a key from its id. */
 export type KeyOf = Pick<RunIndex, 'keyOf'>;

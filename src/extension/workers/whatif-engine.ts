@@ -12,13 +12,33 @@
 // Cancellation: no new chunk is posted after the hook says so; the chunks in flight (small, a few
 // milliseconds each) finish and are dropped; the report says `cancelled` and callers keep their
 // previous result. Pure Node: no 'vscode'.
-import { Worker } from 'node:worker_threads';
 import { errorMessage } from '../../util/errors';
+import { ShardedPool } from '../../util/worker-pool';
 import { join } from 'node:path';
-import { type Group, type OperatorId, type PreparedGroup, type SensitivityInterval, emptyAgreement, emptyComparison, mergeAgreement, mergeComparison, runAccuracy, stepSummaries, type AgreementMatrix, type ComparisonStats, type GroupDiff, type StepSummary, OPERATOR_IDS, fnv1a, type GroupHealth, type RunHealth, type GroundTruthMode } from '../../engine';
+import {
+  type Group,
+  type OperatorId,
+  type PreparedGroup,
+  type SensitivityInterval,
+  emptyAgreement,
+  emptyComparison,
+  mergeAgreement,
+  mergeComparison,
+  runAccuracy,
+  stepSummaries,
+  type AgreementMatrix,
+  type ComparisonStats,
+  type GroupDiff,
+  type StepSummary,
+  OPERATOR_IDS,
+  fnv1a,
+  type GroupHealth,
+  type RunHealth,
+  type GroundTruthMode,
+  changedParams,
+} from '../../engine';
 import type { GroupEntry } from '../../logs/log-layer';
-import { WhatIfShard, type DashboardRow, type FailedItem, type Setting, type ShardReply, type ShardRequest, type SweepCell, type WhatIfItem } from './shard';
-import { changedParams } from '../params';
+import { WhatIfShard, type DashboardRow, type FailedItem, type Setting, type ShardReply, type ShardRequest, type SweepCell, type WhatIfItem } from './whatif-shard';
 import type { RunViewModel } from '../../protocol/compare-messages';
 
 /** One group of a run as the engine needs it: identity, version (src/logs/entries.ts), and how to load it when a worker lacks it. */
@@ -102,7 +122,8 @@ export interface DashboardData {
 }
 
 interface Slot {
-  worker: Worker | null;
+  /** The slot's thread in the pool (`shard` null), or its in-process shard. */
+  index: number;
   shard: WhatIfShard | null;
   /** key → version the shard holds (as far as the host knows). */
   holds: Map<string, number>;
@@ -124,53 +145,29 @@ export interface EngineOptions {
 
 export class WhatIfEngine {
   private readonly slots: Slot[];
-  private readonly pending = new Map<number, { slot: Slot; resolve: (v: ShardReply) => void; reject: (e: Error) => void }>();
-  private seq = 0;
+  /** The threads (src/util/worker-pool.ts, the CLI's pool too); none in-process. */
+  private readonly pool: ShardedPool | null;
   private job = 0;
-  private disposed = false;
   private readonly chunk: number;
 
   constructor(private readonly opts: EngineOptions = {}) {
     const count = opts.workers ?? 2;
     this.chunk = opts.chunk ?? 128;
-    this.slots = count <= 0 ? [{ worker: null, shard: new WhatIfShard(), holds: new Map() }] : Array.from({ length: count }, () => ({ worker: null, shard: null, holds: new Map() }));
+    if (count <= 0) {
+      this.pool = null;
+      this.slots = [{ index: 0, shard: new WhatIfShard(), holds: new Map() }];
+    } else {
+      // Started at their first request, and idle threads never keep a process (a test, the CLI) alive.
+      this.pool = new ShardedPool(count, opts.script ?? join(__dirname, 'whatif-worker.js'), { execArgv: opts.execArgv, lazy: true, unrefWhenIdle: true });
+      this.slots = Array.from({ length: count }, (_, index) => ({ index, shard: null, holds: new Map() }));
+      // The thread's features are gone with it: forget what it held (the pool failed what waited on
+      // it, and only that: the other threads' requests are answered as usual).
+      this.pool.onDeath = (i) => this.slots[i].holds.clear();
+    }
   }
 
   get workerCount(): number {
-    return this.slots.filter((s) => s.shard === null).length;
-  }
-
-  private workerOf(slot: Slot): Worker {
-    if (slot.worker) return slot.worker;
-    const w = new Worker(this.opts.script ?? join(__dirname, 'whatif-worker.js'), { execArgv: this.opts.execArgv });
-    w.on('message', (m: { seq: number; value?: ShardReply; error?: string }) => {
-      const p = this.pending.get(m.seq);
-      if (!p) return;
-      this.pending.delete(m.seq);
-      if (m.error !== undefined) p.reject(new Error(m.error));
-      else p.resolve(m.value!);
-      // An idle worker must not keep a process (a test, the CLI) alive.
-      if (this.pending.size === 0) for (const s of this.slots) s.worker?.unref();
-    });
-    const fail = (e: Error) => {
-      // The worker's features are gone with it: forget what it held; fail what waits on it, and
-      // only that (the other workers' requests are answered as usual; failing them too would
-      // send their chunks again to a worker that has already scored them).
-      slot.worker = null;
-      slot.holds.clear();
-      for (const [seq, p] of this.pending) {
-        if (p.slot !== slot) continue;
-        this.pending.delete(seq);
-        p.reject(e);
-      }
-    };
-    w.on('error', fail);
-    w.on('exit', (code) => {
-      if (!this.disposed && slot.worker === w) fail(new Error(`what-if worker exited (code ${code})`));
-    });
-    w.unref();
-    slot.worker = w;
-    return w;
+    return this.pool?.size ?? 0;
   }
 
   private send(slot: Slot, req: ShardRequest): Promise<ShardReply> {
@@ -179,29 +176,22 @@ export class WhatIfEngine {
       // In-process: yield to the event loop between chunks.
       return new Promise((resolve, reject) => setImmediate(() => shard.handle(req).then(resolve, reject)));
     }
-    const w = this.workerOf(slot);
-    w.ref();
-    const seq = ++this.seq;
-    return new Promise((resolve, reject) => {
-      this.pending.set(seq, { slot, resolve, reject });
-      try {
-        w.postMessage({ seq, req });
-      } catch (e) {
-        // A group that cannot be cloned to the worker (DataCloneError, a RangeError on a value
-        // nested too deep): this request fails, the worker is fine.
-        this.pending.delete(seq);
-        reject(e);
-      }
-    });
+    return this.pool!.submitTo<ShardReply>(slot.index, { req });
   }
 
   /** Posts every item to its shard in chunks (at most two in flight per shard); merges replies in run order. */
-  private async run<R extends ShardReply>(source: RunSource, make: (job: number, items: WhatIfItem[]) => ShardRequest, onReply: (reply: R, items: WhatIfItem[], index: number[]) => void, hooks: Hooks, failed: FailedItem[] = []): Promise<boolean> {
+  private async run<R extends ShardReply>(
+    source: RunSource,
+    make: (job: number, items: WhatIfItem[]) => ShardRequest,
+    onReply: (reply: R, items: WhatIfItem[], index: number[]) => void,
+    hooks: Hooks,
+    failed: FailedItem[] = [],
+  ): Promise<boolean> {
     const job = ++this.job;
     const all = source.items();
     const total = all.length;
     const queues: { item: RunItem; index: number }[][] = this.slots.map(() => []);
-    all.forEach((item, index) => queues[fnv1a(`${source.id}\u0000${item.questionId}`) % this.slots.length].push({ item, index }));
+    all.forEach((item, index) => queues[this.shardOf(source.id, item.questionId)].push({ item, index }));
     let done = 0;
     let cancelled = false;
     hooks.progress?.(0, total);
@@ -216,16 +206,8 @@ export class WhatIfEngine {
           }
           const part = q.slice(start, start + this.chunk);
           const items: WhatIfItem[] = part.map(({ item }) => {
-            const key = `${source.id}\u0000${item.key}`;
-            const wi: WhatIfItem = { key, version: item.version, step: item.step, questionId: item.questionId };
-            if (slot.holds.get(key) !== item.version) {
-              if (item.group) wi.group = item.group;
-              else {
-                const e = item.entry?.();
-                if (e) wi.entry = e;
-              }
-              slot.holds.set(key, item.version);
-            }
+            const wi = this.wire(slot, source.id, item, false);
+            slot.holds.set(wi.key, item.version);
             return wi;
           });
           const accept = (reply: ShardReply, its: WhatIfItem[], index: number[]): void => {
@@ -243,7 +225,12 @@ export class WhatIfEngine {
           };
           const p = this.send(slot, request(items))
             .then(
-              (reply) => accept(reply, items, part.map((x) => x.index)),
+              (reply) =>
+                accept(
+                  reply,
+                  items,
+                  part.map((x) => x.index),
+                ),
               async () => {
                 // The chunk failed as a whole (a group that cannot be posted, a worker that
                 // died): send its groups one by one, so one bad group is reported, not the chunk.
@@ -390,24 +377,63 @@ export class WhatIfEngine {
     return { runId: source.id, rows: ordered.map((x) => x.row), agreement, cancelled, failed, ms: performance.now() - t0 };
   }
 
-  /** A question's CoRE label intervals in κ and τ, computed off the host thread. */
-  async sensitivity(prepared: PreparedGroup, params: Record<string, number>): Promise<{ kappa: SensitivityInterval; tau: SensitivityInterval }> {
-    const slot = this.slots[fnv1a(prepared.questionId) % this.slots.length];
-    const r = await this.send(slot, { kind: 'sensitivity', prepared, params });
+  /**
+   * The slot a question of a run goes to: every request about a group — a re-score, a sweep, the
+   * dashboard, a view's prepare, a sensitivity — under this one shard key, so a group is read and
+   * prepared once, in one worker, and MS-TTRL's cache sees each question's steps in order.
+   */
+  private shardOf(runId: string, questionId: string): number {
+    return fnv1a(`${runId}\u0000${questionId}`) % this.slots.length;
+  }
+
+  /** A run's group as a request carries it: its key in the shards, and how to load it unless the slot holds it at its version (`whole`: always). */
+  private wire(slot: Slot, runId: string, item: RunItem, whole: boolean): WhatIfItem {
+    const key = `${runId}\u0000${item.key}`;
+    const wi: WhatIfItem = { key, version: item.version, step: item.step, questionId: item.questionId };
+    if (whole || slot.holds.get(key) !== item.version) {
+      if (item.group) wi.group = item.group;
+      else {
+        const e = item.entry?.();
+        if (e) wi.entry = e;
+      }
+    }
+    return wi;
+  }
+
+  /** A question's CoRE label intervals in κ and τ, computed off the host thread from the group the shard holds (sent by key). */
+  async sensitivity(runId: string, item: RunItem, params: Record<string, number>): Promise<{ kappa: SensitivityInterval; tau: SensitivityInterval }> {
+    const slot = this.slots[this.shardOf(runId, item.questionId)];
+    const wi = this.wire(slot, runId, item, false);
+    const r = await this.send(slot, { kind: 'sensitivity', item: wi, params }).catch((e) => {
+      slot.holds.delete(wi.key);
+      throw e;
+    });
     if (r.kind !== 'sensitivity') throw new Error('unexpected reply');
+    slot.holds.set(wi.key, item.version);
     return { kappa: r.kappa, tau: r.tau };
   }
 
   /**
-   * A group's features (and response previews) prepared on a worker thread — from an index entry
-   * the worker reads the texts itself — so a followed run's degenerate roll-outs never cost the
-   * extension host's event loop. Sharded by question like every other request.
+   * A group's features (and, for a view, its previews) prepared on a worker thread — the worker
+   * reads the texts itself — so a followed run's degenerate roll-outs never cost the extension
+   * host's event loop. Under the run's shard key and cache, like every other request: a group a
+   * what-if prepared is not prepared again, nor the other way round. `keep`: a view's group (kept
+   * in the shard with its previews); the background scoring's is not kept.
    */
-  async prepare(item: { group: Group } | { entry: GroupEntry; questionId: string }, maxGroupSize?: number): Promise<{ prepared: PreparedGroup; previews: string[] }> {
-    const questionId = 'group' in item ? item.group.questionId : item.questionId;
-    const slot = this.slots[fnv1a(questionId) % this.slots.length];
-    const r = await this.send(slot, { kind: 'prepare', item, ...(maxGroupSize !== undefined ? { maxGroupSize } : {}) });
-    if (r.kind !== 'prepare') throw new Error('unexpected reply');
+  async prepare(runId: string, item: RunItem, opts: { keep: boolean; maxGroupSize?: number }): Promise<{ prepared: PreparedGroup; previews: string[] }> {
+    const slot = this.slots[this.shardOf(runId, item.questionId)];
+    const size = opts.maxGroupSize !== undefined ? { maxGroupSize: opts.maxGroupSize } : {};
+    // A view wants previews, which the shard may not have kept: its entry goes whole. The
+    // background scoring's goes by key when the shard holds the group.
+    let wi = this.wire(slot, runId, item, opts.keep);
+    let r = await this.send(slot, { kind: 'prepare', item: wi, keep: opts.keep, ...size });
+    if (r.kind === 'prepare' && r.missing) {
+      slot.holds.delete(wi.key);
+      wi = this.wire(slot, runId, item, true);
+      r = await this.send(slot, { kind: 'prepare', item: wi, keep: opts.keep, ...size });
+    }
+    if (r.kind !== 'prepare' || r.missing) throw new Error('unexpected reply');
+    if (opts.keep) slot.holds.set(wi.key, item.version);
     return { prepared: r.prepared, previews: r.previews };
   }
 
@@ -447,11 +473,15 @@ export class WhatIfEngine {
   }
 
   /**
-   * The run view's model (compare/run-view-model.ts: each side's health analysed — permutation tests —, the
+   * The run view's model (run-view-builder.ts: each side's health analysed — permutation tests —, the
    * two runs compared) built on a worker thread, for the same reason as `analyse`. `warnings`: what
    * the model's reading of the records noticed (trainingRecords).
    */
-  async runView(sides: { name: string; operator: OperatorId; records: readonly GroupHealth[] }[], runIds: string[], groundTruth: GroundTruthMode = 'auto'): Promise<{ model: RunViewModel; warnings: string[] }> {
+  async runView(
+    sides: { name: string; operator: OperatorId; records: readonly GroupHealth[] }[],
+    runIds: string[],
+    groundTruth: GroundTruthMode = 'auto',
+  ): Promise<{ model: RunViewModel; warnings: string[] }> {
     const id = ++this.analyses;
     const heads = sides.map((s) => ({ name: s.name, operator: s.operator }));
     const r = await this.inParts(
@@ -468,15 +498,12 @@ export class WhatIfEngine {
     await Promise.all(
       this.slots.map(async (slot) => {
         for (const k of [...slot.holds.keys()]) if (k.startsWith(prefix)) slot.holds.delete(k);
-        if (slot.shard || slot.worker) await this.send(slot, { kind: 'forget', prefix }).catch(() => undefined);
+        if (slot.shard || this.pool?.thread(slot.index)) await this.send(slot, { kind: 'forget', prefix }).catch(() => undefined);
       }),
     );
   }
 
   async dispose(): Promise<void> {
-    this.disposed = true;
-    for (const p of this.pending.values()) p.reject(new Error('what-if engine disposed'));
-    this.pending.clear();
-    await Promise.all(this.slots.map((s) => s.worker?.terminate()));
+    await this.pool?.close();
   }
 }
