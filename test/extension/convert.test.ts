@@ -133,8 +133,11 @@ test('a followed Trackio database: nothing converted while it is unchanged; a tr
 const TORCH_PY = [process.env.CONSENSUS_LENS_FRAMEWORKS_VENV && join(process.env.CONSENSUS_LENS_FRAMEWORKS_VENV, 'bin/python')]
   .filter((p): p is string => !!p && existsSync(p))
   .concat(pythonWith('torch') ? ['python3'] : [])[0];
+// The core stage has no torch and skips these two; the framework stage runs them with its venv and
+// CONSENSUS_LENS_REQUIRE_TORCH=1 (.ci/run), where a missing torch is a failure, not a skip.
+const TORCH_SKIP = TORCH_PY || process.env.CONSENSUS_LENS_REQUIRE_TORCH === '1' ? false : 'no python with torch (set CONSENSUS_LENS_FRAMEWORKS_VENV)';
 
-test('opted in, in a trusted workspace: slime .pt dumps convert with torch.load(weights_only=True), as the Python package converts them; a pickle that would run code is refused unloaded', { skip: TORCH_PY ? false : 'no python with torch (set CONSENSUS_LENS_FRAMEWORKS_VENV)' }, async () => {
+test('opted in, in a trusted workspace: slime .pt dumps convert with torch.load(weights_only=True), as the Python package converts them; a pickle that would run code is refused unloaded', { skip: TORCH_SKIP }, async () => {
   const { dir, cleanup } = tempDir();
   try {
     const d = dumpOf(join(FX, 'slime/dump'))!;
@@ -158,7 +161,7 @@ test('opted in, in a trusted workspace: slime .pt dumps convert with torch.load(
   }
 });
 
-test('a followed slime dump (opted in, trusted): a .pt still being written is retried, not reported, until whole; the next rollout is converted alone', { skip: TORCH_PY ? false : 'no python with torch (set CONSENSUS_LENS_FRAMEWORKS_VENV)' }, async () => {
+test('a followed slime dump (opted in, trusted): a .pt still being written is retried, not reported, until whole; the next rollout is converted alone', { skip: TORCH_SKIP }, async () => {
   const { dir, cleanup } = tempDir();
   try {
     const rd = join(dir, 'dump/rollout_data');
