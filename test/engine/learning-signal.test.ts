@@ -77,8 +77,9 @@ test('per step: shares of groups and roll-outs with signal, the saturated share,
   const ls = h.learningSignal!;
   assert.equal(ls.configured, 'majority');
   // Every operator that ran on the run's groups, as in the dashboard's health records: token entropy
-  // from the logged log-probs (an approximation, said so), no self-certainty (no logits logged).
-  assert.deepEqual(ls.operators, ['majority', 'cisc', 'ec', 'core', 't3rl', 'empo', 'entropy', 'likelihood', 'novelty']);
+  // from the logged log-probs (an approximation, said so), no self-certainty (no logits logged), no
+  // T3RL (no verification logged).
+  assert.deepEqual(ls.operators, ['majority', 'cisc', 'ec', 'core', 'empo', 'entropy', 'likelihood', 'novelty']);
   // Vote: step 0 a and d teach (2 of 4 groups, 8 of 16 roll-outs); step 1 only b (1 of 2, 4 of 8).
   assert.deepEqual(ls.groups.majority, [0.5, 0.5]);
   assert.deepEqual(ls.rollouts.majority, [0.5, 0.5]);

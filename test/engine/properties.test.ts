@@ -147,6 +147,10 @@ test('T3RL: tool output compared by answer equivalence; missing verification mak
   const missing = run(group([...rollouts, { response: 'd', answer: '2' }]), ['t3rl']);
   assert.equal(missing.results.t3rl, undefined);
   assert.match(missing.unavailable.t3rl!, /roll-out 3/);
+  // No answer and no verification anywhere: unavailable, not a vacuous run with no label.
+  const none = run(group([{ response: 'no answer' }, { response: 'none either' }]), ['t3rl']);
+  assert.equal(none.results.t3rl, undefined);
+  assert.match(none.unavailable.t3rl!, /no roll-out has a verification/);
 });
 
 test('CISC: a hot temperature is the vote, a cold one follows the most confident roll-out', () => {

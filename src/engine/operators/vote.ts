@@ -43,6 +43,9 @@ export function t3rl(g: PreparedGroup, p: Params): OperatorResult {
 
 /** Why T3RL cannot run on this group, or null: every answered roll-out needs a verdict or a tool output. */
 export function t3rlUnavailable(g: PreparedGroup): string | null {
+  // A group with no verification at all (e.g. no roll-out has an answer) would otherwise pass
+  // vacuously and show T3RL on a run that logged none (docs/contract.md#t3rl).
+  if (!g.verified.some((v) => v >= 0)) return 'no roll-out has a verification ("valid" or "tool_output" logged)';
   for (let i = 0; i < g.n; i++) {
     if (g.classOf[i] >= 0 && g.verified[i] < 0) return `roll-out ${i} has no verification (neither "valid" nor "tool_output" logged)`;
   }
