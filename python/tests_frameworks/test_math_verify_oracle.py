@@ -43,6 +43,8 @@ def responses():
                     add(c[0], c[-1])
     for f in glob.glob(os.path.join(ROOT, "test/fixtures/logs/**/*.parquet"), recursive=True):
         df = pd.read_parquet(f)
+        if "prompt" not in df.columns or "completion" not in df.columns:
+            continue  # not a completions table (miles' per-token dashboard_columns: token ids, no text)
         for p, c in zip(df["prompt"], df["completion"]):
             add(p if isinstance(p, str) else json.dumps(p, default=str), c if isinstance(c, str) else str(c))
     for f in glob.glob(os.path.join(ROOT, "test/fixtures/logs/**/*.table.json"), recursive=True):
