@@ -9,7 +9,7 @@ import type { StepChart } from '../dash-context';
 export const renderAccuracyChart: StepChart = (grid, { model: m, labels, operators, body }) => {
   if (m.hasTruth) {
     const accOps = operators.filter((o) => m.steps.some((s) => s.accuracy[o] !== undefined));
-    chart('accuracy', grid, {
+    const c = chart('accuracy', grid, {
       type: 'line',
       data: { labels, datasets: accOps.map((o) => ({ label: OPERATOR_LABELS[o], data: m.steps.map((s) => s.accuracy[o] ?? null), ...opLine(o) })) },
       options: {
@@ -31,6 +31,8 @@ export const renderAccuracyChart: StepChart = (grid, { model: m, labels, operato
         scales: { y: { min: 0, max: 1 }, x: { title: { display: true, text: 'step' } } },
       },
     });
+    // Past four operators the legend wraps to three rows and leaves the plot a strip: a taller box.
+    if (accOps.length > 4) (c.canvas.parentElement as HTMLElement).classList.add('tall');
     // The same figures as text (screen readers, tests): one row per step.
     const t = h(
       'table',
