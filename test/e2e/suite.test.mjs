@@ -346,14 +346,15 @@ test('re-score run: another κ re-scores every group and reports the labels that
   // does for a person): then start the command again, up to three times.
   for (let attempt = 1; ; attempt++) {
     await runCommand(page, 'Consensus Lens: Re-score Run…');
-    // The run picker: filter it to the run, then accept.
-    const pick = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'coherence-run' }).first();
-    await pick.waitFor({ state: 'attached' });
-    await page.locator('.quick-input-widget input[type="text"]').first().focus();
-    await page.keyboard.type('coherence-run');
-    await retry(async () => assert.equal(await page.locator('.quick-input-widget .monaco-list-row:visible').count(), 1));
-    await page.keyboard.press('Enter');
     try {
+      // The run picker: filter it to the run, then accept (a picker that closed while being
+      // filtered shows no row: the command starts again, as for the input box below).
+      const pick = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'coherence-run' }).first();
+      await pick.waitFor({ state: 'attached' });
+      await page.locator('.quick-input-widget input[type="text"]').first().focus();
+      await page.keyboard.type('coherence-run');
+      await retry(async () => assert.equal(await page.locator('.quick-input-widget .monaco-list-row:visible').count(), 1), { timeout: 10_000 });
+      await page.keyboard.press('Enter');
       await page.locator('.quick-input-widget input[type="text"][aria-label*="Re-score coherence-run"]:visible').first().waitFor({ timeout: 10_000 });
       break;
     } catch (e) {
