@@ -11,8 +11,6 @@ import { grpoAdvantages } from '../grpo';
 import { weightedVote } from './vote';
 import type { OperatorResult } from './result';
 
-export { afterThink, boxedHasDigit, noveltyFeatures, type NoveltyFeatures } from '../features/novelty-features';
-
 export const NOVELTY_SIMILARITY_NOTE = 'semantic similarity is the TF-IDF cosine of the text after </think>, in place of EVOL-RL’s embedding model';
 
 export function noveltyUnavailable(g: PreparedGroup): string | null {
